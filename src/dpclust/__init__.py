@@ -1,0 +1,21 @@
+"""dpclust: Bayesian nonparametric clustering with Dirichlet-process mixtures and MCMC.
+
+The layout follows the architecture:
+
+* :mod:`dpclust.families` — component families (likelihood + conjugate prior) behind one contract;
+* :mod:`dpclust.samplers` — MCMC samplers, each an ``init`` + pure ``step``;
+* :mod:`dpclust.estimator` — :class:`DPMixture`, the scikit-learn style facade;
+* :mod:`dpclust.partitions`, :mod:`dpclust.metrics` — point estimates and clustering metrics;
+* :mod:`dpclust.io`, :mod:`dpclust.datasets` — loaders and bundled/generated data;
+* :mod:`dpclust.report`, :mod:`dpclust.cli` — the HTML report and the ``dpclust`` command;
+* :mod:`dpclust.exact` — exact posteriors on tiny data, for testing samplers.
+"""
+
+__version__ = "0.1.0"
+
+from .families import DirichletMultinomial, NormalInverseWishart  # noqa: E402
+from .samplers import GammaPrior  # noqa: E402
+from .estimator import DPMixture  # noqa: E402
+
+__all__ = ["DPMixture", "GammaPrior", "NormalInverseWishart", "DirichletMultinomial",
+           "__version__"]

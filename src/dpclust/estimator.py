@@ -1,0 +1,553 @@
+"""The scikit-learn style estimator: a thin facade over families, samplers and point estimates.
+
+References
+----------
+Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
+Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation and credible
+    balls. Bayesian Analysis 13(2) (the point estimate ``labels_``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import pickle
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import __version__
+from ._validation import DataError, check_int, check_random_state
+from .families import ConjugateFamily, get_family
+from .families.base import concatenate
+from .partitions import point_estimate, posterior_similarity
+from .samplers import MixtureModel, get_sampler
+from .samplers.crp import GammaPrior, resolve_alpha
+
+_CHECKPOINT_FORMAT = 1
+
+
+@dataclass
+class Trace:
+    """Per-iteration record of a chain.
+
+    Attributes
+    ----------
+    log_joint : ndarray of shape (n_iter,)
+        ``log p(z | alpha) + sum_k log f(X_k)`` after each iteration.
+    n_clusters : ndarray of shape (n_iter,)
+    alpha : ndarray of shape (n_iter,)
+    seconds : ndarray of shape (n_iter,)
+        Cumulative wall-clock seconds of sampling at the end of each iteration.
+    n_accepted_splits, n_accepted_merges : ndarray of shape (n_iter,)
+        Accepted split and merge moves (zero for samplers without them).
+    kept : ndarray of shape (n_kept,)
+        Iterations (0-based) whose draws were kept (after burn-in, every ``thin``-th).
+    labels : ndarray of shape (n_kept, n_samples) or None
+        The kept partitions, when ``store_labels=True``.
+    """
+
+    log_joint: np.ndarray
+    n_clusters: np.ndarray
+    alpha: np.ndarray
+    seconds: np.ndarray
+    n_accepted_splits: np.ndarray
+    n_accepted_merges: np.ndarray
+    kept: np.ndarray
+    labels: np.ndarray | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+
+@dataclass
+class _Progress:
+    """The chain's resumable record: everything a checkpoint needs besides the data."""
+
+    iteration: int = 0
+    state: object = None
+    rng_state: dict | None = None
+    log_joint: list = field(default_factory=list)
+    n_clusters: list = field(default_factory=list)
+    alpha: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    splits: list = field(default_factory=list)
+    merges: list = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    kept_labels: list = field(default_factory=list)
+    kept_alpha: list = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+def data_fingerprint(X) -> str:
+    """A short hash identifying a data set (shape and contents), stored in checkpoints."""
+    h = hashlib.sha1()
+    h.update(repr(X.shape).encode())
+    if hasattr(X, "indptr"):
+        for a in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(a).tobytes())
+    else:
+        h.update(np.ascontiguousarray(X).tobytes())
+    return h.hexdigest()[:16]
+
+
+class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
+    """Dirichlet-process mixture model fitted by MCMC; the data decide the number of clusters.
+
+    Parameters
+    ----------
+    family : {"gaussian", "multinomial"} or ConjugateFamily, default="gaussian"
+        The component family: ``"gaussian"`` is
+        :class:`~dpclust.families.NormalInverseWishart` with data-driven defaults,
+        ``"multinomial"`` is :class:`~dpclust.families.DirichletMultinomial` for count vectors
+        (dense or ``scipy.sparse``), or pass a configured family object.
+    alpha : float or GammaPrior, default=1.0
+        DP concentration.  A :class:`~dpclust.GammaPrior` (or ``("gamma", shape, rate)``)
+        puts a prior on it and resamples it every iteration (Escobar & West 1995).
+    sampler : {"gibbs", "explicit", "fsd"} or sampler object, default="gibbs"
+        ``"gibbs"``: collapsed Gibbs (Neal's algorithm 3); ``"explicit"``: Gibbs with
+        explicit cluster parameters (Neal's algorithm 2, the lecture notes' variant);
+        ``"fsd"``: finite symmetric Dirichlet approximation with 20 components (pass
+        ``FiniteSymmetricDirichlet(n_components=K)`` for another K).
+    n_iter : int, default=200
+        Number of MCMC iterations (sweeps over the data).
+    burn_in : int or None, default=None
+        Iterations discarded before draws are kept; ``None`` means ``n_iter // 2``.
+    thin : int, default=1
+        Keep every ``thin``-th draw after burn-in.
+    store_labels : bool, default=False
+        Keep every kept partition in ``trace_.labels`` (n_kept × n_samples integers).
+    init_clusters : int, default=1
+        Start from this many clusters (random assignment); 1 puts all points together.
+    point_estimate : {"vi", "binder"}, default="vi"
+        Loss whose posterior expectation ``labels_`` minimises among the kept draws.
+    max_draws : int, default=200
+        At most this many kept draws (evenly spaced) are held for the point estimate and the
+        co-clustering matrix, which cost O(max_draws² × n) and O(max_draws × n) memory.
+    n_predictive_draws : int, default=20
+        Kept draws (evenly spaced) averaged over by ``score_samples``.
+    random_state : int, Generator or None, default=None
+        Seed or ``numpy.random.Generator``; the same seed gives the same result.
+    progress : bool, default=False
+        Show a progress bar (iteration, number of clusters, log joint) on stderr.
+    checkpoint : str or path, optional
+        File to which the chain state is written every ``checkpoint_every`` iterations and at
+        the end; :meth:`resume` continues from it with nothing lost.
+    checkpoint_every : int or None, default=None
+        Iterations between checkpoints (``None``: only at the end, if ``checkpoint`` is set).
+    callback : callable, optional
+        ``callback(iteration, state, info)`` after every iteration; returning ``False`` stops
+        the run early (the draws kept so far are used).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Point estimate of the partition: the kept draw with the least posterior expected
+        variation of information (or Binder loss) to the other kept draws.
+    n_clusters_ : int
+        Number of clusters in ``labels_``.
+    weights_ : ndarray of shape (n_clusters_,)
+        Posterior mean mixing weights given ``labels_``, ``N_k / (N + alpha)``;
+        ``weight_new_ = alpha / (N + alpha)`` is the mass left for a new cluster.
+    cluster_params_ : dict of arrays
+        Posterior means of the cluster parameters given ``labels_`` (``"means"`` and
+        ``"covariances"`` for Gaussians, ``"probabilities"`` for multinomials).
+    family_ : ConjugateFamily
+        The family with every hyperparameter resolved.
+    alpha_ : float
+        Posterior mean of alpha over the kept draws (the fixed value if not resampled).
+    trace_ : Trace
+        Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``seconds`` (and ``labels``).
+    n_iter_ : int
+        Iterations run.
+    expected_loss_ : float
+        Posterior expected loss of ``labels_``.
+    n_features_in_ : int
+
+    References
+    ----------
+    Neal (2000), algorithms 2 and 3; Escobar & West (1995); Wade & Ghahramani (2018).
+
+    Examples
+    --------
+    >>> from dpclust import DPMixture
+    >>> from dpclust.datasets import make_gaussian_mixture
+    >>> X, y = make_gaussian_mixture(n_samples=300, n_clusters=3, random_state=0)
+    >>> model = DPMixture(n_iter=100, random_state=0).fit(X)
+    >>> model.n_clusters_
+    3
+    """
+
+    def __init__(self, family="gaussian", alpha=1.0, sampler="gibbs", n_iter=200, burn_in=None,
+                 thin=1, store_labels=False, init_clusters=1, point_estimate="vi",
+                 max_draws=200, n_predictive_draws=20, random_state=None, progress=False,
+                 checkpoint=None, checkpoint_every=None, callback=None):
+        self.family = family
+        self.alpha = alpha
+        self.sampler = sampler
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.store_labels = store_labels
+        self.init_clusters = init_clusters
+        self.point_estimate = point_estimate
+        self.max_draws = max_draws
+        self.n_predictive_draws = n_predictive_draws
+        self.random_state = random_state
+        self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.callback = callback
+
+    # ----------------------------------------------------------------- set-up
+    def _settings(self):
+        n_iter = check_int(self.n_iter, "n_iter", 1)
+        burn_in = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0)
+        if burn_in >= n_iter:
+            raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
+        thin = check_int(self.thin, "thin", 1)
+        if self.point_estimate not in ("vi", "binder"):
+            raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
+        check_int(self.max_draws, "max_draws", 1)
+        check_int(self.n_predictive_draws, "n_predictive_draws", 1)
+        check_int(self.init_clusters, "init_clusters", 1)
+        if self.checkpoint_every is not None:
+            check_int(self.checkpoint_every, "checkpoint_every", 1)
+        return n_iter, burn_in, thin
+
+    def _check_X(self, X):
+        """Validate new data against the fitted family (same number of features)."""
+        n_features = _n_features_of(X)
+        if n_features is not None and n_features != self.n_features_in_:
+            raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+        return self.family_.validate(X)
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Run the chain on ``X`` and summarise it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or sparse counts for "multinomial"
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        n_iter, burn_in, thin = self._settings()
+        family = get_family(self.family)
+        Xw = family.validate(X)
+        if isinstance(family, ConjugateFamily) and family is self.family:
+            family = _copy_family(family)
+        family_ = family.resolve(Xw)
+        alpha0, prior = resolve_alpha(self.alpha)
+        sampler = get_sampler(self.sampler)
+        rng = check_random_state(self.random_state)
+        model = MixtureModel(family_, Xw, prior)
+        state = sampler.init(rng, model, n_clusters=self.init_clusters, alpha=alpha0)
+        progress = _Progress(state=state)
+        self._run(model, sampler, rng, progress, n_iter, burn_in, thin, Xw)
+        return self
+
+    @classmethod
+    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None):
+        """Continue a checkpointed run on the same data and return the fitted estimator.
+
+        Parameters
+        ----------
+        path : str or path
+            Checkpoint file written by a run with ``checkpoint=path``.
+        X : the same data the run was started on (checked by fingerprint).
+        n_iter : int, optional
+            A new total number of iterations (to extend a finished run).
+        """
+        ckpt = load_checkpoint(path)
+        est = cls(**ckpt["params"])
+        if n_iter is not None:
+            est.n_iter = n_iter
+        if progress is not None:
+            est.progress = progress
+        est.callback = callback
+        est.checkpoint = str(path)
+        n_iter_, burn_in, thin = est._settings()
+        family_ = ckpt["family"]
+        Xw = family_.validate(X)
+        if data_fingerprint(Xw) != ckpt["fingerprint"]:
+            raise DataError("the data differ from those the checkpointed run was started on "
+                            f"(checkpoint {path})")
+        alpha0, prior = resolve_alpha(est.alpha)
+        sampler = get_sampler(est.sampler)
+        model = MixtureModel(family_, Xw, prior)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = ckpt["progress"].rng_state
+        est._run(model, sampler, rng, ckpt["progress"], n_iter_, burn_in, thin, Xw)
+        return est
+
+    def _kept_iterations(self, n_iter, burn_in, thin):
+        kept = np.arange(burn_in, n_iter, thin)
+        pool = kept[np.unique(np.linspace(0, len(kept) - 1, min(self.max_draws, len(kept)))
+                              .round().astype(int))]
+        return kept, set(pool.tolist())
+
+    def _run(self, model, sampler, rng, prog: _Progress, n_iter, burn_in, thin, Xw):
+        kept, pool = self._kept_iterations(n_iter, burn_in, thin)
+        kept_set = set(kept.tolist())
+        every = self.checkpoint_every
+        bar = _progress_bar(self.progress, n_iter, prog.iteration)
+        state = prog.state
+        t_start = time.perf_counter() - prog.elapsed
+        stopped = False
+        try:
+            while prog.iteration < n_iter:
+                it = prog.iteration
+                state, info = sampler.step(rng, state, model)
+                prog.iteration = it + 1
+                prog.state = state
+                prog.log_joint.append(info.log_joint)
+                prog.n_clusters.append(info.n_clusters)
+                prog.alpha.append(info.alpha)
+                prog.splits.append(info.n_accepted_splits)
+                prog.merges.append(info.n_accepted_merges)
+                prog.elapsed = time.perf_counter() - t_start
+                prog.seconds.append(prog.elapsed)
+                if it in kept_set:
+                    prog.kept.append(it)
+                    prog.kept_alpha.append(state.alpha)
+                    if self.store_labels or it in pool:
+                        prog.kept_labels.append((it, state.labels.astype(np.int32)))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
+                                    refresh=False)
+                if self.checkpoint is not None and every is not None and prog.iteration % every == 0:
+                    self._save(prog, rng, model)
+                if self.callback is not None and self.callback(it, state, info) is False:
+                    stopped = True
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        if self.checkpoint is not None:
+            self._save(prog, rng, model)
+        if not prog.kept:
+            # stopped during burn-in: keep the last state so the estimator is usable
+            prog.kept.append(prog.iteration - 1)
+            prog.kept_alpha.append(state.alpha)
+            prog.kept_labels.append((prog.iteration - 1, state.labels.astype(np.int32)))
+        self._finish(model, prog, pool, stopped)
+
+    def _save(self, prog: _Progress, rng, model):
+        prog.rng_state = rng.bit_generator.state
+        save_checkpoint(self.checkpoint, {
+            "format": _CHECKPOINT_FORMAT, "version": __version__,
+            "params": {k: v for k, v in self.get_params().items() if k != "callback"},
+            "family": model.family, "fingerprint": data_fingerprint(model.X), "progress": prog,
+        })
+
+    def _finish(self, model: MixtureModel, prog: _Progress, pool, stopped):
+        fam, X = model.family, model.X
+        draw_iters = np.array([it for it, _ in prog.kept_labels])
+        draws = np.array([lab for _, lab in prog.kept_labels])
+        in_pool = np.array([it in pool for it in draw_iters]) if not stopped else np.ones(
+            len(draw_iters), bool)
+        pool_draws = draws[in_pool] if in_pool.any() else draws[-1:]
+        labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
+        self.labels_ = labels.astype(np.int64)
+        self.expected_loss_ = float(loss)
+        self.n_clusters_ = int(self.labels_.max()) + 1
+        self.family_ = fam
+        self.n_features_in_ = fam.n_features()
+        self.n_iter_ = prog.iteration
+        self.alpha_ = float(np.mean(prog.kept_alpha))
+        n = model.n_samples
+        stats = fam.stats(X, self.labels_, self.n_clusters_)
+        self._labels_stats = stats
+        sizes = fam.count(stats)
+        self.weights_ = sizes / (n + self.alpha_)
+        self.weight_new_ = self.alpha_ / (n + self.alpha_)
+        self.cluster_params_ = fam.mean_params(stats)
+        self.log_joint_ = float(prog.log_joint[-1])
+        self.best_log_joint_ = float(np.max(prog.log_joint))
+        self.trace_ = Trace(
+            log_joint=np.array(prog.log_joint), n_clusters=np.array(prog.n_clusters),
+            alpha=np.array(prog.alpha), seconds=np.array(prog.seconds),
+            n_accepted_splits=np.array(prog.splits), n_accepted_merges=np.array(prog.merges),
+            kept=np.array(prog.kept),
+            labels=(np.array([lab for it, lab in prog.kept_labels if it in set(prog.kept)])
+                    if self.store_labels else None))
+        self._pool_draws = pool_draws
+        # a few evenly spaced draws for the posterior predictive density
+        m = min(self.n_predictive_draws, len(pool_draws))
+        idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
+        alpha_of = dict(zip(prog.kept, prog.kept_alpha))
+        pool_iters = draw_iters[in_pool] if in_pool.any() else draw_iters[-1:]
+        self._predictive = []
+        for j in idx:
+            lab = pool_draws[j].astype(np.int64)
+            st = fam.stats(X, lab, int(lab.max()) + 1)
+            a = alpha_of.get(int(pool_iters[j]), self.alpha_)
+            logw = np.log(np.append(fam.count(st), a)) - math.log(n + a)
+            self._predictive.append((concatenate(st, fam.empty_stats(1)), logw))
+
+    # ------------------------------------------------------------- prediction
+    def predict_proba(self, X):
+        """Probability that each point belongs to each cluster of ``labels_``.
+
+        ``p(k | x) ∝ N_k f(x | X_k)`` over the ``n_clusters_`` clusters of the point estimate
+        (the probability of a new cluster is left out; see :meth:`score_samples` for the full
+        posterior predictive density).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_clusters_)
+        """
+        check_is_fitted(self, "labels_")
+        Xw = self._check_X(X)
+        logp = self.family_.log_predictive(Xw, self._labels_stats) + np.log(
+            self.family_.count(self._labels_stats))[None, :]
+        return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable cluster of ``labels_`` for each point, shape (n_samples,)."""
+        return np.argmax(self.predict_proba(X), axis=1)
+
+    def fit_predict(self, X, y=None):
+        """Fit and return ``labels_``."""
+        return self.fit(X).labels_
+
+    def score_samples(self, X):
+        """Log posterior predictive density of each point, averaged over kept draws.
+
+        ``log (1/S) sum_s [ sum_k N_k^s/(N + alpha_s) f(x | X_k^s) + alpha_s/(N + alpha_s) f(x) ]``
+        over ``S = n_predictive_draws`` evenly spaced kept draws.  For multinomial data the
+        density includes the multinomial coefficient (an absolute log probability).
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "labels_")
+        Xw = self._check_X(X)
+        per_draw = np.stack([logsumexp(self.family_.log_predictive(Xw, st) + logw[None, :],
+                                       axis=1) for st, logw in self._predictive])
+        return logsumexp(per_draw, axis=0) - math.log(len(self._predictive))
+
+    def score(self, X, y=None):
+        """Mean log posterior predictive density of ``X``."""
+        return float(np.mean(self.score_samples(X)))
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw new points from the posterior predictive given ``labels_``.
+
+        Points continue the Chinese restaurant of the fitted partition: an existing cluster
+        with probability ∝ its size (counting points drawn so far), a new cluster ∝ alpha_.
+        Existing clusters' parameters are drawn once from their posterior, new clusters'
+        from the prior.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features) (CSR for multinomial)
+        y : ndarray of shape (n_samples,)
+            Cluster of each point; ``n_clusters_`` and above are new clusters.
+        """
+        check_is_fitted(self, "labels_")
+        n_samples = check_int(n_samples, "n_samples", 1)
+        rng = check_random_state(random_state)
+        fam = self.family_
+        sizes = list(fam.count(self._labels_stats).astype(float))
+        y = np.empty(n_samples, dtype=np.int64)
+        for j in range(n_samples):
+            w = np.append(sizes, self.alpha_)
+            k = int(rng.choice(len(w), p=w / w.sum()))
+            if k == len(sizes):
+                sizes.append(0.0)
+            sizes[k] += 1.0
+            y[j] = k
+        n_new = len(sizes) - self.n_clusters_
+        params = fam.sample_posterior(self._labels_stats, rng)
+        if n_new:
+            params = concatenate(params, fam.sample_prior(rng, n_new))
+        return fam.sample_data(params, y, rng), y
+
+    # ---------------------------------------------------------------- summary
+    def posterior_similarity(self, max_samples=10_000):
+        """Posterior co-clustering matrix ``P[i, j] = Pr(z_i = z_j | X)`` from the kept draws.
+
+        Returns
+        -------
+        similarity : ndarray of shape (n_samples, n_samples)
+        """
+        check_is_fitted(self, "labels_")
+        return posterior_similarity(self._pool_draws, max_samples=max_samples)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        fam = self.family
+        if isinstance(fam, str) and fam == "multinomial" or getattr(fam, "name", "") == "multinomial":
+            tags.input_tags.sparse = True
+            tags.input_tags.positive_only = True
+        return tags
+
+
+# ----------------------------------------------------------------- checkpoints
+def save_checkpoint(path, payload: dict) -> None:
+    """Write a checkpoint atomically (a temporary file renamed over the old one)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path) -> dict:
+    """Read a checkpoint written by :func:`save_checkpoint`, with a clear error if unusable."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"no checkpoint at {path}")
+    try:
+        with open(path, "rb") as fh:
+            payload = pickle.load(fh)
+    except Exception as exc:  # pickle raises many types on a damaged file
+        raise DataError(f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc})") from None
+    if not isinstance(payload, dict) or payload.get("format") != _CHECKPOINT_FORMAT:
+        raise DataError(f"{path} is not a dpclust checkpoint of format {_CHECKPOINT_FORMAT}")
+    return payload
+
+
+def _copy_family(family: ConjugateFamily) -> ConjugateFamily:
+    return type(family)(**family.get_params())
+
+
+def _n_features_of(X):
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[1])
+    try:
+        arr = np.asarray(X, dtype=object)
+    except Exception:
+        return None
+    return int(arr.shape[1]) if arr.ndim == 2 else None
+
+
+def _progress_bar(enabled: bool, total: int, initial: int):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, initial=initial, desc="dpclust", unit="it", dynamic_ncols=True)
+
+
+__all__ = ["DPMixture", "GammaPrior", "Trace", "save_checkpoint", "load_checkpoint",
+           "data_fingerprint"]

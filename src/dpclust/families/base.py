@@ -1,0 +1,233 @@
+"""The contract that every component family implements.
+
+A family bundles a likelihood ``f(x; theta)`` with a conjugate prior ``p(theta; lambda)``
+(ALGORITHMS.md section 1).  Samplers only ever talk to a family through this contract, so
+they never branch on the family.  There are two faces:
+
+* a **NumPy face**, batched over clusters: sufficient statistics of several clusters at once
+  are one :class:`typing.NamedTuple` of arrays whose first axis is the cluster.  Everything
+  that is not a per-point hot loop (log marginals for the log joint, parameter draws,
+  predictive densities for new data, the explicit-parameter samplers) uses it;
+* a **kernel face** (:class:`FamilyKernel`): numba-compiled functions acting on one slot of
+  a preallocated array-of-clusters for one data point.  The collapsed samplers' sweeps take
+  these functions as arguments.
+
+References
+----------
+Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
+Paisley, J. (2015). Lecture notes: Dirichlet process mixtures and collapsed Gibbs sampling.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+
+class FamilyKernel(NamedTuple):
+    """Numba-compiled per-point operations of a family, for the collapsed samplers.
+
+    The cluster statistics are a tuple of arrays ``kstats`` whose first axis is a cluster
+    *slot*; ``kdata`` is the family's array representation of the data set and ``khyper``
+    a tuple of prior hyperparameter arrays.  Every function is ``@njit``.
+
+    Attributes
+    ----------
+    data : tuple
+        ``kdata``, the data in kernel form (built once per fit).
+    hyper : tuple
+        ``khyper``, the resolved prior hyperparameters in kernel form.
+    alloc : callable
+        ``alloc(capacity) -> kstats``: statistics for ``capacity`` empty slots (plain Python).
+    reset : callable
+        ``reset(kstats, k, khyper)``: make slot ``k`` an empty cluster (the prior).
+    add : callable
+        ``add(kdata, i, kstats, k, khyper)``: add point ``i`` to slot ``k``.
+    remove : callable
+        ``remove(kdata, i, kstats, k, khyper)``: remove point ``i`` from slot ``k``.
+    log_predictive : callable
+        ``log_predictive(kdata, i, kstats, k, khyper) -> float``: ``log f(x_i | X_k)``;
+        on an empty slot this is the prior predictive ``log f(x_i)``.
+    log_marginal : callable
+        ``log_marginal(kstats, k, khyper) -> float``: ``log f(X_k)``.
+    """
+
+    data: tuple
+    hyper: tuple
+    alloc: Callable[[int], tuple]
+    reset: Any
+    add: Any
+    remove: Any
+    log_predictive: Any
+    log_marginal: Any
+
+
+def take(stats: NamedTuple, index) -> NamedTuple:
+    """Select clusters ``index`` (int array, slice or boolean mask) from batched statistics."""
+    return type(stats)(*(np.asarray(a)[index] for a in stats))
+
+
+def concatenate(*stats: NamedTuple) -> NamedTuple:
+    """Stack the clusters of several batched statistics into one."""
+    return type(stats[0])(*(np.concatenate(arrays, axis=0) for arrays in zip(*stats)))
+
+
+class ConjugateFamily(ABC):
+    """Base class of component families (ALGORITHMS.md section 1).
+
+    Subclasses store their constructor arguments unchanged (``None`` meaning a data-driven
+    default) and implement :meth:`resolve`, which returns a copy with every hyperparameter
+    fixed from the training data.  All other methods require a resolved family.
+
+    The batched NumPy contract, with ``K`` clusters on the first axis of every statistic:
+
+    ==================================  =====================================================
+    ``stats(X, labels, n_clusters)``    sufficient statistics per cluster
+    ``empty_stats(n_clusters)``         statistics of empty clusters
+    ``combine(a, b)`` / ``subtract``    statistics of the union / difference of point sets
+    ``count(stats)``                    number of points per cluster, shape (K,)
+    ``posterior(stats)``                posterior hyperparameters, batched
+    ``log_marginal(stats)``             ``log f(X_k)``, shape (K,)
+    ``log_predictive(X, stats)``        ``log f(x_i | X_k)``, shape (n, K)
+    ``sample_posterior(stats, rng)``    ``theta_k ~ p(theta | X_k)``, batched parameters
+    ``log_likelihood(X, params)``       ``log f(x_i; theta_k)``, shape (n, K)
+    ``sample_data(params, k, rng)``     one point from ``f(.; theta_{k_j})`` per entry of k
+    ``mean_params(stats)``              posterior-mean parameters, for reporting
+    ``kernel(X)``                       the numba face, :class:`FamilyKernel`
+    ==================================  =====================================================
+    """
+
+    #: short name used by the estimator and the command line
+    name: str = "family"
+
+    # ------------------------------------------------------------------ set-up
+    @abstractmethod
+    def validate(self, X, *, what: str = "X"):
+        """Check data for this family and return it in the family's working form.
+
+        Raises
+        ------
+        ValueError
+            With a message naming the problem (NaN, wrong shape, negative counts, ...).
+        """
+
+    @abstractmethod
+    def resolve(self, X) -> "ConjugateFamily":
+        """Return a copy whose hyperparameters are all fixed (data-driven defaults from X)."""
+
+    @property
+    @abstractmethod
+    def is_resolved(self) -> bool:
+        """Whether every hyperparameter has a value."""
+
+    @abstractmethod
+    def n_features(self) -> int:
+        """Dimension of a data point (``d`` for vectors, ``V`` for count vectors)."""
+
+    # ------------------------------------------------------------ statistics
+    @abstractmethod
+    def stats(self, X, labels=None, n_clusters: int | None = None) -> NamedTuple:
+        """Sufficient statistics of the points of each cluster.
+
+        Parameters
+        ----------
+        X : data in the family's working form, n points
+        labels : int array of shape (n,), optional
+            Cluster of each point in ``0 .. n_clusters - 1``; all points in one cluster if None.
+        n_clusters : int, optional
+            Number of clusters (default ``labels.max() + 1``).
+        """
+
+    @abstractmethod
+    def empty_stats(self, n_clusters: int = 1) -> NamedTuple:
+        """Statistics of ``n_clusters`` empty clusters."""
+
+    @abstractmethod
+    def combine(self, a: NamedTuple, b: NamedTuple) -> NamedTuple:
+        """Statistics of the union of two disjoint point sets, cluster by cluster."""
+
+    @abstractmethod
+    def subtract(self, a: NamedTuple, b: NamedTuple) -> NamedTuple:
+        """Statistics of ``A \\ B`` for ``B`` a subset of ``A``, cluster by cluster."""
+
+    @abstractmethod
+    def count(self, stats: NamedTuple) -> np.ndarray:
+        """Number of points of each cluster, shape (K,)."""
+
+    def add(self, stats: NamedTuple, x) -> NamedTuple:
+        """Statistics after adding the point(s) ``x`` (a set of rows) to every cluster."""
+        return self.combine(stats, self._broadcast(self.stats(x), stats))
+
+    def remove(self, stats: NamedTuple, x) -> NamedTuple:
+        """Statistics after removing the point(s) ``x`` from every cluster."""
+        return self.subtract(stats, self._broadcast(self.stats(x), stats))
+
+    def _broadcast(self, one: NamedTuple, like: NamedTuple) -> NamedTuple:
+        k = len(self.count(like))
+        return take(one, np.zeros(k, dtype=np.intp))
+
+    # -------------------------------------------------------------- posterior
+    @abstractmethod
+    def posterior(self, stats: NamedTuple) -> NamedTuple:
+        """Posterior hyperparameters given each cluster's statistics (batched)."""
+
+    @abstractmethod
+    def log_marginal(self, stats: NamedTuple) -> np.ndarray:
+        """``log f(X_k)``, the marginal likelihood of each cluster's points, shape (K,)."""
+
+    @abstractmethod
+    def log_predictive(self, X, stats: NamedTuple) -> np.ndarray:
+        """``log f(x_i | X_k)`` for every point and cluster, shape (n, K)."""
+
+    @abstractmethod
+    def sample_posterior(self, stats: NamedTuple, rng: np.random.Generator) -> NamedTuple:
+        """One draw ``theta_k ~ p(theta | X_k)`` per cluster (batched parameters)."""
+
+    def sample_prior(self, rng: np.random.Generator, n_clusters: int = 1) -> NamedTuple:
+        """``n_clusters`` independent draws from the prior."""
+        return self.sample_posterior(self.empty_stats(n_clusters), rng)
+
+    @abstractmethod
+    def log_likelihood(self, X, params: NamedTuple) -> np.ndarray:
+        """``log f(x_i; theta_k)`` for every point and parameter, shape (n, K)."""
+
+    @abstractmethod
+    def sample_data(self, params: NamedTuple, components: np.ndarray,
+                    rng: np.random.Generator) -> np.ndarray:
+        """Draw one point from ``f(.; theta_{components[j]})`` for each entry ``j``."""
+
+    @abstractmethod
+    def mean_params(self, stats: NamedTuple) -> dict:
+        """Posterior means of the parameters per cluster, as a dict of arrays."""
+
+    # ---------------------------------------------------------------- kernels
+    @abstractmethod
+    def kernel(self, X) -> FamilyKernel:
+        """The numba face of the family for data ``X`` (in working form)."""
+
+    # ----------------------------------------------------------------- misc
+    def n_points(self, X) -> int:
+        """Number of data points in ``X`` (working form)."""
+        return X.shape[0]
+
+    def subset(self, X, index):
+        """Rows ``index`` of ``X`` (working form)."""
+        return X[index]
+
+    def get_params(self) -> dict:
+        """Constructor arguments, for display and serialisation."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _short(v) -> str:
+    if isinstance(v, np.ndarray):
+        if v.size <= 4:
+            return np.array2string(v, precision=3, separator=", ")
+        return f"<array {v.shape}>"
+    return repr(v)

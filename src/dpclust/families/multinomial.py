@@ -1,0 +1,307 @@
+"""Count vectors (bag-of-words documents) with a Dirichlet-multinomial model.
+
+A data point is a count vector ``x`` over a vocabulary of ``V`` words: one document is one
+multinomial draw from its cluster's word distribution ``theta ~ Dirichlet(beta)``.  Data are
+held as a CSR matrix and never densified to N x V; per-cluster word totals are dense K x V.
+
+References
+----------
+Chang, J. & Fisher III, J. W. (2013). Parallel sampling of DP mixture models using sub-cluster
+    splits. NIPS (multinomial experiments).
+Blei, D. M. & Frazier, P. I. (2010). Distance dependent Chinese restaurant processes. ICML
+    (the Dirichlet-multinomial mixture of documents).
+ALGORITHMS.md section 1 (the log marginal with its multinomial coefficients).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.special import gammaln
+
+from .._validation import check_counts
+from .base import ConjugateFamily, FamilyKernel
+
+
+class CountStats(NamedTuple):
+    """Statistics of K clusters of documents.
+
+    ``n`` (K,) number of documents, ``counts`` (K, V) word totals, ``log_mult`` (K,) the sum
+    of the documents' log multinomial coefficients ``log (m! / prod_w x_w!)``.
+    """
+
+    n: np.ndarray
+    counts: np.ndarray
+    log_mult: np.ndarray
+
+
+class DirichletPosterior(NamedTuple):
+    """Dirichlet(concentration) posteriors of K clusters, ``concentration`` (K, V)."""
+
+    concentration: np.ndarray
+
+
+class MultinomialParams(NamedTuple):
+    """Word log-probabilities of K clusters, ``log_prob`` (K, V)."""
+
+    log_prob: np.ndarray
+
+
+def log_multinomial_coefficients(X: sp.csr_matrix) -> np.ndarray:
+    """``log(m_i! / prod_w x_iw!)`` for every row of a CSR count matrix, shape (n,)."""
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    per_entry = gammaln(X.data + 1.0)
+    row_sums = np.zeros(X.shape[0])
+    nz_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    np.add.at(row_sums, nz_rows, per_entry)
+    return gammaln(lengths + 1.0) - row_sums
+
+
+class DirichletMultinomial(ConjugateFamily):
+    """Multinomial documents with a Dirichlet prior on each cluster's word distribution.
+
+    Parameters
+    ----------
+    concentration : float or array-like of shape (n_features,), default=1.0
+        The Dirichlet parameter ``beta``: a scalar for the symmetric prior (1.0 is the
+        uniform distribution over word distributions) or one positive value per word.
+        For large vocabularies a smaller value (e.g. 0.1) lets clusters be sharper.
+
+    Notes
+    -----
+    With cluster word totals ``n_w`` and ``n = sum_w n_w``, ``B = sum_w beta_w``:
+    ``log f(X) = sum_i log Mult(x_i) + lgamma(B) - lgamma(B + n)
+    + sum_w [lgamma(beta_w + n_w) - lgamma(beta_w)]``.
+    **The reported log marginals, predictives and likelihoods include the multinomial
+    coefficients** ``log Mult(x_i)``, so they are absolute log probabilities of the count
+    vectors (they cancel in every ratio a sampler uses).
+    """
+
+    name = "multinomial"
+
+    def __init__(self, concentration=1.0):
+        self.concentration = concentration
+        self._n_features = None
+        self.mean_length_ = None
+
+    def get_params(self) -> dict:
+        return {"concentration": self.concentration}
+
+    def validate(self, X, *, what="X"):
+        return check_counts(X, what=what, n_features=self._n_features)
+
+    @property
+    def is_resolved(self) -> bool:
+        return self._n_features is not None
+
+    def n_features(self) -> int:
+        if self._n_features is None:
+            raise ValueError("the family has no vocabulary size until it is resolved on data")
+        return self._n_features
+
+    def resolve(self, X) -> "DirichletMultinomial":
+        V = X.shape[1]
+        beta = np.asarray(self.concentration, dtype=np.float64)
+        if beta.ndim == 0:
+            beta = np.full(V, float(beta))
+        if beta.shape != (V,):
+            raise ValueError(f"concentration has shape {beta.shape}, expected a scalar or ({V},)")
+        if not np.all(np.isfinite(beta)) or np.any(beta <= 0):
+            raise ValueError("concentration must be positive and finite")
+        out = DirichletMultinomial(self.concentration)
+        out._beta = beta
+        out._n_features = V
+        lengths = np.asarray(X.sum(axis=1)).ravel() if X.shape[0] else np.zeros(1)
+        out.mean_length_ = float(max(lengths.mean(), 1.0))
+        return out
+
+    @property
+    def beta(self) -> np.ndarray:
+        return self._beta
+
+    # ------------------------------------------------------------ statistics
+    def _as_csr(self, X):
+        return X if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
+
+    def stats(self, X, labels=None, n_clusters=None) -> CountStats:
+        X = self._as_csr(X)
+        n = X.shape[0]
+        if labels is None:
+            labels = np.zeros(n, dtype=np.intp)
+            n_clusters = 1
+        labels = np.asarray(labels, dtype=np.intp)
+        if n_clusters is None:
+            n_clusters = int(labels.max()) + 1 if n else 0
+        indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n))
+        counts = np.asarray((indicator @ X).todense())
+        log_mult = np.bincount(labels, weights=log_multinomial_coefficients(X),
+                               minlength=n_clusters)
+        return CountStats(np.bincount(labels, minlength=n_clusters).astype(np.float64),
+                          counts, log_mult)
+
+    def empty_stats(self, n_clusters=1) -> CountStats:
+        V = self.n_features()
+        return CountStats(np.zeros(n_clusters), np.zeros((n_clusters, V)), np.zeros(n_clusters))
+
+    def combine(self, a: CountStats, b: CountStats) -> CountStats:
+        return CountStats(a.n + b.n, a.counts + b.counts, a.log_mult + b.log_mult)
+
+    def subtract(self, a: CountStats, b: CountStats) -> CountStats:
+        out = CountStats(a.n - b.n, a.counts - b.counts, a.log_mult - b.log_mult)
+        if np.any(out.n < 0) or np.any(out.counts < -1e-9):
+            raise ValueError("cannot remove more counts than a cluster holds")
+        return out
+
+    def count(self, stats: CountStats) -> np.ndarray:
+        return np.asarray(stats.n)
+
+    # -------------------------------------------------------------- posterior
+    def posterior(self, stats: CountStats) -> DirichletPosterior:
+        return DirichletPosterior(self.beta[None, :] + stats.counts)
+
+    def log_marginal(self, stats: CountStats) -> np.ndarray:
+        beta = self.beta
+        B = beta.sum()
+        total = stats.counts.sum(axis=1)
+        return (stats.log_mult + gammaln(B) - gammaln(B + total)
+                + (gammaln(beta[None, :] + stats.counts) - gammaln(beta)[None, :]).sum(axis=1))
+
+    def log_predictive(self, X, stats: CountStats) -> np.ndarray:
+        X = self._as_csr(X)
+        beta = self.beta
+        B = beta.sum()
+        lengths = np.asarray(X.sum(axis=1)).ravel()
+        log_mult = log_multinomial_coefficients(X)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        total = stats.counts.sum(axis=1)
+        out = np.empty((X.shape[0], len(total)))
+        for k in range(len(total)):
+            a = beta[X.indices] + stats.counts[k, X.indices]
+            per = gammaln(a + X.data) - gammaln(a)
+            s = np.bincount(rows, weights=per, minlength=X.shape[0])
+            out[:, k] = log_mult + gammaln(B + total[k]) - gammaln(B + total[k] + lengths) + s
+        return out
+
+    def sample_posterior(self, stats: CountStats, rng) -> MultinomialParams:
+        """``theta_k ~ Dirichlet(beta + n_k)``, returned as log-probabilities.
+
+        Drawn in log space (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``) so
+        that small concentrations do not underflow to a probability of exactly zero.
+        """
+        conc = self.posterior(stats).concentration
+        log_g = np.log(rng.standard_gamma(conc + 1.0)) + np.log(rng.random(conc.shape)) / conc
+        m = log_g.max(axis=1, keepdims=True)
+        log_norm = m + np.log(np.exp(log_g - m).sum(axis=1, keepdims=True))
+        return MultinomialParams(log_g - log_norm)
+
+    def log_likelihood(self, X, params: MultinomialParams) -> np.ndarray:
+        X = self._as_csr(X)
+        return log_multinomial_coefficients(X)[:, None] + np.asarray(X @ params.log_prob.T)
+
+    def sample_data(self, params: MultinomialParams, components, rng) -> sp.csr_matrix:
+        """One document per entry, with a Poisson length of the training mean (at least 1)."""
+        components = np.asarray(components, dtype=np.intp)
+        lengths = np.maximum(rng.poisson(self.mean_length_, size=len(components)), 1)
+        probs = np.exp(params.log_prob)
+        probs /= probs.sum(axis=1, keepdims=True)
+        rows = [rng.multinomial(m, probs[k]) for m, k in zip(lengths, components)]
+        V = self.n_features()
+        return sp.csr_matrix(np.vstack(rows) if rows else np.zeros((0, V)))
+
+    def mean_params(self, stats: CountStats) -> dict:
+        conc = self.posterior(stats).concentration
+        return {"probabilities": conc / conc.sum(axis=1, keepdims=True)}
+
+    # ---------------------------------------------------------------- kernels
+    def kernel(self, X) -> FamilyKernel:
+        X = self._as_csr(X)
+        beta = np.ascontiguousarray(self.beta)
+        V = beta.shape[0]
+        data = (X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                X.data.astype(np.float64), np.asarray(X.sum(axis=1)).ravel().astype(np.float64),
+                log_multinomial_coefficients(X))
+        hyper = (beta, np.array([beta.sum(), gammaln(beta).sum()]))
+
+        def alloc(capacity: int):
+            return (np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, V)),
+                    np.zeros(capacity))
+
+        return FamilyKernel(data=data, hyper=hyper, alloc=alloc, reset=_dm_reset, add=_dm_add,
+                            remove=_dm_remove, log_predictive=_dm_log_predictive,
+                            log_marginal=_dm_log_marginal)
+
+
+# --------------------------------------------------------------------- kernels
+# kdata  = (indptr, indices, values, lengths, log_mult)
+# kstats = (n_docs, total_words, counts (cap, V), log_mult_sum)
+# khyper = (beta (V,), [B, sum_w lgamma(beta_w)])
+
+@njit(cache=True)
+def _dm_reset(kstats, k, khyper):
+    n, total, counts, lm = kstats
+    n[k] = 0.0
+    total[k] = 0.0
+    lm[k] = 0.0
+    counts[k, :] = 0.0
+
+
+@njit(cache=True)
+def _dm_add(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[k, indices[p]] += values[p]
+    n[k] += 1.0
+    total[k] += lengths[i]
+    lm[k] += log_mult[i]
+
+
+@njit(cache=True)
+def _dm_remove(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    if n[k] <= 1.0:
+        _dm_reset(kstats, k, khyper)
+        return
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[k, indices[p]] -= values[p]
+    n[k] -= 1.0
+    total[k] -= lengths[i]
+    lm[k] -= log_mult[i]
+
+
+@njit(cache=True)
+def _log_rising(a, m):
+    """``lgamma(a + m) - lgamma(a)`` for a whole number ``m >= 0``."""
+    if m <= 12.0:
+        prod = 1.0
+        for j in range(int(m)):
+            prod *= a + j
+        return math.log(prod)
+    return math.lgamma(a + m) - math.lgamma(a)
+
+
+@njit(cache=True)
+def _dm_log_predictive(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    s = log_mult[i] - _log_rising(h[0] + total[k], lengths[i])
+    for p in range(indptr[i], indptr[i + 1]):
+        w = indices[p]
+        s += _log_rising(beta[w] + counts[k, w], values[p])
+    return s
+
+
+@njit(cache=True)
+def _dm_log_marginal(kstats, k, khyper):
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    s = lm[k] + math.lgamma(h[0]) - math.lgamma(h[0] + total[k]) - h[1]
+    for w in range(beta.shape[0]):
+        s += math.lgamma(beta[w] + counts[k, w])
+    return s

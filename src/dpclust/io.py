@@ -1,0 +1,731 @@
+"""Reading data files and writing cluster labels.
+
+:func:`load_data` reads a data matrix from a file whose format is told by its extension:
+
+==========================  ==========================================================  =======
+extension                   contents                                                    kind
+==========================  ==========================================================  =======
+``.csv``, ``.tsv``, ``.txt``  numeric table, optional header row (detected), ``.gz`` ok    dense
+``.npy``                    a 2-D numeric NumPy array                                   dense
+``.npz``                    a scipy sparse matrix (``scipy.sparse.save_npz``), or an     counts
+                            ``np.savez`` archive holding a single array                 (dense)
+``.parquet``, ``.pq``       numeric columns (needs ``pip install dpclust[parquet]``)    dense
+``docword*.txt[.gz]``       UCI bag-of-words: lines ``D``, ``W``, ``NNZ``, then          counts
+                            ``docID wordID count`` triples (1-based)
+==========================  ==========================================================  =======
+
+A ``.txt`` file whose content has the bag-of-words layout is read as such whatever its name.
+Every problem -- a missing, empty, unreadable or garbled file, a non-numeric cell, a missing
+value, NaN, a negative count -- raises one :class:`~dpclust._validation.DataError` whose
+message starts with the path and names the problem.  In messages about text files, ``line``
+and ``column`` numbers are 1-based, as in an editor; in messages about arrays (``.npy``,
+``.npz``, Parquet) ``row`` and ``column`` are 0-based indices.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+import numbers
+import os
+import warnings
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import DataError, check_counts, check_dense
+
+__all__ = ["DataError", "load_data", "save_labels_csv", "load_vocabulary"]
+
+_KINDS = ("auto", "dense", "counts")
+_TEXT_FORMATS = ("csv", "tsv", "txt")
+_SUPPORTED = ".csv, .tsv, .txt (optionally .gz), .npy, .npz, .parquet, .pq"
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def load_data(path, *, kind="auto", column=None, header=None):
+    """Load a data matrix from a file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.  Its format is told by its extension (see the module docstring).
+    kind : {"auto", "dense", "counts"}, default="auto"
+        ``"dense"`` returns a float array checked by :func:`~dpclust._validation.check_dense`;
+        ``"counts"`` a CSR count matrix checked by
+        :func:`~dpclust._validation.check_counts` (a dense table of counts is converted);
+        ``"auto"`` gives counts for sparse formats (sparse ``.npz``, bag-of-words) and a
+        dense array otherwise.
+    column : str, int or list of str or int, optional
+        Columns to keep from a dense table, by name (a text file with a header row, or
+        Parquet) or by 0-based index.  Default: all columns (for Parquet, all but a stored
+        pandas index).  Not supported for sparse formats.
+    header : bool or None, default=None
+        Text tables only: whether the first row holds column names.  ``None`` detects it:
+        the first row is a header when one of its cells is not a number.  Pass ``False`` to
+        read a first row of numbers as data; pass ``True`` for numeric column names such as
+        those pandas writes for an unnamed DataFrame (``0,1,2``).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
+        A C-contiguous float64 array, or a canonical float64 CSR matrix of counts.
+    meta : dict
+        ``path`` (str), ``format`` (``"csv"``, ``"tsv"``, ``"txt"``, ``"npy"``, ``"npz"``,
+        ``"parquet"`` or ``"docword"``), ``n_samples``, ``n_features``, ``column_names``
+        (list of str for the columns kept, or None when the file has none) and ``has_header``
+        (whether column names were read from the file).
+
+    Raises
+    ------
+    DataError
+        If the file is missing, a directory, empty, unreadable or not in its format, or its
+        data are invalid (non-numeric cells, missing values, NaN or infinite entries, wrong
+        shape; for counts, negative or fractional entries).  The message names the path.
+    ValueError
+        If ``kind``, ``column`` or ``header`` is not a valid value.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}.")
+    if header not in (None, True, False):
+        raise ValueError(f"header must be None, True or False, got {header!r}.")
+    p = _check_file(path)
+    fmt, gz = _detect_format(p)
+    if fmt == "txt" and _looks_like_docword(p, gz):
+        fmt = "docword"
+
+    names = None
+    has_header = False
+    if fmt in _TEXT_FORMATS:
+        X, names, has_header = _read_table(p, gz, fmt, column, header)
+    elif fmt == "parquet":
+        X, names = _read_parquet(p, column)
+        has_header = True
+    else:
+        if fmt == "docword":
+            X = _read_docword(p, gz)
+        elif fmt == "npy":
+            X = _read_npy(p)
+        else:
+            X = _read_npz(p)
+        if column is not None:
+            if sp.issparse(X):
+                raise ValueError(
+                    f"column selection is only supported for dense tables; {p} holds sparse counts."
+                )
+            X = np.asarray(X)
+            if X.ndim == 2:
+                X = X[:, _resolve_columns(column, None, X.shape[1], p)]
+
+    what = str(p)
+    if sp.issparse(X):
+        if kind == "dense":
+            raise DataError(
+                f"{p} holds sparse counts ({fmt}); load it with kind='counts' (or 'auto') "
+                "and use a count-data model."
+            )
+        X = check_counts(X, what=what)
+    elif kind == "counts":
+        X = check_counts(X, what=what)
+    else:
+        X = check_dense(X, what=what)
+
+    meta = {
+        "path": what,
+        "format": fmt,
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "column_names": names,
+        "has_header": has_header,
+    }
+    return X, meta
+
+
+def save_labels_csv(path, labels, *, header="label"):
+    """Write cluster labels to a CSV file, one label a line, after a header line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (overwritten).
+    labels : array-like of shape (n_samples,)
+        Integer labels (floats that are whole numbers are accepted; negative values such as
+        ``-1`` for "unassigned" are written as they are).
+    header : str or None, default="label"
+        The header line; ``None`` writes no header.
+
+    Raises
+    ------
+    DataError
+        If ``labels`` is not a 1-D array of integers, or the file cannot be written.
+    """
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise DataError(f"labels must be a 1-D array, got shape {arr.shape}.")
+    if arr.dtype.kind == "f":
+        if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
+            raise DataError("labels must be whole numbers; found a fractional or NaN value.")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "biu":
+        raise DataError(f"labels must be integers, got dtype {arr.dtype}.")
+    if header is not None and ("\n" in str(header) or "\r" in str(header)):
+        raise ValueError("header must be a single line.")
+    lines = [] if header is None else [str(header)]
+    lines.extend(str(v) for v in arr.astype(np.int64).tolist())
+    try:
+        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
+            f.write("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise DataError(f"cannot write labels to {path}: {exc.strerror or exc}") from None
+
+
+def load_vocabulary(path):
+    """Read a vocabulary file: one word a line, in column order of the count matrix.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A UTF-8 text file (``.gz`` accepted).  Surrounding whitespace is stripped and
+        trailing blank lines are dropped; a blank line elsewhere stays (as ``""``) so that
+        word ``i`` stays on line ``i + 1``.
+
+    Returns
+    -------
+    words : list of str
+
+    Raises
+    ------
+    DataError
+        If the file is missing, empty, or not UTF-8 text.
+    """
+    p = _check_file(path)
+    with _reading(p):
+        with _open_text(p, p.name.lower().endswith(".gz"), newline=None) as f:
+            words = [w.strip() for w in f.read().split("\n")]
+    while words and not words[-1]:
+        words.pop()
+    if not words:
+        raise DataError(f"{p} holds no words.")
+    return words
+
+
+# --------------------------------------------------------------------------------------------
+# files and formats
+
+
+def _check_file(path) -> Path:
+    try:
+        p = Path(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}.") from None
+    if p.is_dir():
+        raise DataError(f"{p} is a directory, not a data file.")
+    if not p.exists():
+        raise DataError(f"{p}: no such file.")
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise DataError(f"{p} cannot be read: {exc.strerror or exc}.") from None
+    if size == 0:
+        raise DataError(f"{p} is empty (0 bytes).")
+    return p
+
+
+def _detect_format(p: Path) -> tuple[str, bool]:
+    name = p.name.lower()
+    gz = name.endswith(".gz")
+    base = name[:-3] if gz else name
+    ext = os.path.splitext(base)[1]
+    if ext == ".txt" and base.startswith("docword"):
+        return "docword", gz
+    if ext in (".csv", ".tsv", ".txt"):
+        return ext[1:], gz
+    if not gz:
+        if ext in (".npy", ".npz"):
+            return ext[1:], gz
+        if ext in (".parquet", ".pq"):
+            return "parquet", gz
+    raise DataError(
+        f"{p}: unsupported file type {p.suffix or '(no extension)'!r}; "
+        f"expected one of {_SUPPORTED}."
+    )
+
+
+def _open_text(p: Path, gz: bool, newline=""):
+    if gz:
+        return gzip.open(p, "rt", encoding="utf-8-sig", newline=newline)
+    return open(p, encoding="utf-8-sig", newline=newline)
+
+
+@contextmanager
+def _reading(p: Path):
+    """Translate low-level read errors into one :class:`DataError` naming ``p``."""
+    try:
+        yield
+    except DataError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{p} is not a UTF-8 text file (undecodable byte at offset {exc.start})."
+        ) from None
+    except (OSError, EOFError, csv.Error, zipfile.BadZipFile) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise DataError(f"{p} cannot be read: {reason}.") from None
+
+
+def _magic(p: Path) -> bytes:
+    with _reading(p), open(p, "rb") as f:
+        return f.read(6)
+
+
+def _file_column(j: int, names) -> str:
+    label = f"column {j + 1}"
+    if names is not None:
+        label += f" ({names[j]!r})"
+    return label
+
+
+def _resolve_columns(column, names, n_columns: int, p: Path) -> list[int]:
+    """0-based indices of the selected columns."""
+    if isinstance(column, (str, numbers.Integral)):
+        column = [column]
+    try:
+        column = list(column)
+    except TypeError:
+        raise ValueError(
+            f"column must be a column name, an index or a list of them, got {column!r}."
+        ) from None
+    if not column:
+        raise ValueError("column must select at least one column.")
+    indices = []
+    for c in column:
+        if isinstance(c, str):
+            if names is None:
+                raise DataError(
+                    f"{p} has no column names (no header row), so select columns by 0-based "
+                    f"index, not by name ({c!r})."
+                )
+            hits = [j for j, name in enumerate(names) if name == c]
+            if not hits:
+                shown = ", ".join(repr(n) for n in names[:12])
+                shown += ", ..." if len(names) > 12 else ""
+                raise DataError(f"{p} has no column named {c!r}; its columns are {shown}.")
+            if len(hits) > 1:
+                raise DataError(
+                    f"{p} has {len(hits)} columns named {c!r}; select them by index instead."
+                )
+            indices.append(hits[0])
+        elif isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)):
+            if not -n_columns <= c < n_columns:
+                raise DataError(
+                    f"{p}: column index {c} is out of range; the file has {n_columns} columns."
+                )
+            indices.append(int(c) % n_columns)
+        else:
+            raise ValueError(f"column entries must be names (str) or indices (int), got {c!r}.")
+    return indices
+
+
+# --------------------------------------------------------------------------------------------
+# text tables
+
+
+def _first_record(p: Path, gz: bool):
+    """(line number, line) of the first line that is neither blank nor a ``#`` comment."""
+    with _reading(p), _open_text(p, gz) as f:
+        for lineno, line in enumerate(f, 1):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                return lineno, line
+    return None, None
+
+
+def _delimiter(fmt: str, line: str):
+    if fmt == "tsv":
+        return "\t"
+    if "," in line:
+        return ","
+    if ";" in line:
+        return ";"
+    if fmt == "csv":
+        return ","
+    if "\t" in line:
+        return "\t"
+    return None  # runs of whitespace
+
+
+def _records(f, delimiter):
+    """Yield (line number, fields) of the data-bearing lines of an open text file."""
+    if delimiter is None:
+        for lineno, line in enumerate(f, 1):
+            fields = line.split()
+            if fields and not fields[0].startswith("#"):
+                yield lineno, fields
+        return
+    reader = csv.reader(f, delimiter=delimiter)
+    for fields in reader:
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        if fields[0].lstrip().startswith("#"):
+            continue
+        yield reader.line_num, fields
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_table(p: Path, gz: bool, fmt: str, column, header):
+    first_line_no, first_line = _first_record(p, gz)
+    if first_line is None:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
+    delimiter = _delimiter(fmt, first_line)
+    with _reading(p), _open_text(p, gz) as f:
+        first_line_no, first_fields = next(_records(f, delimiter), (first_line_no, [first_line]))
+    n_fields = len(first_fields)
+    if header is None:
+        has_header = not all(_is_number(c) for c in first_fields)
+    else:
+        has_header = header
+    names = [c.strip() for c in first_fields] if has_header else None
+    usecols = (
+        list(range(n_fields)) if column is None else _resolve_columns(column, names, n_fields, p)
+    )
+
+    X = _read_table_fast(p, gz, delimiter, first_line_no if has_header else first_line_no - 1)
+    if X is None or X.shape[1] != n_fields or not np.isfinite(X).all():
+        # The slow parser reads line by line and stops at the first problem, naming it.
+        X = _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usecols, names)
+    elif column is not None:
+        X = X[:, usecols]
+    if X.shape[0] == 0:
+        raise DataError(f"{p} has a header row but no data rows.")
+    kept = None if names is None else [names[j] for j in usecols]
+    return X, kept, has_header
+
+
+def _read_table_fast(p: Path, gz: bool, delimiter, skiprows: int):
+    """``np.loadtxt`` of the whole table, or None if it fails for any reason."""
+    try:
+        with _open_text(p, gz) as f, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X = np.loadtxt(
+                f,
+                dtype=np.float64,
+                delimiter=delimiter,
+                comments=None,
+                skiprows=skiprows,
+                ndmin=2,
+                quotechar='"' if delimiter is not None else None,
+            )
+    except (ValueError, TypeError, OSError, EOFError):
+        return None
+    return X
+
+
+def _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usecols, names):
+    rows = []
+    n_bad = 0
+    first_bad = None
+    with _reading(p), _open_text(p, gz) as f:
+        for lineno, fields in _records(f, delimiter):
+            if has_header and lineno == first_line_no:
+                continue
+            if len(fields) != n_fields:
+                raise DataError(
+                    f"{p}: line {lineno} has {len(fields)} fields, but line {first_line_no} "
+                    f"has {n_fields}."
+                )
+            row = []
+            for j in usecols:
+                cell = fields[j].strip()
+                if not cell:
+                    raise DataError(
+                        f"{p}: line {lineno}, {_file_column(j, names)} is empty; "
+                        "missing values are not supported."
+                    )
+                try:
+                    value = float(cell)
+                except ValueError:
+                    shown = cell if len(cell) <= 30 else cell[:27] + "..."
+                    raise DataError(
+                        f"{p}: line {lineno}, {_file_column(j, names)} holds the non-numeric "
+                        f"value {shown!r}; all data cells must be numbers."
+                    ) from None
+                if not math.isfinite(value):
+                    n_bad += 1
+                    if first_bad is None:
+                        first_bad = (lineno, j, cell)
+                row.append(value)
+            rows.append(row)
+    if first_bad is not None:
+        lineno, j, cell = first_bad
+        raise DataError(
+            f"{p} contains {n_bad} NaN or infinite "
+            f"{'value' if n_bad == 1 else 'values'} (the first, {cell!r}, is at line {lineno}, "
+            f"{_file_column(j, names)}); remove or impute them first."
+        )
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(usecols))
+
+
+# --------------------------------------------------------------------------------------------
+# bag of words (UCI docword)
+
+
+def _parse_ints(line: str):
+    try:
+        return [int(tok) for tok in line.split()]
+    except ValueError:
+        return None
+
+
+def _looks_like_docword(p: Path, gz: bool) -> bool:
+    """Whether a text file starts with lines ``D``, ``W``, ``NNZ`` and then triples."""
+    lines = []
+    try:
+        with _open_text(p, gz) as f:
+            for line in f:
+                if line.strip():
+                    lines.append(line)
+                    if len(lines) == 4:
+                        break
+    except (OSError, EOFError, UnicodeDecodeError):
+        return False
+    if len(lines) < 3:
+        return False
+    head = [_parse_ints(line) for line in lines[:3]]
+    if not all(h is not None and len(h) == 1 for h in head):
+        return False
+    if len(lines) == 4:
+        body = _parse_ints(lines[3])
+        return body is not None and len(body) == 3
+    return head[2][0] == 0
+
+
+def _read_docword(p: Path, gz: bool):
+    header = []
+    header_names = ("D (number of documents)", "W (vocabulary size)", "NNZ (number of entries)")
+    triples = None
+    with _reading(p), _open_text(p, gz) as f:
+        lineno = 0
+        for line in f:
+            lineno += 1
+            if not line.strip():
+                continue
+            values = _parse_ints(line)
+            if values is None or len(values) != 1 or values[0] < 0:
+                raise DataError(
+                    f"{p}: line {lineno} should hold {header_names[len(header)]} as one "
+                    f"non-negative integer, but reads {line.strip()[:30]!r}; a bag-of-words "
+                    "(docword) file starts with the lines D, W and NNZ."
+                )
+            header.append(values[0])
+            if len(header) == 3:
+                break
+        if len(header) < 3:
+            raise DataError(
+                f"{p}: a bag-of-words (docword) file starts with the three lines D, W and NNZ; "
+                f"found only {len(header)}."
+            )
+        header_end = lineno
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                triples = np.loadtxt(f, dtype=np.int64, comments=None, ndmin=2)
+        except ValueError:
+            triples = None
+    n_docs, n_words, nnz = header
+    if n_docs < 1 or n_words < 1:
+        raise DataError(f"{p}: the header says D = {n_docs} and W = {n_words}; both must be >= 1.")
+
+    if triples is not None and triples.size == 0:
+        triples = np.empty((0, 3), dtype=np.int64)
+    if (
+        triples is None
+        or triples.shape[1] != 3
+        or (triples[:, 0] < 1).any()
+        or (triples[:, 0] > n_docs).any()
+        or (triples[:, 1] < 1).any()
+        or (triples[:, 1] > n_words).any()
+        or (triples[:, 2] < 0).any()
+    ):
+        # The slow parser names the line of the first problem.
+        triples = _read_docword_slow(p, gz, header_end, n_docs, n_words)
+    if triples.shape[0] != nnz:
+        raise DataError(
+            f"{p}: the header says NNZ = {nnz}, but {triples.shape[0]} "
+            "'docID wordID count' lines follow."
+        )
+    if nnz == 0:
+        raise DataError(f"{p} holds no word counts (NNZ = 0).")
+    # Duplicate (doc, word) pairs are summed, as in any COO -> CSR conversion.
+    return sp.csr_matrix(
+        (triples[:, 2].astype(np.float64), (triples[:, 0] - 1, triples[:, 1] - 1)),
+        shape=(n_docs, n_words),
+    )
+
+
+def _read_docword_slow(p, gz, header_end, n_docs, n_words):
+    rows = []
+    with _reading(p), _open_text(p, gz) as f:
+        for lineno, line in enumerate(f, 1):
+            if lineno <= header_end or not line.strip():
+                continue
+            values = _parse_ints(line)
+            if values is None or len(values) != 3:
+                raise DataError(
+                    f"{p}: line {lineno} should be three integers 'docID wordID count', but "
+                    f"reads {line.strip()[:40]!r}."
+                )
+            doc, word, count = values
+            if not 1 <= doc <= n_docs:
+                raise DataError(
+                    f"{p}: line {lineno}: document id {doc} is out of range 1..{n_docs}."
+                )
+            if not 1 <= word <= n_words:
+                raise DataError(f"{p}: line {lineno}: word id {word} is out of range 1..{n_words}.")
+            if count < 0:
+                raise DataError(f"{p}: line {lineno}: negative count {count}; counts must be >= 0.")
+            rows.append(values)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy and SciPy files
+
+
+def _read_npy(p: Path):
+    magic = _magic(p)
+    if magic.startswith(_ZIP_MAGIC):
+        return _read_npz(p)
+    if magic != _NPY_MAGIC:
+        raise DataError(f"{p} is not a NumPy .npy file (it lacks the NPY header).")
+    try:
+        return np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise DataError(
+                f"{p} holds an object array (pickled Python objects), which is not loaded "
+                "for safety; save a numeric array instead."
+            ) from None
+        raise DataError(f"{p} is not a valid .npy file ({exc}).") from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{p} is truncated or corrupt ({exc}).") from None
+
+
+def _read_npz(p: Path):
+    if not _magic(p).startswith(_ZIP_MAGIC):
+        raise DataError(f"{p} is not a .npz file (not a zip archive).")
+    try:
+        with np.load(p, allow_pickle=False) as archive:
+            names = list(archive.files)
+            if {"format", "shape", "data"} <= set(names):
+                sparse = True
+            elif len(names) == 1:
+                sparse = False
+                X = archive[names[0]]
+            else:
+                shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+                raise DataError(
+                    f"{p} holds {len(names)} arrays ({shown}); expected a scipy sparse matrix "
+                    "saved with scipy.sparse.save_npz or an archive with a single array."
+                )
+        if sparse:
+            X = sp.load_npz(p)
+    except DataError:
+        raise
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise DataError(
+                f"{p} holds an object array (pickled Python objects), which is not loaded "
+                "for safety; save a numeric array instead."
+            ) from None
+        raise DataError(f"{p} is not a valid .npz file ({exc}).") from None
+    except (OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{p} is truncated or corrupt ({exc}).") from None
+    return X
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet
+
+
+def _import_pyarrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(
+            "Reading Parquet files needs the optional dependency pyarrow: "
+            "pip install dpclust[parquet]"
+        ) from None
+    return pa, pq
+
+
+def _read_parquet(p: Path, column):
+    pa, pq = _import_pyarrow()
+    try:
+        pfile = pq.ParquetFile(p)
+        schema = pfile.schema_arrow
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
+    names = list(schema.names)
+    if column is None:
+        index_columns = set()
+        pandas_meta = schema.pandas_metadata or {}
+        for entry in pandas_meta.get("index_columns", []):
+            if isinstance(entry, str):
+                index_columns.add(entry)
+        indices = [j for j, name in enumerate(names) if name not in index_columns]
+        if not indices:
+            raise DataError(f"{p} has no data columns.")
+    else:
+        indices = _resolve_columns(column, names, len(names), p)
+
+    def numeric(t):
+        return (
+            pa.types.is_integer(t)
+            or pa.types.is_floating(t)
+            or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t)
+        )
+
+    bad = [
+        f"{names[j]!r} ({schema.field(j).type})"
+        for j in indices
+        if not numeric(schema.field(j).type)
+    ]
+    if bad:
+        raise DataError(
+            f"{p} has non-numeric {'column' if len(bad) == 1 else 'columns'} {', '.join(bad)}; "
+            "all data columns must be numeric (select numeric ones with column=[...])."
+        )
+    try:
+        table = pfile.read(columns=list(dict.fromkeys(names[j] for j in indices)))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} cannot be read: {exc}.") from None
+    if table.num_rows == 0:
+        raise DataError(f"{p} has no data rows.")
+    columns = []
+    for j in indices:
+        col = table.column(names[j])
+        if col.null_count:
+            raise DataError(
+                f"{p}: column {names[j]!r} has {col.null_count} missing (null) "
+                f"{'value' if col.null_count == 1 else 'values'}; missing values are not supported."
+            )
+        columns.append(np.asarray(col.cast(pa.float64()).to_numpy(), dtype=np.float64))
+    return np.column_stack(columns), [names[j] for j in indices]

@@ -1,0 +1,36 @@
+"""Reports and figures for a fitted Dirichlet-process mixture.
+
+:func:`write_report` writes a self-contained ``report.html`` (figures embedded as base64
+PNGs, inline CSS, no network resources) plus the PNG files next to it; ``dpclust fit``
+calls it after every fit.  The figures are also available one by one from
+:mod:`dpclust.report.plots` for benchmarks and notebooks.
+
+matplotlib is optional (``pip install dpclust[plot]``) and imported only when a figure is
+drawn; without it :func:`write_report` still writes the tables.
+
+Examples
+--------
+>>> from dpclust.report import write_report
+>>> paths = write_report("out", summary, trace, X, labels)  # doctest: +SKIP
+>>> paths["report"]  # doctest: +SKIP
+PosixPath('out/report.html')
+"""
+
+from .html import render_html, write_report
+from .plots import (
+    cluster_colours,
+    plot_cluster_sizes,
+    plot_clusters,
+    plot_similarity,
+    plot_trace,
+)
+
+__all__ = [
+    "write_report",
+    "render_html",
+    "plot_trace",
+    "plot_clusters",
+    "plot_cluster_sizes",
+    "plot_similarity",
+    "cluster_colours",
+]

@@ -1,0 +1,622 @@
+"""Figures for a fitted Dirichlet-process mixture: MCMC traces, clusters, sizes, co-clustering.
+
+Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
+report, the benchmarks and later models can all reuse them.
+
+matplotlib is an optional dependency (``pip install dpclust[plot]``).  It is imported only
+when a figure is drawn, by :func:`_import_matplotlib`, never when :mod:`dpclust.report` is
+imported.  Figures are built with the object-oriented API (:class:`matplotlib.figure.Figure`
+on an explicit Agg canvas) rather than :mod:`matplotlib.pyplot`: that renders headless
+without touching the process-wide backend (a notebook user keeps their inline backend), and
+no figure is registered with pyplot, so there is nothing left open to close after saving.
+
+Colours follow the size rank of a cluster, not its label: the largest cluster gets the first
+colour of :data:`CLUSTER_PALETTE`, and clusters beyond the palette are drawn in
+:data:`OTHER_COLOUR`.  :func:`cluster_colours` gives the same mapping to the HTML report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "CLUSTER_PALETTE",
+    "OTHER_COLOUR",
+    "PLOT_INSTALL_HINT",
+    "MAX_PLOT_POINTS",
+    "cluster_colours",
+    "colours_by_size",
+    "plot_trace",
+    "plot_clusters",
+    "plot_cluster_sizes",
+    "plot_similarity",
+]
+
+DPI = 110
+"""Resolution of every PNG written by this module."""
+
+MAX_PLOT_POINTS = 20_000
+"""At most this many points are drawn in a scatter plot (a fixed-seed subsample)."""
+
+PLOT_INSTALL_HINT = "pip install dpclust[plot]"
+"""The command that installs the plotting extra."""
+
+# matplotlib's tab20 without its two greys (grey means "other cluster" here), dark shades
+# first so that the ten largest clusters get ten clearly different hues.
+CLUSTER_PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+    "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
+)  # fmt: skip
+"""Qualitative colours for the largest clusters, in size-rank order (tab20 minus greys)."""
+
+OTHER_COLOUR = "#a0a0a0"
+"""Colour of every cluster beyond the ``len(CLUSTER_PALETTE)`` largest."""
+
+_LINE_COLOUR = "#1f4e79"
+_BEST_COLOUR = "#d62728"
+_BURN_IN_COLOUR = "#e6e6e6"
+_SUBSAMPLE_SEED = 0
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _import_matplotlib() -> SimpleNamespace:
+    """Import the parts of matplotlib the figures need, lazily.
+
+    Returns
+    -------
+    mpl : types.SimpleNamespace
+        ``Figure``, ``FigureCanvasAgg``, ``Ellipse``, ``Patch``, ``Line2D``,
+        ``withStroke`` and ``MaxNLocator``.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed; the message names the ``plot`` extra.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Ellipse, Patch
+        from matplotlib.patheffects import withStroke
+        from matplotlib.ticker import MaxNLocator
+    except ImportError as exc:
+        raise ImportError(
+            "dpclust's figures need matplotlib, an optional dependency; "
+            f"install it with: {PLOT_INSTALL_HINT}"
+        ) from exc
+    return SimpleNamespace(
+        Figure=Figure,
+        FigureCanvasAgg=FigureCanvasAgg,
+        Ellipse=Ellipse,
+        Patch=Patch,
+        Line2D=Line2D,
+        withStroke=withStroke,
+        MaxNLocator=MaxNLocator,
+    )
+
+
+def _new_figure(mpl: SimpleNamespace, figsize: tuple[float, float]):
+    """A figure on its own Agg canvas, with constrained layout."""
+    fig = mpl.Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    mpl.FigureCanvasAgg(fig)
+    return fig
+
+
+def _style_axes(ax) -> None:
+    """Light grid, no top/right spines."""
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG at ``path`` (parent folders created) and free it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
+    fig.clear()
+    return path
+
+
+def _as_labels(labels: Any) -> np.ndarray:
+    """Labels as a 1-D int array."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        if not np.all(np.equal(np.mod(labels, 1), 0)):
+            raise ValueError("labels must be integers")
+    return labels.astype(np.int64, copy=False)
+
+
+def colours_by_size(cluster_ids: Any, sizes: Any) -> dict[int, str]:
+    """Colour of each cluster from its size rank.
+
+    Parameters
+    ----------
+    cluster_ids : array-like of int, shape (n_clusters,)
+        Cluster labels.
+    sizes : array-like of int, shape (n_clusters,)
+        Number of points in each cluster.
+
+    Returns
+    -------
+    colours : dict of int to str
+        Hex colour per label: :data:`CLUSTER_PALETTE` in order of decreasing size (ties by
+        label), :data:`OTHER_COLOUR` beyond the palette.
+    """
+    cluster_ids = np.asarray(cluster_ids, dtype=np.int64).ravel()
+    sizes = np.asarray(sizes).ravel()
+    order = np.lexsort((cluster_ids, -sizes))
+    colours = {}
+    for rank, i in enumerate(order):
+        colours[int(cluster_ids[i])] = (
+            CLUSTER_PALETTE[rank] if rank < len(CLUSTER_PALETTE) else OTHER_COLOUR
+        )
+    return colours
+
+
+def cluster_colours(labels: Any) -> dict[int, str]:
+    """Colour of each cluster of a partition, by size rank (see :func:`colours_by_size`).
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_samples,)
+        Cluster label of each point.
+
+    Returns
+    -------
+    colours : dict of int to str
+        Hex colour per label present in ``labels``.
+    """
+    ids, counts = np.unique(_as_labels(labels), return_counts=True)
+    return colours_by_size(ids, counts)
+
+
+def _clusters_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and sizes of the clusters present, largest first (ties by label)."""
+    ids, counts = np.unique(labels, return_counts=True)
+    order = np.lexsort((ids, -counts))
+    return ids[order], counts[order]
+
+
+def _subsample_indices(n_samples: int, max_points: int = MAX_PLOT_POINTS) -> np.ndarray:
+    """Sorted indices of at most ``max_points`` of ``n_samples`` points, always the same ones.
+
+    Uses a fixed-seed local generator, so the same data give the same figure.
+    """
+    if n_samples <= max_points:
+        return np.arange(n_samples)
+    rng = np.random.default_rng(_SUBSAMPLE_SEED)
+    return np.sort(rng.choice(n_samples, size=max_points, replace=False))
+
+
+def _svd_flip(components: np.ndarray) -> np.ndarray:
+    """Sign-fix principal axes so the largest loading of each is positive (deterministic)."""
+    signs = np.sign(components[np.arange(components.shape[0]), np.argmax(np.abs(components), 1)])
+    signs[signs == 0] = 1.0
+    return components * signs[:, None]
+
+
+def _project_2d(X: Any, idx: np.ndarray):
+    """Two plotting coordinates for the points ``idx`` of ``X``.
+
+    Returns
+    -------
+    coords : ndarray of shape (len(idx), 2)
+    axis_labels : tuple of str
+    affine : tuple (centre, W) or None
+        For dense data, ``coords = (x - centre) @ W``, so Gaussian cluster parameters can be
+        projected the same way; None for sparse or one-dimensional data.
+    """
+    if sp.issparse(X):
+        return _project_sparse(X, idx)
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    d = X.shape[1]
+    Xs = X[idx]
+    if d == 1:
+        return np.column_stack([Xs[:, 0], np.zeros(len(idx))]), ("x1", ""), None
+    if d == 2:
+        return Xs, ("x1", "x2"), (np.zeros(2), np.eye(2))
+    centre = X.mean(axis=0)
+    # PCA by SVD of the centred (subsampled) data.
+    _, s, vt = np.linalg.svd(Xs - centre, full_matrices=False)
+    W = _svd_flip(vt[:2]).T
+    total = float(np.sum(s**2))
+    share = s[:2] ** 2 / total if total > 0 else np.zeros(2)
+    axis_labels = tuple(f"PC{j + 1} ({100 * share[j]:.0f}% of variance)" for j in range(2))
+    return (Xs - centre) @ W, axis_labels, (centre, W)
+
+
+def _project_sparse(X: Any, idx: np.ndarray):
+    """TruncatedSVD of tf-idf weighted counts; the matrix is never densified."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    Xs = sp.csr_matrix(X)[idx]
+    weighted = TfidfTransformer().fit_transform(Xs)
+    if weighted.shape[1] <= 2:  # a tiny vocabulary: the weights are the coordinates
+        coords = np.zeros((weighted.shape[0], 2))
+        coords[:, : weighted.shape[1]] = weighted.toarray()
+        return coords, ("tf-idf of term 1", "tf-idf of term 2"), None
+    svd = TruncatedSVD(n_components=2, random_state=_SUBSAMPLE_SEED)
+    coords = svd.fit_transform(weighted)
+    share = svd.explained_variance_ratio_
+    axis_labels = tuple(
+        f"SVD {j + 1} of tf-idf counts ({100 * share[j]:.0f}% of variance)" for j in range(2)
+    )
+    return coords, axis_labels, None
+
+
+def _ellipse_params(mean: np.ndarray, cov: np.ndarray, n_sigma: float = 2.0):
+    """Centre, width, height and angle (degrees) of the ``n_sigma`` contour of a 2-D Gaussian."""
+    evals, evecs = np.linalg.eigh(0.5 * (cov + cov.T))
+    evals = np.clip(evals, 0.0, None)
+    major = evecs[:, 1]
+    angle = float(np.degrees(np.arctan2(major[1], major[0])))
+    width, height = 2.0 * n_sigma * np.sqrt(evals[::-1])
+    return mean, float(width), float(height), angle
+
+
+def _gaussian_params(cluster_params: Mapping[str, Any] | None, d: int):
+    """``(means, covariances)`` arrays from ``cluster_params`` if they fit ``d``, else None."""
+    if not cluster_params or "means" not in cluster_params or "covariances" not in cluster_params:
+        return None
+    try:
+        means = np.asarray(cluster_params["means"], dtype=float)
+        covs = np.asarray(cluster_params["covariances"], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if means.ndim != 2 or means.shape[1] != d or covs.shape != (means.shape[0], d, d):
+        return None
+    return means, covs
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _robust_ylim(y: np.ndarray, keep_from: int):
+    """Y limits that keep the post-burn-in wiggles visible when early values are far below.
+
+    Returns None when the full range is fine.
+    """
+    finite = y[np.isfinite(y)]
+    kept = y[keep_from:]
+    kept = kept[np.isfinite(kept)]
+    if finite.size == 0 or kept.size < 2:
+        return None
+    lo, hi = float(kept.min()), float(kept.max())
+    span = max(hi - lo, 1e-9 * max(1.0, abs(hi)))
+    if float(finite.min()) < lo - 4.0 * span:
+        return lo - 1.5 * span, max(float(finite.max()), hi) + 0.2 * span
+    return None
+
+
+def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path:
+    """Plot the MCMC trace: log joint and number of clusters (and alpha if it varies).
+
+    Parameters
+    ----------
+    trace : mapping of str to array of shape (n_iter,)
+        One entry per iteration.  Uses ``"log_joint"``, ``"n_clusters"`` and ``"alpha"``
+        where present (alpha gets a panel only if it varies), and ``"iteration"`` as the x
+        values if present (else ``0 .. n_iter - 1``).
+    burn_in : int
+        Number of initial iterations discarded as burn-in; shaded on every panel.
+    path : str or Path
+        Where to write the PNG.
+
+    Returns
+    -------
+    path : Path
+        The written file.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is missing (install ``dpclust[plot]``).
+    ValueError
+        If the trace has none of the plotted series, or series of different lengths.
+    """
+    mpl = _import_matplotlib()
+    panels = []
+    for key, ylabel in (("log_joint", "log joint"), ("n_clusters", "clusters K")):
+        if key in trace and trace[key] is not None:
+            panels.append((key, ylabel))
+    if "alpha" in trace and trace["alpha"] is not None:
+        alpha = np.asarray(trace["alpha"], dtype=float)
+        finite = alpha[np.isfinite(alpha)]
+        if finite.size and np.ptp(finite) > 0:
+            panels.append(("alpha", "alpha"))
+    if not panels:
+        raise ValueError("trace has none of 'log_joint', 'n_clusters', 'alpha'")
+    series = {key: np.asarray(trace[key], dtype=float).ravel() for key, _ in panels}
+    n_iter = len(next(iter(series.values())))
+    if any(len(v) != n_iter for v in series.values()):
+        raise ValueError("trace arrays must all have the same length")
+    if "iteration" in trace and len(trace["iteration"]) == n_iter:
+        x = np.asarray(trace["iteration"], dtype=float)
+    else:
+        x = np.arange(n_iter, dtype=float)
+    burn_in = max(int(burn_in or 0), 0)
+    keep_from = int(np.searchsorted(x, burn_in)) if burn_in > 0 else n_iter // 2
+
+    fig = _new_figure(mpl, (8.0, 1.0 + 2.1 * len(panels)))
+    axes = np.atleast_1d(fig.subplots(len(panels), 1, sharex=True))
+    for ax, (key, ylabel) in zip(axes, panels):
+        _style_axes(ax)
+        y = series[key].copy()
+        y[~np.isfinite(y)] = np.nan
+        if burn_in > 0 and n_iter:
+            ax.axvspan(x[0], min(burn_in, x[-1]), color=_BURN_IN_COLOUR, zorder=0, lw=0)
+        if key == "n_clusters":
+            ax.plot(x, y, color=_LINE_COLOUR, lw=1.0, drawstyle="steps-post")
+            ax.yaxis.set_major_locator(mpl.MaxNLocator(integer=True))
+        else:
+            ax.plot(x, y, color=_LINE_COLOUR, lw=0.9)
+        ax.set_ylabel(ylabel)
+        if key == "log_joint":
+            ylim = _robust_ylim(y, keep_from)
+            if ylim is not None:
+                ax.set_ylim(*ylim)
+                ax.text(0.01, 0.03, "earlier values lie below the axis", color="#666666",
+                        fontsize=8, transform=ax.transAxes)
+            if np.isfinite(y).any():
+                best = int(np.nanargmax(y))
+                ax.plot(x[best], y[best], "o", color=_BEST_COLOUR, ms=5, zorder=3)
+    handles = [mpl.Line2D([], [], color=_LINE_COLOUR, lw=1.2, label="sampler state")]
+    if "log_joint" in series and np.isfinite(series["log_joint"]).any():
+        handles.append(mpl.Line2D([], [], marker="o", ls="", color=_BEST_COLOUR, ms=5,
+                                  label="best log joint"))
+    if burn_in > 0:
+        handles.append(mpl.Patch(color=_BURN_IN_COLOUR, label=f"burn-in ({burn_in:,} iterations)"))
+    axes[0].legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3,
+                   frameon=False, fontsize=9)
+    axes[-1].set_xlabel("iteration")
+    if n_iter:
+        axes[-1].set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
+    fig.suptitle("MCMC trace", fontweight="bold")
+    return _save(fig, path)
+
+
+def plot_clusters(
+    X: Any,
+    labels: Any,
+    path: str | Path,
+    cluster_params: Mapping[str, Any] | None = None,
+    *,
+    max_points: int = MAX_PLOT_POINTS,
+) -> Path:
+    """Scatter plot of the points coloured by cluster, in two dimensions.
+
+    Dense data with two features are drawn as they are (axes ``x1``, ``x2``); with more,
+    on their first two principal components (SVD of the centred data).  Sparse count data
+    (documents x vocabulary) are tf-idf weighted and projected by truncated SVD without
+    densifying.  For Gaussian clusters the 2-sigma contour of each cluster's covariance is
+    drawn (projected onto the plotting plane when ``n_features > 2``).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix
+        The data: dense floats or sparse counts.
+    labels : array-like of int, shape (n_samples,)
+        Cluster of each point; cluster ``k`` is row ``k`` of ``cluster_params``.
+    path : str or Path
+        Where to write the PNG.
+    cluster_params : mapping, optional
+        ``"means"`` of shape (n_clusters, n_features) and ``"covariances"`` of shape
+        (n_clusters, n_features, n_features); ignored when absent or of other shapes.
+    max_points : int, default=MAX_PLOT_POINTS
+        Draw at most this many points (a fixed-seed subsample).
+
+    Returns
+    -------
+    path : Path
+        The written file.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib (or, for sparse data, scikit-learn) is missing.
+    ValueError
+        If ``X`` and ``labels`` disagree on the number of points.
+    """
+    mpl = _import_matplotlib()
+    labels = _as_labels(labels)
+    if not sp.issparse(X):
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[:, None]
+    n = labels.shape[0]
+    if X.shape[0] != n:
+        raise ValueError(f"X has {X.shape[0]} rows but labels has {n} entries")
+    idx = _subsample_indices(n, max_points)
+    coords, axis_labels, affine = _project_2d(X, idx)
+    sub_labels = labels[idx]
+    ids, sizes = _clusters_by_size(labels)
+    colours = colours_by_size(ids, sizes)
+    n_coloured = min(len(ids), len(CLUSTER_PALETTE))
+    m = len(idx)
+    size = 16 if m <= 1_000 else 8 if m <= 5_000 else 3
+    alpha = 0.9 if m <= 2_000 else 0.6
+    one_d = not sp.issparse(X) and X.shape[1] == 1
+    if one_d:  # spread the points vertically by cluster, with a little fixed jitter
+        rank = {int(k): r for r, k in enumerate(ids)}
+        jitter = np.random.default_rng(_SUBSAMPLE_SEED).uniform(-0.3, 0.3, m)
+        coords[:, 1] = np.array([rank[int(k)] for k in sub_labels]) + jitter
+
+    fig = _new_figure(mpl, (8.4, 6.0))
+    ax = fig.subplots()
+    _style_axes(ax)
+    other = np.isin(sub_labels, ids[n_coloured:])
+    if other.any():
+        ax.scatter(coords[other, 0], coords[other, 1], s=size, c=OTHER_COLOUR, alpha=alpha,
+                   linewidths=0)
+    for k in ids[:n_coloured]:  # largest first, so small clusters are drawn on top
+        mask = sub_labels == k
+        if mask.any():
+            ax.scatter(coords[mask, 0], coords[mask, 1], s=size, c=colours[int(k)],
+                       alpha=alpha, linewidths=0)
+
+    params = _gaussian_params(cluster_params, X.shape[1]) if affine is not None else None
+    if params is not None:
+        centre, W = affine
+        means, covs = params
+        halo = [mpl.withStroke(linewidth=3.6, foreground="white")]
+        for k in ids:
+            k = int(k)
+            if k < 0 or k >= len(means) or not (np.isfinite(means[k]).all()
+                                                 and np.isfinite(covs[k]).all()):
+                continue
+            mu2 = (means[k] - centre) @ W
+            centre2, width, height, angle = _ellipse_params(mu2, W.T @ covs[k] @ W)
+            ax.add_patch(mpl.Ellipse(centre2, width, height, angle=angle, fill=False,
+                                     edgecolor=colours[k], lw=1.8, path_effects=halo, zorder=3))
+            ax.plot(*mu2, marker="X", ms=9, color=colours[k], mec="black", mew=0.9, zorder=4)
+
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    if one_d:
+        ax.set_ylabel("cluster (largest at bottom)")
+        ax.set_yticks([])
+    elif affine is not None:
+        # Equal scales make the ellipses true to shape, unless the axes differ wildly.
+        spans = np.ptp(coords, axis=0)
+        if spans.min() > 0 and spans.max() / spans.min() < 10:
+            ax.set_aspect("equal", adjustable="datalim")
+
+    handles = [
+        mpl.Line2D([], [], marker="o", ls="", color=colours[int(k)], ms=7,
+                   label=f"{int(k)}  ({int(s):,})")
+        for k, s in zip(ids[:n_coloured], sizes[:n_coloured])
+    ]
+    if len(ids) > n_coloured:
+        n_other = int(sizes[n_coloured:].sum())
+        handles.append(mpl.Line2D([], [], marker="o", ls="", color=OTHER_COLOUR, ms=7,
+                                  label=f"{len(ids) - n_coloured} more  ({n_other:,})"))
+    if params is not None:
+        handles.append(mpl.Line2D([], [], color="#444444", lw=1.5, label="2σ contour"))
+        handles.append(mpl.Line2D([], [], marker="X", ls="", color="#444444", ms=7,
+                                  label="cluster mean"))
+    ax.legend(handles=handles, title="cluster (size)", loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9, title_fontsize=9)
+    title = f"Clusters of the point estimate (K = {len(ids)})"
+    if m < n:
+        title += f"\n{m:,} of {n:,} points shown"
+    ax.set_title(title, fontweight="bold")
+    return _save(fig, path)
+
+
+def plot_cluster_sizes(labels: Any, path: str | Path) -> Path:
+    """Bar chart of cluster sizes, largest first.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_samples,)
+        Cluster of each point.
+    path : str or Path
+        Where to write the PNG.
+
+    Returns
+    -------
+    path : Path
+        The written file.
+    """
+    mpl = _import_matplotlib()
+    labels = _as_labels(labels)
+    ids, sizes = _clusters_by_size(labels)
+    colours = colours_by_size(ids, sizes)
+    K = len(ids)
+    fig = _new_figure(mpl, (float(np.clip(2.5 + 0.32 * K, 5.5, 12.0)), 4.0))
+    ax = fig.subplots()
+    _style_axes(ax)
+    ax.grid(False, axis="x")
+    pos = np.arange(K)
+    bars = ax.bar(pos, sizes, color=[colours[int(k)] for k in ids], width=0.8,
+                  edgecolor="white", linewidth=0.5)
+    if K <= 20:
+        ax.bar_label(bars, labels=[f"{int(s):,}" for s in sizes], padding=2, fontsize=8)
+        ax.margins(y=0.1)
+    if K <= 40:
+        ax.set_xticks(pos, [str(int(k)) for k in ids], fontsize=8 if K > 20 else 10)
+        ax.set_xlabel("cluster label (largest cluster first)")
+    else:
+        ax.set_xlabel("clusters, largest first")
+    ax.set_xlim(-0.6, K - 0.4)
+    ax.set_ylabel("points")
+    ax.yaxis.set_major_locator(mpl.MaxNLocator(integer=True))
+    n = int(sizes.sum())
+    ax.set_title(f"Cluster sizes (K = {K}, {n:,} points)", fontweight="bold")
+    return _save(fig, path)
+
+
+def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
+    """Heat map of the posterior co-clustering matrix, points ordered by cluster label.
+
+    Parameters
+    ----------
+    similarity : array-like of shape (n_samples, n_samples)
+        ``similarity[i, j]`` is the posterior probability that points ``i`` and ``j`` are in
+        the same cluster.
+    labels : array-like of int, shape (n_samples,)
+        Point-estimate cluster of each point, used to order rows and columns.
+    path : str or Path
+        Where to write the PNG.
+
+    Returns
+    -------
+    path : Path
+        The written file.
+
+    Raises
+    ------
+    ValueError
+        If ``similarity`` is not square with one row per label.
+    """
+    mpl = _import_matplotlib()
+    labels = _as_labels(labels)
+    S = np.asarray(similarity, dtype=float)
+    n = labels.shape[0]
+    if S.shape != (n, n):
+        raise ValueError(f"similarity must have shape ({n}, {n}), got {S.shape}")
+    order = np.argsort(labels, kind="stable")
+    S = S[np.ix_(order, order)]
+    ids, counts = np.unique(labels, return_counts=True)
+    edges = np.concatenate([[0], np.cumsum(counts)])
+
+    fig = _new_figure(mpl, (6.8, 5.8))
+    ax = fig.subplots()
+    image = ax.imshow(S, vmin=0.0, vmax=1.0, cmap="Blues", aspect="equal",
+                      interpolation="nearest" if n <= 1_000 else "antialiased")
+    for e in edges[1:-1]:
+        ax.axhline(e - 0.5, color="#555555", lw=0.5, alpha=0.7)
+        ax.axvline(e - 0.5, color="#555555", lw=0.5, alpha=0.7)
+    if len(ids) <= 20:
+        centres = 0.5 * (edges[:-1] + edges[1:]) - 0.5
+        keep = counts >= 0.02 * n  # label only blocks wide enough to read
+        ax.set_xticks(centres[keep], [str(int(k)) for k in ids[keep]], fontsize=8)
+        ax.set_yticks(centres[keep], [str(int(k)) for k in ids[keep]], fontsize=8)
+        ax.set_xlabel("points, grouped by cluster label")
+        ax.set_ylabel("points, grouped by cluster label")
+    else:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("points, ordered by cluster label")
+        ax.set_ylabel("points, ordered by cluster label")
+    bar = fig.colorbar(image, ax=ax, shrink=0.85)
+    bar.set_label("P(same cluster)")
+    ax.set_title("Posterior co-clustering", fontweight="bold")
+    return _save(fig, path)

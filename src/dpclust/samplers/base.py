@@ -1,0 +1,104 @@
+"""What every sampler shares: the model it targets, the diagnostics it returns, relabelling.
+
+A sampler is a small frozen configuration object with two methods (the BlackJAX shape):
+
+* ``init(rng, model, labels=None) -> state``
+* ``step(rng, state, model) -> (state, info)``, pure: the input state is not modified.
+
+Every state is a NamedTuple with at least ``labels`` (int64, canonical: clusters numbered
+0..K-1 by first appearance) and ``alpha``; every info is a :class:`StepInfo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..families.base import ConjugateFamily, FamilyKernel
+from .crp import GammaPrior, crp_log_prior, sample_alpha
+
+
+class StepInfo(NamedTuple):
+    """Diagnostics of one sampler step (not needed by the next step)."""
+
+    log_joint: float
+    n_clusters: int
+    alpha: float
+    n_accepted_splits: int = 0
+    n_accepted_merges: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class MixtureModel:
+    """The target: a DP mixture of ``family`` components for the data ``X``.
+
+    Parameters
+    ----------
+    family : ConjugateFamily
+        A resolved family (hyperparameters fixed).
+    X : data in the family's working form (validated).
+    alpha_prior : GammaPrior or None
+        Prior on the concentration; ``None`` keeps alpha fixed at the state's value.
+    """
+
+    family: ConjugateFamily
+    X: Any
+    alpha_prior: GammaPrior | None = None
+
+    @cached_property
+    def n_samples(self) -> int:
+        return self.family.n_points(self.X)
+
+    @cached_property
+    def kernel(self) -> FamilyKernel:
+        return self.family.kernel(self.X)
+
+    @cached_property
+    def log_prior_predictive(self) -> np.ndarray:
+        """``log f(x_i)`` under the prior, for every point, shape (n,)."""
+        return self.family.log_predictive(self.X, self.family.empty_stats(1))[:, 0]
+
+    def log_joint(self, labels: np.ndarray, alpha: float) -> float:
+        """``log p(z | alpha) + sum_k log f(X_k)`` (ALGORITHMS.md section 2)."""
+        labels = np.asarray(labels)
+        k = int(labels.max()) + 1
+        stats = self.family.stats(self.X, labels, k)
+        sizes = self.family.count(stats)
+        return crp_log_prior(sizes, alpha) + float(self.family.log_marginal(stats).sum())
+
+    def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
+        if self.alpha_prior is None:
+            return alpha
+        return sample_alpha(rng, alpha, n_clusters, self.n_samples, self.alpha_prior)
+
+
+def relabel(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber labels 0..K-1 by order of first appearance.
+
+    Returns ``(new_labels, old_ids)`` with ``old_ids[k]`` the old label of new cluster k.
+    """
+    labels = np.asarray(labels)
+    uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return rank[inverse].astype(np.int64), uniq[order]
+
+
+def initial_labels(rng, n_samples: int, labels=None, n_clusters: int = 1) -> np.ndarray:
+    """Starting partition: the given labels, or a uniform random one over ``n_clusters``."""
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (n_samples,):
+            raise ValueError(f"initial labels have shape {labels.shape}, expected ({n_samples},)")
+        if labels.min() < 0:
+            raise ValueError("initial labels must be non-negative")
+        return relabel(labels)[0]
+    if n_clusters < 1:
+        raise ValueError(f"the initial number of clusters must be >= 1, got {n_clusters}")
+    if n_clusters == 1:
+        return np.zeros(n_samples, dtype=np.int64)
+    return relabel(rng.integers(0, min(n_clusters, n_samples), size=n_samples))[0]

@@ -1,0 +1,122 @@
+"""Gibbs sampling with explicit cluster parameters (Neal 2000, algorithm 2).
+
+This is the variant of Paisley's lecture notes: existing clusters are scored with their
+current parameters ``f(x_i; theta_k)``, a new cluster with the prior predictive ``f(x_i)``;
+a new cluster's parameter is drawn from ``p(theta | x_i)``, and after the sweep every
+``theta_k`` is redrawn from ``p(theta | X_k)``.  A baseline: it mixes more slowly than the
+collapsed sampler but only needs a family that can draw from its posterior.
+
+References
+----------
+Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models,
+    algorithm 2.
+Paisley, J. (2015). Lecture notes on DP mixtures, "the algorithm".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..families.base import concatenate
+from . import _kernels
+from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .crp import crp_log_prior
+
+
+class ExplicitState(NamedTuple):
+    """Partition, one parameter per cluster (batched, cluster k = label k), and alpha."""
+
+    labels: np.ndarray
+    params: Any
+    alpha: float
+
+
+@dataclass(frozen=True)
+class ExplicitGibbs:
+    """Neal's algorithm 2: Gibbs over labels with instantiated cluster parameters."""
+
+    random_scan: bool = True
+    name = "explicit"
+
+    def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
+             alpha: float = 1.0) -> ExplicitState:
+        labels = initial_labels(rng, model.n_samples, labels, n_clusters)
+        params = _draw_params(rng, model, labels)
+        return ExplicitState(labels, params, float(alpha))
+
+    def step(self, rng, state: ExplicitState, model: MixtureModel):
+        fam, X, n = model.family, model.X, model.n_samples
+        labels = np.array(state.labels, dtype=np.int64)
+        k = int(labels.max()) + 1
+        capacity = k + 8
+        loglik = np.empty((n, capacity))
+        loglik[:, :k] = fam.log_likelihood(X, state.params)
+        params = state.params
+        counts = np.zeros(capacity, dtype=np.int64)
+        counts[:k] = np.bincount(labels, minlength=k)
+        n_cols = k
+        order = rng.permutation(n) if self.random_scan else np.arange(n)
+        uniforms = rng.random(n)
+        logw = np.empty(capacity + 1)
+        cand = np.empty(capacity + 1, dtype=np.int64)
+        log_alpha = math.log(state.alpha)
+        prior_pred = model.log_prior_predictive
+        t = 0
+        while True:
+            t = _kernels.explicit_sweep(loglik, prior_pred, labels, counts, n_cols, order,
+                                        uniforms, log_alpha, t, logw, cand)
+            if t >= n:
+                break
+            i = order[t]
+            # a new cluster for point i: theta ~ p(theta | x_i)
+            empty = np.flatnonzero(counts[:n_cols] == 0)
+            if len(empty):
+                c = int(empty[0])
+            else:
+                if n_cols == capacity:
+                    capacity *= 2
+                    loglik = _grow(loglik, capacity)
+                    counts = np.concatenate([counts, np.zeros(capacity - len(counts), np.int64)])
+                    logw = np.empty(capacity + 1)
+                    cand = np.empty(capacity + 1, dtype=np.int64)
+                c = n_cols
+                n_cols += 1
+            xi = fam.subset(X, [i])
+            theta = fam.sample_posterior(fam.stats(xi), rng)
+            params = _put(params, c, theta)
+            loglik[:, c] = fam.log_likelihood(X, theta)[:, 0]
+            labels[i] = c
+            counts[c] = 1
+            t += 1
+        labels, _ = relabel(labels)
+        k = int(labels.max()) + 1
+        params = _draw_params(rng, model, labels)
+        alpha = model.update_alpha(rng, state.alpha, k)
+        log_joint = model.log_joint(labels, alpha)
+        return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha)
+
+
+def _draw_params(rng, model: MixtureModel, labels):
+    k = int(labels.max()) + 1
+    return model.family.sample_posterior(model.family.stats(model.X, labels, k), rng)
+
+
+def _grow(a: np.ndarray, capacity: int) -> np.ndarray:
+    out = np.empty((a.shape[0], capacity))
+    out[:, :a.shape[1]] = a
+    return out
+
+
+def _put(params, c: int, theta):
+    """Parameters with cluster ``c`` set to the single draw ``theta`` (appended if c == K)."""
+    k = len(params[0])
+    if c < k:
+        out = type(params)(*(np.array(a, copy=True) for a in params))
+        for a, b in zip(out, theta):
+            a[c] = b[0]
+        return out
+    return concatenate(params, theta)

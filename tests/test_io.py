@@ -1,0 +1,392 @@
+"""Tests of dpclust.io: round trips for every format and one clear DataError per bad file."""
+
+import gzip
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from dpclust._validation import DataError
+from dpclust.io import load_data, load_vocabulary, save_labels_csv
+
+DATA = np.array([[1.5, -2.0, 3.0], [4.0, 5.25, -6.0], [7.0, 8.0, 9.5], [0.0, 1e-3, 2e5]])
+COUNTS = np.array([[2, 0, 1, 0], [0, 0, 0, 0], [0, 3, 0, 1]])
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# round trips
+
+
+@pytest.mark.parametrize(
+    "sep, suffix", [(",", ".csv"), ("\t", ".tsv"), (" ", ".txt"), (",", ".txt")]
+)
+def test_text_round_trip_with_and_without_header(tmp_path, sep, suffix):
+    df = pd.DataFrame(DATA, columns=["a", "b", "c"])
+    with_header = tmp_path / f"h{suffix}"
+    df.to_csv(with_header, sep=sep, index=False)
+    X, meta = load_data(with_header)
+    np.testing.assert_allclose(X, DATA)
+    assert X.dtype == np.float64 and X.flags.c_contiguous
+    assert meta["has_header"] is True
+    assert meta["column_names"] == ["a", "b", "c"]
+    assert (meta["n_samples"], meta["n_features"]) == (4, 3)
+    assert meta["format"] == suffix[1:]
+    assert meta["path"] == str(with_header)
+
+    no_header = tmp_path / f"n{suffix}"
+    np.savetxt(no_header, DATA, delimiter=sep)
+    X, meta = load_data(no_header)
+    np.testing.assert_allclose(X, DATA)
+    assert meta["has_header"] is False
+    assert meta["column_names"] is None
+
+
+def test_header_override(tmp_path):
+    path = write(tmp_path / "x.csv", "0,1\n1,2\n3,4\n")  # pandas-style numeric column names
+    X, meta = load_data(path)
+    assert X.shape == (3, 2) and not meta["has_header"]
+    X, meta = load_data(path, header=True)
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    assert meta["column_names"] == ["0", "1"]
+
+
+def test_text_comments_blank_lines_crlf_quotes_gzip(tmp_path):
+    path = write(tmp_path / "x.csv", '# made by hand\n\n"a","b"\r\n"1",2\r\n\r\n3,4\r\n')
+    X, meta = load_data(path)
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    assert meta["column_names"] == ["a", "b"]
+    gz = tmp_path / "x.csv.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write("a,b\n1,2\n3,4\n")
+    X, meta = load_data(gz)
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    assert meta["format"] == "csv"
+
+
+def test_single_column_text(tmp_path):
+    X, meta = load_data(write(tmp_path / "x.txt", "value\n1\n2\n3\n"))
+    assert X.shape == (3, 1) and meta["column_names"] == ["value"]
+
+
+def test_column_selection(tmp_path):
+    path = write(tmp_path / "x.csv", "id,a,b\nu,1,2\nv,3,4\n")
+    X, meta = load_data(path, column=["b", "a"])
+    np.testing.assert_array_equal(X, [[2, 1], [4, 3]])
+    assert meta["column_names"] == ["b", "a"]
+    X, _ = load_data(path, column=[1])
+    np.testing.assert_array_equal(X, [[1], [3]])
+    X, _ = load_data(path, column="a")
+    assert X.shape == (2, 1)
+    with pytest.raises(DataError, match="no column named 'z'"):
+        load_data(path, column=["z"])
+    with pytest.raises(DataError, match="out of range"):
+        load_data(path, column=[5])
+    with pytest.raises(DataError, match="line 2, column 1 \\('id'\\).*'u'"):
+        load_data(path)
+    no_header = write(tmp_path / "y.csv", "1,2\n3,4\n")
+    with pytest.raises(DataError, match="by 0-based index"):
+        load_data(no_header, column=["a"])
+
+
+def test_npy_round_trip(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, DATA.astype(np.float32))
+    X, meta = load_data(path)
+    np.testing.assert_allclose(X, DATA, rtol=1e-6)
+    assert X.dtype == np.float64
+    assert meta["format"] == "npy" and meta["column_names"] is None
+    X, _ = load_data(path, column=[0, 2])
+    assert X.shape == (4, 2)
+
+
+def test_npz_sparse_round_trip(tmp_path):
+    path = tmp_path / "x.npz"
+    sp.save_npz(path, sp.csr_matrix(COUNTS.astype(np.int32)))
+    X, meta = load_data(path)
+    assert isinstance(X, sp.csr_matrix) and X.dtype == np.float64 and X.has_canonical_format
+    np.testing.assert_array_equal(X.toarray(), COUNTS)
+    assert meta["format"] == "npz" and (meta["n_samples"], meta["n_features"]) == (3, 4)
+    sp.save_npz(tmp_path / "c.npz", sp.coo_matrix(COUNTS))
+    X, _ = load_data(tmp_path / "c.npz", kind="counts")
+    np.testing.assert_array_equal(X.toarray(), COUNTS)
+
+
+def test_npz_single_array_round_trip(tmp_path):
+    path = tmp_path / "x.npz"
+    np.savez(path, data=DATA)
+    X, _ = load_data(path)
+    np.testing.assert_array_equal(X, DATA)
+    np.savez(path, a=DATA, b=DATA)
+    with pytest.raises(DataError, match="2 arrays"):
+        load_data(path)
+
+
+def test_parquet_round_trip(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "a": DATA[:, 0],
+            "b": DATA[:, 1].astype(np.float32),
+            "n": np.arange(4),
+            "flag": [True, False, True, False],
+        }
+    )
+    path = tmp_path / "x.parquet"
+    pq.write_table(table, path)
+    X, meta = load_data(path)
+    assert X.shape == (4, 4)
+    np.testing.assert_allclose(X[:, 0], DATA[:, 0])
+    np.testing.assert_array_equal(X[:, 2], np.arange(4))
+    assert meta["column_names"] == ["a", "b", "n", "flag"] and meta["format"] == "parquet"
+    X, meta = load_data(path, column=["n", "a"])
+    np.testing.assert_array_equal(X[:, 0], np.arange(4))
+    assert meta["column_names"] == ["n", "a"]
+
+
+def test_parquet_from_pandas_skips_index(tmp_path):
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame(DATA, columns=["a", "b", "c"], index=[10, 11, 12, 13])
+    path = tmp_path / "x.pq"
+    df.to_parquet(path)
+    X, meta = load_data(path)
+    np.testing.assert_array_equal(X, DATA)
+    assert meta["column_names"] == ["a", "b", "c"]
+
+
+def test_parquet_errors(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"a": [1.0, 2.0], "name": ["u", "v"]}), path)
+    with pytest.raises(DataError, match="non-numeric column 'name'"):
+        load_data(path)
+    X, _ = load_data(path, column=["a"])
+    assert X.shape == (2, 1)
+    pq.write_table(pa.table({"a": [1.0, None, 3.0]}), path)
+    with pytest.raises(DataError, match="'a' has 1 missing"):
+        load_data(path)
+    pq.write_table(pa.table({"a": [1.0, np.nan]}), path)
+    with pytest.raises(DataError, match="NaN"):
+        load_data(path)
+    write(path, "not parquet at all")
+    with pytest.raises(DataError, match="not a readable Parquet file"):
+        load_data(path)
+
+
+def test_parquet_missing_pyarrow(tmp_path, monkeypatch):
+    path = write(tmp_path / "x.parquet", "whatever")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(DataError, match=r"pip install dpclust\[parquet\]"):
+        load_data(path)
+
+
+# --------------------------------------------------------------------------------------------
+# bag of words
+
+
+DOCWORD = """3
+5
+6
+1 1 2
+1 3 1
+2 2 4
+2 5 1
+3 1 1
+3 4 7
+"""
+DOCWORD_DENSE = np.array([[2, 0, 1, 0, 0], [0, 4, 0, 0, 1], [1, 0, 0, 7, 0]])
+
+
+def test_docword_by_name_and_gzip(tmp_path):
+    path = write(tmp_path / "docword.tiny.txt", DOCWORD)
+    X, meta = load_data(path)
+    assert isinstance(X, sp.csr_matrix) and X.dtype == np.float64 and X.has_canonical_format
+    np.testing.assert_array_equal(X.toarray(), DOCWORD_DENSE)
+    assert meta["format"] == "docword" and (meta["n_samples"], meta["n_features"]) == (3, 5)
+    gz = tmp_path / "docword.tiny.txt.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(DOCWORD)
+    X, _ = load_data(gz)
+    np.testing.assert_array_equal(X.toarray(), DOCWORD_DENSE)
+
+
+def test_docword_by_content(tmp_path):
+    path = write(tmp_path / "corpus.txt", DOCWORD)
+    X, meta = load_data(path, kind="counts")
+    np.testing.assert_array_equal(X.toarray(), DOCWORD_DENSE)
+    X, meta = load_data(path)
+    assert meta["format"] == "docword"
+    with pytest.raises(DataError, match="kind='counts'"):
+        load_data(path, kind="dense")
+
+
+def test_docword_empty_document_allowed(tmp_path):
+    path = write(tmp_path / "docword.txt", "3\n2\n2\n1 1 1\n3 2 5\n")
+    X, _ = load_data(path)
+    np.testing.assert_array_equal(X.toarray(), [[1, 0], [0, 0], [0, 5]])
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("3\n5\n7\n" + DOCWORD.split("\n", 3)[3], "NNZ = 7, but 6"),
+        ("3\n5\n1\n4 1 1\n", "line 4: document id 4 is out of range 1..3"),
+        ("3\n5\n1\n1 6 1\n", "line 4: word id 6 is out of range 1..5"),
+        ("3\n5\n1\n1 0 1\n", "word id 0 is out of range"),
+        ("3\n5\n1\n1 1 -2\n", "line 4: negative count -2"),
+        ("3\n5\n1\n1 1 2.5\n", "line 4 should be three integers"),
+        ("3\n5\n2\n1 1 2\n1 1\n", "line 5 should be three integers"),
+        ("3\nfive\n1\n1 1 1\n", "line 2 should hold W"),
+        ("3\n5\n", "found only 2"),
+    ],
+)
+def test_docword_errors(tmp_path, text, message):
+    with pytest.raises(DataError, match=message):
+        load_data(write(tmp_path / "docword.bad.txt", text))
+
+
+def test_dense_counts_table_as_counts(tmp_path):
+    path = tmp_path / "x.csv"
+    pd.DataFrame(COUNTS, columns=list("wxyz")).to_csv(path, index=False)
+    X, meta = load_data(path, kind="counts")
+    assert isinstance(X, sp.csr_matrix)
+    np.testing.assert_array_equal(X.toarray(), COUNTS)
+    assert meta["column_names"] == list("wxyz")
+    write(path, "a,b\n1,2\n3,-1\n")
+    with pytest.raises(DataError, match="negative"):
+        load_data(path, kind="counts")
+
+
+# --------------------------------------------------------------------------------------------
+# bad files: one DataError naming the path and the problem
+
+
+def test_missing_directory_empty(tmp_path):
+    with pytest.raises(DataError, match="no such file") as info:
+        load_data(tmp_path / "nope.csv")
+    assert str(tmp_path / "nope.csv") in str(info.value)
+    with pytest.raises(DataError, match="is a directory"):
+        load_data(tmp_path)
+    empty = write(tmp_path / "empty.csv", "")
+    with pytest.raises(DataError, match=r"empty \(0 bytes\)"):
+        load_data(empty)
+    with pytest.raises(DataError, match="empty"):
+        load_data(write(tmp_path / "empty.npy", ""))
+
+
+def test_no_data_rows(tmp_path):
+    with pytest.raises(DataError, match="header row but no data rows") as info:
+        load_data(write(tmp_path / "h.csv", "a,b\n"))
+    assert "h.csv" in str(info.value)
+    with pytest.raises(DataError, match="no data"):
+        load_data(write(tmp_path / "c.csv", "# only a comment\n\n"))
+    np.save(tmp_path / "e.npy", np.zeros((0, 3)))
+    with pytest.raises(DataError, match="0 samples"):
+        load_data(tmp_path / "e.npy")
+
+
+def test_text_cell_errors(tmp_path):
+    with pytest.raises(DataError, match=r"line 3, column 2 \('b'\) holds the non-numeric value"):
+        load_data(write(tmp_path / "a.csv", "a,b\n1,2\n3,x\n"))
+    with pytest.raises(DataError, match=r"line 3, column 2 is empty; missing values"):
+        load_data(write(tmp_path / "b.csv", "1,2\n3,4\n5,\n"))
+    with pytest.raises(DataError, match=r"2 NaN or infinite values.*'nan'.*line 3, column 1"):
+        load_data(write(tmp_path / "c.csv", "1,2\n3,4\nnan,5\n6,inf\n"))
+    with pytest.raises(DataError, match="line 2 has 3 fields, but line 1 has 2"):
+        load_data(write(tmp_path / "d.txt", "1 2\n3 4 5\n"))
+
+
+def test_garbled_and_unsupported_files(tmp_path):
+    binary = tmp_path / "g.csv"
+    binary.write_bytes(b"\x00\xff\xfe\x89garbage")
+    with pytest.raises(DataError, match="not a UTF-8 text file") as info:
+        load_data(binary)
+    assert str(binary) in str(info.value)
+    with pytest.raises(DataError, match="not a NumPy .npy file"):
+        load_data(write(tmp_path / "g.npy", "hello"))
+    truncated = tmp_path / "t.npy"
+    np.save(truncated, DATA)
+    truncated.write_bytes(truncated.read_bytes()[:-10])
+    with pytest.raises(DataError, match="t.npy"):
+        load_data(truncated)
+    with pytest.raises(DataError, match="not a .npz file"):
+        load_data(write(tmp_path / "g.npz", "hello"))
+    bad_gz = tmp_path / "g.csv.gz"
+    bad_gz.write_bytes(b"not gzip at all")
+    with pytest.raises(DataError, match="cannot be read"):
+        load_data(bad_gz)
+    with pytest.raises(DataError, match="unsupported file type '.xlsx'"):
+        load_data(write(tmp_path / "g.xlsx", "x"))
+
+
+def test_object_npy_rejected(tmp_path):
+    path = tmp_path / "o.npy"
+    np.save(path, np.array([[1, "a"]], dtype=object), allow_pickle=True)
+    with pytest.raises(DataError, match="object array"):
+        load_data(path)
+
+
+def test_npy_data_errors_name_path(tmp_path):
+    path = tmp_path / "x.npy"
+    X = DATA.copy()
+    X[2, 1] = np.nan
+    np.save(path, X)
+    with pytest.raises(DataError, match=r"x.npy contains 1 NaN entry .*row 2, column 1"):
+        load_data(path)
+    np.save(path, np.arange(3.0))
+    with pytest.raises(DataError, match="1-D"):
+        load_data(path)
+    sp.save_npz(tmp_path / "s.npz", sp.csr_matrix(COUNTS))
+    with pytest.raises(DataError, match="kind='counts'"):
+        load_data(tmp_path / "s.npz", kind="dense")
+
+
+def test_bad_arguments(tmp_path):
+    path = write(tmp_path / "x.csv", "1,2\n")
+    with pytest.raises(ValueError, match="kind"):
+        load_data(path, kind="sparse")
+    with pytest.raises(ValueError, match="header"):
+        load_data(path, header="yes")
+
+
+# --------------------------------------------------------------------------------------------
+# labels and vocabulary
+
+
+def test_save_labels_round_trip(tmp_path):
+    path = tmp_path / "labels.csv"
+    save_labels_csv(path, np.array([0, 2, 1, 2]))
+    assert path.read_text() == "label\n0\n2\n1\n2\n"
+    X, meta = load_data(path)
+    np.testing.assert_array_equal(X[:, 0], [0, 2, 1, 2])
+    assert meta["column_names"] == ["label"]
+    save_labels_csv(path, [1.0, 0.0], header="cluster")
+    assert path.read_text() == "cluster\n1\n0\n"
+    with pytest.raises(DataError, match="whole numbers"):
+        save_labels_csv(path, [0.5])
+    with pytest.raises(DataError, match="1-D"):
+        save_labels_csv(path, [[0, 1]])
+    with pytest.raises(DataError, match="cannot write labels"):
+        save_labels_csv(tmp_path / "missing" / "labels.csv", [0])
+
+
+def test_load_vocabulary(tmp_path):
+    path = write(tmp_path / "vocab.txt", "alpha\r\nbeta \ngamma\n\n")
+    assert load_vocabulary(path) == ["alpha", "beta", "gamma"]
+    with pytest.raises(DataError, match="empty"):
+        load_vocabulary(write(tmp_path / "empty.txt", ""))
+    with pytest.raises(DataError, match="no such file"):
+        load_vocabulary(tmp_path / "nope.txt")
+    with pytest.raises(DataError, match="no words"):
+        load_vocabulary(write(tmp_path / "blank.txt", "\n\n"))

@@ -1,0 +1,225 @@
+"""Tests of dpclust.report: the HTML report and the figures it embeds."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpclust.report import plots, write_report
+
+try:
+    import matplotlib  # noqa: F401
+
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+needs_mpl = pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MALICIOUS = "<script>alert('x')</script>"
+
+
+def _trace(n_iter: int, rng: np.random.Generator, *, alpha_varies: bool = True) -> dict:
+    it = np.arange(n_iter)
+    log_joint = -2000.0 + 1500.0 * (1 - np.exp(-it / 15.0)) + rng.normal(0, 5, n_iter)
+    n_clusters = np.clip(np.round(1 + 2 * (1 - np.exp(-it / 10.0)) + rng.normal(0, 0.4, n_iter)),
+                         1, None).astype(int)
+    alpha = 1.0 + 0.3 * rng.standard_normal(n_iter) if alpha_varies else np.ones(n_iter)
+    return {
+        "log_joint": log_joint,
+        "n_clusters": n_clusters,
+        "alpha": np.abs(alpha),
+        "seconds": np.cumsum(np.full(n_iter, 0.01)),
+    }
+
+
+def _summary(K, sizes, n, d, params, *, family, source="demo") -> dict:
+    return {
+        "settings": {"family": family, "sampler": "collapsed-gibbs", "alpha": MALICIOUS,
+                     "n_iter": 200, "burn_in": 50, "thin": 1, "seed": 0},
+        "data": {"source": source, "n_samples": n, "n_features": d, "format": "npy"},
+        "timings": {"total_seconds": 2.5, "seconds_per_iteration": 0.0125,
+                    "point_updates_per_second": 48000.0},
+        "n_clusters": K,
+        "cluster_sizes": list(sizes),
+        "cluster_params": params,
+        "log_joint": {"final": -512.25, "best": -498.5, "best_iteration": 173},
+        "point_estimate": {"loss": "vi", "expected_loss": 0.042},
+        "metrics": {"nmi": 0.98, "ari": 0.97},
+        "warnings": ["R-hat of K is 1.2 <check>: run longer"],
+    }
+
+
+@pytest.fixture
+def gaussian_fit():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [6.0, 1.0], [2.0, 7.0]])
+    covs = np.array([[[1.0, 0.5], [0.5, 1.0]], [[0.5, 0.0], [0.0, 2.0]], [[1.5, -0.6], [-0.6, 0.8]]])
+    sizes = [150, 100, 50]
+    X = np.vstack([rng.multivariate_normal(c, s, size=m) for c, s, m in zip(centres, covs, sizes)])
+    labels = np.repeat(np.arange(3), sizes)
+    same = (labels[:, None] == labels[None, :]).astype(float)
+    similarity = np.clip(0.9 * same + 0.05 + 0.05 * rng.random((300, 300)), 0, 1)
+    params = {"means": centres.tolist(), "covariances": covs.tolist()}
+    summary = _summary(3, sizes, 300, 2, params, family="gaussian")
+    return summary, _trace(200, rng), X, labels, similarity
+
+
+@pytest.fixture
+def sparse_fit():
+    rng = np.random.default_rng(1)
+    n_docs, vocab, K = 120, 40, 3
+    labels = np.repeat(np.arange(K), n_docs // K)
+    topics = rng.dirichlet(np.full(vocab, 0.1), size=K)
+    counts = np.vstack([rng.multinomial(30, topics[k]) for k in labels])
+    X = sp.csr_matrix(counts)
+    words = [f"word{j}" for j in range(vocab)]
+    top_words = [[words[j] for j in np.argsort(-topics[k])[:5]] for k in range(K)]
+    summary = _summary(K, np.bincount(labels).tolist(), n_docs, vocab,
+                       {"top_words": top_words}, family="multinomial", source="docs.npz")
+    return summary, _trace(200, rng, alpha_varies=False), X, labels
+
+
+def _embedded_pngs(page: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)]
+
+
+@needs_mpl
+def test_gaussian_report(tmp_path, gaussian_fit):
+    summary, trace, X, labels, similarity = gaussian_fit
+    paths = write_report(tmp_path / "out", summary, trace, X, labels, similarity=similarity,
+                         title="Demo & test")
+    assert set(paths) == {"report", "trace", "clusters", "cluster_sizes", "similarity"}
+    for name in ("trace", "clusters", "cluster_sizes", "similarity"):
+        assert paths[name] == tmp_path / "out" / f"{name}.png"
+        assert paths[name].read_bytes().startswith(PNG_SIGNATURE)
+    page = paths["report"].read_text(encoding="utf-8")
+    embedded = _embedded_pngs(page)
+    assert len(embedded) == 4
+    assert all(png.startswith(PNG_SIGNATURE) for png in embedded)
+    assert "found <b>3 clusters</b> in <b>300 points</b>" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page  # settings are escaped
+    assert "&lt;check&gt;" in page  # and so are warnings
+    assert "Demo &amp; test" in page
+    assert "Variation of Information" in page and "0.98" in page
+    assert "http://" not in page and "https://" not in page  # nothing from the network
+    assert "(0, 0)" in page  # the mean vector of cluster 0 in the cluster table
+
+
+@needs_mpl
+def test_sparse_report(tmp_path, sparse_fit):
+    summary, trace, X, labels = sparse_fit
+    paths = write_report(tmp_path, summary, trace, X, labels)
+    assert set(paths) == {"report", "trace", "clusters", "cluster_sizes"}
+    page = paths["report"].read_text(encoding="utf-8")
+    assert len(_embedded_pngs(page)) == 3
+    assert summary["cluster_params"]["top_words"][0][0] in page
+    assert "found <b>3 clusters</b> in <b>120 points</b>" in page
+
+
+@needs_mpl
+def test_sparse_data_is_never_densified(tmp_path, sparse_fit, monkeypatch):
+    _, _, X, labels = sparse_fit
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("sparse data densified")
+
+    for cls in (sp.csr_matrix, sp.csr_array):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+    path = plots.plot_clusters(X, labels, tmp_path / "c.png")
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_report_without_matplotlib(tmp_path, gaussian_fit, monkeypatch):
+    summary, trace, X, labels, similarity = gaussian_fit
+
+    def missing():
+        raise ImportError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(plots, "_import_matplotlib", missing)
+    paths = write_report(tmp_path, summary, trace, X, labels, similarity=similarity)
+    assert set(paths) == {"report"}
+    page = paths["report"].read_text(encoding="utf-8")
+    assert "pip install dpclust[plot]" in page
+    assert "data:image/png" not in page
+    assert "3 clusters" in page
+    assert 'class="num">150</td>' in page
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_plot_functions_without_matplotlib_name_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    for mod in [m for m in sys.modules if m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(ImportError, match=r"pip install dpclust\[plot\]"):
+        plots.plot_cluster_sizes([0, 1, 1], tmp_path / "s.png")
+
+
+@needs_mpl
+def test_minimal_summary_is_tolerated(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 6))
+    labels = np.repeat([0, 1], 20)
+    summary = {"settings": {}, "data": {}, "timings": {}, "n_clusters": 2,
+               "cluster_sizes": [20, 20], "cluster_params": {}, "log_joint": {}}
+    trace = {"log_joint": rng.normal(size=30), "n_clusters": np.full(30, 2)}
+    paths = write_report(tmp_path, summary, trace, X, labels)
+    assert set(paths) == {"report", "trace", "clusters", "cluster_sizes"}
+    page = paths["report"].read_text(encoding="utf-8")
+    assert "Warnings" not in page and "found <b>2 clusters</b>" in page
+
+
+@needs_mpl
+def test_broken_figure_does_not_stop_the_report(tmp_path, gaussian_fit):
+    summary, trace, X, labels, _ = gaussian_fit
+    with pytest.warns(UserWarning, match="similarity.png not drawn"):
+        paths = write_report(tmp_path, summary, trace, X, labels, similarity=np.eye(3))
+    assert "similarity" not in paths
+    assert "could not be drawn" in paths["report"].read_text(encoding="utf-8")
+
+
+@needs_mpl
+def test_plot_clusters_projections(tmp_path):
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(25), 8)  # more clusters than colours: the rest are grey
+    X = rng.normal(size=(200, 5)) + labels[:, None]
+    means = [X[labels == k].mean(0).tolist() for k in range(25)]
+    covs = [np.cov(X[labels == k].T).tolist() for k in range(25)]
+    for d, name in ((5, "pca.png"), (1, "one.png")):
+        params = {"means": [m[:d] for m in means], "covariances": [np.asarray(c)[:d, :d] for c in covs]}
+        path = plots.plot_clusters(X[:, :d], labels, tmp_path / name, cluster_params=params)
+        assert path.read_bytes().startswith(PNG_SIGNATURE)
+    colours = plots.cluster_colours(labels)
+    assert len(set(colours.values())) == len(plots.CLUSTER_PALETTE) + 1
+    assert sum(c == plots.OTHER_COLOUR for c in colours.values()) == 25 - len(plots.CLUSTER_PALETTE)
+
+
+def test_subsample_is_deterministic_and_bounded():
+    a = plots._subsample_indices(50_000)
+    b = plots._subsample_indices(50_000)
+    assert len(a) == plots.MAX_PLOT_POINTS and np.array_equal(a, b)
+    assert np.all(np.diff(a) > 0)
+    assert np.array_equal(plots._subsample_indices(10), np.arange(10))
+
+
+def test_ellipse_matches_covariance():
+    # axis-aligned covariance diag(4, 1): 2-sigma contour has full axes 8 and 4
+    _, width, height, angle = plots._ellipse_params(np.zeros(2), np.diag([4.0, 1.0]))
+    assert (width, height) == pytest.approx((8.0, 4.0))
+    assert abs(angle) % 180 == pytest.approx(0.0, abs=1e-9)
+
+
+def test_importing_report_does_not_import_matplotlib():
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = "import sys, dpclust.report; assert 'matplotlib' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)

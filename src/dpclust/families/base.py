@@ -30,7 +30,8 @@ class FamilyKernel(NamedTuple):
     """Numba-compiled per-point operations of a family, for the collapsed samplers.
 
     The cluster statistics are a tuple of arrays ``kstats`` whose first axis is a cluster
-    *slot*; ``kdata`` is the family's array representation of the data set and ``khyper``
+    *slot* (every array, scratch space included, so that samplers can copy, permute and
+    grow the slots without knowing the family); ``kdata`` is the family's array representation of the data set and ``khyper``
     a tuple of prior hyperparameter arrays.  Every function is ``@njit``.
 
     Attributes

@@ -308,17 +308,48 @@ class NormalInverseWishart(ConjugateFamily):
     def kernel(self, X) -> FamilyKernel:
         m0, kappa0, nu0, S0 = self._hyper()
         L0 = np.linalg.cholesky(S0)
-        hyper = (m0, L0, np.array([kappa0, nu0, log_det_chol(L0)]))
         d = m0.shape[0]
+        hyper = (m0, L0, np.array([kappa0, nu0, log_det_chol(L0)]),
+                 _count_tables(kappa0, nu0, d, self.n_points(X)))
 
         def alloc(capacity: int):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros(capacity),
                     np.zeros((capacity, d)), np.zeros((capacity, d, d)),
-                    np.zeros(capacity), np.zeros(capacity), np.zeros((2, d)))
+                    np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, 2, d)),
+                    np.zeros(capacity), np.zeros(capacity))
 
         return FamilyKernel(data=(np.ascontiguousarray(X, dtype=np.float64),), hyper=hyper,
                             alloc=alloc, reset=_niw_reset, add=_niw_add, remove=_niw_remove,
                             log_predictive=_niw_log_predictive, log_marginal=_niw_log_marginal)
+
+
+def _count_tables(kappa0, nu0, d, n_max):
+    """Everything in a Gaussian cluster's updates that depends on its count n only.
+
+    Row 0: ``lgamma((nu_n + 1)/2) - lgamma(df/2) - d/2 log(df pi) - d/2 log((kappa_n + 1)/(kappa_n df))``,
+    so that the Student-t log-normaliser of a cluster of n points is ``row0[n] - log|S_n| / 2``;
+    row 1: ``kappa_n / (kappa_n + 1)``; row 2: ``(nu_n + 1) / 2``; rows 3-4:
+    ``sqrt(kappa_n / (kappa_n + 1))`` and ``1 / (kappa_n + 1)`` (adding a point); rows 5-6:
+    ``sqrt(kappa_n / (kappa_n - 1))`` and ``1 / (kappa_n - 1)`` (removing one), with
+    ``kappa_n = kappa0 + n``, ``nu_n = nu0 + n``, ``df = nu_n - d + 1``.  Looking these up
+    keeps divisions and square roots off the dependency chain of a Gibbs move.
+    """
+    n = np.arange(n_max + 2, dtype=np.float64)
+    kappa = kappa0 + n
+    nu = nu0 + n
+    df = nu - d + 1.0
+    out = np.empty((7, len(n)))
+    out[0] = (gammaln(0.5 * (nu + 1.0)) - gammaln(0.5 * df) - 0.5 * d * np.log(df * math.pi)
+              - 0.5 * d * np.log((kappa + 1.0) / (kappa * df)))
+    out[1] = kappa / (kappa + 1.0)
+    out[2] = 0.5 * (nu + 1.0)
+    out[3] = np.sqrt(kappa / (kappa + 1.0))
+    out[4] = 1.0 / (kappa + 1.0)
+    km = np.where(kappa > 1.0, kappa - 1.0, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[5] = np.sqrt(kappa / km)
+        out[6] = 1.0 / km
+    return out
 
 
 def multigammaln_vec(a, d):
@@ -332,88 +363,136 @@ def _solve_lower(L, B):
 
 
 # --------------------------------------------------------------------- kernels
-# kstats = (n, kappa, nu, mean, chol, cst, logdet, work):
+# kstats = (n, kappa, nu, mean, chol, cst, logdet, work, fac, half), all slot-first:
 #   chol[k] is the lower Cholesky factor of S_n; logdet[k] = log|S_n|;
-#   cst[k] is the Student-t log-normaliser, so that
-#   log f(x | X_k) = cst[k] - (nu_n + 1)/2 * log1p(kappa_n/(kappa_n + 1) * |chol^{-1}(x - m_n)|^2).
-# khyper = (m0, L0, [kappa0, nu0, log|S0|]).
+#   cst[k] is the Student-t log-normaliser, fac[k] = kappa_n / (kappa_n + 1) and
+#   half[k] = (nu_n + 1) / 2, so that
+#   log f(x | X_k) = cst[k] - half[k] * log1p(fac[k] * |chol^{-1}(x - m_n)|^2);
+#   work[k] is scratch space for the slot's updates.
+# khyper = (m0, L0, [kappa0, nu0, log|S0|], tables) with the count-only factors of
+# _count_tables.
 
-@njit(cache=True)
-def _niw_refresh(kstats, k):
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
-    d = mean.shape[1]
-    ld = log_det_chol(chol[k])
-    logdet[k] = ld
-    df = nu[k] - d + 1.0
-    # log|Sigma_t| = log|S_n| + d log((kappa + 1) / (kappa df))
-    log_det_t = ld + d * math.log((kappa[k] + 1.0) / (kappa[k] * df))
-    cst[k] = (math.lgamma(0.5 * (nu[k] + 1.0)) - math.lgamma(0.5 * df)
-              - 0.5 * d * math.log(df * math.pi) - 0.5 * log_det_t)
+@njit(cache=True, _nrt=False)
+def _chol2_rank_one(L, v0, v1, sign):
+    """2 x 2 case of :func:`chol_update` (sign +1) / :func:`chol_downdate` (sign -1)."""
+    a = L[0, 0]
+    r0 = math.sqrt(max(a * a + sign * v0 * v0, 1e-14 * a * a + 1e-300))
+    inv_a = 1.0 / a
+    c0 = r0 * inv_a
+    s0 = v0 * inv_a
+    b = (L[1, 0] + sign * s0 * v1) * (a / r0)
+    w1 = c0 * v1 - s0 * b
+    e = L[1, 1]
+    r1 = math.sqrt(max(e * e + sign * w1 * w1, 1e-14 * e * e + 1e-300))
+    L[0, 0] = r0
+    L[1, 0] = b
+    L[1, 1] = r1
+    return c0 * r1 / e
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def _niw_refresh(kstats, k, khyper):
+    """Recompute the slot's Student-t constants from its count and ``logdet``."""
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
+    table = khyper[3]
+    m = int(n[k])
+    cst[k] = table[0, m] - 0.5 * logdet[k]
+    fac[k] = table[1, m]
+    half[k] = table[2, m]
+
+
+@njit(cache=True, _nrt=False)
 def _niw_reset(kstats, k, khyper):
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
-    m0, L0, h = khyper
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
+    m0, L0, h, table = khyper
     n[k] = 0.0
     kappa[k] = h[0]
     nu[k] = h[1]
-    mean[k, :] = m0
-    chol[k, :, :] = L0
-    _niw_refresh(kstats, k)
+    d = m0.shape[0]
+    for a in range(d):
+        mean[k, a] = m0[a]
+        for b in range(d):
+            chol[k, a, b] = L0[a, b]
+    logdet[k] = h[2]
+    _niw_refresh(kstats, k, khyper)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _niw_add(kdata, i, kstats, k, khyper):
     X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
     d = X.shape[1]
-    kp = kappa[k]
+    table = khyper[3]
+    m = int(n[k])
     # S' = S + kappa/(kappa+1) (x - m)(x - m)^T ;  m' = m + (x - m)/(kappa + 1)
-    c = math.sqrt(kp / (kp + 1.0))
-    v = work[0]
-    for j in range(d):
-        diff = X[i, j] - mean[k, j]
-        v[j] = c * diff
-        mean[k, j] += diff / (kp + 1.0)
-    chol_update(chol[k], v)
+    c = table[3, m]
+    inv = table[4, m]
+    if d == 2:
+        # unrolled: with the dimension fixed the compiler keeps everything in registers
+        d0 = X[i, 0] - mean[k, 0]
+        d1 = X[i, 1] - mean[k, 1]
+        mean[k, 0] += d0 * inv
+        mean[k, 1] += d1 * inv
+        ratio = _chol2_rank_one(chol[k], c * d0, c * d1, 1.0)
+    else:
+        v = work[k, 0]
+        for j in range(d):
+            diff = X[i, j] - mean[k, j]
+            v[j] = c * diff
+            mean[k, j] += diff * inv
+        ratio = chol_update(chol[k], v)
+    logdet[k] += 2.0 * math.log(ratio)
     n[k] += 1.0
-    kappa[k] = kp + 1.0
+    kappa[k] += 1.0
     nu[k] += 1.0
-    _niw_refresh(kstats, k)
+    _niw_refresh(kstats, k, khyper)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _niw_remove(kdata, i, kstats, k, khyper):
     X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
     if n[k] <= 1.0:
         _niw_reset(kstats, k, khyper)
         return
     d = X.shape[1]
+    table = khyper[3]
+    m = int(n[k])
     kp = kappa[k]
-    km = kp - 1.0
     # S' = S - kappa/(kappa-1) (x - m)(x - m)^T ;  m' = (kappa m - x)/(kappa - 1)
-    c = math.sqrt(kp / km)
-    v = work[0]
-    for j in range(d):
-        diff = X[i, j] - mean[k, j]
-        v[j] = c * diff
-        mean[k, j] = (kp * mean[k, j] - X[i, j]) / km
-    chol_downdate(chol[k], v)
+    c = table[5, m]
+    inv = table[6, m]
+    if d == 2:
+        d0 = X[i, 0] - mean[k, 0]
+        d1 = X[i, 1] - mean[k, 1]
+        mean[k, 0] = (kp * mean[k, 0] - X[i, 0]) * inv
+        mean[k, 1] = (kp * mean[k, 1] - X[i, 1]) * inv
+        ratio = _chol2_rank_one(chol[k], c * d0, c * d1, -1.0)
+    else:
+        v = work[k, 0]
+        for j in range(d):
+            diff = X[i, j] - mean[k, j]
+            v[j] = c * diff
+            mean[k, j] = (kp * mean[k, j] - X[i, j]) * inv
+        ratio = chol_downdate(chol[k], v)
+    logdet[k] += 2.0 * math.log(ratio)
     n[k] -= 1.0
-    kappa[k] = km
+    kappa[k] = kp - 1.0
     nu[k] -= 1.0
-    _niw_refresh(kstats, k)
+    _niw_refresh(kstats, k, khyper)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _niw_log_predictive(kdata, i, kstats, k, khyper):
     X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
     d = X.shape[1]
-    y = work[1]
     L = chol[k]
+    if d == 2:
+        y0 = (X[i, 0] - mean[k, 0]) / L[0, 0]
+        y1 = (X[i, 1] - mean[k, 1] - L[1, 0] * y0) / L[1, 1]
+        return cst[k] - half[k] * math.log1p(fac[k] * (y0 * y0 + y1 * y1))
+    y = work[k, 1]
     q = 0.0
     for j in range(d):
         s = X[i, j] - mean[k, j]
@@ -422,13 +501,13 @@ def _niw_log_predictive(kdata, i, kstats, k, khyper):
         yj = s / L[j, j]
         y[j] = yj
         q += yj * yj
-    return cst[k] - 0.5 * (nu[k] + 1.0) * math.log1p(q * kappa[k] / (kappa[k] + 1.0))
+    return cst[k] - half[k] * math.log1p(fac[k] * q)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _niw_log_marginal(kstats, k, khyper):
-    n, kappa, nu, mean, chol, cst, logdet, work = kstats
-    m0, L0, h = khyper
+    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
+    m0, L0, h, table = khyper
     d = mean.shape[1]
     kappa0 = h[0]
     nu0 = h[1]

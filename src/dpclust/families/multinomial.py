@@ -240,16 +240,17 @@ class DirichletMultinomial(ConjugateFamily):
 # kstats = (n_docs, total_words, counts (cap, V), log_mult_sum)
 # khyper = (beta (V,), [B, sum_w lgamma(beta_w)])
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dm_reset(kstats, k, khyper):
     n, total, counts, lm = kstats
     n[k] = 0.0
     total[k] = 0.0
     lm[k] = 0.0
-    counts[k, :] = 0.0
+    for w in range(counts.shape[1]):
+        counts[k, w] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dm_add(kdata, i, kstats, k, khyper):
     indptr, indices, values, lengths, log_mult = kdata
     n, total, counts, lm = kstats
@@ -260,7 +261,7 @@ def _dm_add(kdata, i, kstats, k, khyper):
     lm[k] += log_mult[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dm_remove(kdata, i, kstats, k, khyper):
     indptr, indices, values, lengths, log_mult = kdata
     n, total, counts, lm = kstats
@@ -274,7 +275,7 @@ def _dm_remove(kdata, i, kstats, k, khyper):
     lm[k] -= log_mult[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _log_rising(a, m):
     """``lgamma(a + m) - lgamma(a)`` for a whole number ``m >= 0``."""
     if m <= 12.0:
@@ -285,7 +286,7 @@ def _log_rising(a, m):
     return math.lgamma(a + m) - math.lgamma(a)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dm_log_predictive(kdata, i, kstats, k, khyper):
     indptr, indices, values, lengths, log_mult = kdata
     n, total, counts, lm = kstats
@@ -297,7 +298,7 @@ def _dm_log_predictive(kdata, i, kstats, k, khyper):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dm_log_marginal(kstats, k, khyper):
     n, total, counts, lm = kstats
     beta, h = khyper

@@ -19,7 +19,7 @@ from numba import njit
 _SKIP = -36.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def categorical_from_logs(logw, n, u):
     """Index drawn from ``softmax(logw[:n])`` with uniform ``u``; overwrites ``logw``."""
     m = -np.inf
@@ -48,7 +48,7 @@ def categorical_from_logs(logw, n, u):
     return last
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
     """Reset every slot and add each point to the slot ``labels[i]``."""
     for k in range(counts.shape[0]):
@@ -60,15 +60,16 @@ def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
         counts[k] += 1
 
 
-@njit(cache=True)
-def collapsed_sweep(kdata, kstats, khyper, labels, counts, active, where, free, sizes,
-                    order, uniforms, log_alpha, start, logw,
+@njit(cache=True, _nrt=False)
+def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
+                    sizes, order, uniforms, log_alpha, start, logw,
                     reset, add, remove, log_predictive):
     """One systematic pass of collapsed Gibbs (Neal 2000, algorithm 3) over ``order[start:]``.
 
     For point i, ``p(z_i = k | z_-i, X) ∝ N_{k,-i} f(x_i | X_{k,-i})`` for occupied clusters
     and ``∝ alpha f(x_i)`` for a new one (ALGORITHMS.md section 2).  The new-cluster term is
     evaluated on a free slot, which every free slot keeps in the prior (reset) state.
+    ``log_counts[k] = log(counts[k])`` is kept in step with ``counts``.
 
     ``sizes = [n_active, n_free]`` is updated in place.  Returns the position in ``order``
     reached: ``len(order)`` when done, or earlier when no free slot is left (the caller grows
@@ -84,8 +85,9 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, active, where, free, 
             return t
         i = order[t]
         k = labels[i]
-        counts[k] -= 1
-        if counts[k] == 0:
+        c = counts[k] - 1
+        counts[k] = c
+        if c == 0:
             reset(kstats, k, khyper)
             p = where[k]
             last = active[n_active - 1]
@@ -95,10 +97,11 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, active, where, free, 
             free[n_free] = k
             n_free += 1
         else:
+            log_counts[k] = math.log(c)
             remove(kdata, i, kstats, k, khyper)
         for a in range(n_active):
             kk = active[a]
-            logw[a] = math.log(counts[kk]) + log_predictive(kdata, i, kstats, kk, khyper)
+            logw[a] = log_counts[kk] + log_predictive(kdata, i, kstats, kk, khyper)
         k_new = free[n_free - 1]
         logw[n_active] = log_alpha + log_predictive(kdata, i, kstats, k_new, khyper)
         a = categorical_from_logs(logw, n_active + 1, uniforms[t])
@@ -111,14 +114,16 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, active, where, free, 
         else:
             k = active[a]
         add(kdata, i, kstats, k, khyper)
-        counts[k] += 1
+        c = counts[k] + 1
+        counts[k] = c
+        log_counts[k] = math.log(c)
         labels[i] = k
     sizes[0] = n_active
     sizes[1] = n_free
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def sum_log_marginals(kstats, khyper, active, n_active, log_marginal):
     """``sum_k log f(X_k)`` over the active slots."""
     s = 0.0
@@ -127,7 +132,7 @@ def sum_log_marginals(kstats, khyper, active, n_active, log_marginal):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def explicit_sweep(loglik, log_prior_pred, labels, counts, n_cols, order, uniforms, log_alpha,
                    start, logw, cand):
     """One pass of Neal's (2000) algorithm 2 over ``order[start:]`` with parameters fixed.

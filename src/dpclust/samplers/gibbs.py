@@ -17,15 +17,21 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels
-from .crp import crp_log_prior
 from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .crp import crp_log_prior
 
 
 class GibbsState(NamedTuple):
-    """Collapsed state: only the partition and alpha (parameters are integrated out)."""
+    """Collapsed state: the partition and alpha (parameters are integrated out).
+
+    ``cache`` holds the family's per-cluster statistics (kernel slots, slot k = cluster k,
+    free slots in the prior state) and the number of steps since they were last rebuilt
+    from scratch; it is derived from ``labels`` and may be dropped (``cache=None``).
+    """
 
     labels: np.ndarray
     alpha: float
+    cache: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -36,15 +42,18 @@ class CollapsedGibbs:
     ----------
     random_scan : bool, default=True
         Visit the points in a fresh random order each sweep (else in index order).
+    rebuild_every : int, default=20
+        Recompute the cluster statistics from scratch every this many steps, so that the
+        rounding of rank-one updates and downdates never accumulates.
 
     Notes
     -----
     One step is one sweep over all points.  Cluster statistics live in numba arrays and are
-    updated in O(d^2) per move for Gaussians (rank-one Cholesky updates); they are rebuilt
-    from the labels at the start of every step, so the state is just ``(labels, alpha)``.
+    updated in O(d^2) per move for Gaussians (rank-one Cholesky updates).
     """
 
     random_scan: bool = True
+    rebuild_every: int = 20
     name = "gibbs"
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
@@ -56,38 +65,68 @@ class CollapsedGibbs:
         n = model.n_samples
         labels = np.array(state.labels, dtype=np.int64)
         n_clusters = int(labels.max()) + 1
-        capacity = max(16, 2 * n_clusters + 2)
+        if state.cache is None or state.cache[1] >= self.rebuild_every:
+            kstats = _rebuild(kern, labels, max(16, 2 * n_clusters + 2))
+            age = 0
+        else:
+            kstats = tuple(a.copy() for a in state.cache[0])
+            age = state.cache[1]
+        capacity = len(kstats[0])
+        counts = np.zeros(capacity, dtype=np.int64)
+        counts[:n_clusters] = np.bincount(labels, minlength=n_clusters)
         order = rng.permutation(n) if self.random_scan else np.arange(n)
         uniforms = rng.random(n)
         log_alpha = math.log(state.alpha)
         t = 0
         while True:
-            kstats = kern.alloc(capacity)
-            counts = np.zeros(capacity, dtype=np.int64)
-            _kernels.rebuild_stats(kern.data, kstats, kern.hyper, labels, counts,
-                                   kern.reset, kern.add)
             used = counts > 0
+            ids = np.flatnonzero(used)
             active = np.zeros(capacity, dtype=np.int64)
             where = np.zeros(capacity, dtype=np.int64)
-            ids = np.flatnonzero(used)
             active[:len(ids)] = ids
             where[ids] = np.arange(len(ids))
             free = np.zeros(capacity, dtype=np.int64)
             free_ids = np.flatnonzero(~used)[::-1]
             free[:len(free_ids)] = free_ids
             sizes = np.array([len(ids), len(free_ids)], dtype=np.int64)
+            log_counts = np.log(np.maximum(counts, 1)).astype(np.float64)
             logw = np.empty(capacity + 1)
-            t = _kernels.collapsed_sweep(kern.data, kstats, kern.hyper, labels, counts, active,
-                                         where, free, sizes, order, uniforms, log_alpha, t, logw,
+            t = _kernels.collapsed_sweep(kern.data, kstats, kern.hyper, labels, counts,
+                                         log_counts, active, where, free, sizes, order,
+                                         uniforms, log_alpha, t, logw,
                                          kern.reset, kern.add, kern.remove, kern.log_predictive)
             if t >= n:
                 break
+            kstats = _grow(kern, kstats, 2 * capacity)
+            counts = np.concatenate([counts, np.zeros(capacity, dtype=np.int64)])
             capacity *= 2
         n_active = int(sizes[0])
         log_lik = _kernels.sum_log_marginals(kstats, kern.hyper, active, n_active,
                                              kern.log_marginal)
-        labels, _ = relabel(labels)
-        k = n_active
-        alpha = model.update_alpha(rng, state.alpha, k)
-        log_joint = crp_log_prior(counts[active[:n_active]], alpha) + log_lik
-        return GibbsState(labels, alpha), StepInfo(log_joint, k, alpha)
+        sizes_k = counts[active[:n_active]]
+        labels, old_ids = relabel(labels)
+        # slot k = cluster k: occupied slots first in label order, then the free ones
+        perm = np.concatenate([old_ids, np.flatnonzero(counts == 0)])
+        kstats = tuple(a[perm] for a in kstats)
+        alpha = model.update_alpha(rng, state.alpha, n_active)
+        log_joint = crp_log_prior(sizes_k, alpha) + log_lik
+        return (GibbsState(labels, alpha, (kstats, age + 1)),
+                StepInfo(log_joint, n_active, alpha))
+
+
+def _rebuild(kern, labels, capacity):
+    kstats = kern.alloc(capacity)
+    counts = np.zeros(capacity, dtype=np.int64)
+    _kernels.rebuild_stats(kern.data, kstats, kern.hyper, labels, counts, kern.reset, kern.add)
+    return kstats
+
+
+def _grow(kern, kstats, capacity):
+    """Copy the slots into a larger allocation; the new slots are reset to the prior."""
+    old = len(kstats[0])
+    new = kern.alloc(capacity)
+    for k in range(old, capacity):
+        kern.reset(new, k, kern.hyper)
+    for a, b in zip(new, kstats):
+        a[:old] = b
+    return new

@@ -53,6 +53,13 @@ class FamilyKernel(NamedTuple):
         on an empty slot this is the prior predictive ``log f(x_i)``.
     log_marginal : callable
         ``log_marginal(kstats, k, khyper) -> float``: ``log f(X_k)``.
+    entry_points : dict or None
+        Optional cached specialisations of the samplers' generic kernels to this family,
+        by name (see :func:`dpclust.samplers._kernels.dispatch`).  Numba caches a compiled
+        function on disk only when the functions it calls are globals, not arguments, so a
+        family that names its kernels in small module-level wrappers starts in milliseconds
+        instead of recompiling the sweeps in every process.  Without them the generic
+        kernels are used with the family's functions as arguments (same results).
     """
 
     data: tuple
@@ -63,6 +70,7 @@ class FamilyKernel(NamedTuple):
     remove: Any
     log_predictive: Any
     log_marginal: Any
+    entry_points: dict | None = None
 
 
 def take(stats: NamedTuple, index) -> NamedTuple:

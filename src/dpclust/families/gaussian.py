@@ -18,7 +18,9 @@ from numba import njit
 from scipy.special import gammaln, multigammaln
 
 from .._validation import check_dense
-from ._linalg import chol_downdate, chol_update, log_det_chol, log_multigamma, solve_lower
+from ._linalg import log_det_chol, solve_lower
+from ..samplers import _kernels as _generic
+from . import _gaussian_kernels as _k
 from .base import ConjugateFamily, FamilyKernel
 
 _LOG_PI = math.log(math.pi)
@@ -73,7 +75,7 @@ class NormalInverseWishart(ConjugateFamily):
         smallest whole value for which the prior mean of ``Sigma`` exists.
     scale : array-like of shape (n_features, n_features), optional
         Scale matrix ``S0`` (symmetric positive definite). Default
-        ``(dof - n_features - 1) * C / 10`` with ``C`` the empirical covariance of the data
+        ``max(dof - n_features - 1, 1) * C / 10`` with ``C`` the empirical covariance of the data
         (plus a small ridge when it is singular): a priori a cluster covers a tenth of the
         data's variance in every direction; the data soon dominate (weight ``dof``).
 
@@ -121,10 +123,14 @@ class NormalInverseWishart(ConjugateFamily):
         mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
         if mean.shape != (d,):
             raise ValueError(f"mean has shape {mean.shape}, expected ({d},) for {d} features")
+        if not np.all(np.isfinite(mean)):
+            raise ValueError("mean must be finite (no NaN or inf)")
         kappa = 0.1 if self.kappa is None else float(self.kappa)
-        if not kappa > 0:
-            raise ValueError(f"kappa must be positive, got {kappa}")
+        if not (kappa > 0 and np.isfinite(kappa)):
+            raise ValueError(f"kappa must be positive and finite, got {kappa}")
         dof = float(d + 2) if self.dof is None else float(self.dof)
+        if not np.isfinite(dof):
+            raise ValueError(f"dof must be finite, got {dof}")
         if not dof > d - 1:
             raise ValueError(f"dof must exceed n_features - 1 = {d - 1}, got {dof}")
         if self.scale is None:
@@ -141,6 +147,8 @@ class NormalInverseWishart(ConjugateFamily):
             scale = np.array(self.scale, dtype=np.float64)
             if scale.shape != (d, d):
                 raise ValueError(f"scale has shape {scale.shape}, expected ({d}, {d})")
+            if not np.all(np.isfinite(scale)):
+                raise ValueError("scale must be finite (no NaN or inf)")
             if not np.allclose(scale, scale.T):
                 raise ValueError("scale must be symmetric")
         try:
@@ -319,8 +327,10 @@ class NormalInverseWishart(ConjugateFamily):
                     np.zeros(capacity), np.zeros(capacity))
 
         return FamilyKernel(data=(np.ascontiguousarray(X, dtype=np.float64),), hyper=hyper,
-                            alloc=alloc, reset=_niw_reset, add=_niw_add, remove=_niw_remove,
-                            log_predictive=_niw_log_predictive, log_marginal=_niw_log_marginal)
+                            alloc=alloc, reset=_k._niw_reset, add=_k._niw_add,
+                            remove=_k._niw_remove, log_predictive=_k._niw_log_predictive,
+                            log_marginal=_k._niw_log_marginal,
+                            entry_points=ENTRY_POINTS)
 
 
 def _count_tables(kappa0, nu0, d, n_max):
@@ -362,156 +372,28 @@ def _solve_lower(L, B):
     return solve_lower(np.ascontiguousarray(L), np.ascontiguousarray(B))
 
 
-# --------------------------------------------------------------------- kernels
-# kstats = (n, kappa, nu, mean, chol, cst, logdet, work, fac, half), all slot-first:
-#   chol[k] is the lower Cholesky factor of S_n; logdet[k] = log|S_n|;
-#   cst[k] is the Student-t log-normaliser, fac[k] = kappa_n / (kappa_n + 1) and
-#   half[k] = (nu_n + 1) / 2, so that
-#   log f(x | X_k) = cst[k] - half[k] * log1p(fac[k] * |chol^{-1}(x - m_n)|^2);
-#   work[k] is scratch space for the slot's updates.
-# khyper = (m0, L0, [kappa0, nu0, log|S0|], tables) with the count-only factors of
-# _count_tables.
+# ------------------------------------------------------ cached sampler entry points
+# The samplers' generic kernels specialised to this family: numba caches a function on disk
+# only when its callees are globals, so naming the family's kernels here makes a new
+# process load the compiled sweeps instead of recompiling them (see FamilyKernel).
 
-@njit(cache=True, _nrt=False)
-def _chol2_rank_one(L, v0, v1, sign):
-    """2 x 2 case of :func:`chol_update` (sign +1) / :func:`chol_downdate` (sign -1)."""
-    a = L[0, 0]
-    r0 = math.sqrt(max(a * a + sign * v0 * v0, 1e-14 * a * a + 1e-300))
-    inv_a = 1.0 / a
-    c0 = r0 * inv_a
-    s0 = v0 * inv_a
-    b = (L[1, 0] + sign * s0 * v1) * (a / r0)
-    w1 = c0 * v1 - s0 * b
-    e = L[1, 1]
-    r1 = math.sqrt(max(e * e + sign * w1 * w1, 1e-14 * e * e + 1e-300))
-    L[0, 0] = r0
-    L[1, 0] = b
-    L[1, 1] = r1
-    return c0 * r1 / e
+@njit(cache=True)
+def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
+                     sizes, order, uniforms, log_alpha, start, logw):
+    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active,
+                                    where, free, sizes, order, uniforms, log_alpha, start, logw,
+                                    _k._niw_reset, _k._niw_add, _k._niw_remove, _k._niw_log_predictive)
 
 
-@njit(cache=True, _nrt=False)
-def _niw_refresh(kstats, k, khyper):
-    """Recompute the slot's Student-t constants from its count and ``logdet``."""
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    table = khyper[3]
-    m = int(n[k])
-    cst[k] = table[0, m] - 0.5 * logdet[k]
-    fac[k] = table[1, m]
-    half[k] = table[2, m]
+@njit(cache=True)
+def _rebuild_stats(kdata, kstats, khyper, labels, counts):
+    _generic.rebuild_stats(kdata, kstats, khyper, labels, counts, _k._niw_reset, _k._niw_add)
 
 
-@njit(cache=True, _nrt=False)
-def _niw_reset(kstats, k, khyper):
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    m0, L0, h, table = khyper
-    n[k] = 0.0
-    kappa[k] = h[0]
-    nu[k] = h[1]
-    d = m0.shape[0]
-    for a in range(d):
-        mean[k, a] = m0[a]
-        for b in range(d):
-            chol[k, a, b] = L0[a, b]
-    logdet[k] = h[2]
-    _niw_refresh(kstats, k, khyper)
+@njit(cache=True)
+def _sum_log_marginals(kstats, khyper, active, n_active):
+    return _generic.sum_log_marginals(kstats, khyper, active, n_active, _k._niw_log_marginal)
 
 
-@njit(cache=True, _nrt=False)
-def _niw_add(kdata, i, kstats, k, khyper):
-    X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    d = X.shape[1]
-    table = khyper[3]
-    m = int(n[k])
-    # S' = S + kappa/(kappa+1) (x - m)(x - m)^T ;  m' = m + (x - m)/(kappa + 1)
-    c = table[3, m]
-    inv = table[4, m]
-    if d == 2:
-        # unrolled: with the dimension fixed the compiler keeps everything in registers
-        d0 = X[i, 0] - mean[k, 0]
-        d1 = X[i, 1] - mean[k, 1]
-        mean[k, 0] += d0 * inv
-        mean[k, 1] += d1 * inv
-        ratio = _chol2_rank_one(chol[k], c * d0, c * d1, 1.0)
-    else:
-        v = work[k, 0]
-        for j in range(d):
-            diff = X[i, j] - mean[k, j]
-            v[j] = c * diff
-            mean[k, j] += diff * inv
-        ratio = chol_update(chol[k], v)
-    logdet[k] += 2.0 * math.log(ratio)
-    n[k] += 1.0
-    kappa[k] += 1.0
-    nu[k] += 1.0
-    _niw_refresh(kstats, k, khyper)
-
-
-@njit(cache=True, _nrt=False)
-def _niw_remove(kdata, i, kstats, k, khyper):
-    X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    if n[k] <= 1.0:
-        _niw_reset(kstats, k, khyper)
-        return
-    d = X.shape[1]
-    table = khyper[3]
-    m = int(n[k])
-    kp = kappa[k]
-    # S' = S - kappa/(kappa-1) (x - m)(x - m)^T ;  m' = (kappa m - x)/(kappa - 1)
-    c = table[5, m]
-    inv = table[6, m]
-    if d == 2:
-        d0 = X[i, 0] - mean[k, 0]
-        d1 = X[i, 1] - mean[k, 1]
-        mean[k, 0] = (kp * mean[k, 0] - X[i, 0]) * inv
-        mean[k, 1] = (kp * mean[k, 1] - X[i, 1]) * inv
-        ratio = _chol2_rank_one(chol[k], c * d0, c * d1, -1.0)
-    else:
-        v = work[k, 0]
-        for j in range(d):
-            diff = X[i, j] - mean[k, j]
-            v[j] = c * diff
-            mean[k, j] = (kp * mean[k, j] - X[i, j]) * inv
-        ratio = chol_downdate(chol[k], v)
-    logdet[k] += 2.0 * math.log(ratio)
-    n[k] -= 1.0
-    kappa[k] = kp - 1.0
-    nu[k] -= 1.0
-    _niw_refresh(kstats, k, khyper)
-
-
-@njit(cache=True, _nrt=False)
-def _niw_log_predictive(kdata, i, kstats, k, khyper):
-    X = kdata[0]
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    d = X.shape[1]
-    L = chol[k]
-    if d == 2:
-        y0 = (X[i, 0] - mean[k, 0]) / L[0, 0]
-        y1 = (X[i, 1] - mean[k, 1] - L[1, 0] * y0) / L[1, 1]
-        return cst[k] - half[k] * math.log1p(fac[k] * (y0 * y0 + y1 * y1))
-    y = work[k, 1]
-    q = 0.0
-    for j in range(d):
-        s = X[i, j] - mean[k, j]
-        for l in range(j):
-            s -= L[j, l] * y[l]
-        yj = s / L[j, j]
-        y[j] = yj
-        q += yj * yj
-    return cst[k] - half[k] * math.log1p(fac[k] * q)
-
-
-@njit(cache=True, _nrt=False)
-def _niw_log_marginal(kstats, k, khyper):
-    n, kappa, nu, mean, chol, cst, logdet, work, fac, half = kstats
-    m0, L0, h, table = khyper
-    d = mean.shape[1]
-    kappa0 = h[0]
-    nu0 = h[1]
-    return (-0.5 * n[k] * d * math.log(math.pi)
-            + log_multigamma(0.5 * nu[k], d) - log_multigamma(0.5 * nu0, d)
-            + 0.5 * nu0 * h[2] - 0.5 * nu[k] * logdet[k]
-            + 0.5 * d * (math.log(kappa0) - math.log(kappa[k])))
+ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
+                "sum_log_marginals": _sum_log_marginals}

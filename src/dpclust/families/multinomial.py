@@ -15,7 +15,6 @@ ALGORITHMS.md section 1 (the log marginal with its multinomial coefficients).
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +23,8 @@ from numba import njit
 from scipy.special import gammaln
 
 from .._validation import check_counts
+from ..samplers import _kernels as _generic
+from . import _multinomial_kernels as _k
 from .base import ConjugateFamily, FamilyKernel
 
 
@@ -121,11 +122,21 @@ class DirichletMultinomial(ConjugateFamily):
 
     @property
     def beta(self) -> np.ndarray:
+        """The resolved Dirichlet parameter, one value per word."""
+        if self._n_features is None:
+            raise ValueError("the family has no vocabulary size until it is resolved on data")
         return self._beta
 
     # ------------------------------------------------------------ statistics
     def _as_csr(self, X):
-        return X if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
+        """Any count matrix as canonical CSR (the kernels read rows through ``indptr``)."""
+        if sp.issparse(X):
+            if X.format == "csr" and X.has_canonical_format:
+                return X
+            X = sp.csr_matrix(X)
+            X.sum_duplicates()
+            return X
+        return sp.csr_matrix(np.asarray(X, dtype=np.float64))
 
     def stats(self, X, labels=None, n_clusters=None) -> CountStats:
         X = self._as_csr(X)
@@ -230,79 +241,33 @@ class DirichletMultinomial(ConjugateFamily):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, V)),
                     np.zeros(capacity))
 
-        return FamilyKernel(data=data, hyper=hyper, alloc=alloc, reset=_dm_reset, add=_dm_add,
-                            remove=_dm_remove, log_predictive=_dm_log_predictive,
-                            log_marginal=_dm_log_marginal)
+        return FamilyKernel(data=data, hyper=hyper, alloc=alloc, reset=_k._dm_reset, add=_k._dm_add,
+                            remove=_k._dm_remove, log_predictive=_k._dm_log_predictive,
+                            log_marginal=_k._dm_log_marginal, entry_points=ENTRY_POINTS)
 
 
-# --------------------------------------------------------------------- kernels
-# kdata  = (indptr, indices, values, lengths, log_mult)
-# kstats = (n_docs, total_words, counts (cap, V), log_mult_sum)
-# khyper = (beta (V,), [B, sum_w lgamma(beta_w)])
+# ------------------------------------------------------ cached sampler entry points
+# The samplers' generic kernels specialised to this family: numba caches a function on disk
+# only when its callees are globals, so naming the family's kernels here makes a new
+# process load the compiled sweeps instead of recompiling them (see FamilyKernel).
 
-@njit(cache=True, _nrt=False)
-def _dm_reset(kstats, k, khyper):
-    n, total, counts, lm = kstats
-    n[k] = 0.0
-    total[k] = 0.0
-    lm[k] = 0.0
-    for w in range(counts.shape[1]):
-        counts[k, w] = 0.0
+@njit(cache=True)
+def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
+                     sizes, order, uniforms, log_alpha, start, logw):
+    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active,
+                                    where, free, sizes, order, uniforms, log_alpha, start, logw,
+                                    _k._dm_reset, _k._dm_add, _k._dm_remove, _k._dm_log_predictive)
 
 
-@njit(cache=True, _nrt=False)
-def _dm_add(kdata, i, kstats, k, khyper):
-    indptr, indices, values, lengths, log_mult = kdata
-    n, total, counts, lm = kstats
-    for p in range(indptr[i], indptr[i + 1]):
-        counts[k, indices[p]] += values[p]
-    n[k] += 1.0
-    total[k] += lengths[i]
-    lm[k] += log_mult[i]
+@njit(cache=True)
+def _rebuild_stats(kdata, kstats, khyper, labels, counts):
+    _generic.rebuild_stats(kdata, kstats, khyper, labels, counts, _k._dm_reset, _k._dm_add)
 
 
-@njit(cache=True, _nrt=False)
-def _dm_remove(kdata, i, kstats, k, khyper):
-    indptr, indices, values, lengths, log_mult = kdata
-    n, total, counts, lm = kstats
-    if n[k] <= 1.0:
-        _dm_reset(kstats, k, khyper)
-        return
-    for p in range(indptr[i], indptr[i + 1]):
-        counts[k, indices[p]] -= values[p]
-    n[k] -= 1.0
-    total[k] -= lengths[i]
-    lm[k] -= log_mult[i]
+@njit(cache=True)
+def _sum_log_marginals(kstats, khyper, active, n_active):
+    return _generic.sum_log_marginals(kstats, khyper, active, n_active, _k._dm_log_marginal)
 
 
-@njit(cache=True, _nrt=False)
-def _log_rising(a, m):
-    """``lgamma(a + m) - lgamma(a)`` for a whole number ``m >= 0``."""
-    if m <= 12.0:
-        prod = 1.0
-        for j in range(int(m)):
-            prod *= a + j
-        return math.log(prod)
-    return math.lgamma(a + m) - math.lgamma(a)
-
-
-@njit(cache=True, _nrt=False)
-def _dm_log_predictive(kdata, i, kstats, k, khyper):
-    indptr, indices, values, lengths, log_mult = kdata
-    n, total, counts, lm = kstats
-    beta, h = khyper
-    s = log_mult[i] - _log_rising(h[0] + total[k], lengths[i])
-    for p in range(indptr[i], indptr[i + 1]):
-        w = indices[p]
-        s += _log_rising(beta[w] + counts[k, w], values[p])
-    return s
-
-
-@njit(cache=True, _nrt=False)
-def _dm_log_marginal(kstats, k, khyper):
-    n, total, counts, lm = kstats
-    beta, h = khyper
-    s = lm[k] + math.lgamma(h[0]) - math.lgamma(h[0] + total[k]) - h[1]
-    for w in range(beta.shape[0]):
-        s += math.lgamma(beta[w] + counts[k, w])
-    return s
+ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
+                "sum_log_marginals": _sum_log_marginals}

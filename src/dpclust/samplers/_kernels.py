@@ -19,6 +19,22 @@ from numba import njit
 _SKIP = -36.0
 
 
+def dispatch(kern, name: str):
+    """The compiled kernel ``name`` for a family: ``(function, trailing arguments)``.
+
+    The family's cached specialisation when it provides one (``kern.entry_points``), else
+    the generic kernel of this module with the family's functions as trailing arguments.
+    """
+    if kern.entry_points and name in kern.entry_points:
+        return kern.entry_points[name], ()
+    fns = {
+        "collapsed_sweep": (kern.reset, kern.add, kern.remove, kern.log_predictive),
+        "rebuild_stats": (kern.reset, kern.add),
+        "sum_log_marginals": (kern.log_marginal,),
+    }[name]
+    return globals()[name], fns
+
+
 @njit(cache=True, _nrt=False)
 def categorical_from_logs(logw, n, u):
     """Index drawn from ``softmax(logw[:n])`` with uniform ``u``; overwrites ``logw``."""

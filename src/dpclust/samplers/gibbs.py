@@ -77,6 +77,7 @@ class CollapsedGibbs:
         order = rng.permutation(n) if self.random_scan else np.arange(n)
         uniforms = rng.random(n)
         log_alpha = math.log(state.alpha)
+        sweep, sweep_fns = _kernels.dispatch(kern, "collapsed_sweep")
         t = 0
         while True:
             used = counts > 0
@@ -91,18 +92,16 @@ class CollapsedGibbs:
             sizes = np.array([len(ids), len(free_ids)], dtype=np.int64)
             log_counts = np.log(np.maximum(counts, 1)).astype(np.float64)
             logw = np.empty(capacity + 1)
-            t = _kernels.collapsed_sweep(kern.data, kstats, kern.hyper, labels, counts,
-                                         log_counts, active, where, free, sizes, order,
-                                         uniforms, log_alpha, t, logw,
-                                         kern.reset, kern.add, kern.remove, kern.log_predictive)
+            t = sweep(kern.data, kstats, kern.hyper, labels, counts, log_counts, active, where,
+                      free, sizes, order, uniforms, log_alpha, t, logw, *sweep_fns)
             if t >= n:
                 break
             kstats = _grow(kern, kstats, 2 * capacity)
             counts = np.concatenate([counts, np.zeros(capacity, dtype=np.int64)])
             capacity *= 2
         n_active = int(sizes[0])
-        log_lik = _kernels.sum_log_marginals(kstats, kern.hyper, active, n_active,
-                                             kern.log_marginal)
+        sum_log_marginals, fns = _kernels.dispatch(kern, "sum_log_marginals")
+        log_lik = sum_log_marginals(kstats, kern.hyper, active, n_active, *fns)
         sizes_k = counts[active[:n_active]]
         labels, old_ids = relabel(labels)
         # slot k = cluster k: occupied slots first in label order, then the free ones
@@ -117,7 +116,8 @@ class CollapsedGibbs:
 def _rebuild(kern, labels, capacity):
     kstats = kern.alloc(capacity)
     counts = np.zeros(capacity, dtype=np.int64)
-    _kernels.rebuild_stats(kern.data, kstats, kern.hyper, labels, counts, kern.reset, kern.add)
+    rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
+    rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
     return kstats
 
 

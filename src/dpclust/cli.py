@@ -1,0 +1,908 @@
+"""The ``dpclust`` command: fit a Dirichlet-process mixture to a data file and report on it.
+
+``dpclust fit [DATA]`` runs the chain and writes, into ``--out DIR``:
+
+* ``run.json`` first (everything ``dpclust resume`` needs to reload the data and continue),
+* ``labels.csv`` (header ``label``, one line per point: the point estimate of the partition),
+* ``summary.json`` (settings, data, timings, clusters, log joint, point estimate, metrics),
+* ``trace.csv`` (``iteration,log_joint,n_clusters,alpha,seconds``, iterations 0-based),
+* ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
+* ``checkpoint.pkl`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
+  ``--store-labels``.
+
+``dpclust resume DIR`` continues a checkpointed run and writes the same files; the labels are
+exactly those of an uninterrupted run with the same seed.
+
+Every problem with the input ends in one line ``dpclust: error: <message>`` on stderr and
+exit status 2; Ctrl-C ends with exit status 130 (and says how to resume, when checkpointing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import __version__
+from ._validation import DataError, check_counts
+
+__all__ = ["main", "build_parser", "RunConfig"]
+
+PROG = "dpclust"
+RUN_FILE = "run.json"
+CHECKPOINT_FILE = "checkpoint.pkl"
+#: the posterior co-clustering figure needs an n_samples x n_samples matrix: only up to this n
+MAX_SIMILARITY_SAMPLES = 2000
+N_TOP_WORDS = 10
+_RUN_FORMAT = 1
+_EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
+_DEMO = "demo"
+
+
+class UsageError(ValueError):
+    """A bad combination of options, found after parsing; reported like an argparse error."""
+
+
+class _Interrupt(KeyboardInterrupt):
+    """Raised by the hidden ``--stop-after`` option: an interruption at a known iteration."""
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run: what ``run.json`` stores and ``resume`` reads back.
+
+    ``data`` is an absolute path, or ``"demo"`` for the bundled demo data; ``columns`` and
+    ``truth`` are column names (str) or 0-based indices (int) of a table.
+    """
+
+    data: str = _DEMO
+    family: str = "gaussian"
+    sampler: str = "gibbs"
+    alpha: str = "1.0"
+    n_iter: int = 200
+    burn_in: int = 100
+    thin: int = 1
+    seed: int = 0
+    init_clusters: int = 1
+    columns: tuple | None = None
+    truth: str | int | None = None
+    concentration: float | None = None
+    vocab: str | None = None
+    point_estimate: str = "vi"
+    store_labels: bool = False
+    checkpoint_every: int | None = None
+    plots: bool = True
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["columns"] = None if self.columns is None else list(self.columns)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RunConfig":
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in d.items() if k in known}
+        if kwargs.get("columns") is not None:
+            kwargs["columns"] = tuple(kwargs["columns"])
+        return cls(**kwargs)
+
+
+@dataclass
+class LoadedData:
+    """Data ready for the estimator, with what the summary says about them."""
+
+    X: object
+    truth: np.ndarray | None
+    info: dict
+    vocabulary: list | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# argument types (argparse turns their ArgumentTypeError into a one-line usage error)
+
+
+def parse_alpha(text: str):
+    """Parse ``--alpha``: ``"1.5"`` -> 1.5; ``"gamma:SHAPE,RATE"`` -> :class:`~dpclust.GammaPrior`.
+
+    A :class:`~dpclust.GammaPrior` makes the estimator resample alpha (Escobar & West 1995).
+    """
+    from .samplers import GammaPrior
+
+    s = text.strip()
+    m = re.fullmatch(r"gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)", s, flags=re.IGNORECASE)
+    if m:
+        try:
+            shape, rate = float(m.group(1)), float(m.group(2))
+        except ValueError:
+            shape = rate = math.nan
+        if not (math.isfinite(shape) and math.isfinite(rate) and shape > 0 and rate > 0):
+            raise argparse.ArgumentTypeError(
+                f"in {text!r} the Gamma shape and rate must be positive numbers")
+        return GammaPrior(shape, rate)
+    try:
+        value = float(s)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number or gamma:SHAPE,RATE (e.g. 1.0 or gamma:1,1), got {text!r}")
+    return value
+
+
+def _alpha_type(text: str) -> str:
+    parse_alpha(text)  # validate now; keep the text, which run.json and the summary show
+    return text.strip()
+
+
+def _int_type(minimum: int):
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+    convert.__name__ = f"integer >= {minimum}"
+    return convert
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _column_token(token: str):
+    """A column given on the command line: an int (0-based index) if it looks like one."""
+    token = token.strip()
+    return int(token) if re.fullmatch(r"-?\d+", token) else token
+
+
+def _columns_type(text: str) -> tuple:
+    tokens = [t for t in text.split(",")]
+    if not tokens or any(not t.strip() for t in tokens):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated column names or 0-based indices, got {text!r}")
+    return tuple(_column_token(t) for t in tokens)
+
+
+def _truth_type(text: str):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a column name or 0-based index")
+    return _column_token(text)
+
+
+# --------------------------------------------------------------------------------------------
+# the parser
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage errors as one line, ``dpclust: error: <message>``, exit status 2."""
+
+    def error(self, message):
+        self.exit(_EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
+_FIT_EPILOG = """\
+examples:
+  dpclust fit                                   # the bundled 2-D demo, report in dpclust_output/
+  dpclust fit points.csv --out run1 --iters 500 --seed 3
+  dpclust fit iris.csv --truth species --columns sepal_length,sepal_width
+  dpclust fit table.parquet --alpha gamma:1,1 --sampler explicit
+  dpclust fit docword.kos.txt --family multinomial --vocab vocab.kos.txt --concentration 0.1
+  dpclust fit big.npy --checkpoint-every 50 --out big_run   # if stopped: dpclust resume big_run
+
+data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
+--family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files.
+Outputs in --out: run.json, labels.csv, summary.json, trace.csv, report.html (+ PNG figures),
+checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels).
+"""
+
+_RESUME_EPILOG = """\
+examples:
+  dpclust fit data.csv --iters 2000 --checkpoint-every 100 --out run1   # interrupted ...
+  dpclust resume run1                  # ... continues from run1/checkpoint.pkl
+  dpclust resume run1 --iters 4000     # extend a finished run to 4000 iterations in total
+
+The data are reloaded from the path recorded in DIR/run.json and must be unchanged.  The
+labels are exactly those an uninterrupted run with the same seed would give.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dpclust`` argument parser (subcommands ``fit`` and ``resume``)."""
+    from .families import FAMILIES
+    from .samplers import SAMPLERS
+
+    parser = _ArgumentParser(
+        prog=PROG,
+        description="Bayesian nonparametric clustering: Dirichlet-process mixtures fitted by "
+                    "MCMC, where the data decide how many clusters there are.",
+        epilog="Run 'dpclust fit --help' or 'dpclust resume --help' for the options.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    fit = sub.add_parser(
+        "fit", help="cluster a data file (or the bundled demo) and write a report",
+        description="Fit a Dirichlet-process mixture by MCMC and write labels, a summary, the "
+                    "trace and an HTML report.",
+        epilog=_FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fit.add_argument("data", nargs="?", metavar="DATA",
+                     help="data file (CSV, .npy, Parquet; for counts also .npz or a docword "
+                          "file); omit it to cluster the bundled demo data")
+    model = fit.add_argument_group("model")
+    model.add_argument("--family", choices=sorted(FAMILIES), default="gaussian",
+                       help="component family: 'gaussian' for real-valued features, "
+                            "'multinomial' for word counts (default: %(default)s)")
+    model.add_argument("--sampler", choices=sorted(SAMPLERS), default="gibbs",
+                       help="'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
+                            "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
+                            "Dirichlet approximation with 20 components (default: %(default)s)")
+    model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
+                       help="DP concentration: a positive number, or gamma:SHAPE,RATE to put a "
+                            "Gamma prior on it and resample it (default: %(default)s)")
+    model.add_argument("--concentration", type=_positive_float, metavar="BETA",
+                       help="multinomial only: symmetric Dirichlet prior on each cluster's word "
+                            "distribution (default: 1.0; smaller gives sharper clusters)")
+    chain = fit.add_argument_group("chain")
+    chain.add_argument("--iters", type=_int_type(1), default=200, metavar="N",
+                       help="MCMC iterations (sweeps over the data) (default: %(default)s)")
+    chain.add_argument("--burn-in", type=_int_type(0), metavar="B",
+                       help="iterations discarded before draws are kept (default: iters // 2)")
+    chain.add_argument("--thin", type=_int_type(1), default=1, metavar="T",
+                       help="keep every T-th draw after the burn-in (default: %(default)s)")
+    chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
+                       help="random seed; the same seed gives the same result (default: "
+                            "%(default)s)")
+    chain.add_argument("--init-clusters", type=_int_type(1), default=1, metavar="C",
+                       help="start from C clusters assigned at random (default: %(default)s)")
+    chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
+                       help="loss whose posterior expectation the reported partition "
+                            "minimises: variation of information or Binder (default: "
+                            "%(default)s)")
+    chain.add_argument("--store-labels", action="store_true",
+                       help="also write every kept partition to label_samples.npz")
+    chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",
+                       help="write DIR/checkpoint.pkl every K iterations (and at the end), so "
+                            "that 'dpclust resume DIR' can continue an interrupted run")
+    chain.add_argument("--stop-after", type=_int_type(1), metavar="N", help=argparse.SUPPRESS)
+    # --stop-after N (for testing): behave as if Ctrl-C were pressed after iteration N.
+    data = fit.add_argument_group("data")
+    data.add_argument("--columns", type=_columns_type, metavar="a,b,...",
+                      help="features to use: column names (with a header row) or 0-based "
+                           "indices (default: all columns but --truth)")
+    data.add_argument("--truth", type=_truth_type, metavar="COLUMN",
+                      help="column (name or 0-based index) holding known labels: it is left out "
+                           "of the features and used to report NMI and ARI")
+    data.add_argument("--vocab", metavar="FILE",
+                      help="multinomial only: vocabulary file, one word a line, to show the top "
+                           "words of each cluster instead of word indices")
+    out = fit.add_argument_group("output")
+    out.add_argument("--out", default="dpclust_output", metavar="DIR",
+                     help="output folder, created if needed (default: %(default)s)")
+    out.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    out.add_argument("--no-plots", action="store_true",
+                     help="skip the figures (report.html is still written, with tables only)")
+
+    res = sub.add_parser(
+        "resume", help="continue a checkpointed run",
+        description="Continue a run started with 'dpclust fit --checkpoint-every K' from "
+                    "DIR/checkpoint.pkl and write the same outputs as fit.",
+        epilog=_RESUME_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    res.add_argument("dir", metavar="DIR", help="the --out folder of the interrupted run")
+    res.add_argument("--iters", type=_int_type(1), metavar="N",
+                     help="new total number of iterations (default: that of the original run)")
+    res.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    res.add_argument("--no-plots", action="store_true",
+                     help="skip the figures (report.html is still written, with tables only)")
+    return parser
+
+
+# --------------------------------------------------------------------------------------------
+# main
+
+
+def main(argv=None) -> int:
+    """Run the ``dpclust`` command line and return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        0 on success, 2 for bad input or usage, 130 when interrupted.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return exc.code if isinstance(exc.code, int) else _EXIT_USAGE
+    command_line = shlex.join([PROG, *argv])
+    out_dir = Path(args.out if args.command == "fit" else args.dir)
+    try:
+        if args.command == "fit":
+            return _fit(args, command_line)
+        return _resume(args, command_line)
+    except KeyboardInterrupt as exc:
+        return _interrupted(out_dir, exc)
+    except (DataError, ValueError, FileNotFoundError, PermissionError, OSError) as exc:
+        _error(_describe(exc))
+        return _EXIT_USAGE
+
+
+def _error(message: str) -> None:
+    message = " ".join(str(message).split())  # one line, whatever the exception held
+    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, DataError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else ""
+        return f"{where}: {exc.strerror}" if where else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _interrupted(out_dir: Path, exc: KeyboardInterrupt) -> int:
+    what = f"interrupted after iteration {exc.args[0]} (--stop-after)" if isinstance(
+        exc, _Interrupt) else "interrupted"
+    print(f"\n{PROG}: {what}", file=sys.stderr)
+    ckpt = out_dir / CHECKPOINT_FILE
+    if _checkpointing(out_dir) and ckpt.is_file():
+        from .estimator import load_checkpoint
+        try:
+            done = load_checkpoint(ckpt)["progress"].iteration
+            at = f" (saved at iteration {done})"
+        except (DataError, KeyError, AttributeError):
+            at = ""
+        print(f"{PROG}: continue from the checkpoint{at} with: "
+              f"{shlex.join([PROG, 'resume', str(out_dir)])}", file=sys.stderr)
+    elif _checkpointing(out_dir):
+        print(f"{PROG}: no checkpoint was written yet, so the run cannot be resumed",
+              file=sys.stderr)
+    sys.stderr.flush()
+    return _EXIT_INTERRUPTED
+
+
+def _checkpointing(out_dir: Path) -> bool:
+    try:
+        run = json.loads((out_dir / RUN_FILE).read_text(encoding="utf-8"))
+        return run["config"].get("checkpoint_every") is not None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# fit and resume
+
+
+def _config_from_args(args) -> RunConfig:
+    n_iter = args.iters
+    burn_in = n_iter // 2 if args.burn_in is None else args.burn_in
+    if burn_in >= n_iter:
+        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({n_iter}): "
+                         "otherwise no draws are kept")
+    if args.data is None and (args.columns is not None or args.truth is not None):
+        raise UsageError("--columns and --truth select columns of a DATA file; the demo data "
+                         "has none to select")
+    if args.family != "multinomial":
+        for opt, value in (("--concentration", args.concentration), ("--vocab", args.vocab)):
+            if value is not None:
+                raise UsageError(f"{opt} applies only to --family multinomial")
+    data = _DEMO if args.data is None else str(Path(args.data).absolute())
+    vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
+    return RunConfig(
+        data=data, family=args.family, sampler=args.sampler, alpha=args.alpha, n_iter=n_iter,
+        burn_in=burn_in, thin=args.thin, seed=args.seed, init_clusters=args.init_clusters,
+        columns=args.columns, truth=args.truth, concentration=args.concentration, vocab=vocab,
+        point_estimate=args.point_estimate, store_labels=args.store_labels,
+        checkpoint_every=args.checkpoint_every, plots=not args.no_plots)
+
+
+def _fit(args, command_line: str) -> int:
+    config = _config_from_args(args)
+    data = _load(config)
+    out_dir = Path(args.out)
+    _prepare_out_dir(out_dir)
+    # a checkpoint left by an earlier run in DIR would not match this run's run.json
+    for stale in (CHECKPOINT_FILE, CHECKPOINT_FILE + ".tmp"):
+        (out_dir / stale).unlink(missing_ok=True)
+    _write_json(out_dir / RUN_FILE, {
+        "format": _RUN_FORMAT, "dpclust_version": __version__, "command_line": command_line,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "config": config.to_json()})
+
+    callback = None
+    if args.stop_after is not None:
+        stop = args.stop_after
+
+        def callback(iteration, state, info):
+            if iteration + 1 >= stop:
+                raise _Interrupt(iteration + 1)
+
+    model = _estimator(config, out_dir, progress=not args.no_progress, callback=callback)
+    t0 = time.perf_counter()
+    model.fit(data.X)
+    total = time.perf_counter() - t0
+    summary = _write_outputs(out_dir, config, data, model, total_seconds=total,
+                             command_line=command_line)
+    _print_done(out_dir, summary)
+    return _EXIT_OK
+
+
+def _resume(args, command_line: str) -> int:
+    from .estimator import DPMixture, load_checkpoint
+
+    out_dir = Path(args.dir)
+    if not out_dir.is_dir():
+        raise DataError(f"{out_dir}: no such directory")
+    run_path = out_dir / RUN_FILE
+    if not run_path.is_file():
+        raise DataError(f"{out_dir} has no {RUN_FILE}; is it the --out folder of 'dpclust fit'?")
+    try:
+        run = json.loads(run_path.read_text(encoding="utf-8"))
+        config = RunConfig.from_json(run["config"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{run_path} is damaged or not written by dpclust ({exc})") from None
+    ckpt_path = out_dir / CHECKPOINT_FILE
+    if not ckpt_path.is_file():
+        raise DataError(f"{out_dir} has no checkpoint ({CHECKPOINT_FILE}); only runs started "
+                        "with --checkpoint-every can be resumed")
+    progress = load_checkpoint(ckpt_path)["progress"]
+    if args.no_plots:
+        config = replace(config, plots=False)
+    if args.iters is not None:
+        if config.burn_in >= args.iters:
+            raise UsageError(f"--iters ({args.iters}) must be larger than the run's burn-in "
+                             f"({config.burn_in})")
+        if args.iters < progress.iteration:
+            raise UsageError(f"--iters ({args.iters}) is less than the {progress.iteration} "
+                             "iterations already run")
+        config = replace(config, n_iter=args.iters)
+    data = _load(config)
+    t0 = time.perf_counter()
+    model = DPMixture.resume(ckpt_path, data.X, n_iter=config.n_iter,
+                             progress=not args.no_progress)
+    total = time.perf_counter() - t0 + progress.elapsed
+    summary = _write_outputs(
+        out_dir, config, data, model, total_seconds=total,
+        command_line=run.get("command_line"), resume_command_line=command_line,
+        resumed_from=int(progress.iteration))
+    _print_done(out_dir, summary)
+    return _EXIT_OK
+
+
+def _estimator(config: RunConfig, out_dir: Path, *, progress: bool, callback=None):
+    from .estimator import DPMixture
+    from .families import DirichletMultinomial
+
+    family = config.family
+    if family == "multinomial" and config.concentration is not None:
+        family = DirichletMultinomial(concentration=config.concentration)
+    checkpoint = None
+    if config.checkpoint_every is not None:
+        checkpoint = str(out_dir / CHECKPOINT_FILE)
+    return DPMixture(
+        family=family, alpha=parse_alpha(config.alpha), sampler=config.sampler,
+        n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
+        store_labels=config.store_labels, init_clusters=config.init_clusters,
+        point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
+        checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback)
+
+
+def _prepare_out_dir(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise DataError(f"--out {out_dir} exists and is not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not os.access(out_dir, os.W_OK):
+        raise DataError(f"--out {out_dir} is not writable")
+
+
+def _print_done(out_dir: Path, summary: dict) -> None:
+    n, k = summary["data"]["n_samples"], summary["n_clusters"]
+    line = f"{PROG}: {k} cluster{'s' if k != 1 else ''} in {n} points"
+    if summary.get("metrics"):
+        scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
+        line += f" ({scores})"
+    print(f"{line}; results in {out_dir}{os.sep} (report.html, labels.csv, summary.json)")
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+def _load(config: RunConfig) -> LoadedData:
+    """Load the data of a run: the demo, a file, or a table with a truth column."""
+    kind = "counts" if config.family == "multinomial" else "dense"
+    if config.data == _DEMO:
+        from .datasets import load_demo, make_documents
+
+        if config.family == "multinomial":
+            X, y = make_documents(random_state=0)
+            generator = "make_documents(random_state=0)"
+        else:
+            X, y = load_demo()
+            generator = "load_demo()"
+        info = {"source": _DEMO, "format": generator}
+        data = LoadedData(X=X, truth=y, info=info)
+    else:
+        from .io import load_data
+
+        if config.truth is None:
+            column = None if config.columns is None else list(config.columns)
+            X, meta = load_data(config.data, kind=kind, column=column)
+            truth = None
+        else:
+            X, meta, truth = _load_with_truth(Path(config.data), kind, config.columns,
+                                              config.truth)
+        info = {"source": meta["path"], "format": meta["format"]}
+        if meta.get("column_names") is not None:
+            info["columns"] = list(meta["column_names"])
+        if config.truth is not None:
+            info["truth_column"] = config.truth
+        data = LoadedData(X=X, truth=truth, info=info)
+    data.info["n_samples"] = int(data.X.shape[0])
+    data.info["n_features"] = int(data.X.shape[1])
+    if kind == "counts" and sp.issparse(data.X):
+        data.info["n_nonzero"] = int(data.X.nnz)
+    if config.vocab is not None:
+        from .io import load_vocabulary
+
+        words = load_vocabulary(config.vocab)
+        if len(words) != data.info["n_features"]:
+            raise DataError(f"{config.vocab} has {len(words)} words, but the data have "
+                            f"{data.info['n_features']} columns (one per word)")
+        data.vocabulary = words
+        data.info["vocabulary"] = config.vocab
+    return data
+
+
+def _load_with_truth(p: Path, kind: str, columns, truth):
+    """Features and known labels from one table: the truth column is left out of the features.
+
+    The labels may be numbers or strings (which :func:`dpclust.io.load_data` does not read),
+    so the truth column is read here; the features go through ``load_data`` as usual.
+    """
+    from . import io
+
+    io._check_file(p)
+    fmt, gz = io._detect_format(p)
+    if fmt == "txt" and io._looks_like_docword(p, gz):
+        fmt = "docword"
+    if fmt in ("csv", "tsv", "txt"):
+        values, j, n_columns, names, has_header = _read_text_column(p, gz, fmt, truth)
+        features = _feature_columns(p, columns, j, n_columns, names)
+        X, meta = io.load_data(p, kind=kind, column=features, header=has_header)
+    elif fmt == "parquet":
+        values, j, names, index_columns = _read_parquet_column(p, truth)
+        if columns is None:
+            features = [n for i, n in enumerate(names) if i != j and n not in index_columns]
+        else:
+            features = _feature_columns(p, columns, j, len(names), names)
+        if not features:
+            raise DataError(f"{p} has no feature columns besides the truth column {names[j]!r}")
+        X, meta = io.load_data(p, kind=kind, column=features)
+    elif fmt in ("npy", "npz"):
+        table, meta = io.load_data(p, kind="auto")
+        if sp.issparse(table):
+            raise DataError(f"{p} holds sparse counts; --truth needs a table (CSV, TSV, .npy "
+                            "or Parquet) with the labels in one column")
+        if isinstance(truth, str):
+            raise DataError(f"{p} has no column names, so give --truth as a 0-based column "
+                            f"index, not a name ({truth!r})")
+        n_columns = table.shape[1]
+        j = _check_index(p, truth, n_columns)
+        values = table[:, j]
+        features = _feature_columns(p, columns, j, n_columns, None)
+        X = table[:, features]
+        X = check_counts(X, what=str(p)) if kind == "counts" else np.ascontiguousarray(X)
+        meta = dict(meta, n_features=int(X.shape[1]))
+    else:
+        raise DataError(f"{p} is a {fmt} file of counts; --truth needs a table (CSV, TSV, .npy "
+                        "or Parquet) with the labels in one column")
+    if len(values) != X.shape[0]:
+        raise DataError(f"{p}: the truth column has {len(values)} values for "
+                        f"{X.shape[0]} rows of features")
+    return X, meta, _as_labels(values)
+
+
+def _check_index(p: Path, j: int, n_columns: int) -> int:
+    if not -n_columns <= j < n_columns:
+        raise DataError(f"{p}: column index {j} is out of range; the file has {n_columns} columns")
+    return j % n_columns
+
+
+def _feature_columns(p: Path, columns, j: int, n_columns: int, names) -> list:
+    """The feature columns: ``columns`` (names or indices) or all but the truth column ``j``."""
+    if columns is None:
+        features = [i for i in range(n_columns) if i != j]
+        if not features:
+            raise DataError(f"{p} has only the truth column; there are no features to cluster")
+        return features
+    for c in columns:
+        if (isinstance(c, int) and -n_columns <= c < n_columns and c % n_columns == j) or (
+                isinstance(c, str) and names is not None and c == names[j]):
+            raise DataError(f"--columns includes the truth column {c!r}; the known labels must "
+                            "not be used as a feature")
+    return list(columns)
+
+
+def _read_text_column(p: Path, gz: bool, fmt: str, truth):
+    """Read one column of a text table as strings, with the conventions of ``load_data``.
+
+    Returns
+    -------
+    values : list of str
+    j : int
+        0-based index of the column.
+    n_columns : int
+    names : list of str or None
+        Column names when the file has a header row.
+    has_header : bool
+        Whether the first row holds names.  With ``truth`` given by index this is decided from
+        the other cells of the first row, as the labels themselves may be words.
+    """
+    from . import io
+
+    first_line_no, first_line = io._first_record(p, gz)
+    if first_line is None:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
+    delimiter = io._delimiter(fmt, first_line)
+    with io._reading(p), io._open_text(p, gz) as f:
+        records = list(io._records(f, delimiter))
+    first = [c.strip() for c in records[0][1]]
+    n_columns = len(first)
+    if isinstance(truth, str):
+        if truth not in first:
+            if all(io._is_number(c) for c in first):
+                raise DataError(f"{p} has no header row, so give --truth as a 0-based column "
+                                f"index, not a name ({truth!r})")
+            shown = ", ".join(repr(c) for c in first[:12]) + (", ..." if n_columns > 12 else "")
+            raise DataError(f"{p} has no column named {truth!r}; its columns are {shown}")
+        j, has_header = first.index(truth), True
+    else:
+        j = _check_index(p, truth, n_columns)
+        others = [c for i, c in enumerate(first) if i != j]
+        has_header = not all(io._is_number(c) for c in others) if others else False
+    values = []
+    for lineno, fields in records[1 if has_header else 0:]:
+        if len(fields) != n_columns:
+            raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
+                            f"{first_line_no} has {n_columns}.")
+        value = fields[j].strip()
+        if not value:
+            raise DataError(f"{p}: line {lineno}: the truth column {j + 1} is empty")
+        values.append(value)
+    if not values:
+        raise DataError(f"{p} has a header row but no data rows.")
+    return values, j, n_columns, (first if has_header else None), has_header
+
+
+def _read_parquet_column(p: Path, truth):
+    from . import io
+
+    pa, pq = io._import_pyarrow()
+    try:
+        schema = pq.read_schema(p)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
+    names = list(schema.names)
+    index_columns = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
+                     if isinstance(c, str)}
+    if isinstance(truth, str):
+        if truth not in names:
+            shown = ", ".join(repr(c) for c in names[:12]) + (", ..." if len(names) > 12 else "")
+            raise DataError(f"{p} has no column named {truth!r}; its columns are {shown}")
+        j = names.index(truth)
+    else:
+        j = _check_index(p, truth, len(names))
+    try:
+        column = pq.read_table(p, columns=[names[j]]).column(0)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} cannot be read: {exc}.") from None
+    if column.null_count:
+        raise DataError(f"{p}: the truth column {names[j]!r} has {column.null_count} missing "
+                        "values")
+    return column.to_pylist(), j, names, index_columns
+
+
+def _as_labels(values) -> np.ndarray:
+    """Known labels as an array: integers or floats when every value is a number, else str."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "biuf":
+        return arr
+    try:
+        num = np.asarray([float(v) for v in arr], dtype=np.float64)
+    except (TypeError, ValueError):
+        return arr.astype(str)
+    return num
+
+
+# --------------------------------------------------------------------------------------------
+# outputs
+
+
+def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
+                   total_seconds: float, command_line, resume_command_line=None,
+                   resumed_from=None) -> dict:
+    """Write labels.csv, trace.csv, summary.json, the report (and label samples); return the
+    summary."""
+    from .io import save_labels_csv
+
+    labels = np.asarray(model.labels_, dtype=np.int64)
+    trace = model.trace_
+    n_iter = int(model.n_iter_)
+    iteration = np.arange(n_iter)
+
+    save_labels_csv(out_dir / "labels.csv", labels)
+    _write_trace_csv(out_dir / "trace.csv", iteration, trace)
+    if config.store_labels and trace.labels is not None:
+        np.savez_compressed(out_dir / "label_samples.npz", labels=trace.labels,
+                            iterations=np.asarray(trace.kept))
+
+    summary = _summary(config, data, model, labels, total_seconds=total_seconds,
+                       command_line=command_line, resume_command_line=resume_command_line,
+                       resumed_from=resumed_from)
+    _write_json(out_dir / "summary.json", summary)
+
+    trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
+                  "n_clusters": trace.n_clusters, "alpha": trace.alpha, "seconds": trace.seconds}
+    if config.plots:
+        from .report import write_report
+
+        similarity = None
+        if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES:
+            similarity = model.posterior_similarity()
+        write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity)
+    else:
+        from .report import render_html
+
+        (out_dir / "report.html").write_text(render_html(summary, {}, labels=labels),
+                                             encoding="utf-8")
+    return summary
+
+
+def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_seconds,
+             command_line, resume_command_line, resumed_from) -> dict:
+    from .metrics import ari, nmi
+
+    trace = model.trace_
+    n_iter = int(model.n_iter_)
+    n_samples = data.info["n_samples"]
+    sampling = float(trace.seconds[-1]) if len(trace.seconds) else 0.0
+    settings = {
+        "family": config.family, "sampler": config.sampler,
+        "alpha": _alpha_setting(config.alpha), "n_iter": n_iter, "burn_in": config.burn_in,
+        "thin": config.thin, "seed": config.seed, "init_clusters": config.init_clusters,
+        "point_estimate": config.point_estimate,
+    }
+    if config.family == "multinomial":
+        settings["concentration"] = 1.0 if config.concentration is None else config.concentration
+    if config.checkpoint_every is not None:
+        settings["checkpoint_every"] = config.checkpoint_every
+    if config.store_labels:
+        settings["store_labels"] = True
+    settings["command_line"] = command_line
+    if resumed_from is not None:
+        settings["resumed_from_iteration"] = resumed_from
+        settings["resume_command_line"] = resume_command_line
+
+    sizes = np.bincount(labels, minlength=int(model.n_clusters_))
+    log_joint = np.asarray(trace.log_joint, dtype=float)
+    summary = {
+        "dpclust_version": __version__,
+        "settings": settings,
+        "data": dict(data.info),
+        "timings": {
+            "total_seconds": float(total_seconds),
+            "sampling_seconds": sampling,
+            "seconds_per_iteration": sampling / n_iter if n_iter else None,
+            "point_updates_per_second": n_samples * n_iter / sampling if sampling > 0 else None,
+            # the first iteration also pays for numba's compilation of the sweep kernels
+            "first_iteration_seconds": float(trace.seconds[0]) if len(trace.seconds) else None,
+        },
+        "n_clusters": int(model.n_clusters_),
+        "cluster_sizes": sizes.tolist(),
+        "cluster_params": _cluster_params(config, data, model),
+        "log_joint": {"final": float(log_joint[-1]), "best": float(log_joint.max()),
+                      "best_iteration": int(np.argmax(log_joint))},
+        "point_estimate": {"loss": config.point_estimate,
+                           "expected_loss": float(model.expected_loss_)},
+    }
+    if isinstance(parse_alpha(config.alpha), float):
+        summary["alpha"] = float(model.alpha_)
+    else:
+        summary["alpha_posterior_mean"] = float(model.alpha_)
+    if data.truth is not None:
+        summary["metrics"] = {"nmi": float(nmi(data.truth, labels)),
+                              "ari": float(ari(data.truth, labels))}
+    warnings = []
+    if n_samples > MAX_SIMILARITY_SAMPLES and config.plots:
+        warnings.append(f"the posterior co-clustering figure is left out for more than "
+                        f"{MAX_SIMILARITY_SAMPLES:,} points")
+    n_kept = len(trace.kept)
+    if n_kept < 10:
+        warnings.append(f"only {n_kept} draws were kept after the burn-in; run more iterations "
+                        "for a reliable point estimate")
+    if warnings:
+        summary["warnings"] = warnings
+    return summary
+
+
+def _alpha_setting(text: str):
+    value = parse_alpha(text)
+    return value if isinstance(value, float) else text
+
+
+def _cluster_params(config: RunConfig, data: LoadedData, model) -> dict:
+    """Gaussian means and covariances as nested lists; for counts, each cluster's top words."""
+    params = model.cluster_params_
+    if "probabilities" in params:
+        prob = np.asarray(params["probabilities"])
+        top = np.argsort(-prob, axis=1, kind="stable")[:, :N_TOP_WORDS]
+        if data.vocabulary is not None:
+            words = [[data.vocabulary[i] for i in row] for row in top.tolist()]
+        else:
+            words = top.tolist()
+        return {"top_words": words,
+                "top_word_probabilities": [[float(f"{v:.4g}") for v in row] for row in
+                                           np.take_along_axis(prob, top, axis=1).tolist()]}
+    return {k: np.asarray(v).tolist() for k, v in params.items()}
+
+
+def _write_trace_csv(path: Path, iteration, trace) -> None:
+    lines = ["iteration,log_joint,n_clusters,alpha,seconds"]
+    for it, lj, k, a, s in zip(iteration.tolist(), trace.log_joint.tolist(),
+                               trace.n_clusters.tolist(), trace.alpha.tolist(),
+                               trace.seconds.tolist()):
+        lines.append(f"{it},{lj!r},{int(k)},{a!r},{s:.6f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_json(path: Path, obj) -> None:
+    path.write_text(_dumps(obj) + "\n", encoding="utf-8")
+
+
+def _dumps(obj, depth: int = 0) -> str:
+    """JSON with one key a line, and lists of numbers (matrix rows) kept on one line."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(obj, dict) and obj:
+        items = ",\n".join(f"{inner}{json.dumps(str(k))}: {_dumps(v, depth + 1)}"
+                           for k, v in obj.items())
+        return "{\n" + items + "\n" + pad + "}"
+    if isinstance(obj, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in obj):
+        items = ",\n".join(inner + _dumps(v, depth + 1) for v in obj)
+        return "[\n" + items + "\n" + pad + "]"
+    return json.dumps(obj, default=_json_default)
+
+
+def _json_default(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")

@@ -1,0 +1,84 @@
+"""Numba kernel face of the multinomial family: per-point operations on cluster slots.
+
+See :class:`dpclust.families.base.FamilyKernel` for the contract and
+:mod:`dpclust.families.multinomial` for the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+
+# --------------------------------------------------------------------- kernels
+# kdata  = (indptr, indices, values, lengths, log_mult)
+# kstats = (n_docs, total_words, counts (cap, V), log_mult_sum)
+# khyper = (beta (V,), [B, sum_w lgamma(beta_w)])
+
+@njit(cache=True, _nrt=False)
+def _dm_reset(kstats, k, khyper):
+    n, total, counts, lm = kstats
+    n[k] = 0.0
+    total[k] = 0.0
+    lm[k] = 0.0
+    for w in range(counts.shape[1]):
+        counts[k, w] = 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _dm_add(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[k, indices[p]] += values[p]
+    n[k] += 1.0
+    total[k] += lengths[i]
+    lm[k] += log_mult[i]
+
+
+@njit(cache=True, _nrt=False)
+def _dm_remove(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    if n[k] <= 1.0:
+        _dm_reset(kstats, k, khyper)
+        return
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[k, indices[p]] -= values[p]
+    n[k] -= 1.0
+    total[k] -= lengths[i]
+    lm[k] -= log_mult[i]
+
+
+@njit(cache=True, _nrt=False)
+def _log_rising(a, m):
+    """``lgamma(a + m) - lgamma(a)`` for a whole number ``m >= 0``."""
+    if m <= 12.0:
+        prod = 1.0
+        for j in range(int(m)):
+            prod *= a + j
+        return math.log(prod)
+    return math.lgamma(a + m) - math.lgamma(a)
+
+
+@njit(cache=True, _nrt=False)
+def _dm_log_predictive(kdata, i, kstats, k, khyper):
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    s = log_mult[i] - _log_rising(h[0] + total[k], lengths[i])
+    for p in range(indptr[i], indptr[i + 1]):
+        w = indices[p]
+        s += _log_rising(beta[w] + counts[k, w], values[p])
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def _dm_log_marginal(kstats, k, khyper):
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    s = lm[k] + math.lgamma(h[0]) - math.lgamma(h[0] + total[k]) - h[1]
+    for w in range(beta.shape[0]):
+        s += math.lgamma(beta[w] + counts[k, w])
+    return s

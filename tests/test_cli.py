@@ -1,0 +1,442 @@
+"""End-to-end tests of the ``dpclust`` command line (dpclust.cli)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dpclust
+from dpclust import cli
+from dpclust.cli import main
+from dpclust.datasets import make_documents, make_gaussian_mixture
+
+try:
+    import matplotlib  # noqa: F401
+
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+
+try:
+    import pyarrow  # noqa: F401
+
+    HAVE_ARROW = True
+except ImportError:
+    HAVE_ARROW = False
+
+SRC = Path(dpclust.__file__).resolve().parents[1]
+FAST = ["--iters", "12", "--no-progress", "--no-plots"]
+OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html")
+
+
+# --------------------------------------------------------------------------------------------
+# helpers and data
+
+
+def run(capsys, *argv):
+    """``main(argv)``; returns (exit status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def read_labels(out: Path) -> np.ndarray:
+    lines = (out / "labels.csv").read_text().splitlines()
+    assert lines[0] == "label"
+    return np.array([int(v) for v in lines[1:]])
+
+
+def summary_of(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_gaussian_mixture(n_samples=60, n_clusters=2, n_features=2, random_state=1)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def docs():
+    X, y = make_documents(n_docs=40, n_topics=2, vocab_size=30, doc_length=40, random_state=1)
+    return X, y
+
+
+def write_csv(path: Path, X, header=None, extra=None):
+    rows = [] if header is None else [",".join(header)]
+    for i, row in enumerate(X):
+        cells = [repr(float(v)) for v in row]
+        if extra is not None:
+            cells.append(str(extra[i]))
+        rows.append(",".join(cells))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def write_docword(path: Path, X: sp.csr_matrix):
+    coo = X.tocoo()
+    lines = [str(X.shape[0]), str(X.shape[1]), str(coo.nnz)]
+    lines += [f"{i + 1} {j + 1} {int(v)}" for i, j, v in zip(coo.row, coo.col, coo.data)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# the demo and the output files
+
+
+@pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
+def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
+    out = tmp_path / "demo"
+    status, stdout, err = run(capsys, "fit", "--iters", "10", "--no-progress", "--out", out)
+    assert status == 0, err
+    for name in OUTPUT_FILES + ("trace.png", "clusters.png", "cluster_sizes.png",
+                                "similarity.png"):
+        assert (out / name).is_file(), name
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 4
+    assert len(read_labels(out)) == 1500
+    trace = (out / "trace.csv").read_text().splitlines()
+    assert trace[0] == "iteration,log_joint,n_clusters,alpha,seconds"
+    assert len(trace) == 11 and trace[1].startswith("0,")
+    run_json = json.loads((out / "run.json").read_text())
+    assert run_json["config"]["data"] == "demo"
+    assert "clusters in 1500 points" in stdout
+
+
+def test_summary_json_content(tmp_path, capsys):
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", *FAST, "--seed", "7", "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert {"dpclust_version", "settings", "data", "timings", "n_clusters", "cluster_sizes",
+            "cluster_params", "log_joint", "point_estimate", "metrics"} <= set(s)
+    assert s["dpclust_version"] == dpclust.__version__
+    settings = s["settings"]
+    assert settings["seed"] == 7 and settings["n_iter"] == 12 and settings["burn_in"] == 6
+    assert settings["family"] == "gaussian" and settings["sampler"] == "gibbs"
+    assert settings["command_line"].startswith("dpclust fit ") and "--seed 7" in settings[
+        "command_line"]
+    assert s["data"] == {"source": "demo", "format": "load_demo()", "n_samples": 1500,
+                         "n_features": 2}
+    t = s["timings"]
+    assert {"total_seconds", "seconds_per_iteration", "point_updates_per_second"} <= set(t)
+    assert t["point_updates_per_second"] == pytest.approx(
+        1500 * 12 / t["sampling_seconds"])
+    assert sum(s["cluster_sizes"]) == 1500 and len(s["cluster_sizes"]) == s["n_clusters"]
+    means = np.array(s["cluster_params"]["means"])
+    covs = np.array(s["cluster_params"]["covariances"])
+    assert means.shape == (s["n_clusters"], 2) and covs.shape == (s["n_clusters"], 2, 2)
+    assert set(s["log_joint"]) == {"final", "best", "best_iteration"}
+    assert s["log_joint"]["best"] >= s["log_joint"]["final"]
+    assert s["point_estimate"]["loss"] == "vi" and s["point_estimate"]["expected_loss"] >= 0
+    assert set(s["metrics"]) == {"nmi", "ari"} and 0 <= s["metrics"]["nmi"] <= 1
+    # --no-plots: a report with tables and no figures
+    html = (out / "report.html").read_text()
+    assert "data:image/png" not in html and not list(out.glob("*.png"))
+
+
+def test_gamma_alpha_is_resampled_and_labels_can_be_stored(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *FAST, "--alpha", "gamma:2,1", "--store-labels",
+                         "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["settings"]["alpha"] == "gamma:2,1" and s["alpha_posterior_mean"] > 0
+    alphas = np.loadtxt(out / "trace.csv", delimiter=",", skiprows=1)[:, 3]
+    assert np.ptp(alphas) > 0
+    samples = np.load(out / "label_samples.npz")
+    assert samples["labels"].shape == (6, 60) and samples["iterations"].tolist() == list(
+        range(6, 12))
+
+
+# --------------------------------------------------------------------------------------------
+# data formats
+
+
+def _table_files(tmp_path, X):
+    csv_header = write_csv(tmp_path / "with_header.csv", X, header=["a", "b"])
+    csv_plain = write_csv(tmp_path / "plain.csv", X)
+    npy = tmp_path / "x.npy"
+    np.save(npy, X)
+    return {"csv-header": csv_header, "csv-plain": csv_plain, "npy": npy}
+
+
+@pytest.mark.parametrize("which", ["csv-header", "csv-plain", "npy", "parquet"])
+def test_fit_dense_formats(tmp_path, blobs, capsys, which):
+    X, _ = blobs
+    if which == "parquet":
+        pd = pytest.importorskip("pandas")
+        pytest.importorskip("pyarrow")
+        path = tmp_path / "x.parquet"
+        pd.DataFrame(X, columns=["a", "b"]).to_parquet(path)
+    else:
+        path = _table_files(tmp_path, X)[which]
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", path, *FAST, "--out", out)
+    assert status == 0, err
+    assert len(read_labels(out)) == 60
+    s = summary_of(out)
+    assert s["data"]["source"] == str(path.absolute())
+    assert s["data"]["n_samples"] == 60 and s["data"]["n_features"] == 2
+    assert "metrics" not in s
+    assert json.loads((out / "run.json").read_text())["config"]["data"] == str(path.absolute())
+
+
+def test_fit_npz_counts_with_vocabulary(tmp_path, docs, capsys):
+    X, _ = docs
+    data = tmp_path / "counts.npz"
+    sp.save_npz(data, X)
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(f"word{i}" for i in range(X.shape[1])) + "\n")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, "--family", "multinomial", "--vocab", vocab,
+                         "--concentration", "0.5", *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["format"] == "npz" and s["data"]["n_features"] == 30
+    assert s["settings"]["concentration"] == 0.5
+    top = s["cluster_params"]["top_words"]
+    assert len(top) == s["n_clusters"] and all(len(t) == 10 for t in top)
+    assert all(w.startswith("word") for t in top for w in t)
+    assert "probabilities" not in s["cluster_params"]  # no K x V dump
+
+
+def test_fit_docword_counts(tmp_path, docs, capsys):
+    X, y = docs
+    data = write_docword(tmp_path / "docword.test.txt", X)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, "--family", "multinomial", *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["format"] == "docword" and s["data"]["n_samples"] == 40
+    top = s["cluster_params"]["top_words"]
+    assert all(isinstance(w, int) and 0 <= w < 30 for t in top for w in t)
+
+
+def test_multinomial_demo(tmp_path, capsys):
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", "--family", "multinomial", *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["n_samples"] == 500 and "metrics" in s
+
+
+# --------------------------------------------------------------------------------------------
+# --truth and --columns
+
+
+def test_truth_column_by_name_gives_metrics(tmp_path, blobs, capsys):
+    X, y = blobs
+    names = np.array(["red", "blue"])[y]
+    data = write_csv(tmp_path / "t.csv", X, header=["a", "b", "species"], extra=names)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, "--truth", "species", *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["n_features"] == 2 and s["data"]["columns"] == ["a", "b"]
+    assert s["metrics"]["nmi"] > 0.9 and s["metrics"]["ari"] > 0.9
+
+
+def test_truth_column_by_index_without_header_and_columns(tmp_path, blobs, capsys):
+    X, y = blobs
+    table = np.column_stack([y, X, np.zeros(len(y))])  # label first, a useless last column
+    data = write_csv(tmp_path / "t.csv", table)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, "--truth", "0", "--columns", "1,2", *FAST,
+                         "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["n_features"] == 2 and s["metrics"]["ari"] > 0.9
+
+
+@pytest.mark.skipif(not HAVE_ARROW, reason="needs pyarrow (dpclust[parquet])")
+def test_truth_column_in_parquet(tmp_path, blobs, capsys):
+    pd = pytest.importorskip("pandas")
+    X, y = blobs
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"a": X[:, 0], "label": y, "b": X[:, 1]}).to_parquet(path)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", path, "--truth", "label", *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["columns"] == ["a", "b"] and "nmi" in s["metrics"]
+
+
+def test_columns_by_name(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = write_csv(tmp_path / "t.csv", np.column_stack([X, X[:, 0]]), header=["a", "b", "c"])
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, "--columns", "c,a", *FAST, "--out", out)
+    assert status == 0, err
+    assert summary_of(out)["data"]["columns"] == ["c", "a"]
+
+
+# --------------------------------------------------------------------------------------------
+# checkpoint and resume
+
+
+def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    common = ["fit", data, "--iters", "30", "--seed", "3", "--checkpoint-every", "5",
+              "--no-progress", "--no-plots"]
+    full, part = tmp_path / "full", tmp_path / "part"
+    status, _, err = run(capsys, *common, "--out", full)
+    assert status == 0, err
+    assert (full / "checkpoint.pkl").is_file()
+
+    status, _, err = run(capsys, *common, "--stop-after", "12", "--out", part)
+    assert status == 130
+    assert "interrupted" in err and f"dpclust resume {part}" in err
+    assert "saved at iteration 10" in err
+    assert not (part / "labels.csv").exists() and (part / "run.json").is_file()
+
+    status, _, err = run(capsys, "resume", part, "--no-progress")
+    assert status == 0, err
+    assert (part / "labels.csv").read_bytes() == (full / "labels.csv").read_bytes()
+    trace_full = np.loadtxt(full / "trace.csv", delimiter=",", skiprows=1)
+    trace_part = np.loadtxt(part / "trace.csv", delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(trace_full[:, :4], trace_part[:, :4])
+    s = summary_of(part)
+    assert s["settings"]["resumed_from_iteration"] == 10 and s["settings"]["n_iter"] == 30
+
+
+def test_resume_extends_a_finished_run(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = write_csv(tmp_path / "x.csv", X)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *FAST, "--checkpoint-every", "4", "--out", out)
+    assert status == 0, err
+    status, _, err = run(capsys, "resume", out, "--iters", "20", "--no-progress")
+    assert status == 0, err
+    assert summary_of(out)["settings"]["n_iter"] == 20
+    assert len((out / "trace.csv").read_text().splitlines()) == 21
+
+
+def test_ctrl_c_exits_130_and_names_the_resume_command(tmp_path, blobs, capsys, monkeypatch):
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+
+    def interrupt(self, X, y=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dpclust.DPMixture, "fit", interrupt)
+    status, _, err = run(capsys, "fit", data, *FAST, "--out", tmp_path / "a")
+    assert status == 130 and "interrupted" in err and "resume" not in err
+    status, _, err = run(capsys, "fit", data, *FAST, "--checkpoint-every", "5", "--out",
+                         tmp_path / "b")
+    assert status == 130 and "interrupted" in err and "no checkpoint was written yet" in err
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------------
+# errors: one line on stderr, exit status 2
+
+
+def _bad_inputs(tmp_path):
+    def write(name, text):
+        (tmp_path / name).write_text(text)
+        return tmp_path / name
+
+    neg = tmp_path / "neg.npy"
+    np.save(neg, np.array([[1.0, -2.0], [0.0, 3.0]]))
+    return {
+        "nan": (["fit", write("nan.csv", "a,b\n1,2\nnan,4\n")], "NaN"),
+        "inf": (["fit", write("inf.csv", "1,2\n3,inf\n")], "infinite"),
+        "strings": (["fit", write("words.csv", "name\nalice\nbob\n")], "non-numeric"),
+        "empty": (["fit", write("empty.csv", "")], "empty"),
+        "missing": (["fit", tmp_path / "nope.csv"], "no such file"),
+        "directory": (["fit", tmp_path], "directory"),
+        "negative-counts": (["fit", neg, "--family", "multinomial"], "negative"),
+        "fractional-counts": (["fit", write("frac.csv", "1,2.5\n0,3\n"), "--family",
+                               "multinomial"], "non-integer"),
+        "family": (["fit", "--family", "poisson"], "invalid choice: 'poisson'"),
+        "sampler": (["fit", "--sampler", "slice"], "invalid choice: 'slice'"),
+        "alpha-word": (["fit", "--alpha", "big"], "--alpha"),
+        "alpha-negative": (["fit", "--alpha", "-1"], "positive number"),
+        "alpha-gamma": (["fit", "--alpha", "gamma:1"], "gamma:SHAPE,RATE"),
+        "alpha-gamma-zero": (["fit", "--alpha", "gamma:0,1"], "shape and rate"),
+        "burn-in": (["fit", "--iters", "10", "--burn-in", "10"], "--burn-in"),
+        "iters": (["fit", "--iters", "0"], "--iters"),
+        "truth-on-demo": (["fit", "--truth", "label"], "DATA file"),
+        "no-truth-column": (["fit", write("t.csv", "a,b\n1,2\n"), "--truth", "c"],
+                            "no column named 'c'"),
+        "vocab-size": (["fit", "--family", "multinomial", "--vocab", write("v.txt", "a\nb\n")],
+                       "2 words"),
+        "resume-no-checkpoint": (["resume", tmp_path], "no checkpoint"),
+        "resume-missing-dir": (["resume", tmp_path / "nowhere"], "no such directory"),
+        "no-command": ([], "required"),
+    }
+
+
+BAD = ["nan", "inf", "strings", "empty", "missing", "directory", "negative-counts",
+       "fractional-counts", "family", "sampler", "alpha-word", "alpha-negative", "alpha-gamma",
+       "alpha-gamma-zero", "burn-in", "iters", "truth-on-demo", "no-truth-column", "vocab-size",
+       "resume-no-checkpoint", "resume-missing-dir", "no-command"]
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"data": "demo"}}))
+    argv, expected = _bad_inputs(tmp_path)[case]
+    out = tmp_path / "out"
+    extra = ["--out", out, "--no-progress"] if argv and argv[0] == "fit" else []
+    status, _, err = run(capsys, *argv, *extra)
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dpclust: error: ")
+    assert expected in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="needs a non-root POSIX user for an unreadable file")
+def test_unreadable_file(tmp_path, capsys):
+    data = tmp_path / "secret.csv"
+    data.write_text("1,2\n3,4\n")
+    data.chmod(0)
+    try:
+        status, _, err = run(capsys, "fit", data, *FAST, "--out", tmp_path / "o")
+    finally:
+        data.chmod(0o600)
+    assert status == 2 and err.startswith("dpclust: error: ") and len(err.splitlines()) == 1
+
+
+def test_unwritable_output(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    status, _, err = run(capsys, "fit", *FAST, "--out", tmp_path / "file")
+    assert status == 2 and "not a directory" in err and len(err.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# the module entry point
+
+
+def test_python_m_dpclust_version():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(SRC), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-m", "dpclust", "--version"], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"dpclust {dpclust.__version__}"
+
+
+def test_help_has_examples(capsys):
+    status, out, _ = run(capsys, "fit", "--help")
+    assert status == 0 and "examples:" in out and "--checkpoint-every" in out
+    assert "--stop-after" not in out  # hidden, for tests
+    assert cli.build_parser().prog == "dpclust"

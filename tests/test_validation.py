@@ -100,7 +100,7 @@ def test_dense_shape_checks():
         check_dense(np.ones((0, 2)))
     with pytest.raises(DataError, match="at least 3 are required"):
         check_dense(np.ones((2, 2)), min_samples=3)
-    with pytest.raises(DataError, match="0 features"):
+    with pytest.raises(DataError, match=r"0 feature\(s\)"):
         check_dense(np.ones((2, 0)))
     with pytest.raises(DataError, match="X has 3 features, but the model was fitted with 2"):
         check_dense(np.ones((4, 3)), n_features=2)

@@ -38,6 +38,10 @@ class DataError(ValueError):
 # helpers
 
 
+class NonNumericDataError(DataError, TypeError):
+    """An entry that is not a number at all (a dict, a list, ...): a DataError and a TypeError."""
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -81,7 +85,8 @@ def _as_numeric(arr: np.ndarray, what: str, columns) -> np.ndarray:
     if kind in "biuf":
         return arr
     if kind == "c":
-        raise DataError(f"{what} has complex dtype {arr.dtype}; real numbers are required.")
+        raise DataError(f"Complex data not supported: {what} has dtype {arr.dtype}; "
+                        "real numbers are required.")
     if kind in "mM":
         raise DataError(
             f"{what} has {arr.dtype} (date/time) dtype; convert it to numbers first."
@@ -108,7 +113,10 @@ def _as_numeric(arr: np.ndarray, what: str, columns) -> np.ndarray:
             elif isinstance(cell, (str, bytes)):
                 problem = f"a non-numeric entry {_short_repr(cell)}"
             else:
-                problem = f"a non-numeric entry {_short_repr(cell)} of type {type(cell).__name__}"
+                raise NonNumericDataError(
+                    f"{what} contains a non-numeric entry {_short_repr(cell)} at row {i}, "
+                    f"{_column_label(j, columns)}: float() argument must be a string or a real "
+                    f"number, not '{type(cell).__name__}'.")
             raise DataError(
                 f"{what} contains {problem} at row {i}, {_column_label(j, columns)}; "
                 "all entries must be numbers."
@@ -143,7 +151,8 @@ def _check_shape(shape, what: str, min_samples: int, n_features) -> None:
             f"{'is' if min_samples == 1 else 'are'} required."
         )
     if n_cols < 1:
-        raise DataError(f"{what} has 0 features; at least 1 is required.")
+        raise DataError(f"{what} has 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 "
+                        "is required.")
     if n_features is not None and n_cols != n_features:
         raise DataError(
             f"{what} has {_plural(n_cols, 'feature')}, but the model was fitted with "

@@ -52,14 +52,17 @@ class MultinomialParams(NamedTuple):
     log_prob: np.ndarray
 
 
+def _row_ids(X: sp.csr_matrix) -> np.ndarray:
+    """Row index of every stored entry of a CSR matrix."""
+    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+
 def log_multinomial_coefficients(X: sp.csr_matrix) -> np.ndarray:
     """``log(m_i! / prod_w x_iw!)`` for every row of a CSR count matrix, shape (n,)."""
-    lengths = np.asarray(X.sum(axis=1)).ravel()
-    per_entry = gammaln(X.data + 1.0)
-    row_sums = np.zeros(X.shape[0])
-    nz_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    np.add.at(row_sums, nz_rows, per_entry)
-    return gammaln(lengths + 1.0) - row_sums
+    rows = _row_ids(X)
+    lengths = np.bincount(rows, weights=X.data, minlength=X.shape[0])
+    return gammaln(lengths + 1.0) - np.bincount(rows, weights=gammaln(X.data + 1.0),
+                                                 minlength=X.shape[0])
 
 
 class DirichletMultinomial(ConjugateFamily):
@@ -147,8 +150,10 @@ class DirichletMultinomial(ConjugateFamily):
         labels = np.asarray(labels, dtype=np.intp)
         if n_clusters is None:
             n_clusters = int(labels.max()) + 1 if n else 0
-        indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n))
-        counts = np.asarray((indicator @ X).todense())
+        V = X.shape[1]
+        rows = _row_ids(X)
+        flat = labels[rows] * V + X.indices
+        counts = np.bincount(flat, weights=X.data, minlength=n_clusters * V).reshape(n_clusters, V)
         log_mult = np.bincount(labels, weights=log_multinomial_coefficients(X),
                                minlength=n_clusters)
         return CountStats(np.bincount(labels, minlength=n_clusters).astype(np.float64),
@@ -187,7 +192,7 @@ class DirichletMultinomial(ConjugateFamily):
         B = beta.sum()
         lengths = np.asarray(X.sum(axis=1)).ravel()
         log_mult = log_multinomial_coefficients(X)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        rows = _row_ids(X)
         total = stats.counts.sum(axis=1)
         out = np.empty((X.shape[0], len(total)))
         for k in range(len(total)):

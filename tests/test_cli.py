@@ -32,7 +32,7 @@ except ImportError:
     HAVE_ARROW = False
 
 SRC = Path(dpclust.__file__).resolve().parents[1]
-FAST = ["--iters", "12", "--no-progress", "--no-plots"]
+FAST = ["--iters", "40", "--no-progress", "--no-plots"]
 OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html")
 
 

@@ -77,7 +77,7 @@ class RunConfig:
     burn_in: int = 100
     thin: int = 1
     seed: int = 0
-    init_clusters: int = 1
+    init_clusters: int = 10
     columns: tuple | None = None
     truth: str | int | None = None
     concentration: float | None = None
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
                        help="random seed; the same seed gives the same result (default: "
                             "%(default)s)")
-    chain.add_argument("--init-clusters", type=_int_type(1), default=1, metavar="C",
+    chain.add_argument("--init-clusters", type=_int_type(1), default=10, metavar="C",
                        help="start from C clusters assigned at random (default: %(default)s)")
     chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
                        help="loss whose posterior expectation the reported partition "

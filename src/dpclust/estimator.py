@@ -127,8 +127,11 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         Keep every ``thin``-th draw after burn-in.
     store_labels : bool, default=False
         Keep every kept partition in ``trace_.labels`` (n_kept × n_samples integers).
-    init_clusters : int, default=1
-        Start from this many clusters (random assignment); 1 puts all points together.
+    init_clusters : int, default=10
+        Start from this many clusters, points assigned at random (at most one per point).
+        Samplers that move one point at a time merge clusters far more easily than they
+        split them (a new cluster must grow from a single point), so starting above the
+        expected number of clusters mixes better than starting from one.
     point_estimate : {"vi", "binder"}, default="vi"
         Loss whose posterior expectation ``labels_`` minimises among the kept draws.
     max_draws : int, default=200
@@ -189,7 +192,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     """
 
     def __init__(self, family="gaussian", alpha=1.0, sampler="gibbs", n_iter=200, burn_in=None,
-                 thin=1, store_labels=False, init_clusters=1, point_estimate="vi",
+                 thin=1, store_labels=False, init_clusters=10, point_estimate="vi",
                  max_draws=200, n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None):
         self.family = family

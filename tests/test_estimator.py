@@ -1,0 +1,231 @@
+"""DPMixture end to end: scikit-learn conventions, determinism, predictions, checkpoints."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from dpclust import DPMixture, GammaPrior, NormalInverseWishart
+from dpclust._validation import DataError
+from dpclust.datasets import load_demo, make_documents, make_gaussian_mixture
+from dpclust.metrics import nmi
+from dpclust.partitions import point_estimate
+from dpclust.samplers import FiniteSymmetricDirichlet
+
+
+@parametrize_with_checks([DPMixture(n_iter=30)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return make_gaussian_mixture(n_samples=600, n_clusters=4, random_state=3)
+
+
+@pytest.fixture(scope="module")
+def fitted(blobs):
+    X, _ = blobs
+    return DPMixture(n_iter=60, store_labels=True, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "explicit", "fsd"])
+def test_recovers_well_separated_clusters(blobs, sampler):
+    X, y = blobs
+    model = DPMixture(sampler=sampler, n_iter=150, random_state=1).fit(X)
+    sizes = np.sort(np.bincount(model.labels_))[::-1]
+    assert sizes[:4].sum() >= 0.98 * len(X)  # at most a few points in extra small clusters
+    assert nmi(model.labels_, y) > 0.95
+
+
+def test_demo_data_is_clustered_correctly():
+    X, y = load_demo()
+    model = DPMixture(n_iter=80, random_state=0).fit(X)
+    assert nmi(model.labels_, y) > 0.95
+
+
+def test_multinomial_documents():
+    X, y = make_documents(n_docs=300, n_topics=4, vocab_size=150, random_state=2)
+    model = DPMixture(family="multinomial", n_iter=60, random_state=0).fit(X)
+    assert nmi(model.labels_, y) > 0.9
+    assert model.cluster_params_["probabilities"].shape == (model.n_clusters_, 150)
+    # the same data dense give the same chain
+    dense = DPMixture(family="multinomial", n_iter=60, random_state=0).fit(X.toarray())
+    np.testing.assert_array_equal(dense.labels_, model.labels_)
+    # predictions on sparse and dense input agree
+    np.testing.assert_allclose(model.score_samples(X[:10]), model.score_samples(X[:10].toarray()))
+
+
+def test_same_seed_same_result(blobs):
+    X, _ = blobs
+    a = DPMixture(n_iter=30, random_state=7).fit(X)
+    b = DPMixture(n_iter=30, random_state=7).fit(X)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
+    g = DPMixture(n_iter=30, random_state=np.random.default_rng(7)).fit(X)
+    np.testing.assert_array_equal(g.trace_.log_joint, a.trace_.log_joint)
+
+
+def test_trace_and_fitted_attributes(fitted, blobs):
+    X, _ = blobs
+    m = fitted
+    tr = m.trace_
+    for name in ("log_joint", "n_clusters", "alpha", "seconds"):
+        assert getattr(tr, name).shape == (60,)
+    assert np.all(np.diff(tr.seconds) >= 0)
+    np.testing.assert_array_equal(tr.kept, np.arange(30, 60))
+    assert tr.labels.shape == (30, len(X))
+    assert m.n_iter_ == 60
+    assert m.weights_.shape == (m.n_clusters_,)
+    assert m.weights_.sum() + m.weight_new_ == pytest.approx(1.0)
+    assert m.cluster_params_["means"].shape == (m.n_clusters_, 2)
+    assert m.cluster_params_["covariances"].shape == (m.n_clusters_, 2, 2)
+    assert m.log_joint_ == tr.log_joint[-1]
+    assert m.best_log_joint_ == tr.log_joint.max()
+
+
+def test_labels_are_the_vi_point_estimate_not_the_last_draw(fitted):
+    expected, loss = point_estimate(fitted.trace_.labels, loss="vi")
+    np.testing.assert_array_equal(fitted.labels_, expected)
+    assert fitted.expected_loss_ == pytest.approx(loss)
+
+
+def test_binder_point_estimate(blobs):
+    X, _ = blobs
+    m = DPMixture(n_iter=30, point_estimate="binder", store_labels=True, random_state=0).fit(X)
+    expected, _ = point_estimate(m.trace_.labels, loss="binder")
+    np.testing.assert_array_equal(m.labels_, expected)
+
+
+def test_predictions(fitted, blobs):
+    X, _ = blobs
+    proba = fitted.predict_proba(X[:50])
+    assert proba.shape == (50, fitted.n_clusters_)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # a new point goes where it is most probable; boundary points and members of tiny extra
+    # clusters of the sampled partition may land elsewhere
+    assert np.mean(fitted.predict(X) == fitted.labels_) > 0.9
+    scores = fitted.score_samples(X[:50])
+    assert scores.shape == (50,) and np.all(np.isfinite(scores))
+    assert fitted.score(X) == pytest.approx(fitted.score_samples(X).mean())
+    # a point far away is much less likely than the data
+    assert fitted.score_samples(np.array([[1e3, 1e3]]))[0] < scores.min() - 10
+
+
+def test_score_samples_is_a_density(fitted):
+    """The posterior predictive integrates to one (Riemann sum over a wide 2-D grid)."""
+    m = fitted
+    lo = m.cluster_params_["means"].min(0) - 12
+    hi = m.cluster_params_["means"].max(0) + 12
+    g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], 300), np.linspace(lo[1], hi[1], 300))
+    grid = np.column_stack([g0.ravel(), g1.ravel()])
+    cell = (hi[0] - lo[0]) / 299 * (hi[1] - lo[1]) / 299
+    mass = np.exp(m.score_samples(grid)).sum() * cell
+    assert 0.95 < mass < 1.01
+
+
+def test_sample(fitted):
+    Xs, ys = fitted.sample(200, random_state=0)
+    assert Xs.shape == (200, 2) and ys.shape == (200,)
+    assert set(np.unique(ys)) <= set(range(fitted.n_clusters_ + 200))
+    Xs2, ys2 = fitted.sample(200, random_state=0)
+    np.testing.assert_array_equal(Xs, Xs2)
+
+
+def test_posterior_similarity(fitted, blobs):
+    P = fitted.posterior_similarity()
+    n = len(blobs[0])
+    assert P.shape == (n, n)
+    np.testing.assert_allclose(np.diag(P), 1.0)
+    np.testing.assert_allclose(P, P.T)
+
+
+def test_alpha_resampling_records_alpha(blobs):
+    X, _ = blobs
+    m = DPMixture(alpha=GammaPrior(1.0, 1.0), n_iter=40, random_state=0).fit(X)
+    assert np.unique(m.trace_.alpha).size > 10
+    assert m.alpha_ > 0
+    m2 = DPMixture(alpha=("gamma", 1.0, 1.0), n_iter=40, random_state=0).fit(X)
+    np.testing.assert_array_equal(m.trace_.alpha, m2.trace_.alpha)
+
+
+def test_family_object_and_sampler_object(blobs):
+    X, y = blobs
+    fam = NormalInverseWishart(kappa=0.05)
+    m = DPMixture(family=fam, sampler=FiniteSymmetricDirichlet(n_components=10), n_iter=100,
+                  random_state=0).fit(X)
+    assert fam.mean is None  # the estimator resolves a copy
+    assert m.family_.kappa == 0.05
+    assert nmi(m.labels_, y) > 0.95
+
+
+def test_bad_input_is_reported_clearly(blobs):
+    X, _ = blobs
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(DataError, match="NaN"):
+        DPMixture(n_iter=5).fit(bad)
+    with pytest.raises(ValueError, match="burn_in"):
+        DPMixture(n_iter=5, burn_in=5).fit(X)
+    with pytest.raises(ValueError, match="unknown family"):
+        DPMixture(family="poisson").fit(X)
+    with pytest.raises(ValueError, match="unknown sampler"):
+        DPMixture(sampler="hmc").fit(X)
+    with pytest.raises(ValueError, match="alpha"):
+        DPMixture(alpha=-1).fit(X)
+    counts = sp.csr_matrix(np.array([[1, 2], [0, -1]]))
+    with pytest.raises(DataError, match="negative"):
+        DPMixture(family="multinomial").fit(counts)
+    with pytest.raises(DataError, match="whole"):
+        DPMixture(family="multinomial").fit(np.array([[1.5, 2.0]]))
+    with pytest.raises(ValueError, match="FSD sampler keeps alpha fixed"):
+        DPMixture(sampler="fsd", alpha=GammaPrior()).fit(X)
+
+
+def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, blobs):
+    X, _ = blobs
+    full = DPMixture(n_iter=40, random_state=5).fit(X)
+
+    ckpt = tmp_path / "chain.pkl"
+    stopped = DPMixture(n_iter=40, random_state=5, checkpoint=ckpt, checkpoint_every=10,
+                        callback=lambda it, state, info: it < 24).fit(X)
+    assert stopped.n_iter_ == 25  # the callback stopped it; checkpoint at 25 (end of run)
+    resumed = DPMixture.resume(ckpt, X)
+    assert resumed.n_iter_ == 40
+    np.testing.assert_array_equal(resumed.labels_, full.labels_)
+    np.testing.assert_array_equal(resumed.trace_.log_joint, full.trace_.log_joint)
+    np.testing.assert_array_equal(resumed.trace_.kept, full.trace_.kept)
+
+
+def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
+    X, _ = blobs
+    full = DPMixture(n_iter=30, random_state=2).fit(X)
+    ckpt = tmp_path / "chain.pkl"
+
+    def crash(it, state, info):
+        if it == 17:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        DPMixture(n_iter=30, random_state=2, checkpoint=ckpt, checkpoint_every=5,
+                  callback=crash).fit(X)
+    resumed = DPMixture.resume(ckpt, X)
+    np.testing.assert_array_equal(resumed.labels_, full.labels_)
+    np.testing.assert_array_equal(resumed.trace_.log_joint, full.trace_.log_joint)
+
+
+def test_resume_rejects_other_data_and_bad_files(tmp_path, blobs):
+    X, _ = blobs
+    ckpt = tmp_path / "chain.pkl"
+    DPMixture(n_iter=6, random_state=0, checkpoint=ckpt).fit(X)
+    with pytest.raises(DataError, match="differ"):
+        DPMixture.resume(ckpt, X[:-1])
+    junk = tmp_path / "junk.pkl"
+    junk.write_bytes(b"not a checkpoint")
+    with pytest.raises(DataError, match="cannot be read"):
+        DPMixture.resume(junk, X)
+    with pytest.raises(DataError, match="no checkpoint"):
+        DPMixture.resume(tmp_path / "missing.pkl", X)
+    # extending a finished run
+    longer = DPMixture.resume(ckpt, X, n_iter=10)
+    assert longer.n_iter_ == 10

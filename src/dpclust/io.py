@@ -616,14 +616,17 @@ def _read_npy(p: Path):
     try:
         return np.load(p, allow_pickle=False)
     except ValueError as exc:
-        if "pickle" in str(exc):
-            raise DataError(
-                f"{p} holds an object array (pickled Python objects), which is not loaded "
-                "for safety; save a numeric array instead."
-            ) from None
-        raise DataError(f"{p} is not a valid .npy file ({exc}).") from None
+        raise _numpy_load_error(p, exc, ".npy") from None
     except (OSError, EOFError) as exc:
         raise DataError(f"{p} is truncated or corrupt ({exc}).") from None
+
+
+def _numpy_load_error(p: Path, exc: ValueError, kind: str) -> DataError:
+    """The DataError for a ValueError raised by ``np.load``."""
+    if "pickle" in str(exc):
+        return DataError(f"{p} holds an object array (pickled Python objects), which is not "
+                         "loaded for safety; save a numeric array instead.")
+    return DataError(f"{p} is not a valid {kind} file ({exc}).")
 
 
 def _read_npz(p: Path):
@@ -648,12 +651,7 @@ def _read_npz(p: Path):
     except DataError:
         raise
     except ValueError as exc:
-        if "pickle" in str(exc):
-            raise DataError(
-                f"{p} holds an object array (pickled Python objects), which is not loaded "
-                "for safety; save a numeric array instead."
-            ) from None
-        raise DataError(f"{p} is not a valid .npz file ({exc}).") from None
+        raise _numpy_load_error(p, exc, ".npz") from None
     except (OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise DataError(f"{p} is truncated or corrupt ({exc}).") from None
     return X

@@ -370,10 +370,11 @@ def test_gaussian_resolve_defaults(d):
     assert fam.mean is None and fam.scale is None  # the original is left unresolved
     np.testing.assert_allclose(res.mean, X.mean(axis=0))
     assert res.dof == d + 2
-    assert res.kappa == 0.1
-    # (dof - d - 1) * C / 10 with C the empirical covariance (up to a 1e-6 relative ridge)
+    assert res.kappa == 0.01
+    # (dof - d - 1) * C / 10^(2/d) with C the empirical covariance (up to a 1e-6 ridge):
+    # a cluster fills a tenth of the data's volume
     C = np.atleast_2d(np.cov(X, rowvar=False))
-    np.testing.assert_allclose(res.scale, (res.dof - d - 1) * C / 10, rtol=1e-5,
+    np.testing.assert_allclose(res.scale, (res.dof - d - 1) * C / 10 ** (2 / d), rtol=1e-5,
                                atol=1e-5 * np.trace(C) / d)
     assert res.n_features() == d
 
@@ -387,7 +388,7 @@ def test_gaussian_resolve_keeps_explicit_values():
     np.testing.assert_array_equal(res.scale, S0)
     # an explicit dof changes the default scale by the factor dof - d - 1
     res = NormalInverseWishart(dof=9).resolve(X)
-    np.testing.assert_allclose(res.scale, 5 * np.cov(X, rowvar=False) / 10, rtol=1e-5)
+    np.testing.assert_allclose(res.scale, 5 * np.cov(X, rowvar=False) / 10 ** (2 / 3), rtol=1e-5)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -6,6 +6,8 @@ Murphy, K. P. (2007). Conjugate Bayesian analysis of the Gaussian distribution, 
 Paisley, J. (2015). Lecture notes on DP mixtures (Normal-Wishart form; ALGORITHMS.md section 1
     corrects the typo in the update of B').
 Gelman et al. (2013). Bayesian Data Analysis, 3rd ed., section 3.6.
+Fraley, C. & Raftery, A. E. (2007). Bayesian regularization for normal mixture estimation and
+    model-based clustering. Journal of Classification 24 (the default scale).
 """
 
 from __future__ import annotations
@@ -67,17 +69,20 @@ class NormalInverseWishart(ConjugateFamily):
     mean : array-like of shape (n_features,), optional
         Prior mean of the cluster means ``m0``. Default: the data mean.
     kappa : float, optional
-        Prior pseudo-count for the mean ``kappa0``. Default ``0.1``, so that the prior on
-        a cluster mean, ``N(m0, Sigma / kappa0)``, with the default ``scale`` below, has
-        about the spread of the whole data set.
+        Prior pseudo-count for the mean ``kappa0``. Default ``0.01`` (Fraley & Raftery 2007):
+        the prior on a cluster mean, ``N(m0, Sigma / kappa0)``, is ten cluster widths wide in
+        every direction.  Larger values make new clusters cheaper (the prior predictive of a
+        lone point is sharper), which in many dimensions lets points scatter into singletons.
     dof : float, optional
         Degrees of freedom ``nu0 > n_features - 1``. Default ``n_features + 2``, the
         smallest whole value for which the prior mean of ``Sigma`` exists.
     scale : array-like of shape (n_features, n_features), optional
         Scale matrix ``S0`` (symmetric positive definite). Default
-        ``max(dof - n_features - 1, 1) * C / 10`` with ``C`` the empirical covariance of the data
-        (plus a small ridge when it is singular): a priori a cluster covers a tenth of the
-        data's variance in every direction; the data soon dominate (weight ``dof``).
+        ``max(dof - n_features - 1, 1) * C / 10 ** (2 / n_features)`` with ``C`` the empirical
+        covariance of the data (plus a small ridge when it is singular): a priori a cluster
+        fills a tenth of the data's volume (Fraley & Raftery 2007), so the prior mean of
+        ``Sigma`` is ``C / 10`` in two dimensions and close to ``C`` in fifty, where clusters
+        differ by their position in many directions more than by their spread in each.
 
     Notes
     -----
@@ -125,7 +130,7 @@ class NormalInverseWishart(ConjugateFamily):
             raise ValueError(f"mean has shape {mean.shape}, expected ({d},) for {d} features")
         if not np.all(np.isfinite(mean)):
             raise ValueError("mean must be finite (no NaN or inf)")
-        kappa = 0.1 if self.kappa is None else float(self.kappa)
+        kappa = 0.01 if self.kappa is None else float(self.kappa)
         if not (kappa > 0 and np.isfinite(kappa)):
             raise ValueError(f"kappa must be positive and finite, got {kappa}")
         dof = float(d + 2) if self.dof is None else float(self.dof)
@@ -142,7 +147,8 @@ class NormalInverseWishart(ConjugateFamily):
             C = C + ridge * np.eye(d)
             if not np.all(np.isfinite(C)) or np.trace(C) <= 1e-300:
                 C = np.eye(d)
-            scale = max(dof - d - 1.0, 1.0) * C / 10.0
+            # a priori a cluster fills a tenth of the data's volume (Fraley & Raftery 2007)
+            scale = max(dof - d - 1.0, 1.0) * C / 10.0 ** (2.0 / d)
         else:
             scale = np.array(self.scale, dtype=np.float64)
             if scale.shape != (d, d):

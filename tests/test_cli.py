@@ -308,7 +308,7 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     status, _, err = run(capsys, *common, "--stop-after", "12", "--out", part)
     assert status == 130
     assert "interrupted" in err and f"dpclust resume {part}" in err
-    assert "saved at iteration 10" in err
+    assert "saved at iteration 12" in err
     assert not (part / "labels.csv").exists() and (part / "run.json").is_file()
 
     status, _, err = run(capsys, "resume", part, "--no-progress")
@@ -318,7 +318,7 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     trace_part = np.loadtxt(part / "trace.csv", delimiter=",", skiprows=1)
     np.testing.assert_array_equal(trace_full[:, :4], trace_part[:, :4])
     s = summary_of(part)
-    assert s["settings"]["resumed_from_iteration"] == 10 and s["settings"]["n_iter"] == 30
+    assert s["settings"]["resumed_from_iteration"] == 12 and s["settings"]["n_iter"] == 30
 
 
 def test_resume_extends_a_finished_run(tmp_path, blobs, capsys):

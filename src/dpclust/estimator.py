@@ -325,6 +325,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
                 prog.merges.append(info.n_accepted_merges)
                 prog.elapsed = time.perf_counter() - t_start
                 prog.seconds.append(prog.elapsed)
+                prog.rng_state = rng.bit_generator.state
                 if it in kept_set:
                     prog.kept.append(it)
                     prog.kept_alpha.append(state.alpha)
@@ -335,15 +336,21 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
                     bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
                                     refresh=False)
                 if self.checkpoint is not None and every is not None and prog.iteration % every == 0:
-                    self._save(prog, rng, model)
+                    self._save(prog, model)
                 if self.callback is not None and self.callback(it, state, info) is False:
                     stopped = True
                     break
+        except KeyboardInterrupt:
+            # nothing lost: the last complete iteration (with the random stream as it was
+            # then) goes to the checkpoint, so a resumed chain is the uninterrupted one
+            if self.checkpoint is not None and prog.iteration > 0:
+                self._save(prog, model)
+            raise
         finally:
             if bar is not None:
                 bar.close()
         if self.checkpoint is not None:
-            self._save(prog, rng, model)
+            self._save(prog, model)
         if not prog.kept:
             # stopped during burn-in: keep the last state so the estimator is usable
             prog.kept.append(prog.iteration - 1)
@@ -351,8 +358,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             prog.kept_labels.append((prog.iteration - 1, state.labels.astype(np.int32)))
         self._finish(model, prog, pool, stopped)
 
-    def _save(self, prog: _Progress, rng, model):
-        prog.rng_state = rng.bit_generator.state
+    def _save(self, prog: _Progress, model):
         save_checkpoint(self.checkpoint, {
             "format": _CHECKPOINT_FORMAT, "version": __version__,
             "params": {k: v for k, v in self.get_params().items() if k != "callback"},

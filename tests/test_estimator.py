@@ -54,6 +54,10 @@ def test_multinomial_documents():
     np.testing.assert_array_equal(dense.labels_, model.labels_)
     # predictions on sparse and dense input agree
     np.testing.assert_allclose(model.score_samples(X[:10]), model.score_samples(X[:10].toarray()))
+    assert np.mean(model.predict(X) == model.labels_) > 0.95
+    Xs, ys = model.sample(20, random_state=0)
+    assert sp.issparse(Xs) and Xs.shape == (20, 150) and ys.shape == (20,)
+    assert np.all(np.asarray(Xs.sum(axis=1)).ravel() >= 1)
 
 
 def test_same_seed_same_result(blobs):
@@ -231,3 +235,23 @@ def test_resume_rejects_other_data_and_bad_files(tmp_path, blobs):
     # extending a finished run
     longer = DPMixture.resume(ckpt, X, n_iter=10)
     assert longer.n_iter_ == 10
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import dpclust.estimator
+
+    result = doctest.testmod(dpclust.estimator)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
+    import dpclust.estimator as est
+
+    X, _ = blobs
+    monkeypatch.setattr(est, "_MAX_SIMILARITY_SAMPLES", 100)
+    m = DPMixture(n_iter=10, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="co-clustering matrix"):
+        m.posterior_similarity()
+    assert np.all(np.isfinite(m.score_samples(X[:5])))

@@ -1,7 +1,9 @@
 """Samplers against exact posteriors over partitions of a handful of points (ALGORITHMS.md §6).
 
-The default run keeps one fast case per sampler × family; the ``slow`` marker runs longer
-chains on 6 points with a tighter threshold (``make test-slow``).
+The default run keeps one fast case per sampler × family (5 points, 40,000 steps, TV < 0.02);
+the ``slow`` marker runs 200,000-step chains on 6 points (203 partitions) with TV < 0.015
+(``make test-slow``, about ten minutes).  At these lengths the distance is Monte Carlo noise:
+it falls as one over the square root of the chain length.
 """
 
 import math
@@ -116,11 +118,11 @@ def test_a_wrong_new_cluster_term_is_detected():
 @pytest.mark.parametrize("sampler", ["gibbs", "explicit", "fsd"])
 def test_samplers_on_six_points(sampler, family):
     if sampler == "gibbs":
-        tv = tv_to_exact(CollapsedGibbs(), family, 6, 80_000, alpha=0.8, seed=11)
+        tv = tv_to_exact(CollapsedGibbs(), family, 6, 200_000, alpha=0.8, seed=11)
     elif sampler == "explicit":
-        tv = tv_to_exact(ExplicitGibbs(), family, 6, 60_000, alpha=0.8, seed=12)
+        tv = tv_to_exact(ExplicitGibbs(), family, 6, 200_000, alpha=0.8, seed=12)
     else:
-        tv = tv_to_exact(FiniteSymmetricDirichlet(n_components=4), family, 6, 60_000,
+        tv = tv_to_exact(FiniteSymmetricDirichlet(n_components=4), family, 6, 200_000,
                          alpha=2.0, seed=13,
                          log_prior=lambda s: finite_dirichlet_log_prior(s, 2.0, 4))
     assert tv < 0.015, tv
@@ -129,7 +131,7 @@ def test_samplers_on_six_points(sampler, family):
 @pytest.mark.slow
 def test_alpha_resampling_on_six_points_multinomial():
     prior = GammaPrior(1.0, 0.5)
-    tv = tv_to_exact(CollapsedGibbs(), "multinomial", 6, 80_000, alpha=prior.start, seed=14,
+    tv = tv_to_exact(CollapsedGibbs(), "multinomial", 6, 200_000, alpha=prior.start, seed=14,
                      log_prior=gamma_mixed_crp_prior(1.0, 0.5), alpha_prior=prior)
     assert tv < 0.015, tv
 

@@ -32,6 +32,8 @@ from .samplers import MixtureModel, get_sampler
 from .samplers.crp import GammaPrior, resolve_alpha
 
 _CHECKPOINT_FORMAT = 1
+#: above this many points the draws for the n x n co-clustering matrix are not kept
+_MAX_SIMILARITY_SAMPLES = 10_000
 
 
 @dataclass
@@ -176,6 +178,13 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     expected_loss_ : float
         Posterior expected loss of ``labels_``.
     n_features_in_ : int
+
+    Notes
+    -----
+    The fitted estimator keeps a reference to the (validated) training data: the posterior
+    predictive density of :meth:`score_samples` is computed from the training points of each
+    kept draw, which holds far less memory than per-draw cluster statistics would for large
+    vocabularies.
 
     References
     ----------
@@ -389,26 +398,25 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         self.cluster_params_ = fam.mean_params(stats)
         self.log_joint_ = float(prog.log_joint[-1])
         self.best_log_joint_ = float(np.max(prog.log_joint))
+        kept_iters = set(prog.kept)
         self.trace_ = Trace(
             log_joint=np.array(prog.log_joint), n_clusters=np.array(prog.n_clusters),
             alpha=np.array(prog.alpha), seconds=np.array(prog.seconds),
             n_accepted_splits=np.array(prog.splits), n_accepted_merges=np.array(prog.merges),
             kept=np.array(prog.kept),
-            labels=(np.array([lab for it, lab in prog.kept_labels if it in set(prog.kept)])
+            labels=(np.array([lab for it, lab in prog.kept_labels if it in kept_iters])
                     if self.store_labels else None))
-        self._pool_draws = pool_draws
-        # a few evenly spaced draws for the posterior predictive density
+        # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
+        self._pool_draws = pool_draws if n <= _MAX_SIMILARITY_SAMPLES else None
+        # a few evenly spaced draws for the posterior predictive density; their statistics
+        # are computed from the training data when scoring, one draw at a time
         m = min(self.n_predictive_draws, len(pool_draws))
         idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
         alpha_of = dict(zip(prog.kept, prog.kept_alpha))
         pool_iters = draw_iters[in_pool] if in_pool.any() else draw_iters[-1:]
-        self._predictive = []
-        for j in idx:
-            lab = pool_draws[j].astype(np.int64)
-            st = fam.stats(X, lab, int(lab.max()) + 1)
-            a = alpha_of.get(int(pool_iters[j]), self.alpha_)
-            logw = np.log(np.append(fam.count(st), a)) - math.log(n + a)
-            self._predictive.append((concatenate(st, fam.empty_stats(1)), logw))
+        self._predictive_draws = [(pool_draws[j], alpha_of.get(int(pool_iters[j]), self.alpha_))
+                                  for j in idx]
+        self._X_fit = X
 
     # ------------------------------------------------------------- prediction
     def predict_proba(self, X):
@@ -449,9 +457,16 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         """
         check_is_fitted(self, "labels_")
         Xw = self._check_X(X)
-        per_draw = np.stack([logsumexp(self.family_.log_predictive(Xw, st) + logw[None, :],
-                                       axis=1) for st, logw in self._predictive])
-        return logsumexp(per_draw, axis=0) - math.log(len(self._predictive))
+        fam = self.family_
+        fam_n = fam.n_points(self._X_fit)
+        per_draw = []
+        for labels, a in self._predictive_draws:
+            labels = labels.astype(np.int64)
+            st = fam.stats(self._X_fit, labels, int(labels.max()) + 1)
+            logw = np.log(np.append(fam.count(st), a)) - math.log(fam_n + a)
+            st = concatenate(st, fam.empty_stats(1))
+            per_draw.append(logsumexp(fam.log_predictive(Xw, st) + logw[None, :], axis=1))
+        return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
 
     def score(self, X, y=None):
         """Mean log posterior predictive density of ``X``."""
@@ -499,6 +514,11 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         similarity : ndarray of shape (n_samples, n_samples)
         """
         check_is_fitted(self, "labels_")
+        if self._pool_draws is None:
+            raise ValueError(
+                f"the co-clustering matrix of {len(self.labels_):,} points would need "
+                f"{len(self.labels_) ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
+                f"{_MAX_SIMILARITY_SAMPLES:,} points")
         return posterior_similarity(self._pool_draws, max_samples=max_samples)
 
     def __sklearn_tags__(self):

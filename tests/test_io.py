@@ -390,3 +390,19 @@ def test_load_vocabulary(tmp_path):
         load_vocabulary(tmp_path / "nope.txt")
     with pytest.raises(DataError, match="no words"):
         load_vocabulary(write(tmp_path / "blank.txt", "\n\n"))
+
+
+def test_load_data_with_labels_reads_word_labels(tmp_path):
+    from dpclust.io import load_data_with_labels
+
+    path = tmp_path / "t.csv"
+    path.write_text("x,species,y\n1.0,red,2.0\n3.0,blue,4.0\n5.0,red,6.5\n")
+    X, meta, labels = load_data_with_labels(path, "species")
+    np.testing.assert_array_equal(X, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.5]])
+    assert list(labels) == ["red", "blue", "red"]
+    X, _, labels = load_data_with_labels(path, 1, column=["y"])
+    np.testing.assert_array_equal(X, [[2.0], [4.0], [6.5]])
+    with pytest.raises(DataError, match="no column named 'kind'"):
+        load_data_with_labels(path, "kind")
+    with pytest.raises(DataError, match="include the label column"):
+        load_data_with_labels(path, "species", column=["x", "species"])

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
-from ._validation import DataError, check_counts
+from ._validation import DataError
 
 __all__ = ["main", "build_parser", "RunConfig"]
 
@@ -548,15 +548,15 @@ def _load(config: RunConfig) -> LoadedData:
         info = {"source": _DEMO, "format": generator}
         data = LoadedData(X=X, truth=y, info=info)
     else:
-        from .io import load_data
+        from .io import load_data, load_data_with_labels
 
         if config.truth is None:
             column = None if config.columns is None else list(config.columns)
             X, meta = load_data(config.data, kind=kind, column=column)
             truth = None
         else:
-            X, meta, truth = _load_with_truth(Path(config.data), kind, config.columns,
-                                              config.truth)
+            X, meta, truth = load_data_with_labels(config.data, config.truth, kind=kind,
+                                                   column=config.columns)
         info = {"source": meta["path"], "format": meta["format"]}
         if meta.get("column_names") is not None:
             info["columns"] = list(meta["column_names"])
@@ -577,167 +577,6 @@ def _load(config: RunConfig) -> LoadedData:
         data.vocabulary = words
         data.info["vocabulary"] = config.vocab
     return data
-
-
-def _load_with_truth(p: Path, kind: str, columns, truth):
-    """Features and known labels from one table: the truth column is left out of the features.
-
-    The labels may be numbers or strings (which :func:`dpclust.io.load_data` does not read),
-    so the truth column is read here; the features go through ``load_data`` as usual.
-    """
-    from . import io
-
-    io._check_file(p)
-    fmt, gz = io._detect_format(p)
-    if fmt == "txt" and io._looks_like_docword(p, gz):
-        fmt = "docword"
-    if fmt in ("csv", "tsv", "txt"):
-        values, j, n_columns, names, has_header = _read_text_column(p, gz, fmt, truth)
-        features = _feature_columns(p, columns, j, n_columns, names)
-        X, meta = io.load_data(p, kind=kind, column=features, header=has_header)
-    elif fmt == "parquet":
-        values, j, names, index_columns = _read_parquet_column(p, truth)
-        if columns is None:
-            features = [n for i, n in enumerate(names) if i != j and n not in index_columns]
-        else:
-            features = _feature_columns(p, columns, j, len(names), names)
-        if not features:
-            raise DataError(f"{p} has no feature columns besides the truth column {names[j]!r}")
-        X, meta = io.load_data(p, kind=kind, column=features)
-    elif fmt in ("npy", "npz"):
-        table, meta = io.load_data(p, kind="auto")
-        if sp.issparse(table):
-            raise DataError(f"{p} holds sparse counts; --truth needs a table (CSV, TSV, .npy "
-                            "or Parquet) with the labels in one column")
-        if isinstance(truth, str):
-            raise DataError(f"{p} has no column names, so give --truth as a 0-based column "
-                            f"index, not a name ({truth!r})")
-        n_columns = table.shape[1]
-        j = _check_index(p, truth, n_columns)
-        values = table[:, j]
-        features = _feature_columns(p, columns, j, n_columns, None)
-        X = table[:, features]
-        X = check_counts(X, what=str(p)) if kind == "counts" else np.ascontiguousarray(X)
-        meta = dict(meta, n_features=int(X.shape[1]))
-    else:
-        raise DataError(f"{p} is a {fmt} file of counts; --truth needs a table (CSV, TSV, .npy "
-                        "or Parquet) with the labels in one column")
-    if len(values) != X.shape[0]:
-        raise DataError(f"{p}: the truth column has {len(values)} values for "
-                        f"{X.shape[0]} rows of features")
-    return X, meta, _as_labels(values)
-
-
-def _check_index(p: Path, j: int, n_columns: int) -> int:
-    if not -n_columns <= j < n_columns:
-        raise DataError(f"{p}: column index {j} is out of range; the file has {n_columns} columns")
-    return j % n_columns
-
-
-def _feature_columns(p: Path, columns, j: int, n_columns: int, names) -> list:
-    """The feature columns: ``columns`` (names or indices) or all but the truth column ``j``."""
-    if columns is None:
-        features = [i for i in range(n_columns) if i != j]
-        if not features:
-            raise DataError(f"{p} has only the truth column; there are no features to cluster")
-        return features
-    for c in columns:
-        if (isinstance(c, int) and -n_columns <= c < n_columns and c % n_columns == j) or (
-                isinstance(c, str) and names is not None and c == names[j]):
-            raise DataError(f"--columns includes the truth column {c!r}; the known labels must "
-                            "not be used as a feature")
-    return list(columns)
-
-
-def _read_text_column(p: Path, gz: bool, fmt: str, truth):
-    """Read one column of a text table as strings, with the conventions of ``load_data``.
-
-    Returns
-    -------
-    values : list of str
-    j : int
-        0-based index of the column.
-    n_columns : int
-    names : list of str or None
-        Column names when the file has a header row.
-    has_header : bool
-        Whether the first row holds names.  With ``truth`` given by index this is decided from
-        the other cells of the first row, as the labels themselves may be words.
-    """
-    from . import io
-
-    first_line_no, first_line = io._first_record(p, gz)
-    if first_line is None:
-        raise DataError(f"{p} contains no data (only blank or comment lines).")
-    delimiter = io._delimiter(fmt, first_line)
-    with io._reading(p), io._open_text(p, gz) as f:
-        records = list(io._records(f, delimiter))
-    first = [c.strip() for c in records[0][1]]
-    n_columns = len(first)
-    if isinstance(truth, str):
-        if truth not in first:
-            if all(io._is_number(c) for c in first):
-                raise DataError(f"{p} has no header row, so give --truth as a 0-based column "
-                                f"index, not a name ({truth!r})")
-            shown = ", ".join(repr(c) for c in first[:12]) + (", ..." if n_columns > 12 else "")
-            raise DataError(f"{p} has no column named {truth!r}; its columns are {shown}")
-        j, has_header = first.index(truth), True
-    else:
-        j = _check_index(p, truth, n_columns)
-        others = [c for i, c in enumerate(first) if i != j]
-        has_header = not all(io._is_number(c) for c in others) if others else False
-    values = []
-    for lineno, fields in records[1 if has_header else 0:]:
-        if len(fields) != n_columns:
-            raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
-                            f"{first_line_no} has {n_columns}.")
-        value = fields[j].strip()
-        if not value:
-            raise DataError(f"{p}: line {lineno}: the truth column {j + 1} is empty")
-        values.append(value)
-    if not values:
-        raise DataError(f"{p} has a header row but no data rows.")
-    return values, j, n_columns, (first if has_header else None), has_header
-
-
-def _read_parquet_column(p: Path, truth):
-    from . import io
-
-    pa, pq = io._import_pyarrow()
-    try:
-        schema = pq.read_schema(p)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
-    names = list(schema.names)
-    index_columns = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
-                     if isinstance(c, str)}
-    if isinstance(truth, str):
-        if truth not in names:
-            shown = ", ".join(repr(c) for c in names[:12]) + (", ..." if len(names) > 12 else "")
-            raise DataError(f"{p} has no column named {truth!r}; its columns are {shown}")
-        j = names.index(truth)
-    else:
-        j = _check_index(p, truth, len(names))
-    try:
-        column = pq.read_table(p, columns=[names[j]]).column(0)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise DataError(f"{p} cannot be read: {exc}.") from None
-    if column.null_count:
-        raise DataError(f"{p}: the truth column {names[j]!r} has {column.null_count} missing "
-                        "values")
-    return column.to_pylist(), j, names, index_columns
-
-
-def _as_labels(values) -> np.ndarray:
-    """Known labels as an array: integers or floats when every value is a number, else str."""
-    arr = np.asarray(values)
-    if arr.dtype.kind in "biuf":
-        return arr
-    try:
-        num = np.asarray([float(v) for v in arr], dtype=np.float64)
-    except (TypeError, ValueError):
-        return arr.astype(str)
-    return num
 
 
 # --------------------------------------------------------------------------------------------

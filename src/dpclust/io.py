@@ -727,3 +727,188 @@ def _read_parquet(p: Path, column):
             )
         columns.append(np.asarray(col.cast(pa.float64()).to_numpy(), dtype=np.float64))
     return np.column_stack(columns), [names[j] for j in indices]
+
+
+# --------------------------------------------------------------------------------------------
+# a table with a column of known labels
+
+
+def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None):
+    """Features and known labels from one table; the label column is not a feature.
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV/TSV/text table (with or without a header row), a ``.npy``/``.npz`` array or a
+        Parquet file.
+    label_column : str or int
+        Name (with a header row or in Parquet) or 0-based index of the column of labels.
+        Labels may be numbers or words.
+    kind : {"auto", "dense", "counts"}, default="auto"
+        As in :func:`load_data`, for the features.
+    column : list of str or int, optional
+        Feature columns; default all but the label column.
+
+    Returns
+    -------
+    X : features, as from :func:`load_data`
+    meta : dict, as from :func:`load_data`
+    labels : ndarray of shape (n_samples,)
+        Numbers when every label is a number, else strings.
+
+    Raises
+    ------
+    DataError
+        For a missing label column, a label column among the features, a sparse or docword
+        file (they have no label column), or the problems :func:`load_data` reports.
+    """
+    p = Path(path)
+    label, columns = label_column, column
+
+    _check_file(p)
+    fmt, gz = _detect_format(p)
+    if fmt == "txt" and _looks_like_docword(p, gz):
+        fmt = "docword"
+    if fmt in ("csv", "tsv", "txt"):
+        values, j, n_columns, names, has_header = _read_text_column(p, gz, fmt, label)
+        features = _features_besides(p, columns, j, n_columns, names)
+        X, meta = load_data(p, kind=kind, column=features, header=has_header)
+    elif fmt == "parquet":
+        values, j, names, index_columns = _read_parquet_column(p, label)
+        if columns is None:
+            features = [n for i, n in enumerate(names) if i != j and n not in index_columns]
+        else:
+            features = _features_besides(p, columns, j, len(names), names)
+        if not features:
+            raise DataError(f"{p} has no feature columns besides the label column {names[j]!r}")
+        X, meta = load_data(p, kind=kind, column=features)
+    elif fmt in ("npy", "npz"):
+        table, meta = load_data(p, kind="auto")
+        if sp.issparse(table):
+            raise DataError(f"{p} holds sparse counts; a label column needs a table (CSV, TSV, .npy "
+                            "or Parquet) with the labels in one column")
+        if isinstance(label, str):
+            raise DataError(f"{p} has no column names, so give the label column as a 0-based "
+                            f"column index, not a name ({label!r})")
+        n_columns = table.shape[1]
+        j = _check_column_index(p, label, n_columns)
+        values = table[:, j]
+        features = _features_besides(p, columns, j, n_columns, None)
+        X = table[:, features]
+        X = check_counts(X, what=str(p)) if kind == "counts" else np.ascontiguousarray(X)
+        meta = dict(meta, n_features=int(X.shape[1]))
+    else:
+        raise DataError(f"{p} is a {fmt} file of counts; a label column needs a table (CSV, TSV, .npy "
+                        "or Parquet) with the labels in one column")
+    if len(values) != X.shape[0]:
+        raise DataError(f"{p}: the label column has {len(values)} values for "
+                        f"{X.shape[0]} rows of features")
+    return X, meta, _as_labels(values)
+
+
+def _check_column_index(p: Path, j: int, n_columns: int) -> int:
+    if not -n_columns <= j < n_columns:
+        raise DataError(f"{p}: column index {j} is out of range; the file has {n_columns} columns")
+    return j % n_columns
+
+
+def _features_besides(p: Path, columns, j: int, n_columns: int, names) -> list:
+    """The feature columns: ``columns`` (names or indices) or all but the label column ``j``."""
+    if columns is None:
+        features = [i for i in range(n_columns) if i != j]
+        if not features:
+            raise DataError(f"{p} has only the label column; there are no features to cluster")
+        return features
+    for c in columns:
+        if (isinstance(c, int) and -n_columns <= c < n_columns and c % n_columns == j) or (
+                isinstance(c, str) and names is not None and c == names[j]):
+            raise DataError(f"the feature columns include the label column {c!r}; the known "
+                            "labels must not be used as a feature")
+    return list(columns)
+
+
+def _read_text_column(p: Path, gz: bool, fmt: str, label):
+    """Read one column of a text table as strings, with the conventions of ``load_data``.
+
+    Returns
+    -------
+    values : list of str
+    j : int
+        0-based index of the column.
+    n_columns : int
+    names : list of str or None
+        Column names when the file has a header row.
+    has_header : bool
+        Whether the first row holds names.  With ``label`` given by index this is decided from
+        the other cells of the first row, as the labels themselves may be words.
+    """
+    first_line_no, first_line = _first_record(p, gz)
+    if first_line is None:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
+    delimiter = _delimiter(fmt, first_line)
+    with _reading(p), _open_text(p, gz) as f:
+        records = list(_records(f, delimiter))
+    first = [c.strip() for c in records[0][1]]
+    n_columns = len(first)
+    if isinstance(label, str):
+        if label not in first:
+            if all(_is_number(c) for c in first):
+                raise DataError(f"{p} has no header row, so give the label column as a 0-based "
+                                f"column index, not a name ({label!r})")
+            shown = ", ".join(repr(c) for c in first[:12]) + (", ..." if n_columns > 12 else "")
+            raise DataError(f"{p} has no column named {label!r}; its columns are {shown}")
+        j, has_header = first.index(label), True
+    else:
+        j = _check_column_index(p, label, n_columns)
+        others = [c for i, c in enumerate(first) if i != j]
+        has_header = not all(_is_number(c) for c in others) if others else False
+    values = []
+    for lineno, fields in records[1 if has_header else 0:]:
+        if len(fields) != n_columns:
+            raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
+                            f"{first_line_no} has {n_columns}.")
+        value = fields[j].strip()
+        if not value:
+            raise DataError(f"{p}: line {lineno}: the label column {j + 1} is empty")
+        values.append(value)
+    if not values:
+        raise DataError(f"{p} has a header row but no data rows.")
+    return values, j, n_columns, (first if has_header else None), has_header
+
+
+def _read_parquet_column(p: Path, label):
+    pa, pq = _import_pyarrow()
+    try:
+        schema = pq.read_schema(p)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
+    names = list(schema.names)
+    index_columns = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
+                     if isinstance(c, str)}
+    if isinstance(label, str):
+        if label not in names:
+            shown = ", ".join(repr(c) for c in names[:12]) + (", ..." if len(names) > 12 else "")
+            raise DataError(f"{p} has no column named {label!r}; its columns are {shown}")
+        j = names.index(label)
+    else:
+        j = _check_column_index(p, label, len(names))
+    try:
+        column = pq.read_table(p, columns=[names[j]]).column(0)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} cannot be read: {exc}.") from None
+    if column.null_count:
+        raise DataError(f"{p}: the label column {names[j]!r} has {column.null_count} missing "
+                        "values")
+    return column.to_pylist(), j, names, index_columns
+
+
+def _as_labels(values) -> np.ndarray:
+    """Known labels as an array: integers or floats when every value is a number, else str."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "biuf":
+        return arr
+    try:
+        num = np.asarray([float(v) for v in arr], dtype=np.float64)
+    except (TypeError, ValueError):
+        return arr.astype(str)
+    return num

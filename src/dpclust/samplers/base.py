@@ -99,6 +99,10 @@ def relabel(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns ``(new_labels, old_ids)`` with ``old_ids[k]`` the old label of new cluster k.
     """
     labels = np.asarray(labels)
+    if labels.size and labels.dtype.kind in "iu" and 0 <= labels.min() \
+            and labels.max() < 4 * labels.size + 64:
+        new = labels.astype(np.int64)  # a copy
+        return new, _kernels.relabel_in_place(new, int(new.max()) + 1)
     uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(uniq), dtype=np.int64)

@@ -331,6 +331,11 @@ def test_resume_extends_a_finished_run(tmp_path, blobs, capsys):
     assert status == 0, err
     assert summary_of(out)["settings"]["n_iter"] == 20
     assert len((out / "trace.csv").read_text().splitlines()) == 21
+    # a later plain resume knows the run was extended (run.json still says 12)
+    status, _, err = run(capsys, "resume", out, "--no-progress")
+    assert status == 0, err
+    assert summary_of(out)["settings"]["n_iter"] == 20
+    assert len((out / "trace.csv").read_text().splitlines()) == 21
 
 
 def test_ctrl_c_exits_130_and_names_the_resume_command(tmp_path, blobs, capsys, monkeypatch):

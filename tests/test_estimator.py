@@ -156,7 +156,7 @@ def test_alpha_resampling_records_alpha(blobs):
 def test_family_object_and_sampler_object(blobs):
     X, y = blobs
     fam = NormalInverseWishart(kappa=0.05)
-    m = DPMixture(family=fam, sampler=FiniteSymmetricDirichlet(n_components=10), n_iter=100,
+    m = DPMixture(family=fam, sampler=FiniteSymmetricDirichlet(n_components=10), n_iter=200,
                   random_state=0).fit(X)
     assert fam.mean is None  # the estimator resolves a copy
     assert m.family_.kappa == 0.05
@@ -182,6 +182,11 @@ def test_bad_input_is_reported_clearly(blobs):
         DPMixture(family="multinomial").fit(counts)
     with pytest.raises(DataError, match="whole"):
         DPMixture(family="multinomial").fit(np.array([[1.5, 2.0]]))
+    for bad in [(np.inf, 1.0), (1.0, np.inf), (np.nan, 1.0)]:
+        with pytest.raises(ValueError, match="finite"):
+            GammaPrior(*bad)
+    with pytest.raises(ValueError, match="finite"):
+        GammaPrior(1.0, 1.0, initial=np.inf)
     with pytest.raises(ValueError, match="FSD sampler keeps alpha fixed"):
         DPMixture(sampler="fsd", alpha=GammaPrior()).fit(X)
 
@@ -214,7 +219,7 @@ def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
         DPMixture(n_iter=30, random_state=2, checkpoint=ckpt, checkpoint_every=5,
                   callback=crash).fit(X)
     from dpclust.estimator import load_checkpoint
-    assert load_checkpoint(ckpt)["progress"].iteration == 18  # saved on the interrupt
+    assert load_checkpoint(ckpt)["progress"].snapshot.iteration == 18  # saved on the interrupt
     resumed = DPMixture.resume(ckpt, X)
     np.testing.assert_array_equal(resumed.labels_, full.labels_)
     np.testing.assert_array_equal(resumed.trace_.log_joint, full.trace_.log_joint)
@@ -255,3 +260,32 @@ def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
     with pytest.raises(ValueError, match="co-clustering matrix"):
         m.posterior_similarity()
     assert np.all(np.isfinite(m.score_samples(X[:5])))
+
+
+def test_extending_a_run_equals_a_longer_run(tmp_path, blobs):
+    X, _ = blobs
+    ckpt = tmp_path / "chain.pkl"
+    DPMixture(n_iter=40, burn_in=20, max_draws=8, random_state=4, checkpoint=ckpt).fit(X)
+    extended = DPMixture.resume(ckpt, X, n_iter=80)
+    longer = DPMixture(n_iter=80, burn_in=20, max_draws=8, random_state=4).fit(X)
+    np.testing.assert_array_equal(extended.trace_.kept, longer.trace_.kept)
+    np.testing.assert_array_equal(extended.labels_, longer.labels_)
+    assert extended.alpha_ == longer.alpha_
+    assert extended.score(X) == longer.score(X)
+    with pytest.raises(ValueError, match="already holds 80 iterations"):
+        DPMixture.resume(ckpt, X, n_iter=50)
+
+
+def test_kept_draws_are_bounded_however_the_run_ends(blobs):
+    X, _ = blobs
+    stopped = DPMixture(n_iter=300, burn_in=0, max_draws=10, store_labels=True, random_state=0,
+                        callback=lambda it, state, info: it < 150).fit(X)
+    assert stopped.n_iter_ == 151
+    assert stopped.trace_.labels.shape == (151, len(X))
+    assert len(stopped._pool_draws) <= 10
+    from dpclust.estimator import _reservoir_add
+    reservoir = (1, ())
+    for j in range(1000):
+        reservoir = _reservoir_add(reservoir, j, j, None, 10)
+    stride, held = reservoir
+    assert 5 <= len(held) <= 10 and [d[0] for d in held] == list(range(0, 1000, stride))

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from . import __version__
 from ._validation import DataError
+from .report.html import json_default
 
 __all__ = ["main", "build_parser", "RunConfig"]
 
@@ -374,7 +375,7 @@ def _interrupted(out_dir: Path, exc: KeyboardInterrupt) -> int:
     if _checkpointing(out_dir) and ckpt.is_file():
         from .estimator import load_checkpoint
         try:
-            done = load_checkpoint(ckpt)["progress"].iteration
+            done = load_checkpoint(ckpt)["progress"].snapshot.iteration
             at = f" (saved at iteration {done})"
         except (DataError, KeyError, AttributeError):
             at = ""
@@ -470,26 +471,29 @@ def _resume(args, command_line: str) -> int:
     if not ckpt_path.is_file():
         raise DataError(f"{out_dir} has no checkpoint ({CHECKPOINT_FILE}); only runs started "
                         "with --checkpoint-every can be resumed")
-    progress = load_checkpoint(ckpt_path)["progress"]
+    ckpt = load_checkpoint(ckpt_path)
+    done = ckpt["progress"].snapshot.iteration
+    # the checkpoint knows the run's length, including an earlier `resume --iters`
+    config = replace(config, n_iter=int(ckpt["params"]["n_iter"]))
     if args.no_plots:
         config = replace(config, plots=False)
     if args.iters is not None:
         if config.burn_in >= args.iters:
             raise UsageError(f"--iters ({args.iters}) must be larger than the run's burn-in "
                              f"({config.burn_in})")
-        if args.iters < progress.iteration:
-            raise UsageError(f"--iters ({args.iters}) is less than the {progress.iteration} "
+        if args.iters < done:
+            raise UsageError(f"--iters ({args.iters}) is less than the {done} "
                              "iterations already run")
         config = replace(config, n_iter=args.iters)
     data = _load(config)
     t0 = time.perf_counter()
     model = DPMixture.resume(ckpt_path, data.X, n_iter=config.n_iter,
                              progress=not args.no_progress)
-    total = time.perf_counter() - t0 + progress.elapsed
+    total = time.perf_counter() - t0 + ckpt["progress"].snapshot.elapsed
     summary = _write_outputs(
         out_dir, config, data, model, total_seconds=total,
         command_line=run.get("command_line"), resume_command_line=command_line,
-        resumed_from=int(progress.iteration))
+        resumed_from=int(done))
     _print_done(out_dir, summary)
     return _EXIT_OK
 
@@ -734,14 +738,4 @@ def _dumps(obj, depth: int = 0) -> str:
     if isinstance(obj, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in obj):
         items = ",\n".join(inner + _dumps(v, depth + 1) for v in obj)
         return "[\n" + items + "\n" + pad + "]"
-    return json.dumps(obj, default=_json_default)
-
-
-def _json_default(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+    return json.dumps(obj, default=json_default)

@@ -16,7 +16,7 @@ import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
@@ -72,23 +72,58 @@ class Trace:
         return getattr(self, key)
 
 
+class _Snapshot(NamedTuple):
+    """A consistent view of the chain after ``iteration`` complete iterations.
+
+    Replaced as a whole, in one assignment, at the end of every iteration, so that an
+    interrupt at any moment leaves a snapshot whose parts agree with each other.
+    """
+
+    iteration: int
+    state: object
+    rng_state: dict
+    elapsed: float
+    n_kept: int
+    reservoir: tuple
+
+
 @dataclass
 class _Progress:
-    """The chain's resumable record: everything a checkpoint needs besides the data."""
+    """The chain's resumable record: everything a checkpoint needs besides the data.
 
-    iteration: int = 0
-    state: object = None
-    rng_state: dict | None = None
-    log_joint: list = field(default_factory=list)
-    n_clusters: list = field(default_factory=list)
-    alpha: list = field(default_factory=list)
-    seconds: list = field(default_factory=list)
-    splits: list = field(default_factory=list)
-    merges: list = field(default_factory=list)
+    ``records`` (one tuple per iteration), ``kept`` (iteration and alpha of each kept draw)
+    and ``all_labels`` (each kept partition, with ``store_labels``) only grow; the snapshot
+    says how much of them is valid.
+    """
+
+    snapshot: _Snapshot
+    burn_in: int
+    thin: int
+    records: list = field(default_factory=list)
     kept: list = field(default_factory=list)
-    kept_labels: list = field(default_factory=list)
-    kept_alpha: list = field(default_factory=list)
-    elapsed: float = 0.0
+    all_labels: list = field(default_factory=list)
+
+    def consistent(self) -> "_Progress":
+        """A copy cut to the snapshot (what a checkpoint must hold)."""
+        snap = self.snapshot
+        return _Progress(snap, self.burn_in, self.thin, self.records[:snap.iteration],
+                         self.kept[:snap.n_kept], self.all_labels[:snap.n_kept])
+
+
+def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacity: int):
+    """Hold at most ``capacity`` evenly spread kept draws, whatever the chain's length.
+
+    Every ``stride``-th kept draw is held; when more than ``capacity`` would be held, every
+    other one is dropped and the stride doubles.  Deterministic, so a stopped and resumed
+    chain holds the same draws as an uninterrupted one.
+    """
+    stride, draws = reservoir
+    if index % stride == 0:
+        draws = draws + ((index, iteration, labels),)
+        if len(draws) > capacity:
+            stride *= 2
+            draws = tuple(d for d in draws if d[0] % stride == 0)
+    return stride, draws
 
 
 def data_fingerprint(X) -> str:
@@ -269,13 +304,16 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         model = MixtureModel(family_, Xw, prior)
         state = sampler.init(rng, model, n_clusters=self.init_clusters, alpha=alpha0)
-        progress = _Progress(state=state)
-        self._run(model, sampler, rng, progress, n_iter, burn_in, thin, Xw)
+        snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
+        self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
         return self
 
     @classmethod
     def resume(cls, path, X, *, n_iter=None, progress=None, callback=None):
         """Continue a checkpointed run on the same data and return the fitted estimator.
+
+        The resumed chain is exactly the uninterrupted one: same draws, same kept draws,
+        same point estimate.
 
         Parameters
         ----------
@@ -283,112 +321,115 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             Checkpoint file written by a run with ``checkpoint=path``.
         X : the same data the run was started on (checked by fingerprint).
         n_iter : int, optional
-            A new total number of iterations (to extend a finished run).
+            A new total number of iterations, to extend a run (burn-in and thinning stay
+            those of the original run).
         """
         ckpt = load_checkpoint(path)
+        prog = ckpt["progress"]
         est = cls(**ckpt["params"])
         if n_iter is not None:
             est.n_iter = n_iter
+        done = prog.snapshot.iteration
+        if check_int(est.n_iter, "n_iter", 1) < done:
+            raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
+                             f"{est.n_iter} would discard some (pass n_iter >= {done})")
+        est.burn_in = prog.burn_in  # as resolved when the run started
         if progress is not None:
             est.progress = progress
         est.callback = callback
         est.checkpoint = str(path)
-        n_iter_, burn_in, thin = est._settings()
+        n_iter_, _, _ = est._settings()
         family_ = ckpt["family"]
         Xw = family_.validate(X)
         if data_fingerprint(Xw) != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
                             f"(checkpoint {path})")
         alpha0, prior = resolve_alpha(est.alpha)
-        sampler = get_sampler(est.sampler)
         model = MixtureModel(family_, Xw, prior)
         rng = np.random.default_rng()
-        rng.bit_generator.state = ckpt["progress"].rng_state
-        est._run(model, sampler, rng, ckpt["progress"], n_iter_, burn_in, thin, Xw)
+        rng.bit_generator.state = prog.snapshot.rng_state
+        est._run(model, get_sampler(est.sampler), rng, prog, n_iter_,
+                 fingerprint=ckpt["fingerprint"], saved_at=done)
         return est
 
-    def _kept_iterations(self, n_iter, burn_in, thin):
-        kept = np.arange(burn_in, n_iter, thin)
-        pool = kept[np.unique(np.linspace(0, len(kept) - 1, min(self.max_draws, len(kept)))
-                              .round().astype(int))]
-        return kept, set(pool.tolist())
-
-    def _run(self, model, sampler, rng, prog: _Progress, n_iter, burn_in, thin, Xw):
-        kept, pool = self._kept_iterations(n_iter, burn_in, thin)
-        kept_set = set(kept.tolist())
+    def _run(self, model, sampler, rng, prog: _Progress, n_iter, *, fingerprint=None,
+             saved_at=None):
         every = self.checkpoint_every
-        bar = _progress_bar(self.progress, n_iter, prog.iteration)
-        state = prog.state
-        t_start = time.perf_counter() - prog.elapsed
-        stopped = False
+        if self.checkpoint is not None and fingerprint is None:
+            fingerprint = data_fingerprint(model.X)
+        bar = _progress_bar(self.progress, n_iter, prog.snapshot.iteration)
+        t_start = time.perf_counter() - prog.snapshot.elapsed
         try:
-            while prog.iteration < n_iter:
-                it = prog.iteration
-                state, info = sampler.step(rng, state, model)
-                prog.iteration = it + 1
-                prog.state = state
-                prog.log_joint.append(info.log_joint)
-                prog.n_clusters.append(info.n_clusters)
-                prog.alpha.append(info.alpha)
-                prog.splits.append(info.n_accepted_splits)
-                prog.merges.append(info.n_accepted_merges)
-                prog.elapsed = time.perf_counter() - t_start
-                prog.seconds.append(prog.elapsed)
-                prog.rng_state = rng.bit_generator.state
-                if it in kept_set:
-                    prog.kept.append(it)
-                    prog.kept_alpha.append(state.alpha)
-                    if self.store_labels or it in pool:
-                        prog.kept_labels.append((it, state.labels.astype(np.int32)))
+            while prog.snapshot.iteration < n_iter:
+                snap = prog.snapshot
+                it = snap.iteration
+                state, info = sampler.step(rng, snap.state, model)
+                elapsed = time.perf_counter() - t_start
+                del prog.records[it:]  # a record left by an interrupted iteration
+                prog.records.append((info.log_joint, info.n_clusters, info.alpha,
+                                     info.n_accepted_splits, info.n_accepted_merges, elapsed))
+                n_kept, reservoir = snap.n_kept, snap.reservoir
+                if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
+                    labels = state.labels.astype(np.int32)
+                    del prog.kept[n_kept:], prog.all_labels[n_kept:]
+                    prog.kept.append((it, float(state.alpha)))
+                    if self.store_labels:
+                        prog.all_labels.append(labels)
+                    reservoir = _reservoir_add(reservoir, n_kept, it, labels, self.max_draws)
+                    n_kept += 1
+                # the commit: one assignment
+                prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,
+                                          n_kept, reservoir)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
                                     refresh=False)
-                if self.checkpoint is not None and every is not None and prog.iteration % every == 0:
-                    self._save(prog, model)
+                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                    saved_at = self._save(prog, model, fingerprint)
                 if self.callback is not None and self.callback(it, state, info) is False:
-                    stopped = True
                     break
         except KeyboardInterrupt:
             # nothing lost: the last complete iteration (with the random stream as it was
             # then) goes to the checkpoint, so a resumed chain is the uninterrupted one
-            if self.checkpoint is not None and prog.iteration > 0:
-                self._save(prog, model)
+            if self.checkpoint is not None and prog.snapshot.iteration > 0:
+                self._save(prog, model, fingerprint)
             raise
         finally:
             if bar is not None:
                 bar.close()
-        if self.checkpoint is not None:
-            self._save(prog, model)
-        if not prog.kept:
-            # stopped during burn-in: keep the last state so the estimator is usable
-            prog.kept.append(prog.iteration - 1)
-            prog.kept_alpha.append(state.alpha)
-            prog.kept_labels.append((prog.iteration - 1, state.labels.astype(np.int32)))
-        self._finish(model, prog, pool, stopped)
+        if self.checkpoint is not None and saved_at != prog.snapshot.iteration:
+            self._save(prog, model, fingerprint)
+        self._finish(model, prog.consistent())
 
-    def _save(self, prog: _Progress, model):
+    def _save(self, prog: _Progress, model, fingerprint) -> int:
+        """Write the checkpoint; returns the iteration it holds."""
+        consistent = prog.consistent()
         save_checkpoint(self.checkpoint, {
             "format": _CHECKPOINT_FORMAT, "version": __version__,
             "params": {k: v for k, v in self.get_params().items() if k != "callback"},
-            "family": model.family, "fingerprint": data_fingerprint(model.X), "progress": prog,
+            "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
+        return consistent.snapshot.iteration
 
-    def _finish(self, model: MixtureModel, prog: _Progress, pool, stopped):
+    def _finish(self, model: MixtureModel, prog: _Progress):
         fam, X = model.family, model.X
-        draw_iters = np.array([it for it, _ in prog.kept_labels])
-        draws = np.array([lab for _, lab in prog.kept_labels])
-        in_pool = np.array([it in pool for it in draw_iters]) if not stopped else np.ones(
-            len(draw_iters), bool)
-        pool_draws = draws[in_pool] if in_pool.any() else draws[-1:]
+        snap = prog.snapshot
+        _, held = snap.reservoir
+        if held:
+            pool_draws = np.array([labels for _, _, labels in held])
+            alpha_of = dict(prog.kept)
+            pool_alpha = [alpha_of[it] for _, it, _ in held]
+        else:  # stopped during burn-in: the last state is the only draw
+            pool_draws = snap.state.labels.astype(np.int32)[None, :]
+            pool_alpha = [float(snap.state.alpha)]
         labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
         self.labels_ = labels.astype(np.int64)
         self.expected_loss_ = float(loss)
         self.n_clusters_ = int(self.labels_.max()) + 1
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
-        self.n_iter_ = prog.iteration
-        self.alpha_ = float(np.mean(prog.kept_alpha))
+        self.n_iter_ = snap.iteration
+        self.alpha_ = float(np.mean([a for _, a in prog.kept] or pool_alpha))
         n = model.n_samples
         stats = fam.stats(X, self.labels_, self.n_clusters_)
         self._labels_stats = stats
@@ -396,26 +437,23 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         self.weights_ = sizes / (n + self.alpha_)
         self.weight_new_ = self.alpha_ / (n + self.alpha_)
         self.cluster_params_ = fam.mean_params(stats)
-        self.log_joint_ = float(prog.log_joint[-1])
-        self.best_log_joint_ = float(np.max(prog.log_joint))
-        kept_iters = set(prog.kept)
+        records = np.array(prog.records, dtype=np.float64).reshape(-1, 6)
+        self.log_joint_ = float(records[-1, 0])
+        self.best_log_joint_ = float(records[:, 0].max())
         self.trace_ = Trace(
-            log_joint=np.array(prog.log_joint), n_clusters=np.array(prog.n_clusters),
-            alpha=np.array(prog.alpha), seconds=np.array(prog.seconds),
-            n_accepted_splits=np.array(prog.splits), n_accepted_merges=np.array(prog.merges),
-            kept=np.array(prog.kept),
-            labels=(np.array([lab for it, lab in prog.kept_labels if it in kept_iters])
-                    if self.store_labels else None))
+            log_joint=records[:, 0], n_clusters=records[:, 1].astype(np.int64),
+            alpha=records[:, 2], seconds=records[:, 5],
+            n_accepted_splits=records[:, 3].astype(np.int64),
+            n_accepted_merges=records[:, 4].astype(np.int64),
+            kept=np.array([it for it, _ in prog.kept], dtype=np.int64),
+            labels=np.array(prog.all_labels) if self.store_labels else None)
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
         self._pool_draws = pool_draws if n <= _MAX_SIMILARITY_SAMPLES else None
         # a few evenly spaced draws for the posterior predictive density; their statistics
         # are computed from the training data when scoring, one draw at a time
         m = min(self.n_predictive_draws, len(pool_draws))
         idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
-        alpha_of = dict(zip(prog.kept, prog.kept_alpha))
-        pool_iters = draw_iters[in_pool] if in_pool.any() else draw_iters[-1:]
-        self._predictive_draws = [(pool_draws[j], alpha_of.get(int(pool_iters[j]), self.alpha_))
-                                  for j in idx]
+        self._predictive_draws = [(pool_draws[j], pool_alpha[j]) for j in idx]
         self._X_fit = X
 
     # ------------------------------------------------------------- prediction

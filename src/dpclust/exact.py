@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .families.base import ConjugateFamily
+from .partitions import canonical_labels
 from .samplers.crp import crp_log_prior
 
 
@@ -36,17 +37,9 @@ def set_partitions(n: int) -> np.ndarray:
 
 def canonical_index(draws: np.ndarray, partitions: np.ndarray) -> np.ndarray:
     """Index into ``partitions`` of every draw (row), after canonical relabelling."""
-    draws = np.atleast_2d(np.asarray(draws))
-    n = draws.shape[1]
+    canon = canonical_labels(np.atleast_2d(np.asarray(draws)))
     lookup = {row.tobytes(): j for j, row in enumerate(partitions.astype(np.int64))}
-    out = np.empty(len(draws), dtype=np.int64)
-    for s, row in enumerate(draws):
-        mapping: dict[int, int] = {}
-        canon = np.empty(n, dtype=np.int64)
-        for i, v in enumerate(row):
-            canon[i] = mapping.setdefault(int(v), len(mapping))
-        out[s] = lookup[canon.tobytes()]
-    return out
+    return np.array([lookup[row.tobytes()] for row in canon], dtype=np.int64)
 
 
 def partition_frequencies(draws: np.ndarray, partitions: np.ndarray) -> np.ndarray:

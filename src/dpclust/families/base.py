@@ -73,6 +73,18 @@ class FamilyKernel(NamedTuple):
     entry_points: dict | None = None
 
 
+def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:
+    """Logarithm of Dirichlet draws, one per row of ``concentration`` (last axis).
+
+    Drawn in log space (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``, which is
+    ``Gamma(a)``), so that small concentrations never underflow to a probability of zero.
+    """
+    c = np.asarray(concentration, dtype=np.float64)
+    log_g = np.log(rng.standard_gamma(c + 1.0)) + np.log(rng.random(c.shape)) / c
+    m = log_g.max(axis=-1, keepdims=True)
+    return log_g - (m + np.log(np.exp(log_g - m).sum(axis=-1, keepdims=True)))
+
+
 def take(stats: NamedTuple, index) -> NamedTuple:
     """Select clusters ``index`` (int array, slice or boolean mask) from batched statistics."""
     return type(stats)(*(np.asarray(a)[index] for a in stats))

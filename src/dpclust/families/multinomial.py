@@ -25,7 +25,7 @@ from scipy.special import gammaln
 from .._validation import check_counts
 from ..samplers import _kernels as _generic
 from . import _multinomial_kernels as _k
-from .base import ConjugateFamily, FamilyKernel
+from .base import ConjugateFamily, FamilyKernel, log_dirichlet
 
 
 class CountStats(NamedTuple):
@@ -205,14 +205,10 @@ class DirichletMultinomial(ConjugateFamily):
     def sample_posterior(self, stats: CountStats, rng) -> MultinomialParams:
         """``theta_k ~ Dirichlet(beta + n_k)``, returned as log-probabilities.
 
-        Drawn in log space (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``) so
-        that small concentrations do not underflow to a probability of exactly zero.
+        Drawn in log space (:func:`~dpclust.families.base.log_dirichlet`), so that small
+        concentrations do not underflow to a probability of exactly zero.
         """
-        conc = self.posterior(stats).concentration
-        log_g = np.log(rng.standard_gamma(conc + 1.0)) + np.log(rng.random(conc.shape)) / conc
-        m = log_g.max(axis=1, keepdims=True)
-        log_norm = m + np.log(np.exp(log_g - m).sum(axis=1, keepdims=True))
-        return MultinomialParams(log_g - log_norm)
+        return MultinomialParams(log_dirichlet(rng, self.posterior(stats).concentration))
 
     def log_likelihood(self, X, params: MultinomialParams) -> np.ndarray:
         X = self._as_csr(X)

@@ -185,7 +185,7 @@ def _fmt_value(value: Any) -> str:
     if isinstance(value, np.ndarray):
         value = value.tolist()
     try:
-        return json.dumps(value, default=_json_default)
+        return json.dumps(value, default=json_default)
     except (TypeError, ValueError):
         return str(value)
 
@@ -221,7 +221,7 @@ def _fmt_rate(rate: Any) -> str:
     return f"{r:.3g} /s"
 
 
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
     """``json.dumps`` fallback for NumPy arrays, scalars and paths."""
     if isinstance(obj, np.ndarray):
         return obj.tolist()
@@ -493,7 +493,7 @@ def _pretty_json(obj: Any, depth: int = 0) -> str:
         items = ",\n".join(f"{pad}{json.dumps(str(k))}: {_pretty_json(v, depth + 1)}"
                            for k, v in obj.items())
         return "{\n" + items + "\n" + "  " * depth + "}"
-    return json.dumps(obj, default=_json_default, separators=(", ", ": "))
+    return json.dumps(obj, default=json_default, separators=(", ", ": "))
 
 
 def _json_block(summary: Mapping[str, Any]) -> str:

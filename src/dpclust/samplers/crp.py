@@ -34,10 +34,11 @@ class GammaPrior:
     initial: float | None = None
 
     def __post_init__(self):
-        if not (self.shape > 0 and self.rate > 0):
-            raise ValueError(f"GammaPrior needs shape > 0 and rate > 0, got {self}")
-        if self.initial is not None and not self.initial > 0:
-            raise ValueError(f"GammaPrior initial value must be positive, got {self.initial}")
+        if not (0 < self.shape < math.inf and 0 < self.rate < math.inf):
+            raise ValueError(f"GammaPrior needs finite shape > 0 and rate > 0, got {self}")
+        if self.initial is not None and not 0 < self.initial < math.inf:
+            raise ValueError(f"GammaPrior initial value must be positive and finite, got "
+                             f"{self.initial}")
 
     @property
     def start(self) -> float:

@@ -94,9 +94,10 @@ class ExplicitGibbs:
             t += 1
         labels, _ = relabel(labels)
         k = int(labels.max()) + 1
-        params = _draw_params(rng, model, labels)
+        stats = fam.stats(X, labels, k)
+        params = fam.sample_posterior(stats, rng)
         alpha = model.update_alpha(rng, state.alpha, k)
-        log_joint = model.log_joint(labels, alpha)
+        log_joint = crp_log_prior(fam.count(stats), alpha) + float(fam.log_marginal(stats).sum())
         return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha)
 
 

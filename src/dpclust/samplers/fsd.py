@@ -14,36 +14,23 @@ ALGORITHMS.md section 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from ..families.base import log_dirichlet
 from . import _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
-from .crp import crp_log_prior
 
 _CHUNK = 1 << 15
 
 
 class FSDState(NamedTuple):
-    """Component labels (canonical), component parameters and log-weights, and alpha.
-
-    ``params`` and ``log_weights`` hold all ``n_components`` components, occupied ones first
-    in label order.
-    """
+    """Labels (canonical) and alpha: weights and parameters are redrawn from the labels at
+    the start of every step, so the next step needs nothing else."""
 
     labels: np.ndarray
-    params: Any
-    log_weights: np.ndarray
     alpha: float
-
-
-def log_dirichlet(rng, concentration: np.ndarray) -> np.ndarray:
-    """Log of one Dirichlet draw, stable for small concentrations (see DirichletMultinomial)."""
-    c = np.asarray(concentration, dtype=np.float64)
-    log_g = np.log(rng.standard_gamma(c + 1.0)) + np.log(rng.random(c.shape)) / c
-    m = log_g.max()
-    return log_g - (m + np.log(np.exp(log_g - m).sum()))
 
 
 @dataclass(frozen=True)
@@ -78,8 +65,7 @@ class FiniteSymmetricDirichlet:
         if labels.max() >= self.n_components:
             raise ValueError(f"the initial partition has {labels.max() + 1} clusters, more than"
                              f" n_components={self.n_components}")
-        params, log_w = self._draw_params_weights(rng, model, labels, float(alpha))
-        return FSDState(labels, params, log_w, float(alpha))
+        return FSDState(labels, float(alpha))
 
     def _draw_params_weights(self, rng, model, labels, alpha):
         K = self.n_components
@@ -98,11 +84,5 @@ class FiniteSymmetricDirichlet:
             logp = fam.log_likelihood(fam.subset(X, np.arange(lo, hi)), params) + log_w[None, :]
             _kernels.sample_rows_from_logs(logp, uniforms[lo:hi], labels[lo:hi])
         labels, old = relabel(labels)
-        # put occupied components first, in label order, so cluster k = label k
-        rest = np.setdiff1d(np.arange(self.n_components), old)
-        perm = np.concatenate([old, rest])
-        params = type(params)(*(a[perm] for a in params))
-        k = len(old)
         log_joint = model.log_joint(labels, state.alpha)
-        return (FSDState(labels, params, log_w[perm], state.alpha),
-                StepInfo(log_joint, k, state.alpha))
+        return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha)

@@ -64,27 +64,6 @@ def categorical_from_logs(logw, n, u):
     return last
 
 
-@njit(cache=True)
-def relabel_in_place(labels, n_ids):
-    """Renumber ``labels`` (values in 0..n_ids-1) 0..K-1 by first appearance, in place.
-
-    Returns the old value of each new label, shape (K,).  O(n + n_ids).
-    """
-    mapping = np.full(n_ids, -1, dtype=np.int64)
-    old = np.empty(n_ids, dtype=np.int64)
-    k = 0
-    for i in range(labels.shape[0]):
-        v = labels[i]
-        m = mapping[v]
-        if m < 0:
-            m = k
-            mapping[v] = k
-            old[k] = v
-            k += 1
-        labels[i] = m
-    return old[:k].copy()
-
-
 @njit(cache=True, _nrt=False)
 def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
     """Reset every slot and add each point to the slot ``labels[i]``."""

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..families.base import ConjugateFamily, FamilyKernel
+from ..partitions import canonical_labels
 from . import _kernels
 from .crp import GammaPrior, crp_log_prior, sample_alpha
 
@@ -94,20 +95,15 @@ class MixtureModel:
 
 
 def relabel(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Renumber labels 0..K-1 by order of first appearance.
+    """Renumber labels 0..K-1 by first appearance (:func:`dpclust.partitions.canonical_labels`).
 
     Returns ``(new_labels, old_ids)`` with ``old_ids[k]`` the old label of new cluster k.
     """
     labels = np.asarray(labels)
-    if labels.size and labels.dtype.kind in "iu" and 0 <= labels.min() \
-            and labels.max() < 4 * labels.size + 64:
-        new = labels.astype(np.int64)  # a copy
-        return new, _kernels.relabel_in_place(new, int(new.max()) + 1)
-    uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return rank[inverse].astype(np.int64), uniq[order]
+    new = canonical_labels(labels)
+    first = np.empty(int(new.max()) + 1, dtype=np.int64)
+    first[new[::-1]] = np.arange(len(new) - 1, -1, -1)  # first position of each new label
+    return new, labels[first]
 
 
 def initial_labels(rng, n_samples: int, labels=None, n_clusters: int = 1) -> np.ndarray:

@@ -5,12 +5,14 @@ from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_a
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
+from .subcluster import SubclusterSplitMerge
 
 #: names accepted by ``DPMixture(sampler=...)`` and ``dpclust fit --sampler``
 SAMPLERS = {
     "gibbs": CollapsedGibbs,
     "explicit": ExplicitGibbs,
     "fsd": FiniteSymmetricDirichlet,
+    "subcluster": SubclusterSplitMerge,
 }
 
 
@@ -29,4 +31,4 @@ def get_sampler(sampler):
 
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
-           "FiniteSymmetricDirichlet", "SAMPLERS", "get_sampler"]
+           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "SAMPLERS", "get_sampler"]

@@ -260,7 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
                             "Dirichlet approximation with 20 components; 'subcluster': "
                             "restricted Gibbs with exact random split/merge moves (Chang & "
-                            "Fisher 2013; work in progress) (default: %(default)s)")
+                            "Fisher 2013; work in progress); 'gibbs+sams': collapsed Gibbs "
+                            "with Dahl's merge-split moves (default: %(default)s)")
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
                        help="DP concentration: a positive number, or gamma:SHAPE,RATE to put a "
                             "Gamma prior on it and resample it (default: %(default)s)")

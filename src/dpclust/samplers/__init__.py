@@ -5,6 +5,7 @@ from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_a
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
+from .sams import GibbsSAMS
 from .subcluster import SubclusterSplitMerge
 
 #: names accepted by ``DPMixture(sampler=...)`` and ``dpclust fit --sampler``
@@ -13,6 +14,7 @@ SAMPLERS = {
     "explicit": ExplicitGibbs,
     "fsd": FiniteSymmetricDirichlet,
     "subcluster": SubclusterSplitMerge,
+    "gibbs+sams": GibbsSAMS,
 }
 
 
@@ -31,4 +33,4 @@ def get_sampler(sampler):
 
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
-           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "SAMPLERS", "get_sampler"]
+           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SAMPLERS", "get_sampler"]

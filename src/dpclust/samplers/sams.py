@@ -1,0 +1,159 @@
+"""Collapsed Gibbs with sequentially-allocated merge-split moves (Dahl 2003): "gibbs+sams".
+
+Each iteration is one collapsed Gibbs sweep followed by ``n_proposals`` SAMS proposals.  A
+proposal picks two distinct points i and j uniformly at random:
+
+* same cluster S: propose to split it.  i and j seed two clusters; the other points of S,
+  in a uniformly random order, join one side with probability
+  ``∝ |S_side| f(x | X_side)`` (the collapsed predictive).  The proposal probability
+  ``q_split`` is the product of these allocation probabilities;
+* different clusters S_i, S_j: propose to merge them (deterministically).  The reverse split
+  probability ``q_split`` is that product for allocating the points of S_i ∪ S_j, in a
+  random order, back to the current sides.
+
+Acceptance (the Hastings ratio, with the CRP prior and the marginal likelihoods):
+``min(1, alpha Gamma(N_i) Gamma(N_j) f(X_i) f(X_j) / (Gamma(N_c) f(X_c) q_split))`` for a
+split and its reciprocal, with ``q_split`` of the reverse, for a merge.  The allocation order
+is an auxiliary variable drawn from the same uniform distribution for a move and its
+reverse, so it does not enter the ratio.
+
+References
+----------
+Dahl, D. B. (2003). An improved merge-split sampler for conjugate Dirichlet process mixture
+    models. Technical report 1086, Department of Statistics, University of Wisconsin.
+Chang & Fisher (2013), the Gibbs+SAMS baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import MixtureModel, StepInfo, relabel
+from .crp import crp_log_prior
+from .gibbs import CollapsedGibbs, GibbsState
+
+
+@dataclass(frozen=True)
+class GibbsSAMS:
+    """Collapsed Gibbs sweeps plus Dahl's sequentially-allocated merge-split proposals.
+
+    Parameters
+    ----------
+    n_proposals : int, default=1
+        SAMS proposals after each Gibbs sweep.
+    gibbs : CollapsedGibbs or None, default=CollapsedGibbs()
+        The sweep; ``None`` runs the SAMS proposals alone (for testing them).
+    """
+
+    n_proposals: int = 1
+    gibbs: CollapsedGibbs | None = CollapsedGibbs()
+    name = "gibbs+sams"
+
+    def __post_init__(self):
+        if int(self.n_proposals) < 0:
+            raise ValueError(f"n_proposals must be >= 0, got {self.n_proposals}")
+
+    def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
+             alpha: float = 1.0) -> GibbsState:
+        return CollapsedGibbs().init(rng, model, labels=labels, n_clusters=n_clusters,
+                                     alpha=alpha)
+
+    def step(self, rng, state: GibbsState, model: MixtureModel):
+        if self.gibbs is not None:
+            state, info = self.gibbs.step(rng, state, model)
+        else:
+            k = int(state.labels.max()) + 1
+            info = StepInfo(model.log_joint(state.labels, state.alpha), k, state.alpha)
+        labels = state.labels
+        n_splits = n_merges = 0
+        for _ in range(int(self.n_proposals)):
+            labels, kind = _sams_proposal(rng, model, labels, state.alpha)
+            n_splits += kind == "split"
+            n_merges += kind == "merge"
+        if n_splits or n_merges:
+            labels, _ = relabel(labels)
+            # the cached statistics no longer match the labels: rebuild at the next sweep
+            state = GibbsState(labels, state.alpha, None)
+            log_joint = model.log_joint(labels, state.alpha)
+            info = StepInfo(log_joint, int(labels.max()) + 1, state.alpha)
+        return state, info._replace(n_accepted_splits=n_splits, n_accepted_merges=n_merges)
+
+
+def _sams_proposal(rng, model: MixtureModel, labels, alpha):
+    """One SAMS proposal; returns the (possibly) new labels and "split", "merge" or ""."""
+    n = model.n_samples
+    if n < 2:
+        return labels, ""
+    i, j = (int(v) for v in rng.choice(n, size=2, replace=False))
+    ci, cj = labels[i], labels[j]
+    kern = model.kernel
+    if ci == cj:
+        members = np.flatnonzero(labels == ci)
+        rest = rng.permutation(members[(members != i) & (members != j)])
+        side, log_q = _allocate(rng, kern, i, j, rest, None)
+        left = np.concatenate([[i], rest[side == 0]])
+        right = np.concatenate([[j], rest[side == 1]])
+        log_ratio = _log_split_ratio(kern, left, right, alpha)
+        if math.log(rng.random()) < log_ratio - log_q:
+            labels = labels.copy()
+            labels[right] = labels.max() + 1
+            return labels, "split"
+        return labels, ""
+    left = np.flatnonzero(labels == ci)
+    right = np.flatnonzero(labels == cj)
+    both = np.concatenate([left[left != i], right[right != j]])
+    rest = rng.permutation(both)
+    target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
+    _, log_q = _allocate(rng, kern, i, j, rest, target)
+    log_ratio = -_log_split_ratio(kern, left, right, alpha)
+    if math.log(rng.random()) < log_ratio + log_q:
+        labels = labels.copy()
+        labels[right] = ci
+        return labels, "merge"
+    return labels, ""
+
+
+def _allocate(rng, kern, i, j, rest, target):
+    """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1).
+
+    With ``target`` None, sides are drawn; otherwise the probability of ``target`` is scored.
+    Returns the sides and the log probability of the allocation.
+    """
+    kstats = kern.alloc(2)
+    kern.reset(kstats, 0, kern.hyper)
+    kern.reset(kstats, 1, kern.hyper)
+    kern.add(kern.data, i, kstats, 0, kern.hyper)
+    kern.add(kern.data, j, kstats, 1, kern.hyper)
+    sizes = [1, 1]
+    sides = np.empty(len(rest), dtype=np.int64)
+    log_q = 0.0
+    for t, k in enumerate(rest):
+        l0 = math.log(sizes[0]) + kern.log_predictive(kern.data, k, kstats, 0, kern.hyper)
+        l1 = math.log(sizes[1]) + kern.log_predictive(kern.data, k, kstats, 1, kern.hyper)
+        log_p1 = l1 - np.logaddexp(l0, l1)
+        s = int(target[t]) if target is not None else int(math.log(rng.random()) < log_p1)
+        log_q += log_p1 if s == 1 else math.log1p(-math.exp(log_p1))
+        kern.add(kern.data, k, kstats, s, kern.hyper)
+        sizes[s] += 1
+        sides[t] = s
+    return sides, log_q
+
+
+def _log_split_ratio(kern, left, right, alpha) -> float:
+    """``log p(split) - log p(merged)``: CRP prior ratio and marginal likelihoods."""
+    kstats = kern.alloc(3)
+    for slot in range(3):
+        kern.reset(kstats, slot, kern.hyper)
+    for k in left:
+        kern.add(kern.data, k, kstats, 0, kern.hyper)
+        kern.add(kern.data, k, kstats, 2, kern.hyper)
+    for k in right:
+        kern.add(kern.data, k, kstats, 1, kern.hyper)
+        kern.add(kern.data, k, kstats, 2, kern.hyper)
+    logf = [kern.log_marginal(kstats, slot, kern.hyper) for slot in range(3)]
+    n_l, n_r = len(left), len(right)
+    prior = crp_log_prior([n_l, n_r], alpha) - crp_log_prior([n_l + n_r], alpha)
+    return prior + logf[0] + logf[1] - logf[2]

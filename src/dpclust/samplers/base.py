@@ -80,6 +80,23 @@ class MixtureModel:
         log_lik = sum_log_marginals(kstats, kern.hyper, active, len(active), *fns)
         return crp_log_prior(counts, alpha) + float(log_lik)
 
+    def log_split_ratio(self, left, right, alpha: float) -> float:
+        """``log p(split) - log p(merged)`` of two disjoint point sets (index arrays):
+        ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r)
+        - log f(X_c)``, the target ratio of every split/merge move (ALGORITHMS.md §3)."""
+        kern = self.kernel
+        kstats = kern.alloc(3)
+        for slot in range(3):
+            kern.reset(kstats, slot, kern.hyper)
+        for slot, points in ((0, left), (1, right)):
+            for i in points:
+                kern.add(kern.data, i, kstats, slot, kern.hyper)
+                kern.add(kern.data, i, kstats, 2, kern.hyper)
+        logf = [kern.log_marginal(kstats, slot, kern.hyper) for slot in range(3)]
+        n_l, n_r = len(left), len(right)
+        prior = crp_log_prior([n_l, n_r], alpha) - crp_log_prior([n_l + n_r], alpha)
+        return prior + logf[0] + logf[1] - logf[2]
+
     def log_joint_reference(self, labels: np.ndarray, alpha: float) -> float:
         """The same log joint through the family's NumPy face (for testing the kernels)."""
         labels = np.asarray(labels)

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
-from .crp import crp_log_prior
 from .gibbs import CollapsedGibbs, GibbsState
 
 
@@ -96,7 +95,7 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
         side, log_q = _allocate(rng, kern, i, j, rest, None)
         left = np.concatenate([[i], rest[side == 0]])
         right = np.concatenate([[j], rest[side == 1]])
-        log_ratio = _log_split_ratio(kern, left, right, alpha)
+        log_ratio = model.log_split_ratio(left, right, alpha)
         if math.log(rng.random()) < log_ratio - log_q:
             labels = labels.copy()
             labels[right] = labels.max() + 1
@@ -108,7 +107,7 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
     rest = rng.permutation(both)
     target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
     _, log_q = _allocate(rng, kern, i, j, rest, target)
-    log_ratio = -_log_split_ratio(kern, left, right, alpha)
+    log_ratio = -model.log_split_ratio(left, right, alpha)
     if math.log(rng.random()) < log_ratio + log_q:
         labels = labels.copy()
         labels[right] = ci
@@ -140,20 +139,3 @@ def _allocate(rng, kern, i, j, rest, target):
         sizes[s] += 1
         sides[t] = s
     return sides, log_q
-
-
-def _log_split_ratio(kern, left, right, alpha) -> float:
-    """``log p(split) - log p(merged)``: CRP prior ratio and marginal likelihoods."""
-    kstats = kern.alloc(3)
-    for slot in range(3):
-        kern.reset(kstats, slot, kern.hyper)
-    for k in left:
-        kern.add(kern.data, k, kstats, 0, kern.hyper)
-        kern.add(kern.data, k, kstats, 2, kern.hyper)
-    for k in right:
-        kern.add(kern.data, k, kstats, 1, kern.hyper)
-        kern.add(kern.data, k, kstats, 2, kern.hyper)
-    logf = [kern.log_marginal(kstats, slot, kern.hyper) for slot in range(3)]
-    n_l, n_r = len(left), len(right)
-    prior = crp_log_prior([n_l, n_r], alpha) - crp_log_prior([n_l + n_r], alpha)
-    return prior + logf[0] + logf[1] - logf[2]

@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import gammaln
 
-from ..families.base import log_dirichlet
+from ..families.base import log_dirichlet, take
 from . import _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
 
@@ -244,7 +244,7 @@ class SubclusterSplitMerge:
             i, j = pairs[p]
             if merged[i] or merged[j]:
                 continue
-            both = fam.combine(_one(stats, i), _one(stats, j))
+            both = fam.combine(take(stats, [i]), take(stats, [j]))
             n_m = n_c[i] + n_c[j]
             logf_m = float(fam.log_marginal(both)[0])
             a2 = alpha / 2.0
@@ -270,7 +270,6 @@ class SubclusterSplitMerge:
         ``2 B(a + N_L, a + N_R) / (K B(a, a))``; its reverse merge picks that pair among the
         ``K + 1`` clusters with probability ``1 / C(K + 1, 2)``.
         """
-        fam, X = model.family, model.X
         k = int(labels.max()) + 1
         a = self.split_concentration
         labels = labels.copy()
@@ -283,7 +282,7 @@ class SubclusterSplitMerge:
             n_l, n_r = int((~go_right).sum()), int(go_right.sum())
             if n_l == 0 or n_r == 0:
                 return labels, sub, age, False, True
-            log_target = _log_split_ratio(fam, X, members[~go_right], members[go_right], alpha)
+            log_target = model.log_split_ratio(members[~go_right], members[go_right], alpha)
             log_q_split = (-math.log(k) + math.log(2.0) + _log_beta(a + n_l, a + n_r)
                            - _log_beta(a, a))
             log_q_merge = -math.log(math.comb(k + 1, 2))
@@ -300,7 +299,7 @@ class SubclusterSplitMerge:
         left = np.flatnonzero(labels == i)
         right = np.flatnonzero(labels == j)
         n_l, n_r = len(left), len(right)
-        log_target = -_log_split_ratio(fam, X, left, right, alpha)
+        log_target = -model.log_split_ratio(left, right, alpha)
         log_q_merge = -math.log(math.comb(k, 2))
         log_q_split = (-math.log(k - 1) + math.log(2.0) + _log_beta(a + n_l, a + n_r)
                        - _log_beta(a, a))
@@ -313,23 +312,5 @@ class SubclusterSplitMerge:
         return labels, sub, age, False, False
 
 
-def _one(stats, k):
-    return type(stats)(*(np.asarray(a)[k:k + 1] for a in stats))
-
-
 def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-
-
-def _log_split_ratio(fam, X, left, right, alpha) -> float:
-    """``log p(split) - log p(merged)`` of the partition (CRP prior and marginals):
-    ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r) - log f(X_c)``.
-    """
-    both = np.concatenate([left, right])
-    lab = np.concatenate([np.zeros(len(left), np.int64), np.ones(len(right), np.int64)])
-    stats = fam.stats(fam.subset(X, both), lab, 2)
-    logf = fam.log_marginal(stats)
-    logf_c = float(fam.log_marginal(fam.combine(_one(stats, 0), _one(stats, 1)))[0])
-    n_l, n_r = len(left), len(right)
-    return (math.log(alpha) + math.lgamma(n_l) + math.lgamma(n_r) - math.lgamma(n_l + n_r)
-            + float(logf[0] + logf[1]) - logf_c)

@@ -42,7 +42,7 @@ FAMILIES = {
 def tv_to_exact(sampler, family_name, n_points, n_steps, alpha=1.0, seed=0, log_prior=None,
                 alpha_prior=None, init_clusters=1):
     make_family, prep = FAMILIES[family_name]
-    raw = (X_GAUSS if family_name == "gaussian" else X_DOCS)[:n_points]
+    raw = (X_DOCS if family_name == "multinomial" else X_GAUSS)[:n_points]
     X = prep(raw)
     fam = make_family(raw)
     parts, exact = exact_posterior(fam, X, alpha if log_prior is None else log_prior)

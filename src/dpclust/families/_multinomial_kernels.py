@@ -82,3 +82,33 @@ def _dm_log_marginal(kstats, k, khyper):
     for w in range(beta.shape[0]):
         s += math.lgamma(beta[w] + counts[k, w])
     return s
+
+
+# ------------------------------------------------------- instantiated-parameter pass
+# kdata as above; kparams = (log_prob (K, V),);
+# raw statistics row = [n_docs, word counts (V), sum of log multinomial coefficients].
+
+@njit(cache=True, _nrt=False)
+def _dm_log_likelihood(kdata, i, kparams, k):
+    indptr, indices, values, lengths, log_mult = kdata
+    log_prob = kparams[0]
+    s = log_mult[i]
+    for p in range(indptr[i], indptr[i + 1]):
+        s += values[p] * log_prob[k, indices[p]]
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def _dm_log_likelihoods(kdata, i, kparams, comps, start, m, out):
+    """``out[a] = log f(x_i; theta_{comps[start + a]})`` for ``a < m``."""
+    for a in range(m):
+        out[a] = _dm_log_likelihood(kdata, i, kparams, comps[start + a])
+
+
+@njit(cache=True, _nrt=False)
+def _dm_accumulate(kdata, i, acc, slot):
+    indptr, indices, values, lengths, log_mult = kdata
+    acc[slot, 0] += 1.0
+    for p in range(indptr[i], indptr[i + 1]):
+        acc[slot, 1 + indices[p]] += values[p]
+    acc[slot, acc.shape[1] - 1] += log_mult[i]

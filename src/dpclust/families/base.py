@@ -73,6 +73,46 @@ class FamilyKernel(NamedTuple):
     entry_points: dict | None = None
 
 
+class PassKernel(NamedTuple):
+    """Numba face of a family for samplers with instantiated parameters (the sub-cluster
+    sampler's data pass, :mod:`dpclust.samplers._subcluster_kernels`).
+
+    Parameters are drawn with the NumPy face (``sample_posterior``) and packed once per
+    iteration into ``kparams``, a tuple of arrays whose first axis is the component; the pass
+    then evaluates ``log f(x_i; theta_k)`` per point and accumulates each point's *raw*
+    sufficient statistics (plain sums, one row of ``n_stats`` floats per slot), which
+    ``unpack`` turns into the family's batched statistics.
+
+    Attributes
+    ----------
+    data : tuple
+        ``kdata``, the data in the pass's form.
+    n_stats : int
+        Width of one row of raw statistics.
+    pack : callable
+        ``pack(params) -> kparams`` (plain Python).
+    unpack : callable
+        ``unpack(acc) -> stats`` for ``acc`` of shape (S, n_stats) (plain Python).
+    log_likelihood : callable
+        ``log_likelihood(kdata, i, kparams, comps, start, m, out)``: ``out[a] = log f(x_i;
+        theta_{comps[start + a]})`` for ``a < m`` (one call per point, so that the point is
+        loaded once), ``@njit``.
+    accumulate : callable
+        ``accumulate(kdata, i, acc, slot)``: add point i's raw statistics to ``acc[slot]``,
+        ``@njit``.
+    entry_points : dict or None
+        Cached specialisations of the pass to this family (see :class:`FamilyKernel`).
+    """
+
+    data: tuple
+    n_stats: int
+    pack: Callable
+    unpack: Callable
+    log_likelihood: Any
+    accumulate: Any
+    entry_points: dict | None = None
+
+
 def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:
     """Logarithm of Dirichlet draws, one per row of ``concentration`` (last axis).
 
@@ -117,6 +157,8 @@ class ConjugateFamily(ABC):
     ``sample_data(params, k, rng)``     one point from ``f(.; theta_{k_j})`` per entry of k
     ``mean_params(stats)``              posterior-mean parameters, for reporting
     ``kernel(X)``                       the numba face, :class:`FamilyKernel`
+    ``pass_kernel(X)``                  optional numba face with instantiated parameters
+    ``divergence(params)``              optional symmetric KL divergences between components
     ==================================  =====================================================
     """
 
@@ -227,6 +269,33 @@ class ConjugateFamily(ABC):
     @abstractmethod
     def kernel(self, X) -> FamilyKernel:
         """The numba face of the family for data ``X`` (in working form)."""
+
+    def pass_kernel(self, X) -> PassKernel | None:
+        """The instantiated-parameter numba face for data ``X``, or None.
+
+        Without it the sub-cluster sampler runs its NumPy reference pass through
+        ``log_likelihood`` and ``stats`` (same distribution, slower).
+        """
+        return None
+
+    def seed_subclusters(self, stats: NamedTuple, rng: np.random.Generator) -> NamedTuple:
+        """Two parameters per cluster (rows ``2k``, ``2k + 1``) whose likelihoods split the
+        cluster's points in a random but structured way: how a cluster's new sub-clusters
+        start (the sub-cluster sampler assigns each point to the more likely seed).
+
+        The default draws both from the cluster's posterior; families override it with a
+        split that the sub-clusters' Gibbs updates refine in a few passes.
+        """
+        return self.sample_posterior(take(stats, np.repeat(np.arange(len(self.count(stats))), 2)),
+                                     rng)
+
+    def divergence(self, params: NamedTuple) -> np.ndarray:
+        """Symmetric KL (J-) divergence between every pair of components, shape (K, K).
+
+        Used to group clusters into super-clusters (Chang & Fisher 2013, Algorithm 1).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define divergence(); super-clusters need it")
 
     # ----------------------------------------------------------------- misc
     def n_points(self, X) -> int:

@@ -16,14 +16,15 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from scipy.special import gammaln, multigammaln
 
 from .._validation import check_dense
 from ._linalg import log_det_chol, solve_lower
 from ..samplers import _kernels as _generic
+from ..samplers import _subcluster_kernels as _sk
 from . import _gaussian_kernels as _k
-from .base import ConjugateFamily, FamilyKernel
+from .base import ConjugateFamily, FamilyKernel, PassKernel
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -219,6 +220,11 @@ class NormalInverseWishart(ConjugateFamily):
         scatter[n == 0] = 0.0
         return GaussianStats(n, mean, scatter)
 
+    def reweight(self, stats: GaussianStats, factor) -> GaussianStats:
+        """Statistics of the same points counted ``factor`` times (per cluster)."""
+        factor = np.asarray(factor, dtype=np.float64)
+        return GaussianStats(stats.n * factor, stats.mean, stats.scatter * factor[:, None, None])
+
     def count(self, stats: GaussianStats) -> np.ndarray:
         return np.asarray(stats.n)
 
@@ -338,6 +344,72 @@ class NormalInverseWishart(ConjugateFamily):
                             log_marginal=_k._niw_log_marginal,
                             entry_points=ENTRY_POINTS)
 
+    def pass_kernel(self, X) -> PassKernel:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        d = X.shape[1]
+        shift = X.mean(axis=0) if X.shape[0] else np.zeros(d)
+        tri = np.triu_indices(d)
+
+        def pack(params: GaussianParams):
+            K = params.mean.shape[0]
+            prec = np.empty((K, d, d))
+            eye = np.eye(d)
+            for k in range(K):
+                prec[k] = _solve_lower(params.chol[k], eye)
+            logdet = 2.0 * np.log(np.diagonal(params.chol, axis1=1, axis2=2)).sum(axis=1)
+            const = -0.5 * (d * _LOG_2PI + logdet)
+            flat = np.zeros((K, 6))
+            if d == 2:
+                flat[:, :2] = params.mean
+                flat[:, 2] = prec[:, 0, 0]
+                flat[:, 3] = prec[:, 1, 0]
+                flat[:, 4] = prec[:, 1, 1]
+                flat[:, 5] = const
+            return (np.ascontiguousarray(params.mean), prec, const, flat)
+
+        def unpack(acc):
+            n = acc[:, 0].copy()
+            safe = np.maximum(n, 1.0)
+            centred_mean = acc[:, 1:1 + d] / safe[:, None]
+            second = np.zeros((acc.shape[0], d, d))
+            second[:, tri[0], tri[1]] = acc[:, 1 + d:]
+            second[:, tri[1], tri[0]] = acc[:, 1 + d:]
+            scatter = second - n[:, None, None] * centred_mean[:, :, None] * centred_mean[:, None, :]
+            scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
+            mean = np.where(n[:, None] > 0, centred_mean + shift[None, :], 0.0)
+            scatter[n == 0] = 0.0
+            return GaussianStats(n, mean, scatter)
+
+        return PassKernel(data=(X, shift), n_stats=1 + d + d * (d + 1) // 2, pack=pack,
+                          unpack=unpack, log_likelihood=_k._gauss_log_likelihoods,
+                          accumulate=_k._gauss_accumulate, entry_points=ENTRY_POINTS)
+
+    def seed_subclusters(self, stats: GaussianStats, rng) -> GaussianParams:
+        """A random hyperplane through each cluster: one draw ``(mu, Sigma)`` from its
+        posterior, and seeds ``(mu + v / 2, Sigma)``, ``(mu - v / 2, Sigma)`` with
+        ``v ~ N(0, Sigma)``, so that the hyperplane tends to cut across the cluster's longest
+        axes (where a merged pair of clusters lies)."""
+        params = self.sample_posterior(stats, rng)
+        K, d = params.mean.shape
+        v = 0.5 * np.einsum("kab,kb->ka", params.chol, rng.standard_normal((K, d)))
+        mean = np.empty((2 * K, d))
+        mean[0::2] = params.mean + v
+        mean[1::2] = params.mean - v
+        two = np.repeat(np.arange(K), 2)
+        return GaussianParams(mean, params.cov[two], params.chol[two])
+
+    def divergence(self, params: GaussianParams) -> np.ndarray:
+        """``J(k, m) = KL(k || m) + KL(m || k)`` between Gaussians:
+        ``(tr(S_m^-1 S_k) + tr(S_k^-1 S_m) - 2d + dmu^T (S_k^-1 + S_m^-1) dmu) / 2``."""
+        mean, cov = params.mean, params.cov
+        K, d = mean.shape
+        inv = np.linalg.inv(cov)
+        tr = np.einsum("mab,kba->km", inv, cov)  # tr(S_m^-1 S_k)
+        dmu = mean[:, None, :] - mean[None, :, :]
+        quad = (np.einsum("kma,kab,kmb->km", dmu, inv, dmu)
+                + np.einsum("kma,mab,kmb->km", dmu, inv, dmu))
+        return 0.5 * (tr + tr.T - 2 * d + quad)
+
 
 def _count_tables(kappa0, nu0, d, n_max):
     """Everything in a Gaussian cluster's updates that depends on its count n only.
@@ -401,5 +473,17 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
     return _generic.sum_log_marginals(kstats, khyper, active, n_active, _k._niw_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _subcluster_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+                     group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+                     bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of,
+                       group_start, group_members, labels_in, sub_in, is_anchor, update,
+                       rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
+                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       _k._gauss_log_likelihoods, _k._gauss_accumulate)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
-                "sum_log_marginals": _sum_log_marginals}
+                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass}

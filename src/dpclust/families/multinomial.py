@@ -19,13 +19,14 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 from scipy.special import gammaln
 
 from .._validation import check_counts
 from ..samplers import _kernels as _generic
+from ..samplers import _subcluster_kernels as _sk
 from . import _multinomial_kernels as _k
-from .base import ConjugateFamily, FamilyKernel, log_dirichlet
+from .base import ConjugateFamily, FamilyKernel, PassKernel, log_dirichlet, take
 
 
 class CountStats(NamedTuple):
@@ -172,6 +173,11 @@ class DirichletMultinomial(ConjugateFamily):
             raise ValueError("cannot remove more counts than a cluster holds")
         return out
 
+    def reweight(self, stats: CountStats, factor) -> CountStats:
+        """Statistics of the same documents counted ``factor`` times (per cluster)."""
+        factor = np.asarray(factor, dtype=np.float64)
+        return CountStats(stats.n * factor, stats.counts * factor[:, None], stats.log_mult * factor)
+
     def count(self, stats: CountStats) -> np.ndarray:
         return np.asarray(stats.n)
 
@@ -246,6 +252,39 @@ class DirichletMultinomial(ConjugateFamily):
                             remove=_k._dm_remove, log_predictive=_k._dm_log_predictive,
                             log_marginal=_k._dm_log_marginal, entry_points=ENTRY_POINTS)
 
+    def pass_kernel(self, X) -> PassKernel:
+        X = self._as_csr(X)
+        kern = self.kernel(X)
+        V = self.n_features()
+
+        def pack(params: MultinomialParams):
+            return (np.ascontiguousarray(params.log_prob),)
+
+        def unpack(acc):
+            return CountStats(acc[:, 0].copy(), acc[:, 1:V + 1].copy(), acc[:, V + 1].copy())
+
+        return PassKernel(data=kern.data, n_stats=V + 2, pack=pack, unpack=unpack,
+                          log_likelihood=_k._dm_log_likelihoods, accumulate=_k._dm_accumulate,
+                          entry_points=ENTRY_POINTS)
+
+    def seed_subclusters(self, stats: CountStats, rng) -> MultinomialParams:
+        """Two word distributions per cluster drawn as if from two of its documents' worth of
+        evidence (``Dir(beta + counts * m / total)``, m the mean document length): noisy
+        versions of the cluster's distribution that favour different words."""
+        total = np.maximum(stats.counts.sum(axis=1), 1.0)
+        doc = np.maximum(total / np.maximum(stats.n, 1.0), 1.0)
+        weak = self.reweight(stats, np.minimum(1.0, 2.0 * doc / total))
+        two = np.repeat(np.arange(len(stats.n)), 2)
+        return self.sample_posterior(take(weak, two), rng)
+
+    def divergence(self, params: MultinomialParams) -> np.ndarray:
+        """``J(k, m) = sum_w (p_kw - p_mw)(log p_kw - log p_mw)``."""
+        logp = params.log_prob
+        p = np.exp(logp)
+        cross = p @ logp.T  # sum_w p_kw log p_mw
+        own = np.diag(cross)
+        return own[:, None] + own[None, :] - cross - cross.T
+
 
 # ------------------------------------------------------ cached sampler entry points
 # The samplers' generic kernels specialised to this family: numba caches a function on disk
@@ -270,5 +309,17 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
     return _generic.sum_log_marginals(kstats, khyper, active, n_active, _k._dm_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _subcluster_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+                     group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+                     bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of,
+                       group_start, group_members, labels_in, sub_in, is_anchor, update,
+                       rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
+                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       _k._dm_log_likelihoods, _k._dm_accumulate)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
-                "sum_log_marginals": _sum_log_marginals}
+                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass}

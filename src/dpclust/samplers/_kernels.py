@@ -188,27 +188,3 @@ def sample_rows_from_logs(logp, uniforms, out):
         for k in range(logp.shape[1]):
             buf[k] = logp[i, k]
         out[i] = categorical_from_logs(buf, logp.shape[1], uniforms[i])
-
-
-@njit(cache=True, _nrt=False)
-def constrained_sweep(logp, labels, counts, order, uniforms, logw):
-    """Restricted Gibbs over the labels given weights and parameters (``logp`` (n, K) holds
-    ``log pi_k + log f(x_i; theta_k)``), keeping every cluster non-empty.
-
-    Conditioning on no cluster emptying keeps the set of reachable labellings the same
-    before and after the move, which is what makes the restricted sampler leave the
-    posterior invariant; a point alone in its cluster therefore stays.  Sequential over
-    ``order``; ``counts`` is updated in place.
-    """
-    k = logp.shape[1]
-    for t in range(order.shape[0]):
-        i = order[t]
-        c = labels[i]
-        if counts[c] == 1:
-            continue
-        for a in range(k):
-            logw[a] = logp[i, a]
-        a = categorical_from_logs(logw, k, uniforms[t])
-        counts[c] -= 1
-        counts[a] += 1
-        labels[i] = a

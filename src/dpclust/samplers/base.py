@@ -59,6 +59,11 @@ class MixtureModel:
         return self.family.kernel(self.X)
 
     @cached_property
+    def pass_kernel(self):
+        """The family's instantiated-parameter numba face (or None): the sub-cluster pass."""
+        return self.family.pass_kernel(self.X)
+
+    @cached_property
     def log_prior_predictive(self) -> np.ndarray:
         """``log f(x_i)`` under the prior, for every point, shape (n,)."""
         return self.family.log_predictive(self.X, self.family.empty_stats(1))[:, 0]

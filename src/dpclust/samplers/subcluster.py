@@ -1,29 +1,38 @@
-"""The sub-cluster split/merge sampler of Chang & Fisher (2013).
+"""The sub-cluster split/merge sampler of Chang & Fisher (2013): the sampler that scales.
 
 Restricted Gibbs sampling with instantiated weights and parameters never creates a cluster;
-clusters are created by split moves and removed by merges and by emptying.  Every cluster
-carries two sub-clusters, sampled alongside, that propose its split.
+clusters are created by split moves and removed by merges.  Every cluster carries two
+sub-clusters, sampled alongside, that propose its split.  One iteration (ALGORITHMS.md
+section 3):
 
-Moves (ALGORITHMS.md section 3):
+1. weights ``(pi_1..K, pi_new) ~ Dir(N_1..N_K, alpha)``, parameters ``theta_k ~ p(theta | X_k)``,
+   sub-weights ``~ Dir(N_kl + alpha/2, N_kr + alpha/2)`` and sub-parameters from their
+   posteriors: all from per-cluster statistics, no data touched;
+2. **the data pass**, parallel over chunks of points: ``z_i ∝ pi_k f(x_i; theta_k)`` (within
+   the point's super-cluster when those are on) and ``zbar_i ∝ pibar_{z_i s} f(x_i;
+   thetabar_{z_i s})``; it returns only per-slot sufficient statistics;
+3. split and merge moves, decided from those statistics alone: the exact random split/merge
+   pair, sub-cluster splits (the conjugate form of the paper's eq. 21) once a cluster's
+   sub-clusters have burned in, and the practical merge of DPMMSubClusters.jl;
+4. one relabelling pass applies the accepted moves (and the canonical numbering).
 
-* restricted Gibbs: ``(pi_1..K, pi_new) ~ Dir(N_1..N_K, alpha)``, ``theta_k ~ p(theta | X_k)``,
-  sub-weights ``~ Dir(N_kl + alpha/2, N_kr + alpha/2)``, sub-parameters from their posteriors,
-  then ``z_i ∝ pi_k f(x_i; theta_k)`` keeping every cluster non-empty (see the class notes)
-  and ``zbar_i ∝ pibar_{z_i s} f(x_i; thetabar_{z_i s})``;
-* sub-cluster split of cluster c into its sub-clusters (conjugate form of the paper's eq. 21),
-  once the cluster's sub-clusters have had ``split_delay`` iterations to burn in;
-* the practical merge of DPMMSubClusters.jl (the merged cluster's sub-clusters are the two old
-  clusters);
-* the exact random split/merge pair: a random cluster split by a Beta-binomial draw, or a
-  random pair merged, each with its full Hastings ratio (proposal probabilities included).
+**Which moves are exact.**  The restricted Gibbs pass of the paper, with every label drawn in
+parallel among the occupied clusters, is *not* invariant: it can empty a cluster but never
+create one.  What is exact is to condition on every cluster staying non-empty.  The pass does
+this in parallel with one *anchor* per cluster, a member chosen uniformly at random that keeps
+its label (an auxiliary variable with density ``prod_k 1/N_k``): the other points are drawn
+independently, and the whole pass is accepted with the Metropolis-Hastings probability
+``min(1, prod_k N_k / N'_k)``.  At scale the ratio is close to one; on tiny data it rejects
+often.  The random split/merge pair carries its full Hastings ratio, the Beta-binomial
+proposal's probability included.  Restricted Gibbs and the random pair alone
+(``SubclusterSplitMerge.exact()``, ``sampler="subcluster-exact"``) pass the exact-posterior
+test.
 
-The default configuration, restricted Gibbs and the random pair only, is exact MCMC on the
-partition and passes the exact-posterior test (``tests/test_subcluster.py``).
-
-This module is the NumPy reference of the sampler: one data pass per iteration is two batched
-``log_likelihood`` calls of the family, so it runs with any family that can draw its
-parameters from the posterior.  The parallel numba data pass, exact sub-cluster splits and
-super-clusters are still to come.
+The sub-cluster split and the practical merge are the paper's fast moves and are **not**
+exact: eq. 21 is the Hastings ratio only when the new clusters' sub-clusters are drawn from
+their exact conditional, which the paper (and this module) approximates by letting them burn
+in before the next split ("deferred" splits).  They are on by default, as in the paper; the
+test suite measures the default configuration's distance to the exact posterior.
 
 References
 ----------
@@ -31,286 +40,652 @@ Chang, J. & Fisher III, J. W. (2013). Parallel sampling of DP mixture models usi
     sub-cluster splits. NIPS (sections 4-5, eq. 21, Algorithm 1).
 Jain, S. & Neal, R. M. (2004). A split-merge Markov chain Monte Carlo procedure for the
     Dirichlet process mixture model. JCGS (random split/merge proposals).
+Dinari, O., Yu, A., Freifeld, O. & Fisher III, J. W. (2019). Distributed MCMC inference in
+    Dirichlet process mixture models using Julia. CCGrid (the practical merge).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
+from scipy.sparse import csr_matrix
 from scipy.special import gammaln
+from scipy.sparse.csgraph import connected_components
 
-from ..families.base import log_dirichlet, take
+from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
+from . import _subcluster_kernels as _sk
 from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .crp import crp_log_prior
+
+#: the accumulators of one pass are kept under this many bytes by using fewer chunks
+_ACC_BUDGET = 256 * 2**20
 
 
 class SubclusterState(NamedTuple):
-    """Labels (canonical), sub-labels in {0, 1}, alpha, and each cluster's age.
+    """Everything the next iteration needs; statistics are per sub-cluster (slot ``2k + s``).
 
-    ``age[k]`` counts the iterations since cluster k's sub-clusters were (re)initialised; a
-    sub-cluster split of k is proposed only once ``age[k] >= split_delay``.
+    ``age[k]`` counts the data passes since cluster k's sub-clusters were (re)initialised (0:
+    its sub-labels are stale and the next pass draws them afresh).  ``anchors[k]`` is a member
+    of cluster k drawn uniformly given the labels.  ``sub_loglik[k]`` is the sub-clusters'
+    log-likelihood at the last pass (to see them burn in).
     """
 
     labels: np.ndarray
     sublabels: np.ndarray
     alpha: float
     age: np.ndarray
+    sub_stats: Any
+    anchors: np.ndarray
+    sub_loglik: np.ndarray
+
+
+class PassResult(NamedTuple):
+    """What the data pass returns: new labels and codes (sub-label + 2 x random-split side)
+    and, per slot (``2k + s``, then the random split's two halves), statistics, counts, the
+    smallest member index, a uniformly chosen member and the sub-cluster log-likelihood."""
+
+    labels: np.ndarray
+    codes: np.ndarray
+    stats: Any
+    counts: np.ndarray
+    first: np.ndarray
+    member: np.ndarray
+    loglik: np.ndarray
+
+
+class _Cluster:
+    """A cluster after the moves of one iteration, built from keys ``4k + code`` of the pass."""
+
+    __slots__ = ("keys", "stats", "n", "first", "anchor", "age", "sub", "sub_keys", "loglik")
+
+    def __init__(self, keys, stats, n, first, anchor, age, sub, sub_keys, loglik):
+        self.keys = keys          # pass keys (4k + code) whose points form this cluster
+        self.stats = stats        # its statistics (one row)
+        self.n = n
+        self.first = first
+        self.anchor = anchor
+        self.age = age
+        self.sub = sub            # statistics of its two sub-clusters (two rows) or None
+        self.sub_keys = sub_keys  # keys of sub-cluster 1 when the sub-labels are reassigned
+        self.loglik = loglik
 
 
 @dataclass(frozen=True)
 class SubclusterSplitMerge:
-    """Chang & Fisher's sub-cluster sampler (NumPy reference; work in progress).
-
-    The defaults are the configuration that is exact MCMC: restricted Gibbs that keeps every
-    cluster non-empty, plus one exact random split-or-merge proposal per iteration.  Measured
-    against the exact posterior over the partitions of 5 points it is at total variation
-    0.009 (Gaussian, 80,000 steps) and 0.017-0.020 (30,000-40,000 steps).
-
-    The sub-cluster split (eq. 21 with re-initialised sub-labels) and the practical merge are
-    **approximate as implemented here** and opt-in: with them the same test measures TV 0.10
-    (Gaussian) and 0.15 (multinomial), and 0.21 / 0.41 with sub-cluster splits and no
-    practical merges.  Their Hastings ratios must account for the auxiliary sub-cluster
-    variables before they can be on by default.
+    """Chang & Fisher's parallel sub-cluster split/merge sampler.
 
     Parameters
     ----------
-    subcluster_splits : bool, default=False
-        Propose splitting every cluster into its two sub-clusters each iteration
-        (approximate, see above).
-    merges : {"none", "practical"}, default="none"
-        ``"practical"``: the merge of DPMMSubClusters.jl over all pairs (approximate).
+    subcluster_splits : bool, default=True
+        Propose splitting each cluster into its two sub-clusters (eq. 21) once they have
+        burned in.  The fast move of the paper; approximate (see the module notes).
+    merges : {"reverse", "practical", "none"}, default="reverse"
+        Propose merging every pair of clusters once per iteration; the merged cluster's
+        sub-clusters are the two old clusters, so that its sub-cluster split is the exact
+        reverse.  ``"reverse"`` accepts with the target ratio (the reciprocal of eq. 21);
+        ``"practical"`` with the ratio of DPMMSubClusters.jl, which leaves out the CRP's
+        ``Gamma(N_c) / (Gamma(N_l) Gamma(N_r))`` and so cannot merge two halves of one big
+        cluster (two Gaussians always fit its points better than one).  Both approximate.
     random_split_merge : bool, default=True
-        One exact random split-or-merge proposal per iteration (Jain & Neal style, with the
-        Beta-binomial split proposal's probability in the Hastings ratio).
-    split_delay : int, default=3
-        Iterations a cluster's sub-clusters get to burn in before its split is proposed.
+        One exact random split-or-merge proposal per iteration (a cluster split by a
+        Beta-binomial draw, or a random pair merged), each with its full Hastings ratio.
+    split_delay : int, default=2
+        Passes a cluster's new sub-clusters get to burn in before its split is proposed.
+    burn_in : {"fixed", "likelihood"}, default="fixed"
+        ``"fixed"``: propose the split after ``split_delay`` passes, as soon as the
+        sub-clusters carry information.  ``"likelihood"``: the paper's rule, wait until the
+        sub-clusters' log-likelihood stops rising (at most ``max_split_delay`` passes);
+        slower to find clusters, since a few thousand points keep raising it for ten passes.
+    max_split_delay : int, default=10
+        Longest wait under ``burn_in="likelihood"``.
+    reseed_after : int or None, default=4
+        A cluster whose sub-cluster split is still rejected this many passes after it was
+        first proposed gets new sub-clusters (new seeds, burned in again).  Sub-clusters are
+        a two-component mixture sampled by Gibbs and can settle in a poor split (two long
+        overlapping halves of several clusters); new seeds get them out.  None: never.
     split_concentration : float, default=1.0
         ``a`` of the Beta(a, a) that draws the random split's proportion.
+    super_clusters : bool, default=False
+        Restrict each point's label to the clusters of its super-cluster (the paper's
+        Algorithm 1, with the J-divergence of the family), which makes the pass cheaper
+        when there are many clusters.  Exact (a random restriction that depends only on the
+        parameters); needs ``family.divergence``.
     restricted_gibbs : bool, default=True
-        Run the restricted Gibbs pass (off only to test the split/merge moves alone).
+        Run the data pass's label updates (off only to test the moves alone).
+    n_jobs : int or None, default=None
+        Threads for the data pass (None or -1: all cores).  The result for a given
+        ``random_state`` does not depend on it.
+    chunk_size : int, default=4096
+        Points per chunk of the data pass; each chunk has its own random stream.  Chunks are
+        made larger when the statistics of many clusters would not fit in memory.
 
     Notes
     -----
-    The restricted Gibbs pass of ALGORITHMS.md section 3 samples every label among the
-    occupied clusters in parallel.  As written it can empty a cluster but never create one
-    (from two singletons it can merge them, from one pair it can never split), so it cannot
-    leave the posterior invariant: with the random pair it measured TV 0.24 on 5 points.
-    Conditioning on every cluster staying non-empty keeps the set of reachable labellings
-    the same before and after the move.  Gibbs within that set, composed with the draw of
-    weights and parameters given the labels, is then invariant: a point alone in its
-    cluster stays.
+    The paper's super-cluster graph: each cluster k picks one cluster m (itself included)
+    with probability ``∝ exp(-J(theta_k, theta_m))``; the connected components of those
+    links are the super-clusters.
     """
 
-    subcluster_splits: bool = False
-    merges: str = "none"
+    subcluster_splits: bool = True
+    merges: str = "reverse"
     random_split_merge: bool = True
-    split_delay: int = 3
+    split_delay: int = 2
+    burn_in: str = "fixed"
+    max_split_delay: int = 10
+    reseed_after: int | None = 4
     split_concentration: float = 1.0
+    super_clusters: bool = False
     restricted_gibbs: bool = True
+    n_jobs: int | None = None
+    chunk_size: int = 4096
+    seeding: str = "mixed"
     name = "subcluster"
 
     def __post_init__(self):
-        if self.merges not in ("practical", "none"):
-            raise ValueError(f"merges must be 'practical' or 'none', got {self.merges!r}")
-        if int(self.split_delay) < 0:
-            raise ValueError(f"split_delay must be >= 0, got {self.split_delay}")
+        if self.merges not in ("reverse", "practical", "none"):
+            raise ValueError(
+                f"merges must be 'reverse', 'practical' or 'none', got {self.merges!r}")
+        if self.burn_in not in ("fixed", "likelihood"):
+            raise ValueError(f"burn_in must be 'fixed' or 'likelihood', got {self.burn_in!r}")
+        if int(self.split_delay) < 1:
+            raise ValueError(f"split_delay must be >= 1, got {self.split_delay}")
+        if int(self.max_split_delay) < int(self.split_delay):
+            raise ValueError("max_split_delay must be >= split_delay")
         if not self.split_concentration > 0:
             raise ValueError("split_concentration must be positive")
+        if self.seeding not in ("mixed", "family", "point"):
+            raise ValueError(
+                f"seeding must be 'mixed', 'family' or 'point', got {self.seeding!r}")
+        if int(self.chunk_size) < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
+        if self.n_jobs is not None and (int(self.n_jobs) == 0 or int(self.n_jobs) < -1):
+            raise ValueError(f"n_jobs must be a positive number of threads or -1, got {self.n_jobs}")
 
+    @classmethod
+    def exact(cls, **kwargs) -> "SubclusterSplitMerge":
+        """The configuration that is exact MCMC: restricted Gibbs and the random pair only."""
+        return cls(subcluster_splits=False, merges="none", **kwargs)
+
+    @property
+    def is_exact(self) -> bool:
+        """Whether every move of this configuration is exact MCMC."""
+        return not self.subcluster_splits and self.merges == "none"
+
+    # ------------------------------------------------------------------- init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> SubclusterState:
         labels = initial_labels(rng, model.n_samples, labels, n_clusters)
         k = int(labels.max()) + 1
-        sub = rng.integers(0, 2, size=model.n_samples).astype(np.int64)
-        return SubclusterState(labels, sub, float(alpha), np.zeros(k, dtype=np.int64))
+        fam = model.family
+        sub = rng.integers(0, 2, size=model.n_samples).astype(np.int8)
+        sub_stats = fam.stats(model.X, 2 * labels + sub, 2 * k)
+        anchors = _uniform_members(rng, labels, k)
+        return SubclusterState(labels, sub, float(alpha), np.zeros(k, dtype=np.int64),
+                               sub_stats, anchors, np.full(k, -np.inf))
 
-    # ------------------------------------------------------------------ step
+    # ------------------------------------------------------------------- step
     def step(self, rng, state: SubclusterState, model: MixtureModel):
+        fam = model.family
         alpha = state.alpha
-        labels = state.labels
-        sub = state.sublabels
-        if not self.restricted_gibbs:  # for testing the split/merge moves alone
-            new_labels, new_sub = labels, sub
-        else:
-            new_labels, new_sub = self._restricted_gibbs(rng, model, labels, sub, alpha)
-        labels, old = relabel(new_labels)
-        age = state.age[old] + 1
-        return self._moves(rng, model, labels, new_sub, age, alpha)
+        K = len(state.age)
+        sub_stats = state.sub_stats
+        cluster_stats = _pairs_combined(fam, sub_stats, K)
+        counts = fam.count(cluster_stats)
 
-    def _restricted_gibbs(self, rng, model, labels, sub, alpha):
-        """Steps 1-4: weights and parameters given the labels, then labels and sub-labels."""
-        fam, X, n = model.family, model.X, model.n_samples
-        k = int(labels.max()) + 1
-        counts = np.bincount(labels, minlength=k)
-        log_pi = log_dirichlet(rng, np.append(counts, alpha).astype(np.float64))[:k]
-        theta = fam.sample_posterior(fam.stats(X, labels, k), rng)
-        sub_ids = 2 * labels + sub
-        sub_counts = np.bincount(sub_ids, minlength=2 * k).reshape(k, 2)
+        # 1. weights and parameters given the labels
+        log_pi = log_dirichlet(rng, np.append(counts, alpha))[:K]
+        theta = fam.sample_posterior(cluster_stats, rng)
+        sub_counts = fam.count(sub_stats).reshape(K, 2)
         log_pibar = log_dirichlet(rng, sub_counts + alpha / 2.0)
-        thetabar = fam.sample_posterior(fam.stats(X, sub_ids, 2 * k), rng)
+        thetabar = fam.sample_posterior(sub_stats, rng)
+        fresh = state.age == 0
+        if fresh.any():
+            # new sub-clusters start from seeds: each point takes the more likely one
+            idx = np.flatnonzero(fresh)
+            seeds = self._seeds(rng, model, cluster_stats, state.anchors, idx)
+            rows = np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()
+            thetabar = type(thetabar)(*(np.array(a) for a in thetabar))
+            for mine, theirs in zip(thetabar, seeds):
+                mine[rows] = theirs
+            log_pibar[fresh] = math.log(0.5)
+        groups = self._super_clusters(rng, fam, theta, K)
 
-        # 3: labels among the existing clusters (no new cluster)
-        logp = fam.log_likelihood(X, theta) + log_pi[None, :]
-        new_labels = np.array(labels, dtype=np.int64)
-        _kernels.constrained_sweep(logp, new_labels, counts.astype(np.int64), rng.permutation(n),
-                                   rng.random(n), np.empty(k))
-        # 4: sub-labels within each point's cluster
-        loglik_bar = fam.log_likelihood(X, thetabar)
-        rows = np.arange(n)
-        left = loglik_bar[rows, 2 * new_labels] + log_pibar[new_labels, 0]
-        right = loglik_bar[rows, 2 * new_labels + 1] + log_pibar[new_labels, 1]
-        new_sub = (np.log(rng.random(n)) < right - np.logaddexp(left, right)).astype(np.int64)
-        return new_labels, new_sub
+        # the random split/merge proposal is chosen now: the pass keeps every cluster
+        rand_c, rand_p = -1, 0.5
+        propose_split = rng.random() < 0.5
+        if self.random_split_merge and propose_split:
+            rand_c = int(rng.integers(K))
+            rand_p = float(rng.beta(self.split_concentration, self.split_concentration))
 
-    def _moves(self, rng, model, labels, sub, age, alpha):
+        # 2. the data pass, accepted as a whole with prod_k N_k / N'_k (anchors stay put)
+        update = 2 if self.restricted_gibbs else 1
+        run = self._data_pass(rng, model, state, theta, thetabar, log_pi, log_pibar, fresh,
+                              groups, rand_c, rand_p, update)
+        new_counts = run.counts[:2 * K].reshape(K, 2).sum(axis=1)
+        log_r = float(np.sum(np.log(counts) - np.log(new_counts)))
+        accepted = log_r >= 0 or math.log(rng.random()) < log_r
+        if not accepted:
+            run = self._data_pass(rng, model, state, theta, thetabar, log_pi, log_pibar,
+                                  fresh, groups, rand_c, rand_p, 0)
+        age = state.age + 1 if accepted else state.age.copy()
+        clusters = self._clusters_after_pass(rng, fam, run, K, age, state, accepted)
+
+        # 3. moves, from statistics alone
+        touched = np.zeros(K, dtype=bool)
         n_splits = n_merges = 0
-        # 5: sub-cluster splits
-        if self.subcluster_splits:
-            labels, sub, age, n_splits = self._subcluster_splits(rng, model, labels, sub, age,
-                                                                 alpha)
-        # 6: practical merges
-        if self.merges == "practical":
-            labels, sub, age, n_merges = self._practical_merges(rng, model, labels, sub, age,
-                                                                alpha)
-        # 7: one exact random split or merge (on canonical labels: merges leave gaps)
-        labels, old = relabel(labels)
-        age = age[old]
         if self.random_split_merge:
-            labels, sub, age, accepted, was_split = self._random_split_merge(
-                rng, model, labels, sub, age, alpha)
-            n_splits += accepted and was_split
-            n_merges += accepted and not was_split
-        labels, old = relabel(labels)
-        age = age[old]
-        k = len(old)
-        alpha = model.update_alpha(rng, alpha, k)
-        log_joint = model.log_joint(labels, alpha)
-        return (SubclusterState(labels, sub, alpha, age),
-                StepInfo(log_joint, k, alpha, int(n_splits), int(n_merges)))
+            if rand_c >= 0:
+                n_splits += self._random_split(rng, model, fam, run, clusters, rand_c, rand_p,
+                                               alpha, touched)
+            elif K >= 2:
+                n_merges += self._random_merge(rng, model, fam, clusters, alpha, touched)
+        if self.subcluster_splits:
+            n_splits += self._subcluster_splits(rng, fam, run, clusters, alpha, touched)
+        if self.merges != "none":
+            n_merges += self._pairwise_merges(rng, fam, clusters, alpha, touched)
 
-    # ----------------------------------------------------------------- moves
-    def _subcluster_splits(self, rng, model, labels, sub, age, alpha):
-        """Split each ready cluster into its sub-clusters with the paper's Hastings ratio."""
-        fam, X = model.family, model.X
-        k = int(labels.max()) + 1
-        stats = fam.stats(X, labels, k)
-        sub_stats = fam.stats(X, 2 * labels + sub, 2 * k)
-        n_c = fam.count(stats)
-        n_s = fam.count(sub_stats).reshape(k, 2)
-        logf_c = fam.log_marginal(stats)
-        logf_s = fam.log_marginal(sub_stats).reshape(k, 2)
+        # 4. relabel: canonical order by first member
+        new_state = self._relabel(fam, run, clusters, K, state, alpha)
+        k_new = len(new_state.age)
+        alpha = model.update_alpha(rng, alpha, k_new)
+        stats = concatenate(*(c.stats for c in clusters if c is not None))
+        log_joint = crp_log_prior(fam.count(stats), alpha) + float(fam.log_marginal(stats).sum())
+        return (new_state._replace(alpha=alpha),
+                StepInfo(log_joint, k_new, alpha, int(n_splits), int(n_merges)))
+
+    def _seeds(self, rng, model, cluster_stats, anchors, idx):
+        """Seed parameters (rows ``2j``, ``2j + 1``) for the new sub-clusters of clusters
+        ``idx``: the family's structured split, or a point seed (the posterior given one
+        random member against the posterior given the whole cluster), half the time each
+        under ``seeding="mixed"``."""
+        fam = model.family
+        mode = self.seeding
+        use_point = (np.full(len(idx), mode == "point") if mode != "mixed"
+                     else rng.random(len(idx)) < 0.5)
+        seeds = fam.seed_subclusters(take(cluster_stats, idx), rng)
+        if use_point.any():
+            pick = np.flatnonzero(use_point)
+            one = fam.stats(fam.subset(model.X, anchors[idx[pick]]), np.arange(len(pick)),
+                            len(pick))
+            near = fam.sample_posterior(one, rng)
+            whole = fam.sample_posterior(take(cluster_stats, idx[pick]), rng)
+            seeds = type(seeds)(*(np.array(a) for a in seeds))
+            for mine, x, y in zip(seeds, near, whole):
+                mine[2 * pick] = x
+                mine[2 * pick + 1] = y
+        return seeds
+
+    # ------------------------------------------------------------ the pass
+    def _super_clusters(self, rng, fam, theta, K):
+        """``(group_of, group_start, group_members)``: one group, or the paper's Algorithm 1."""
+        if not self.super_clusters or K == 1:
+            return (np.zeros(K, dtype=np.int64), np.array([0, K], dtype=np.int64),
+                    np.arange(K, dtype=np.int64))
+        div = np.asarray(fam.divergence(theta), dtype=np.float64)
+        logits = -np.maximum(div, 0.0)
+        np.fill_diagonal(logits, 0.0)
+        pick = np.empty(K, dtype=np.int64)
+        _kernels.sample_rows_from_logs(logits, rng.random(K), pick)
+        graph = csr_matrix((np.ones(K), (np.arange(K), pick)), shape=(K, K))
+        n_groups, group_of = connected_components(graph, directed=True, connection="weak")
+        order = np.argsort(group_of, kind="stable")
+        start = np.searchsorted(group_of[order], np.arange(n_groups + 1))
+        return group_of.astype(np.int64), start.astype(np.int64), order.astype(np.int64)
+
+    def _data_pass(self, rng, model, state, theta, thetabar, log_pi, log_pibar, fresh, groups,
+                   rand_c, rand_p, update) -> PassResult:
+        K = len(log_pi)
+        n_slots = 2 * K + 2
+        fam = model.family
+        pk = model.pass_kernel
+        n = model.n_samples
+        is_anchor = np.zeros(n, dtype=np.uint8)
+        is_anchor[state.anchors] = 1
+        labels_out = np.empty(n, dtype=np.int64)
+        codes = np.empty(n, dtype=np.int8)
+        if pk is None:
+            return _reference_pass(rng, fam, model.X, theta, thetabar, log_pi, log_pibar, fresh,
+                                   groups, state.labels, state.sublabels, is_anchor, update,
+                                   rand_c, rand_p)
+        bounds = self._chunk_bounds(n, n_slots, pk.n_stats)
+        n_chunks = len(bounds) - 1
+        seeds = _sk.chunk_seeds(int(rng.integers(2**63)), n_chunks)
+        acc = np.zeros((n_chunks, n_slots, pk.n_stats))
+        cnt = np.zeros((n_chunks, n_slots), dtype=np.int64)
+        first = np.full((n_chunks, n_slots), -1, dtype=np.int64)
+        res = np.full((n_chunks, n_slots), -1, dtype=np.int64)
+        ll = np.zeros((n_chunks, n_slots))
+        if pk.entry_points and "data_pass" in pk.entry_points:
+            fn, extra = pk.entry_points["data_pass"], ()
+        else:
+            fn, extra = _sk.data_pass, (pk.log_likelihood, pk.accumulate)
+        group_of, group_start, group_members = groups
+        with _threads(self.n_jobs):
+            fn(pk.data, pk.pack(theta), pk.pack(thetabar), log_pi, log_pibar,
+               fresh.astype(np.uint8), group_of, group_start, group_members, state.labels,
+               state.sublabels, is_anchor, int(update), int(rand_c), float(rand_p), bounds,
+               seeds, labels_out, codes, acc, cnt, first, res, ll, *extra)
+        counts = cnt.sum(axis=0)
+        stats = pk.unpack(acc.sum(axis=0))
+        return PassResult(labels_out, codes, stats, counts, _first_member(first),
+                          _merge_reservoirs(rng, cnt, res), ll.sum(axis=0)[:2 * K])
+
+    def _chunk_bounds(self, n, n_slots, n_stats):
+        n_chunks = max(1, -(-n // int(self.chunk_size)))
+        per_chunk = n_slots * n_stats * 8
+        n_chunks = max(1, min(n_chunks, _ACC_BUDGET // per_chunk))
+        return np.linspace(0, n, n_chunks + 1).round().astype(np.int64)
+
+    # ------------------------------------------------------------- clusters
+    def _clusters_after_pass(self, rng, fam, run, K, age, state, accepted):
+        clusters = []
+        ll = run.loglik.reshape(K, 2).sum(axis=1)
+        for k in range(K):
+            sub = take(run.stats, [2 * k, 2 * k + 1])
+            n0, n1 = int(run.counts[2 * k]), int(run.counts[2 * k + 1])
+            firsts = [f for f in (run.first[2 * k], run.first[2 * k + 1]) if f >= 0]
+            anchor = _pick_member(run.member[2 * k], n0, run.member[2 * k + 1], n1, rng)
+            if not accepted:
+                loglik = (float(state.sub_loglik[k]), -np.inf)
+            elif state.age[k] == 0:  # this pass drew its sub-labels afresh
+                loglik = (-np.inf, -np.inf)
+            else:
+                loglik = (float(ll[k]), float(state.sub_loglik[k]))
+            clusters.append(_Cluster(
+                keys=[4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3],
+                stats=fam.combine(take(sub, [0]), take(sub, [1])), n=n0 + n1,
+                first=min(firsts), anchor=anchor, age=int(age[k]), sub=sub, sub_keys=None,
+                loglik=loglik))
+        return clusters
+
+    def _random_split(self, rng, model, fam, run, clusters, c, p, alpha, touched):
+        """Exact random split of cluster c into the pass's two random halves.
+
+        Proposal probability of the unordered split {L, R}: ``2 B(a + N_L, a + N_R) /
+        (K B(a, a))``; its reverse merge picks that pair among ``K + 1`` clusters with
+        probability ``1 / C(K + 1, 2)``.
+        """
+        K = len(touched)
+        a = self.split_concentration
+        K_slot = 2 * K
+        n_l, n_r = int(run.counts[K_slot]), int(run.counts[K_slot + 1])
+        if n_l == 0 or n_r == 0:
+            return 0
+        halves = take(run.stats, [K_slot, K_slot + 1])
+        log_target = _log_split_target(fam, take(halves, [0]), take(halves, [1]),
+                                       clusters[c].stats, n_l, n_r, alpha)
+        log_q_split = math.log(2.0) - math.log(K) + _log_beta(a + n_l, a + n_r) - _log_beta(a, a)
+        log_q_merge = -math.log(math.comb(K + 1, 2))
+        if math.log(rng.random()) >= log_target + log_q_merge - log_q_split:
+            return 0
+        old = clusters[c]
+        clusters[c] = _Cluster([4 * c, 4 * c + 1], take(halves, [0]), n_l,
+                               int(run.first[K_slot]), int(run.member[K_slot]), 0, None, None,
+                               (-np.inf, -np.inf))
+        clusters.append(_Cluster([4 * c + 2, 4 * c + 3], take(halves, [1]), n_r,
+                                 int(run.first[K_slot + 1]), int(run.member[K_slot + 1]), 0,
+                                 None, None, (-np.inf, -np.inf)))
+        del old
+        touched[c] = True
+        return 1
+
+    def _random_merge(self, rng, model, fam, clusters, alpha, touched):
+        """Exact merge of a random pair; the reverse is the random split above."""
+        K = len(clusters)
+        a = self.split_concentration
+        i, j = sorted(int(v) for v in rng.choice(K, size=2, replace=False))
+        ci, cj = clusters[i], clusters[j]
+        both = fam.combine(ci.stats, cj.stats)
+        log_target = -_log_split_target(fam, ci.stats, cj.stats, both, ci.n, cj.n, alpha)
+        log_q_merge = -math.log(math.comb(K, 2))
+        log_q_split = (math.log(2.0) - math.log(K - 1) + _log_beta(a + ci.n, a + cj.n)
+                       - _log_beta(a, a))
+        if math.log(rng.random()) >= log_target + log_q_split - log_q_merge:
+            return 0
+        self._merge_into(rng, fam, clusters, i, j, both)
+        touched[i] = touched[j] = True
+        return 1
+
+    def _merge_into(self, rng, fam, clusters, i, j, both):
+        """Cluster i becomes i ∪ j, with the two old clusters as its sub-clusters."""
+        ci, cj = clusters[i], clusters[j]
+        anchor = _pick_member(ci.anchor, ci.n, cj.anchor, cj.n, rng)
+        clusters[i] = _Cluster(ci.keys + cj.keys, both, ci.n + cj.n, min(ci.first, cj.first),
+                               anchor, self.split_delay, concatenate(ci.stats, cj.stats),
+                               (ci.keys, cj.keys), (-np.inf, -np.inf))
+        clusters[j] = None
+
+    def _ready(self, c) -> bool:
+        if c.sub is None or c.age < self.split_delay:
+            return False
+        if self.burn_in == "fixed":
+            return True
+        now, before = c.loglik
+        return c.age >= self.max_split_delay or not now > before
+
+    def _subcluster_splits(self, rng, fam, run, clusters, alpha, touched):
+        """Split each ready cluster into its sub-clusters with eq. 21 (conjugate form)."""
         accepted = 0
-        labels = labels.copy()
-        sub = sub.copy()
-        new_age = list(age)
-        for c in range(k):
-            if age[c] < self.split_delay or n_s[c, 0] == 0 or n_s[c, 1] == 0:
+        for k in range(len(touched)):
+            c = clusters[k]
+            if touched[k] or c is None or not self._ready(c):
                 continue
-            # Chang & Fisher (2013) eq. 21, conjugate form (ALGORITHMS.md section 3):
-            # H = alpha Gamma(N_l) f(X_l) Gamma(N_r) f(X_r) / (Gamma(N_c) f(X_c))
-            log_h = (math.log(alpha) + gammaln(n_s[c, 0]) + logf_s[c, 0] + gammaln(n_s[c, 1])
-                     + logf_s[c, 1] - gammaln(n_c[c]) - logf_c[c])
-            if math.log(rng.random()) < log_h:
-                members = labels == c
-                moving = members & (sub == 1)
-                labels[moving] = len(new_age)
-                new_age[c] = 0
-                new_age.append(0)
-                # the new clusters' sub-labels start afresh
-                sub[members] = rng.integers(0, 2, size=int(members.sum()))
-                accepted += 1
-        return labels, sub, np.array(new_age, dtype=np.int64), accepted
+            n_sub = fam.count(c.sub).astype(np.int64)
+            if n_sub[0] == 0 or n_sub[1] == 0:
+                if self.reseed_after is not None and c.n > 1:
+                    # the sub-clusters collapsed into one: they propose nothing
+                    c.age, c.sub, c.loglik = 0, None, (-np.inf, -np.inf)
+                continue
+            left, right = take(c.sub, [0]), take(c.sub, [1])
+            log_h = _log_split_target(fam, left, right, c.stats, int(n_sub[0]), int(n_sub[1]),
+                                      alpha)
+            if math.log(rng.random()) >= log_h:
+                if (self.reseed_after is not None
+                        and c.age >= self.split_delay + int(self.reseed_after)):
+                    # stuck in a split the target rejects: start its sub-clusters afresh
+                    c.age, c.sub, c.loglik = 0, None, (-np.inf, -np.inf)
+                continue
+            keys0 = [key for key in c.keys if key % 2 == 0]
+            keys1 = [key for key in c.keys if key % 2 == 1]
+            clusters[k] = _Cluster(keys0, left, int(n_sub[0]), int(run.first[2 * k]),
+                                   int(run.member[2 * k]), 0, None, None, (-np.inf, -np.inf))
+            clusters.append(_Cluster(keys1, right, int(n_sub[1]), int(run.first[2 * k + 1]),
+                                     int(run.member[2 * k + 1]), 0, None, None,
+                                     (-np.inf, -np.inf)))
+            touched[k] = True
+            accepted += 1
+        return accepted
 
-    def _practical_merges(self, rng, model, labels, sub, age, alpha):
-        """DPMMSubClusters' merge: propose each pair once, in random order, at most one merge
-        per cluster; the merged cluster's sub-clusters are the two old clusters."""
-        fam, X = model.family, model.X
-        k = int(labels.max()) + 1
-        if k < 2:
-            return labels, sub, age, 0
-        stats = fam.stats(X, labels, k)
-        n_c = fam.count(stats)
+    def _pairwise_merges(self, rng, fam, clusters, alpha, touched):
+        """Each pair once, in random order, at most one merge per cluster per iteration; the
+        merged cluster's sub-clusters are the two old clusters.  ``"reverse"``: accepted with
+        the target ratio, the reverse of the sub-cluster split; ``"practical"``: with the
+        ratio of DPMMSubClusters.jl.  All pairs are scored in one batch."""
+        live = [k for k in range(len(touched)) if not touched[k] and clusters[k] is not None]
+        if len(live) < 2:
+            return 0
+        first, second = np.triu_indices(len(live), 1)
+        stats = concatenate(*(clusters[k].stats for k in live))
+        n = fam.count(stats)
         logf = fam.log_marginal(stats)
-        labels = labels.copy()
-        sub = sub.copy()
-        age = age.copy()
-        merged = np.zeros(k, dtype=bool)
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        accepted = 0
-        for p in rng.permutation(len(pairs)):
-            i, j = pairs[p]
-            if merged[i] or merged[j]:
-                continue
-            both = fam.combine(take(stats, [i]), take(stats, [j]))
-            n_m = n_c[i] + n_c[j]
-            logf_m = float(fam.log_marginal(both)[0])
+        both = fam.combine(take(stats, first), take(stats, second))
+        logf_both = fam.log_marginal(both)
+        n_l, n_r = n[first], n[second]
+        n_m = n_l + n_r
+        if self.merges == "reverse":
+            # minus the split target ratio (ALGORITHMS.md section 3)
+            log_h = (-math.log(alpha) - gammaln(n_l) - gammaln(n_r) + gammaln(n_m)
+                     + logf_both - logf[first] - logf[second])
+        else:
             a2 = alpha / 2.0
             log_h = (-math.log(alpha) + math.lgamma(alpha) - 2 * math.lgamma(a2)
-                     + math.lgamma(n_m) - math.lgamma(n_m + alpha)
-                     + math.lgamma(n_c[i] + a2) - math.lgamma(n_c[i])
-                     + math.lgamma(n_c[j] + a2) - math.lgamma(n_c[j])
-                     + logf_m - logf[i] - logf[j])
-            if math.log(rng.random()) < log_h:
-                sub[labels == i] = 0
-                sub[labels == j] = 1
-                labels[labels == j] = i
-                merged[i] = merged[j] = True
-                age[i] = self.split_delay  # its sub-clusters are the old clusters: ready
+                     + gammaln(n_m) - gammaln(n_m + alpha)
+                     + gammaln(n_l + a2) - gammaln(n_l) + gammaln(n_r + a2) - gammaln(n_r)
+                     + logf_both - logf[first] - logf[second])
+        accepted = 0
+        for p in rng.permutation(len(first)):
+            i, j = live[first[p]], live[second[p]]
+            if touched[i] or touched[j]:
+                continue
+            if math.log(rng.random()) < log_h[p]:
+                self._merge_into(rng, fam, clusters, i, j, take(both, [p]))
+                touched[i] = touched[j] = True
                 accepted += 1
-        return labels, sub, age, accepted
+        return accepted
 
-    def _random_split_merge(self, rng, model, labels, sub, age, alpha):
-        """One exact split-or-merge proposal (probability 1/2 each).
-
-        Split: a cluster chosen uniformly among K, its points sent left with probability
-        ``p ~ Beta(a, a)``.  The proposal probability of the unordered split {L, R} is
-        ``2 B(a + N_L, a + N_R) / (K B(a, a))``; its reverse merge picks that pair among the
-        ``K + 1`` clusters with probability ``1 / C(K + 1, 2)``.
-        """
-        k = int(labels.max()) + 1
-        a = self.split_concentration
-        labels = labels.copy()
-        sub = sub.copy()
-        if rng.random() < 0.5:  # split
-            c = int(rng.integers(k))
-            members = np.flatnonzero(labels == c)
-            p = rng.beta(a, a)
-            go_right = rng.random(len(members)) >= p
-            n_l, n_r = int((~go_right).sum()), int(go_right.sum())
-            if n_l == 0 or n_r == 0:
-                return labels, sub, age, False, True
-            log_target = model.log_split_ratio(members[~go_right], members[go_right], alpha)
-            log_q_split = (-math.log(k) + math.log(2.0) + _log_beta(a + n_l, a + n_r)
-                           - _log_beta(a, a))
-            log_q_merge = -math.log(math.comb(k + 1, 2))
-            if math.log(rng.random()) < log_target + log_q_merge - log_q_split:
-                labels[members[go_right]] = k
-                sub[members] = rng.integers(0, 2, size=len(members))
-                age = np.append(age, 0)
-                age[c] = 0
-                return labels, sub, age, True, True
-            return labels, sub, age, False, True
-        if k < 2:  # merge
-            return labels, sub, age, False, False
-        i, j = sorted(rng.choice(k, size=2, replace=False).tolist())
-        left = np.flatnonzero(labels == i)
-        right = np.flatnonzero(labels == j)
-        n_l, n_r = len(left), len(right)
-        log_target = -model.log_split_ratio(left, right, alpha)
-        log_q_merge = -math.log(math.comb(k, 2))
-        log_q_split = (-math.log(k - 1) + math.log(2.0) + _log_beta(a + n_l, a + n_r)
-                       - _log_beta(a, a))
-        if math.log(rng.random()) < log_target + log_q_split - log_q_merge:
-            labels[right] = i
-            sub[left] = 0
-            sub[right] = 1
-            age[i] = self.split_delay
-            return labels, sub, age, True, False
-        return labels, sub, age, False, False
+    # -------------------------------------------------------------- relabel
+    def _relabel(self, fam, run, clusters, K, state, alpha) -> SubclusterState:
+        live = [c for c in clusters if c is not None]
+        order = sorted(range(len(live)), key=lambda a: live[a].first)
+        label_map = np.empty(4 * K, dtype=np.int64)
+        sub_map = np.full(4 * K, 2, dtype=np.int8)
+        identity = True
+        for new_id, a in enumerate(order):
+            c = live[a]
+            label_map[c.keys] = new_id
+            if c.sub_keys is not None:
+                sub_map[c.sub_keys[0]] = 0
+                sub_map[c.sub_keys[1]] = 1
+                identity = False
+            if c.keys != [4 * new_id, 4 * new_id + 1, 4 * new_id + 2, 4 * new_id + 3]:
+                identity = False
+        live = [live[a] for a in order]
+        n = len(run.labels)
+        if identity and not np.any(run.codes > 1):
+            labels, sub = run.labels, run.codes
+        else:
+            labels = np.empty(n, dtype=np.int64)
+            sub = np.empty(n, dtype=np.int8)
+            with _threads(self.n_jobs):
+                _sk.relabel_pass(run.labels, run.codes, label_map, sub_map, labels, sub)
+        # a cluster whose sub-clusters start afresh keeps its statistics in its first slot
+        sub_stats = concatenate(*(c.sub if c.sub is not None
+                                  else concatenate(c.stats, fam.empty_stats(1)) for c in live))
+        age = np.array([c.age for c in live], dtype=np.int64)
+        anchors = np.array([c.anchor for c in live], dtype=np.int64)
+        sub_ll = np.array([c.loglik[0] for c in live])
+        return SubclusterState(labels, sub, alpha, age, sub_stats, anchors, sub_ll)
 
 
+# ---------------------------------------------------------------- helpers
 def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def _log_split_target(fam, left, right, both, n_l, n_r, alpha):
+    """``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r)
+    - log f(X_c)``: the target ratio of a split (ALGORITHMS.md section 3)."""
+    logf = fam.log_marginal(concatenate(left, right, both))
+    return (math.log(alpha) + math.lgamma(n_l) + math.lgamma(n_r) - math.lgamma(n_l + n_r)
+            + float(logf[0] + logf[1] - logf[2]))
+
+
+def _pairs_combined(fam, sub_stats, K):
+    """Cluster statistics from the statistics of their two sub-clusters."""
+    return fam.combine(take(sub_stats, np.arange(0, 2 * K, 2)),
+                       take(sub_stats, np.arange(1, 2 * K, 2)))
+
+
+def _pick_member(m0, n0, m1, n1, rng):
+    """A uniform member of the union of two sets, from a uniform member of each."""
+    if n1 == 0:
+        return int(m0)
+    if n0 == 0:
+        return int(m1)
+    return int(m0) if rng.random() * (n0 + n1) < n0 else int(m1)
+
+
+def _first_member(first):
+    """Smallest member index per slot over the chunks (-1 when the slot is empty)."""
+    big = np.where(first < 0, np.iinfo(np.int64).max, first)
+    out = big.min(axis=0)
+    return np.where(out == np.iinfo(np.int64).max, -1, out)
+
+
+def _merge_reservoirs(rng, cnt, res):
+    """One uniform member per slot from each chunk's uniform member, weighted by counts."""
+    total = cnt.sum(axis=0)
+    target = rng.random(cnt.shape[1]) * total
+    cum = np.cumsum(cnt, axis=0)
+    chunk = (cum <= target[None, :]).sum(axis=0)
+    chunk = np.minimum(chunk, cnt.shape[0] - 1)
+    out = res[chunk, np.arange(cnt.shape[1])]
+    return np.where(total > 0, out, -1)
+
+
+def _uniform_members(rng, labels, k):
+    """One member of each cluster, uniformly at random."""
+    order = rng.permutation(len(labels))
+    out = np.empty(k, dtype=np.int64)
+    out[labels[order]] = order  # last write wins: a uniform member per cluster
+    return out
+
+
+class _threads:
+    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all)."""
+
+    def __init__(self, n_jobs):
+        self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
+            int(n_jobs), numba.config.NUMBA_NUM_THREADS)
+
+    def __enter__(self):
+        self.old = numba.get_num_threads()
+        numba.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        numba.set_num_threads(self.old)
+
+
+def _reference_pass(rng, fam, X, theta, thetabar, log_pi, log_pibar, fresh, groups, labels,
+                    sub, is_anchor, update, rand_c, rand_p) -> PassResult:
+    """The data pass in NumPy, for families without a :class:`PassKernel` (same distribution
+    as the numba pass, different random numbers)."""
+    n = len(labels)
+    K = len(log_pi)
+    group_of = groups[0]
+    if update:
+        new = np.asarray(labels, dtype=np.int64)
+        if update == 2:
+            logp = fam.log_likelihood(X, theta) + log_pi[None, :]
+            logp[group_of[labels][:, None] != group_of[None, :]] = -np.inf
+            drawn = np.empty(n, dtype=np.int64)
+            _kernels.sample_rows_from_logs(logp, rng.random(n), drawn)
+            new = np.where(is_anchor == 1, new, drawn)
+        ll_bar = fam.log_likelihood(X, thetabar)
+        rows = np.arange(n)
+        l0 = ll_bar[rows, 2 * new]
+        l1 = ll_bar[rows, 2 * new + 1]
+        a0 = l0 + log_pibar[new, 0]
+        a1 = l1 + log_pibar[new, 1]
+        s = (np.log(rng.random(n)) < a1 - np.logaddexp(a0, a1))
+        s = np.where(fresh[new], rng.random(n) < 0.5, s).astype(np.int8)
+        lsub = np.where(fresh[new], 0.0, np.where(s == 1, l1, l0))
+    else:
+        new = np.asarray(labels, dtype=np.int64)
+        s = np.asarray(sub, dtype=np.int8)
+        lsub = np.zeros(n)
+    slots = 2 * new + s
+    codes = s.copy()
+    stats = fam.stats(X, slots, 2 * K)
+    counts = np.bincount(slots, minlength=2 * K)
+    loglik = np.bincount(slots, weights=lsub, minlength=2 * K)
+    members = np.flatnonzero(new == rand_c) if rand_c >= 0 else np.zeros(0, dtype=np.int64)
+    side = (rng.random(len(members)) >= rand_p).astype(np.int64)
+    codes[members] += (2 * side).astype(np.int8)
+    halves = fam.stats(fam.subset(X, members), side, 2) if len(members) else fam.empty_stats(2)
+    all_slots = np.concatenate([slots, 2 * K + side])
+    all_points = np.concatenate([np.arange(n), members])
+    counts = np.bincount(all_slots, minlength=2 * K + 2)
+    first = np.full(2 * K + 2, -1, dtype=np.int64)
+    member = np.full(2 * K + 2, -1, dtype=np.int64)
+    perm = rng.permutation(len(all_slots))
+    member[all_slots[perm]] = all_points[perm]
+    rev = np.arange(len(all_slots))[::-1]
+    first[all_slots[rev]] = all_points[rev]
+    return PassResult(new, codes, concatenate(stats, halves), counts, first, member, loglik)

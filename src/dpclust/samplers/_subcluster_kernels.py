@@ -1,0 +1,183 @@
+"""Numba kernels of the sub-cluster sampler: the data pass and the relabelling pass.
+
+The data pass is the only place where the sub-cluster sampler touches every point.  It is one
+pure function of (a chunk of the data, the broadcast parameters, a random stream) and returns
+the chunk's new labels, sub-labels and per-slot sufficient statistics; the caller reduces the
+chunks in a fixed order.  A chunk's random stream is a SplitMix64 sequence (Steele, Lea &
+Flood 2014) seeded from the iteration's key and the chunk's index, so that the result for a
+given ``random_state`` does not depend on how many threads (or workers) run the chunks.
+
+Slots of the statistics, for K clusters: ``2k + s`` for sub-cluster s of cluster k, and
+``2K``/``2K + 1`` for the two halves of the random split proposal (ALGORITHMS.md section 3).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._kernels import categorical_from_logs
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_INV53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True, _nrt=False)
+def mix64(z):
+    """SplitMix64's finaliser: a bijective 64-bit hash."""
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True, _nrt=False)
+def next_uniform(state):
+    """Advance the SplitMix64 state (a uint64) and return ``(state, u)``, u uniform in [0, 1)."""
+    state = state + _GOLDEN
+    return state, float(mix64(state) >> _S11) * _INV53
+
+
+def chunk_seeds(key: int, n_chunks: int) -> np.ndarray:
+    """Independent stream seeds for chunks ``0 .. n_chunks - 1`` of one iteration.
+
+    ``key`` is drawn from the sampler's generator once per iteration; chunk c's seed is
+    ``mix64(key + mix64(c + 1))``, so any partitioning into the same chunks, on any number of
+    threads or machines, draws the same numbers.
+    """
+    return _chunk_seeds(np.uint64(key), n_chunks)
+
+
+@njit(cache=True)
+def _chunk_seeds(key, n_chunks):
+    out = np.empty(n_chunks, dtype=np.uint64)
+    for c in range(n_chunks):
+        out[c] = mix64(key + mix64(np.uint64(c + 1) * _GOLDEN))
+    return out
+
+
+@njit(cache=True)
+def chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+               group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+               lo, hi, seed, labels_out, code_out, acc, cnt, first, res, ll,
+               log_likelihood, accumulate):
+    """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
+
+    ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
+    draws both.  For every point that is not its cluster's anchor (``update == 2``), a label is
+    drawn from ``pi_k f(x_i; theta_k)`` over the clusters of its super-cluster (Chang & Fisher
+    2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or a fair
+    coin in a cluster whose sub-clusters were just re-initialised (``fresh``).  A point of
+    cluster ``rand_cluster`` also gets a side of the random split, right with probability
+    ``1 - rand_p``.
+
+    Outputs, per slot of this chunk: ``acc`` (the family's raw statistics), ``cnt`` (points),
+    ``first`` (smallest index, -1 if none), ``res`` (a uniformly chosen member, by reservoir
+    sampling) and ``ll`` (the sub-cluster log-likelihood ``log f(x_i; thetabar_ks)`` summed,
+    to watch the sub-clusters burn in).  ``code_out[i] = s + 2 * side``.
+    """
+    n_clusters = log_pi.shape[0]
+    logw = np.empty(n_clusters)
+    two = np.empty(2)
+    pair = np.empty(2, dtype=np.int64)
+    state = seed
+    for i in range(lo, hi):
+        k = labels_in[i]
+        if update == 2 and is_anchor[i] == 0:
+            g = group_of[k]
+            lo_g = group_start[g]
+            m = group_start[g + 1] - lo_g
+            log_likelihood(kdata, i, kparams, group_members, lo_g, m, logw)
+            for a in range(m):
+                logw[a] += log_pi[group_members[lo_g + a]]
+            state, u = next_uniform(state)
+            k = group_members[lo_g + categorical_from_logs(logw, m, u)]
+        labels_out[i] = k
+        if update == 0:
+            s = sub_in[i]
+            lsub = 0.0
+        else:
+            pair[0] = 2 * k
+            pair[1] = 2 * k + 1
+            log_likelihood(kdata, i, kparams_sub, pair, 0, 2, two)
+            l0 = two[0]
+            l1 = two[1]
+            a0 = l0 + log_pibar[k, 0]
+            a1 = l1 + log_pibar[k, 1]
+            state, u = next_uniform(state)
+            if fresh[k]:  # seeded sub-clusters: the more likely side
+                u = 0.5
+            # P(s = 1) = 1 / (1 + exp(a0 - a1)); beyond 36 nats the draw is certain
+            diff = a0 - a1
+            if diff < -36.0:
+                p1 = 1.0
+            elif diff > 36.0:
+                p1 = 0.0
+            else:
+                p1 = 1.0 / (1.0 + math.exp(diff))
+            if u < p1:
+                s = 1
+                lsub = l1
+            else:
+                s = 0
+                lsub = l0
+        slot = 2 * k + s
+        accumulate(kdata, i, acc, slot)
+        ll[slot] += lsub
+        c = cnt[slot] + 1
+        cnt[slot] = c
+        if first[slot] < 0:
+            first[slot] = i
+        state, u = next_uniform(state)
+        if u * c < 1.0:
+            res[slot] = i
+        code = s
+        if k == rand_cluster:
+            state, u = next_uniform(state)
+            side = 1 if u >= rand_p else 0
+            code += 2 * side
+            slot = 2 * n_clusters + side
+            accumulate(kdata, i, acc, slot)
+            c = cnt[slot] + 1
+            cnt[slot] = c
+            if first[slot] < 0:
+                first[slot] = i
+            state, u = next_uniform(state)
+            if u * c < 1.0:
+                res[slot] = i
+        code_out[i] = code
+
+
+@njit(cache=True, parallel=True)
+def data_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+              group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+              bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll,
+              log_likelihood, accumulate):
+    """The data pass over all chunks, in parallel (generic over the family's functions).
+
+    Built-in families call :func:`chunk_pass` from a cached entry point of their own
+    (``PassKernel.entry_points``); this generic driver serves any other family.
+    """
+    for c in prange(bounds.shape[0] - 1):
+        chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+                   group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+                   bounds[c], bounds[c + 1], seeds[c], labels_out, code_out, acc[c], cnt[c],
+                   first[c], res[c], ll[c], log_likelihood, accumulate)
+
+
+@njit(cache=True, parallel=True)
+def relabel_pass(labels, codes, label_map, sub_map, labels_out, sub_out):
+    """``labels_out[i] = label_map[4 labels[i] + codes[i]]`` and the sub-label likewise
+    (``sub_map`` entry 2 keeps the sub-label ``codes[i] & 1``)."""
+    for i in prange(labels.shape[0]):
+        key = 4 * labels[i] + codes[i]
+        labels_out[i] = label_map[key]
+        s = sub_map[key]
+        sub_out[i] = codes[i] & 1 if s == 2 else s

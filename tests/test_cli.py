@@ -126,7 +126,7 @@ def test_summary_json_content(tmp_path, capsys):
     assert s["dpclust_version"] == dpclust.__version__
     settings = s["settings"]
     assert settings["seed"] == 7 and settings["n_iter"] == 12 and settings["burn_in"] == 6
-    assert settings["family"] == "gaussian" and settings["sampler"] == "gibbs"
+    assert settings["family"] == "gaussian" and settings["sampler"] == "auto (gibbs)"
     assert settings["command_line"].startswith("dpclust fit ") and "--seed 7" in settings[
         "command_line"]
     assert s["data"] == {"source": "demo", "format": "load_demo()", "n_samples": 1500,

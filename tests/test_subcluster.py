@@ -87,7 +87,7 @@ def _model(family="gaussian", n=3000, seed=0):
 
 @pytest.mark.parametrize("family", ["gaussian", "multinomial"])
 def test_pass_statistics_match_the_labels(family):
-    model, y = _model(family)
+    model, _ = _model(family)
     sampler = SubclusterSplitMerge(chunk_size=97)
     rng = np.random.default_rng(1)
     state = sampler.init(rng, model, n_clusters=3)
@@ -178,3 +178,20 @@ def test_divergences_are_symmetric_and_zero_on_the_diagonal():
         np.testing.assert_allclose(div, div.T, atol=1e-9)
         np.testing.assert_allclose(np.diag(div), 0.0, atol=1e-9)
         assert np.all(div[~np.eye(3, dtype=bool)] > 0)
+
+
+def test_auto_picks_the_subcluster_sampler_for_large_data():
+    from dpclust.estimator import _max_draws
+    from dpclust.samplers import AUTO_SUBCLUSTER_FROM, get_sampler, resolve_sampler_name
+
+    assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM - 1) == "gibbs"
+    assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM) == "subcluster"
+    assert isinstance(get_sampler("auto", 10**6), SubclusterSplitMerge)
+    assert get_sampler("subcluster-exact").is_exact
+    with pytest.raises(ValueError, match="auto"):
+        get_sampler("sub")
+    assert _max_draws("auto", 1000) == 200 and _max_draws("auto", 10**6) == 20
+    assert _max_draws(7, 10**6) == 7
+    X, y = make_gaussian_mixture(n_samples=AUTO_SUBCLUSTER_FROM, n_clusters=3, random_state=0)
+    m = DPMixture(n_iter=30, init_clusters=1, random_state=0).fit(X)
+    assert m.trace_.n_accepted_splits.sum() >= 2 and nmi(m.labels_, y) > 0.95

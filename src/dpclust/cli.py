@@ -72,7 +72,7 @@ class RunConfig:
 
     data: str = _DEMO
     family: str = "gaussian"
-    sampler: str = "gibbs"
+    sampler: str = "auto"
     alpha: str = "1.0"
     n_iter: int = 200
     burn_in: int = 100
@@ -255,13 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--family", choices=sorted(FAMILIES), default="gaussian",
                        help="component family: 'gaussian' for real-valued features, "
                             "'multinomial' for word counts (default: %(default)s)")
-    model.add_argument("--sampler", choices=sorted(SAMPLERS), default="gibbs",
-                       help="'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
+    model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS), default="auto",
+                       help="'auto': gibbs below 5,000 points, subcluster from there on; "
+                            "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
-                            "Dirichlet approximation with 20 components; 'subcluster': "
-                            "restricted Gibbs with exact random split/merge moves (Chang & "
-                            "Fisher 2013; work in progress); 'gibbs+sams': collapsed Gibbs "
-                            "with Dahl's merge-split moves (default: %(default)s)")
+                            "Dirichlet approximation with 20 components; 'subcluster': the "
+                            "parallel sub-cluster split/merge sampler (Chang & Fisher 2013; "
+                            "its fast moves are approximate); 'subcluster-exact': its exact "
+                            "moves only; 'gibbs+sams': collapsed Gibbs with Dahl's "
+                            "merge-split moves (default: %(default)s)")
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
                        help="DP concentration: a positive number, or gamma:SHAPE,RATE to put a "
                             "Gamma prior on it and resample it (default: %(default)s)")
@@ -633,13 +635,16 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_seconds,
              command_line, resume_command_line, resumed_from) -> dict:
     from .metrics import ari, nmi
+    from .samplers import resolve_sampler_name
 
     trace = model.trace_
     n_iter = int(model.n_iter_)
     n_samples = data.info["n_samples"]
     sampling = float(trace.seconds[-1]) if len(trace.seconds) else 0.0
     settings = {
-        "family": config.family, "sampler": config.sampler,
+        "family": config.family,
+        "sampler": (config.sampler if config.sampler != "auto"
+                    else f"auto ({resolve_sampler_name('auto', n_samples)})"),
         "alpha": _alpha_setting(config.alpha), "n_iter": n_iter, "burn_in": config.burn_in,
         "thin": config.thin, "seed": config.seed, "init_clusters": config.init_clusters,
         "point_estimate": config.point_estimate,

@@ -110,6 +110,14 @@ class _Progress:
                          self.kept[:snap.n_kept], self.all_labels[:snap.n_kept])
 
 
+def _max_draws(max_draws, n_samples: int) -> int:
+    """``max_draws``, with ``"auto"`` resolved: 200 draws up to 10⁵ points, then 2·10⁷ / n
+    (at least 20), so that holding the draws and the point estimate stay affordable."""
+    if isinstance(max_draws, str):
+        return int(min(200, max(20, 2 * 10**7 // max(n_samples, 1))))
+    return int(max_draws)
+
+
 def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacity: int):
     """Hold at most ``capacity`` evenly spread kept draws, whatever the chain's length.
 
@@ -151,11 +159,16 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     alpha : float or GammaPrior, default=1.0
         DP concentration.  A :class:`~dpclust.GammaPrior` (or ``("gamma", shape, rate)``)
         puts a prior on it and resamples it every iteration (Escobar & West 1995).
-    sampler : {"gibbs", "explicit", "fsd"} or sampler object, default="gibbs"
+    sampler : str or sampler object, default="auto"
+        ``"auto"``: ``"gibbs"`` below 5,000 points, ``"subcluster"`` from there on.
         ``"gibbs"``: collapsed Gibbs (Neal's algorithm 3); ``"explicit"``: Gibbs with
         explicit cluster parameters (Neal's algorithm 2, the lecture notes' variant);
         ``"fsd"``: finite symmetric Dirichlet approximation with 20 components (pass
-        ``FiniteSymmetricDirichlet(n_components=K)`` for another K).
+        ``FiniteSymmetricDirichlet(n_components=K)`` for another K); ``"subcluster"``: the
+        parallel sub-cluster split/merge sampler of Chang & Fisher (2013), the one that
+        scales (:class:`~dpclust.samplers.SubclusterSplitMerge`; its fast moves are
+        approximate); ``"subcluster-exact"``: its exact configuration; ``"gibbs+sams"``:
+        collapsed Gibbs with Dahl's merge-split moves.
     n_iter : int, default=200
         Number of MCMC iterations (sweeps over the data).
     burn_in : int or None, default=None
@@ -171,9 +184,10 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         expected number of clusters mixes better than starting from one.
     point_estimate : {"vi", "binder"}, default="vi"
         Loss whose posterior expectation ``labels_`` minimises among the kept draws.
-    max_draws : int, default=200
+    max_draws : int or "auto", default="auto"
         At most this many kept draws (evenly spaced) are held for the point estimate and the
         co-clustering matrix, which cost O(max_draws² × n) and O(max_draws × n) memory.
+        ``"auto"``: 200, fewer beyond 100,000 points (``2·10⁷ / n``, at least 20).
     n_predictive_draws : int, default=20
         Kept draws (evenly spaced) averaged over by ``score_samples``.
     random_state : int, Generator or None, default=None
@@ -235,9 +249,9 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     3
     """
 
-    def __init__(self, family="gaussian", alpha=1.0, sampler="gibbs", n_iter=200, burn_in=None,
+    def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=200, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, point_estimate="vi",
-                 max_draws=200, n_predictive_draws=20, random_state=None, progress=False,
+                 max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None):
         self.family = family
         self.alpha = alpha
@@ -265,7 +279,8 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         thin = check_int(self.thin, "thin", 1)
         if self.point_estimate not in ("vi", "binder"):
             raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
-        check_int(self.max_draws, "max_draws", 1)
+        if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
+            check_int(self.max_draws, "max_draws", 1)
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         check_int(self.init_clusters, "init_clusters", 1)
         if self.checkpoint_every is not None:
@@ -300,7 +315,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             family = _copy_family(family)
         family_ = family.resolve(Xw)
         alpha0, prior = resolve_alpha(self.alpha)
-        sampler = get_sampler(self.sampler)
+        sampler = get_sampler(self.sampler, family.n_points(Xw))
         rng = check_random_state(self.random_state)
         model = MixtureModel(family_, Xw, prior)
         state = sampler.init(rng, model, n_clusters=self.init_clusters, alpha=alpha0)
@@ -348,7 +363,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         model = MixtureModel(family_, Xw, prior)
         rng = np.random.default_rng()
         rng.bit_generator.state = prog.snapshot.rng_state
-        est._run(model, get_sampler(est.sampler), rng, prog, n_iter_,
+        est._run(model, get_sampler(est.sampler, model.n_samples), rng, prog, n_iter_,
                  fingerprint=ckpt["fingerprint"], saved_at=done)
         return est
 
@@ -375,7 +390,8 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
                     prog.kept.append((it, float(state.alpha)))
                     if self.store_labels:
                         prog.all_labels.append(labels)
-                    reservoir = _reservoir_add(reservoir, n_kept, it, labels, self.max_draws)
+                    reservoir = _reservoir_add(reservoir, n_kept, it, labels,
+                                               _max_draws(self.max_draws, model.n_samples))
                     n_kept += 1
                 # the commit: one assignment
                 prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,

@@ -1,5 +1,7 @@
 """MCMC samplers for DP mixtures, each an ``init`` + pure ``step`` pair (see ``base``)."""
 
+from functools import partial
+
 from .base import MixtureModel, StepInfo, relabel
 from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_alpha
 from .explicit import ExplicitGibbs
@@ -14,17 +16,35 @@ SAMPLERS = {
     "explicit": ExplicitGibbs,
     "fsd": FiniteSymmetricDirichlet,
     "subcluster": SubclusterSplitMerge,
+    "subcluster-exact": partial(SubclusterSplitMerge, subcluster_splits=False, merges="none"),
     "gibbs+sams": GibbsSAMS,
 }
 
+#: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
+#: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
+#: whole clusters
+AUTO_SUBCLUSTER_FROM = 5000
 
-def get_sampler(sampler):
-    """A sampler object from a name in :data:`SAMPLERS` or a configured sampler instance."""
+
+def resolve_sampler_name(sampler, n_samples: int):
+    """``"auto"`` becomes ``"gibbs"`` below :data:`AUTO_SUBCLUSTER_FROM` points and
+    ``"subcluster"`` from there on; anything else is returned unchanged."""
+    if isinstance(sampler, str) and sampler.lower() == "auto":
+        return "subcluster" if n_samples >= AUTO_SUBCLUSTER_FROM else "gibbs"
+    return sampler
+
+
+def get_sampler(sampler, n_samples: int | None = None):
+    """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
+    ``n_samples``) or a configured sampler instance."""
+    if n_samples is not None:
+        sampler = resolve_sampler_name(sampler, n_samples)
     if isinstance(sampler, str):
         key = sampler.lower()
         if key in SAMPLERS:
             return SAMPLERS[key]()
-        raise ValueError(f"unknown sampler {sampler!r}: use one of {sorted(SAMPLERS)}")
+        raise ValueError(
+            f"unknown sampler {sampler!r}: use 'auto' or one of {sorted(SAMPLERS)}")
     if hasattr(sampler, "init") and hasattr(sampler, "step"):
         return sampler
     raise ValueError(f"sampler must be a name {sorted(SAMPLERS)} or a sampler object,"
@@ -33,4 +53,5 @@ def get_sampler(sampler):
 
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
-           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SAMPLERS", "get_sampler"]
+           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SAMPLERS", "get_sampler",
+           "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]

@@ -47,20 +47,19 @@ Dinari, O., Yu, A., Freifeld, O. & Fisher III, J. W. (2019). Distributed MCMC in
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.special import gammaln
 from scipy.sparse.csgraph import connected_components
+from scipy.special import gammaln
 
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
 from . import _subcluster_kernels as _sk
-from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
 
 #: the accumulators of one pass are kept under this many bytes by using fewer chunks
@@ -102,7 +101,7 @@ class PassResult(NamedTuple):
 class _Cluster:
     """A cluster after the moves of one iteration, built from keys ``4k + code`` of the pass."""
 
-    __slots__ = ("keys", "stats", "n", "first", "anchor", "age", "sub", "sub_keys", "loglik")
+    __slots__ = ("age", "anchor", "first", "keys", "loglik", "n", "stats", "sub", "sub_keys")
 
     def __init__(self, keys, stats, n, first, anchor, age, sub, sub_keys, loglik):
         self.keys = keys          # pass keys (4k + code) whose points form this cluster
@@ -208,7 +207,7 @@ class SubclusterSplitMerge:
             raise ValueError(f"n_jobs must be a positive number of threads or -1, got {self.n_jobs}")
 
     @classmethod
-    def exact(cls, **kwargs) -> "SubclusterSplitMerge":
+    def exact(cls, **kwargs) -> SubclusterSplitMerge:
         """The configuration that is exact MCMC: restricted Gibbs and the random pair only."""
         return cls(subcluster_splits=False, merges="none", **kwargs)
 

@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import io
 import json
 import math
 import os
-import platform
 import random
 import sys
 import time
 import types
 import warnings
 from functools import partial
-from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -49,9 +46,10 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
+from _common import _load_average, machine_info
 from threadpoolctl import threadpool_limits
 
-import dpclust
+import dpclust  # noqa: F401
 from dpclust.datasets import make_gaussian_mixture
 from dpclust.families import get_family
 from dpclust.families.base import concatenate, take
@@ -88,48 +86,6 @@ def warm_up(seed: int) -> float:
         for _ in range(2):
             state, _ = sampler.step(rng, state, model)
     return time.perf_counter() - t0
-
-
-def _load_average():
-    """1, 5 and 15 minute load averages (a noisy machine shows here), or None."""
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
-
-
-def machine_info() -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-
-    def version(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    return {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(),
-        "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-        else os.cpu_count(),
-        "cpu_model": cpu,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "versions": {
-            "dpclust": dpclust.__version__,
-            "numpy": np.__version__,
-            "numba": version("numba"),
-            "scikit-learn": version("scikit-learn"),
-            "scipy": version("scipy"),
-            "torch": version("torch"),
-            "dpgmm": version("dpgmm"),
-        },
-        "load_average_start": _load_average(),
-    }
 
 
 # --------------------------------------------------------------------------- dpclust

@@ -138,7 +138,7 @@ def test_splits_find_clusters_from_one():
 
 def test_exact_configuration_merges_from_many_clusters():
     X, y = make_gaussian_mixture(n_samples=400, n_clusters=3, random_state=1)
-    m = DPMixture(sampler=EXACT, n_iter=150, init_clusters=10, random_state=0).fit(X)
+    m = DPMixture(sampler=EXACT, n_iter=300, init_clusters=10, random_state=0).fit(X)
     assert m.trace_.n_accepted_merges.sum() >= 2
     assert nmi(m.labels_, y) > 0.9
 

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import categorical_from_logs
+from ._kernels import _SKIP, categorical_from_logs
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -64,19 +64,24 @@ def _chunk_seeds(key, n_chunks):
 
 
 @njit(cache=True)
-def chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
                lo, hi, seed, labels_out, code_out, acc, cnt, first, res, ll,
                log_likelihood, accumulate):
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
 
+    ``kparams`` holds the K cluster parameters followed by the 2K sub-cluster parameters
+    (sub-cluster s of cluster k at ``K + 2k + s``), so that one call of the family's
+    ``log_likelihood`` per point scores both the candidate clusters and the sub-clusters of
+    the point's cluster (a second call only when the point changes cluster).
+
     ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
     draws both.  For every point that is not its cluster's anchor (``update == 2``), a label is
     drawn from ``pi_k f(x_i; theta_k)`` over the clusters of its super-cluster (Chang & Fisher
-    2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or a fair
-    coin in a cluster whose sub-clusters were just re-initialised (``fresh``).  A point of
-    cluster ``rand_cluster`` also gets a side of the random split, right with probability
-    ``1 - rand_p``.
+    2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the
+    more likely of two seeds in a cluster whose sub-clusters start afresh (``fresh``).  A
+    point of cluster ``rand_cluster`` also gets a side of the random split, right with
+    probability ``1 - rand_p``.
 
     Outputs, per slot of this chunk: ``acc`` (the family's raw statistics), ``cnt`` (points),
     ``first`` (smallest index, -1 if none), ``res`` (a uniformly chosen member, by reservoir
@@ -84,44 +89,71 @@ def chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, 
     to watch the sub-clusters burn in).  ``code_out[i] = s + 2 * side``.
     """
     n_clusters = log_pi.shape[0]
-    logw = np.empty(n_clusters)
-    two = np.empty(2)
-    pair = np.empty(2, dtype=np.int64)
+    logw = np.empty(n_clusters + 2)
+    cand = np.empty(n_clusters + 2, dtype=np.int64)
     state = seed
     for i in range(lo, hi):
-        k = labels_in[i]
+        k0 = labels_in[i]
+        k = k0
+        m = 0
         if update == 2 and is_anchor[i] == 0:
-            g = group_of[k]
+            g = group_of[k0]
             lo_g = group_start[g]
-            m = group_start[g + 1] - lo_g
-            log_likelihood(kdata, i, kparams, group_members, lo_g, m, logw)
-            for a in range(m):
-                logw[a] += log_pi[group_members[lo_g + a]]
-            state, u = next_uniform(state)
-            k = group_members[lo_g + categorical_from_logs(logw, m, u)]
-        labels_out[i] = k
+            n_g = group_start[g + 1] - lo_g
+            if n_g > 1:
+                m = n_g
+                for a in range(m):
+                    cand[a] = group_members[lo_g + a]
         if update == 0:
+            labels_out[i] = k
             s = sub_in[i]
             lsub = 0.0
         else:
-            pair[0] = 2 * k
-            pair[1] = 2 * k + 1
-            log_likelihood(kdata, i, kparams_sub, pair, 0, 2, two)
-            l0 = two[0]
-            l1 = two[1]
+            cand[m] = n_clusters + 2 * k0
+            cand[m + 1] = n_clusters + 2 * k0 + 1
+            log_likelihood(kdata, i, kparams, cand, 0, m + 2, logw)
+            l0 = logw[m]
+            l1 = logw[m + 1]
+            if m > 0:
+                best = -np.inf
+                second = -np.inf
+                arg = 0
+                for a in range(m):
+                    v = logw[a] + log_pi[cand[a]]
+                    logw[a] = v
+                    if v > best:
+                        second = best
+                        best = v
+                        arg = a
+                    elif v > second:
+                        second = v
+                if second - best >= _SKIP:  # else the rest is below 1e-15 of the best
+                    state, u = next_uniform(state)
+                    arg = categorical_from_logs(logw, m, u)
+                k = cand[arg]
+                if k != k0:
+                    cand[0] = n_clusters + 2 * k
+                    cand[1] = n_clusters + 2 * k + 1
+                    log_likelihood(kdata, i, kparams, cand, 0, 2, logw)
+                    l0 = logw[0]
+                    l1 = logw[1]
+            labels_out[i] = k
             a0 = l0 + log_pibar[k, 0]
             a1 = l1 + log_pibar[k, 1]
-            state, u = next_uniform(state)
-            if fresh[k]:  # seeded sub-clusters: the more likely side
-                u = 0.5
             # P(s = 1) = 1 / (1 + exp(a0 - a1)); beyond 36 nats the draw is certain
             diff = a0 - a1
-            if diff < -36.0:
+            if fresh[k]:  # seeded sub-clusters: the more likely side
+                p1 = 1.0 if diff < 0.0 else 0.0
+                u = 0.5
+            elif diff < _SKIP:
                 p1 = 1.0
-            elif diff > 36.0:
+                u = 0.5
+            elif diff > -_SKIP:
                 p1 = 0.0
+                u = 0.5
             else:
                 p1 = 1.0 / (1.0 + math.exp(diff))
+                state, u = next_uniform(state)
             if u < p1:
                 s = 1
                 lsub = l1
@@ -156,7 +188,7 @@ def chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, 
 
 
 @njit(cache=True, parallel=True)
-def data_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
               group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
               bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll,
               log_likelihood, accumulate):
@@ -166,17 +198,20 @@ def data_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, g
     (``PassKernel.entry_points``); this generic driver serves any other family.
     """
     for c in prange(bounds.shape[0] - 1):
-        chunk_pass(kdata, kparams, kparams_sub, log_pi, log_pibar, fresh, group_of, group_start,
+        chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                    group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
                    bounds[c], bounds[c + 1], seeds[c], labels_out, code_out, acc[c], cnt[c],
                    first[c], res[c], ll[c], log_likelihood, accumulate)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, _nrt=False)
 def relabel_pass(labels, codes, label_map, sub_map, labels_out, sub_out):
     """``labels_out[i] = label_map[4 labels[i] + codes[i]]`` and the sub-label likewise
-    (``sub_map`` entry 2 keeps the sub-label ``codes[i] & 1``)."""
-    for i in prange(labels.shape[0]):
+    (``sub_map`` entry 2 keeps the sub-label ``codes[i] & 1``).
+
+    Serial: a gather that streams memory at a few ns per point, cheaper than waking the
+    thread pool a second time per iteration."""
+    for i in range(labels.shape[0]):
         key = 4 * labels[i] + codes[i]
         labels_out[i] = label_map[key]
         s = sub_map[key]

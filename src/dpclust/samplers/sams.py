@@ -132,9 +132,10 @@ def _allocate(rng, kern, i, j, rest, target):
     for t, k in enumerate(rest):
         l0 = math.log(sizes[0]) + kern.log_predictive(kern.data, k, kstats, 0, kern.hyper)
         l1 = math.log(sizes[1]) + kern.log_predictive(kern.data, k, kstats, 1, kern.hyper)
-        log_p1 = l1 - np.logaddexp(l0, l1)
+        norm = np.logaddexp(l0, l1)
+        log_p1 = l1 - norm
         s = int(target[t]) if target is not None else int(math.log(rng.random()) < log_p1)
-        log_q += log_p1 if s == 1 else math.log1p(-math.exp(log_p1))
+        log_q += log_p1 if s == 1 else l0 - norm  # log p0 directly: p1 may round to 1
         kern.add(kern.data, k, kstats, s, kern.hyper)
         sizes[s] += 1
         sides[t] = s

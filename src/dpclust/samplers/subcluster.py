@@ -366,7 +366,7 @@ class SubclusterSplitMerge:
             fn, extra = _sk.data_pass, (pk.log_likelihood, pk.accumulate)
         group_of, group_start, group_members = groups
         with _threads(self.n_jobs):
-            fn(pk.data, pk.pack(theta), pk.pack(thetabar), log_pi, log_pibar,
+            fn(pk.data, pk.pack(concatenate(theta, thetabar)), log_pi, log_pibar,
                fresh.astype(np.uint8), group_of, group_start, group_members, state.labels,
                state.sublabels, is_anchor, int(update), int(rand_c), float(rand_p), bounds,
                seeds, labels_out, codes, acc, cnt, first, res, ll, *extra)
@@ -469,22 +469,34 @@ class SubclusterSplitMerge:
         return c.age >= self.max_split_delay or not now > before
 
     def _subcluster_splits(self, rng, fam, run, clusters, alpha, touched):
-        """Split each ready cluster into its sub-clusters with eq. 21 (conjugate form)."""
-        accepted = 0
+        """Split each ready cluster into its sub-clusters with eq. 21 (conjugate form); the
+        ratios of all ready clusters are computed in one batch."""
+        ready = []
         for k in range(len(touched)):
             c = clusters[k]
             if touched[k] or c is None or not self._ready(c):
                 continue
-            n_sub = fam.count(c.sub).astype(np.int64)
+            n_sub = fam.count(c.sub)
             if n_sub[0] == 0 or n_sub[1] == 0:
                 if self.reseed_after is not None and c.n > 1:
                     # the sub-clusters collapsed into one: they propose nothing
                     c.age, c.sub, c.loglik = 0, None, (-np.inf, -np.inf)
                 continue
-            left, right = take(c.sub, [0]), take(c.sub, [1])
-            log_h = _log_split_target(fam, left, right, c.stats, int(n_sub[0]), int(n_sub[1]),
-                                      alpha)
-            if math.log(rng.random()) >= log_h:
+            ready.append(k)
+        if not ready:
+            return 0
+        subs = concatenate(*(clusters[k].sub for k in ready))
+        whole = concatenate(*(clusters[k].stats for k in ready))
+        logf_sub = fam.log_marginal(subs).reshape(-1, 2)
+        logf = fam.log_marginal(whole)
+        n_sub = fam.count(subs).reshape(-1, 2)
+        # Chang & Fisher eq. 21, conjugate form: the target ratio of the split
+        log_h = (math.log(alpha) + gammaln(n_sub).sum(axis=1) - gammaln(n_sub.sum(axis=1))
+                 + logf_sub.sum(axis=1) - logf)
+        accepted = 0
+        for a, k in enumerate(ready):
+            c = clusters[k]
+            if math.log(rng.random()) >= log_h[a]:
                 if (self.reseed_after is not None
                         and c.age >= self.split_delay + int(self.reseed_after)):
                     # stuck in a split the target rejects: start its sub-clusters afresh
@@ -492,11 +504,12 @@ class SubclusterSplitMerge:
                 continue
             keys0 = [key for key in c.keys if key % 2 == 0]
             keys1 = [key for key in c.keys if key % 2 == 1]
-            clusters[k] = _Cluster(keys0, left, int(n_sub[0]), int(run.first[2 * k]),
-                                   int(run.member[2 * k]), 0, None, None, (-np.inf, -np.inf))
-            clusters.append(_Cluster(keys1, right, int(n_sub[1]), int(run.first[2 * k + 1]),
-                                     int(run.member[2 * k + 1]), 0, None, None,
-                                     (-np.inf, -np.inf)))
+            clusters[k] = _Cluster(keys0, take(c.sub, [0]), int(n_sub[a, 0]),
+                                   int(run.first[2 * k]), int(run.member[2 * k]), 0, None, None,
+                                   (-np.inf, -np.inf))
+            clusters.append(_Cluster(keys1, take(c.sub, [1]), int(n_sub[a, 1]),
+                                     int(run.first[2 * k + 1]), int(run.member[2 * k + 1]), 0,
+                                     None, None, (-np.inf, -np.inf)))
             touched[k] = True
             accepted += 1
         return accepted
@@ -561,8 +574,7 @@ class SubclusterSplitMerge:
         else:
             labels = np.empty(n, dtype=np.int64)
             sub = np.empty(n, dtype=np.int8)
-            with _threads(self.n_jobs):
-                _sk.relabel_pass(run.labels, run.codes, label_map, sub_map, labels, sub)
+            _sk.relabel_pass(run.labels, run.codes, label_map, sub_map, labels, sub)
         # a cluster whose sub-clusters start afresh keeps its statistics in its first slot
         sub_stats = concatenate(*(c.sub if c.sub is not None
                                   else concatenate(c.stats, fam.empty_stats(1)) for c in live))

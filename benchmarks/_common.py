@@ -1,0 +1,55 @@
+"""Helpers shared by the benchmark scripts: what machine and versions produced a figure."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+import dpclust
+
+
+def _load_average():
+    """1, 5 and 15 minute load averages (a noisy machine shows here), or None."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def machine_info() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "nproc": os.cpu_count(),
+        "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
+        "cpu_model": cpu,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "versions": {
+            "dpclust": dpclust.__version__,
+            "numpy": np.__version__,
+            "numba": version("numba"),
+            "scikit-learn": version("scikit-learn"),
+            "scipy": version("scipy"),
+            "torch": version("torch"),
+            "dpgmm": version("dpgmm"),
+        },
+        "load_average_start": _load_average(),
+    }

@@ -359,7 +359,7 @@ def part_documents(quick, seed):
     base = 11_269
     for factor in ((1, 10) if quick else (1, 10, 100)):
         n_docs = base * factor // (20 if quick else 1)
-        X, y = make_documents(n_docs=n_docs, n_topics=20, vocab_size=5000, doc_length=250,
+        X, y = make_documents(n_docs=n_docs, n_topics=20, vocab_size=1000, doc_length=50,
                               random_state=seed)
         model = document_model(X)
         sampler = SubclusterSplitMerge()
@@ -371,8 +371,8 @@ def part_documents(quick, seed):
             state, info = sampler.step(rng, state, model)
         t = (time.perf_counter() - t0) / 5
         scale.append({"n_docs": n_docs, "seconds_per_iter": t, "n_clusters": int(info.n_clusters)})
-        print(f"  generated documents N={n_docs:,} (V=5,000, 20 topics): {t:.3f} s / iteration",
-              flush=True)
+        print(f"  generated documents N={n_docs:,} (V=1,000, 50 words, 20 topics): "
+              f"{t:.3f} s / iteration", flush=True)
     out["generated_scaling"] = scale
     return out
 
@@ -451,7 +451,8 @@ def write_markdown(payload, path):
                 if d.get("plot"):
                     md += ["", f"![{name}]({Path(d['plot']).name})"]
                 md.append("")
-        md += ["Generated documents (V = 5,000, 20 topics), seconds per iteration: "
+        md += ["Generated documents (V = 1,000, 50 words each, 20 topics), seconds per "
+               "iteration: "
                + ", ".join(f"N = {r['n_docs']:,}: {r['seconds_per_iter']:.3f}"
                            for r in docs["generated_scaling"]), ""]
     path.write_text("\n".join(md))

@@ -283,18 +283,15 @@ class NormalInverseWishart(ConjugateFamily):
         A = np.tril(rng.standard_normal((K, d, d)), -1)
         diag = np.sqrt(rng.chisquare(post.dof[:, None] - np.arange(d)[None, :]))
         A[:, np.arange(d), np.arange(d)] = diag
-        means = np.empty((K, d))
-        covs = np.empty((K, d, d))
-        chols = np.empty((K, d, d))
         z = rng.standard_normal((K, d))
-        for k in range(K):
-            # G = L A^{-T}: solve A G^T = L^T  ->  G^T = A^{-1} L^T
-            Gt = _solve_lower(A[k], post.scale_chol[k].T)
-            cov = Gt.T @ Gt
-            cov = 0.5 * (cov + cov.T)
-            covs[k] = cov
-            chols[k] = np.linalg.cholesky(cov)
-            means[k] = post.mean[k] + chols[k] @ z[k] / math.sqrt(post.kappa[k])
+        if K == 0:
+            return GaussianParams(np.zeros((0, d)), np.zeros((0, d, d)), np.zeros((0, d, d)))
+        # G = L A^{-T}: solve A G^T = L^T  ->  G^T = A^{-1} L^T (batched over clusters)
+        Gt = np.linalg.solve(A, np.swapaxes(post.scale_chol, 1, 2))
+        covs = np.swapaxes(Gt, 1, 2) @ Gt
+        covs = 0.5 * (covs + np.swapaxes(covs, 1, 2))
+        chols = np.linalg.cholesky(covs)
+        means = post.mean + np.einsum("kab,kb->ka", chols, z) / np.sqrt(post.kappa)[:, None]
         return GaussianParams(means, covs, chols)
 
     def log_likelihood(self, X, params: GaussianParams) -> np.ndarray:
@@ -352,10 +349,8 @@ class NormalInverseWishart(ConjugateFamily):
 
         def pack(params: GaussianParams):
             K = params.mean.shape[0]
-            prec = np.empty((K, d, d))
-            eye = np.eye(d)
-            for k in range(K):
-                prec[k] = _solve_lower(params.chol[k], eye)
+            prec = np.linalg.solve(params.chol, np.broadcast_to(np.eye(d), (K, d, d)))
+            prec = np.tril(prec)
             logdet = 2.0 * np.log(np.diagonal(params.chol, axis1=1, axis2=2)).sum(axis=1)
             const = -0.5 * (d * _LOG_2PI + logdet)
             flat = np.zeros((K, 6))

@@ -63,6 +63,19 @@ def _chunk_seeds(key, n_chunks):
     return out
 
 
+@njit(cache=True, _nrt=False)
+def _count_member(i, slot, cnt, first, res, state):
+    """Count point i in ``slot``: its first member and a uniform one (reservoir sampling)."""
+    c = cnt[slot] + 1
+    cnt[slot] = c
+    if first[slot] < 0:
+        first[slot] = i
+    state, u = next_uniform(state)
+    if u * c < 1.0:
+        res[slot] = i
+    return state
+
+
 @njit(cache=True)
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
@@ -163,13 +176,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         slot = 2 * k + s
         accumulate(kdata, i, acc, slot)
         ll[slot] += lsub
-        c = cnt[slot] + 1
-        cnt[slot] = c
-        if first[slot] < 0:
-            first[slot] = i
-        state, u = next_uniform(state)
-        if u * c < 1.0:
-            res[slot] = i
+        state = _count_member(i, slot, cnt, first, res, state)
         code = s
         if k == rand_cluster:
             state, u = next_uniform(state)
@@ -177,13 +184,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             code += 2 * side
             slot = 2 * n_clusters + side
             accumulate(kdata, i, acc, slot)
-            c = cnt[slot] + 1
-            cnt[slot] = c
-            if first[slot] < 0:
-                first[slot] = i
-            state, u = next_uniform(state)
-            if u * c < 1.0:
-                res[slot] = i
+            state = _count_member(i, slot, cnt, first, res, state)
         code_out[i] = code
 
 

@@ -280,10 +280,10 @@ class SubclusterSplitMerge:
         n_splits = n_merges = 0
         if self.random_split_merge:
             if rand_c >= 0:
-                n_splits += self._random_split(rng, model, fam, run, clusters, rand_c, rand_p,
+                n_splits += self._random_split(rng, fam, run, clusters, rand_c, rand_p,
                                                alpha, touched)
             elif K >= 2:
-                n_merges += self._random_merge(rng, model, fam, clusters, alpha, touched)
+                n_merges += self._random_merge(rng, fam, clusters, alpha, touched)
         if self.subcluster_splits:
             n_splits += self._subcluster_splits(rng, fam, run, clusters, alpha, touched)
         if self.merges != "none":
@@ -403,7 +403,7 @@ class SubclusterSplitMerge:
                 loglik=loglik))
         return clusters
 
-    def _random_split(self, rng, model, fam, run, clusters, c, p, alpha, touched):
+    def _random_split(self, rng, fam, run, clusters, c, p, alpha, touched):
         """Exact random split of cluster c into the pass's two random halves.
 
         Proposal probability of the unordered split {L, R}: ``2 B(a + N_L, a + N_R) /
@@ -423,18 +423,16 @@ class SubclusterSplitMerge:
         log_q_merge = -math.log(math.comb(K + 1, 2))
         if math.log(rng.random()) >= log_target + log_q_merge - log_q_split:
             return 0
-        old = clusters[c]
         clusters[c] = _Cluster([4 * c, 4 * c + 1], take(halves, [0]), n_l,
                                int(run.first[K_slot]), int(run.member[K_slot]), 0, None, None,
                                (-np.inf, -np.inf))
         clusters.append(_Cluster([4 * c + 2, 4 * c + 3], take(halves, [1]), n_r,
                                  int(run.first[K_slot + 1]), int(run.member[K_slot + 1]), 0,
                                  None, None, (-np.inf, -np.inf)))
-        del old
         touched[c] = True
         return 1
 
-    def _random_merge(self, rng, model, fam, clusters, alpha, touched):
+    def _random_merge(self, rng, fam, clusters, alpha, touched):
         """Exact merge of a random pair; the reverse is the random split above."""
         K = len(clusters)
         a = self.split_concentration

@@ -111,7 +111,7 @@ class _Cluster:
         self.anchor = anchor
         self.age = age
         self.sub = sub            # statistics of its two sub-clusters (two rows) or None
-        self.sub_keys = sub_keys  # keys of sub-cluster 1 when the sub-labels are reassigned
+        self.sub_keys = sub_keys  # (keys of sub-cluster 0, of 1) when sub-labels are reassigned
         self.loglik = loglik
 
 
@@ -163,6 +163,12 @@ class SubclusterSplitMerge:
     chunk_size : int, default=4096
         Points per chunk of the data pass; each chunk has its own random stream.  Chunks are
         made larger when the statistics of many clusters would not fit in memory.
+    seeding : {"mixed", "family", "point"}, default="mixed"
+        How new sub-clusters start (each point takes the more likely of two seeds):
+        ``"family"``: the family's ``seed_subclusters`` (a random hyperplane through a
+        Gaussian cluster); ``"point"``: the posterior given one random member against the
+        posterior given the whole cluster, which cuts off one group at a time; ``"mixed"``:
+        either, at random, for each new pair of sub-clusters.
 
     Notes
     -----
@@ -249,9 +255,7 @@ class SubclusterSplitMerge:
             idx = np.flatnonzero(fresh)
             seeds = self._seeds(rng, model, cluster_stats, state.anchors, idx)
             rows = np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()
-            thetabar = type(thetabar)(*(np.array(a) for a in thetabar))
-            for mine, theirs in zip(thetabar, seeds):
-                mine[rows] = theirs
+            thetabar = _with_rows(thetabar, rows, seeds)
             log_pibar[fresh] = math.log(0.5)
         groups = self._super_clusters(rng, fam, theta, K)
 
@@ -280,8 +284,7 @@ class SubclusterSplitMerge:
         n_splits = n_merges = 0
         if self.random_split_merge:
             if rand_c >= 0:
-                n_splits += self._random_split(rng, fam, run, clusters, rand_c, rand_p,
-                                               alpha, touched)
+                n_splits += self._random_split(rng, fam, run, clusters, rand_c, alpha, touched)
             elif K >= 2:
                 n_merges += self._random_merge(rng, fam, clusters, alpha, touched)
         if self.subcluster_splits:
@@ -314,10 +317,8 @@ class SubclusterSplitMerge:
                             len(pick))
             near = fam.sample_posterior(one, rng)
             whole = fam.sample_posterior(take(cluster_stats, idx[pick]), rng)
-            seeds = type(seeds)(*(np.array(a) for a in seeds))
-            for mine, x, y in zip(seeds, near, whole):
-                mine[2 * pick] = x
-                mine[2 * pick + 1] = y
+            seeds = _with_rows(seeds, 2 * pick, near)
+            seeds = _with_rows(seeds, 2 * pick + 1, whole)
         return seeds
 
     # ------------------------------------------------------------ the pass
@@ -346,12 +347,12 @@ class SubclusterSplitMerge:
         n = model.n_samples
         is_anchor = np.zeros(n, dtype=np.uint8)
         is_anchor[state.anchors] = 1
-        labels_out = np.empty(n, dtype=np.int64)
-        codes = np.empty(n, dtype=np.int8)
         if pk is None:
             return _reference_pass(rng, fam, model.X, theta, thetabar, log_pi, log_pibar, fresh,
                                    groups, state.labels, state.sublabels, is_anchor, update,
                                    rand_c, rand_p)
+        labels_out = np.empty(n, dtype=np.int64)
+        codes = np.empty(n, dtype=np.int8)
         bounds = self._chunk_bounds(n, n_slots, pk.n_stats)
         n_chunks = len(bounds) - 1
         seeds = _sk.chunk_seeds(int(rng.integers(2**63)), n_chunks)
@@ -385,6 +386,7 @@ class SubclusterSplitMerge:
     def _clusters_after_pass(self, rng, fam, run, K, age, state, accepted):
         clusters = []
         ll = run.loglik.reshape(K, 2).sum(axis=1)
+        whole = _pairs_combined(fam, run.stats, K)
         for k in range(K):
             sub = take(run.stats, [2 * k, 2 * k + 1])
             n0, n1 = int(run.counts[2 * k]), int(run.counts[2 * k + 1])
@@ -398,12 +400,12 @@ class SubclusterSplitMerge:
                 loglik = (float(ll[k]), float(state.sub_loglik[k]))
             clusters.append(_Cluster(
                 keys=[4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3],
-                stats=fam.combine(take(sub, [0]), take(sub, [1])), n=n0 + n1,
+                stats=take(whole, [k]), n=n0 + n1,
                 first=min(firsts), anchor=anchor, age=int(age[k]), sub=sub, sub_keys=None,
                 loglik=loglik))
         return clusters
 
-    def _random_split(self, rng, fam, run, clusters, c, p, alpha, touched):
+    def _random_split(self, rng, fam, run, clusters, c, alpha, touched):
         """Exact random split of cluster c into the pass's two random halves.
 
         Proposal probability of the unordered split {L, R}: ``2 B(a + N_L, a + N_R) /
@@ -593,6 +595,14 @@ def _log_split_target(fam, left, right, both, n_l, n_r, alpha):
     logf = fam.log_marginal(concatenate(left, right, both))
     return (math.log(alpha) + math.lgamma(n_l) + math.lgamma(n_r) - math.lgamma(n_l + n_r)
             + float(logf[0] + logf[1] - logf[2]))
+
+
+def _with_rows(params, rows, values):
+    """A copy of batched ``params`` whose components ``rows`` are replaced by ``values``."""
+    out = type(params)(*(np.array(a) for a in params))
+    for mine, theirs in zip(out, values):
+        mine[rows] = theirs
+    return out
 
 
 def _pairs_combined(fam, sub_stats, K):

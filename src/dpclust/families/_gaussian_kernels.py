@@ -171,11 +171,10 @@ def _niw_log_marginal(kstats, k, khyper):
 # ------------------------------------------------------- instantiated-parameter pass
 # kdata = (X, shift): raw statistics are accumulated about ``shift`` (the data mean) so that
 #   the scatter recovered from plain sums keeps its precision;
-# kparams = (mean (K, d), prec (K, d, d), const (K,), flat (K, 6)): prec[k] is the
-#   lower-triangular inverse of the Cholesky factor of Sigma_k and
-#   const[k] = -(d log 2 pi + log|Sigma_k|) / 2, so that
-#   log f(x; theta_k) = const[k] - |prec[k] (x - mean[k])|^2 / 2; in two dimensions ``flat``
-#   holds [m0, m1, p00, p10, p11, const] per component, one cache line, for the unrolled path;
+# kparams = (mean (K, d), prec (K, d, d), const (K,)): prec[k] is the lower-triangular
+#   inverse of the Cholesky factor of Sigma_k and const[k] = -(d log 2 pi + log|Sigma_k|) / 2,
+#   so that log f(x; theta_k) = const[k] - |prec[k] (x - mean[k])|^2 / 2; in two dimensions
+#   kparams = (flat (K, 6),) with rows [m0, m1, p00, p10, p11, const], 48 bytes a component;
 # raw statistics row = [n, sum (x - shift) (d), upper triangle of sum (x - shift)(x - shift)^T].
 
 @njit(cache=True, _nrt=False)
@@ -183,12 +182,6 @@ def _gauss_log_likelihood(kdata, i, kparams, k):
     X = kdata[0]
     mean, prec, const = kparams[0], kparams[1], kparams[2]
     d = X.shape[1]
-    if d == 2:
-        y0 = X[i, 0] - mean[k, 0]
-        y1 = X[i, 1] - mean[k, 1]
-        z0 = prec[k, 0, 0] * y0
-        z1 = prec[k, 1, 0] * y0 + prec[k, 1, 1] * y1
-        return const[k] - 0.5 * (z0 * z0 + z1 * z1)
     q = 0.0
     for a in range(d):
         z = 0.0
@@ -201,19 +194,6 @@ def _gauss_log_likelihood(kdata, i, kparams, k):
 @njit(cache=True, _nrt=False)
 def _gauss_log_likelihoods(kdata, i, kparams, comps, start, m, out):
     """``out[a] = log f(x_i; theta_{comps[start + a]})`` for ``a < m``."""
-    X = kdata[0]
-    if X.shape[1] == 2:
-        flat = kparams[3]
-        x0 = X[i, 0]
-        x1 = X[i, 1]
-        for a in range(m):
-            k = comps[start + a]
-            y0 = x0 - flat[k, 0]
-            y1 = x1 - flat[k, 1]
-            z0 = flat[k, 2] * y0
-            z1 = flat[k, 3] * y0 + flat[k, 4] * y1
-            out[a] = flat[k, 5] - 0.5 * (z0 * z0 + z1 * z1)
-        return
     for a in range(m):
         out[a] = _gauss_log_likelihood(kdata, i, kparams, comps[start + a])
 
@@ -223,15 +203,6 @@ def _gauss_accumulate(kdata, i, acc, slot):
     X, shift = kdata
     d = X.shape[1]
     acc[slot, 0] += 1.0
-    if d == 2:
-        y0 = X[i, 0] - shift[0]
-        y1 = X[i, 1] - shift[1]
-        acc[slot, 1] += y0
-        acc[slot, 2] += y1
-        acc[slot, 3] += y0 * y0
-        acc[slot, 4] += y0 * y1
-        acc[slot, 5] += y1 * y1
-        return
     idx = 1 + d
     for a in range(d):
         ya = X[i, a] - shift[a]
@@ -239,3 +210,36 @@ def _gauss_accumulate(kdata, i, acc, slot):
         for b in range(a, d):
             acc[slot, idx] += ya * (X[i, b] - shift[b])
             idx += 1
+
+
+# Two dimensions: the same two functions unrolled, kept apart from the general ones so that
+# each stays small (a function with both paths costs the pass twice as much per point).
+
+@njit(cache=True, _nrt=False)
+def _gauss2_log_likelihoods(kdata, i, kparams, comps, start, m, out):
+    """:func:`_gauss_log_likelihoods` for d = 2, from the packed rows of ``kparams[0]``."""
+    X = kdata[0]
+    flat = kparams[0]
+    x0 = X[i, 0]
+    x1 = X[i, 1]
+    for a in range(m):
+        k = comps[start + a]
+        y0 = x0 - flat[k, 0]
+        y1 = x1 - flat[k, 1]
+        z0 = flat[k, 2] * y0
+        z1 = flat[k, 3] * y0 + flat[k, 4] * y1
+        out[a] = flat[k, 5] - 0.5 * (z0 * z0 + z1 * z1)
+
+
+@njit(cache=True, _nrt=False)
+def _gauss2_accumulate(kdata, i, acc, slot):
+    """:func:`_gauss_accumulate` for d = 2."""
+    X, shift = kdata
+    y0 = X[i, 0] - shift[0]
+    y1 = X[i, 1] - shift[1]
+    acc[slot, 0] += 1.0
+    acc[slot, 1] += y0
+    acc[slot, 2] += y1
+    acc[slot, 3] += y0 * y0
+    acc[slot, 4] += y0 * y1
+    acc[slot, 5] += y1 * y1

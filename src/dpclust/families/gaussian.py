@@ -353,14 +353,15 @@ class NormalInverseWishart(ConjugateFamily):
             prec = np.tril(prec)
             logdet = 2.0 * np.log(np.diagonal(params.chol, axis1=1, axis2=2)).sum(axis=1)
             const = -0.5 * (d * _LOG_2PI + logdet)
-            flat = np.zeros((K, 6))
-            if d == 2:
+            if d == 2:  # every argument costs each call in the pass: one array only
+                flat = np.empty((K, 6))
                 flat[:, :2] = params.mean
                 flat[:, 2] = prec[:, 0, 0]
                 flat[:, 3] = prec[:, 1, 0]
                 flat[:, 4] = prec[:, 1, 1]
                 flat[:, 5] = const
-            return (np.ascontiguousarray(params.mean), prec, const, flat)
+                return (flat,)
+            return (np.ascontiguousarray(params.mean), prec, const)
 
         def unpack(acc):
             n = acc[:, 0].copy()
@@ -375,9 +376,13 @@ class NormalInverseWishart(ConjugateFamily):
             scatter[n == 0] = 0.0
             return GaussianStats(n, mean, scatter)
 
+        if d == 2:
+            fns = (_k._gauss2_log_likelihoods, _k._gauss2_accumulate, ENTRY_POINTS_2D)
+        else:
+            fns = (_k._gauss_log_likelihoods, _k._gauss_accumulate, ENTRY_POINTS)
         return PassKernel(data=(X, shift), n_stats=1 + d + d * (d + 1) // 2, pack=pack,
-                          unpack=unpack, log_likelihood=_k._gauss_log_likelihoods,
-                          accumulate=_k._gauss_accumulate, entry_points=ENTRY_POINTS)
+                          unpack=unpack, log_likelihood=fns[0], accumulate=fns[1],
+                          entry_points=fns[2])
 
     def seed_subclusters(self, stats: GaussianStats, rng) -> GaussianParams:
         """A random hyperplane through each cluster: one draw ``(mu, Sigma)`` from its
@@ -480,5 +485,18 @@ def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_s
                        _k._gauss_log_likelihoods, _k._gauss_accumulate)
 
 
+@njit(cache=True, parallel=True)
+def _subcluster_pass_2d(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
+                        group_members, labels_in, sub_in, is_anchor, update, rand_cluster,
+                        rand_p, bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
+                       group_start, group_members, labels_in, sub_in, is_anchor, update,
+                       rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
+                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       _k._gauss2_log_likelihoods, _k._gauss2_accumulate)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass}
+ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _SKIP, categorical_from_logs
+from ._kernels import _SKIP
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -76,6 +76,45 @@ def _count_member(i, slot, cnt, first, res, state):
     return state
 
 
+@njit(cache=True, _nrt=False)
+def _draw_label(logw, log_pi, cand, m, state):
+    """Index a < m drawn with probability proportional to ``pi_{cand[a]} exp(logw[a])``
+    (overwrites ``logw[:m]``).  Candidates more than 36 nats below the best get no weight
+    (below 1e-15 of it) and no ``exp``; a point with a single candidate left draws no
+    uniform."""
+    best = -np.inf
+    for a in range(m):
+        v = logw[a] + log_pi[cand[a]]
+        logw[a] = v
+        best = max(best, v)
+    total = 0.0
+    n_live = 0
+    arg = 0
+    for a in range(m):
+        dv = logw[a] - best
+        if dv < _SKIP:
+            logw[a] = 0.0
+        else:
+            w = 1.0 if dv == 0.0 else math.exp(dv)
+            logw[a] = w
+            total += w
+            n_live += 1
+            arg = a
+    if n_live == 1:
+        return state, arg
+    state, u = next_uniform(state)
+    target = u * total
+    acc = 0.0
+    for a in range(m):
+        w = logw[a]
+        if w > 0.0:
+            acc += w
+            arg = a
+            if acc >= target:
+                break
+    return state, arg
+
+
 @njit(cache=True)
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
@@ -104,7 +143,9 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     n_clusters = log_pi.shape[0]
     logw = np.empty(n_clusters + 2)
     cand = np.empty(n_clusters + 2, dtype=np.int64)
+    pair = np.empty(2, dtype=np.int64)
     state = seed
+    g_cached = -1  # the super-cluster whose members fill cand[:m]
     for i in range(lo, hi):
         k0 = labels_in[i]
         k = k0
@@ -115,39 +156,29 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             n_g = group_start[g + 1] - lo_g
             if n_g > 1:
                 m = n_g
-                for a in range(m):
-                    cand[a] = group_members[lo_g + a]
+                if g != g_cached:
+                    for a in range(m):
+                        cand[a] = group_members[lo_g + a]
+                    g_cached = g
         if update == 0:
             labels_out[i] = k
             s = sub_in[i]
             lsub = 0.0
         else:
+            if m == 0:
+                g_cached = -1
             cand[m] = n_clusters + 2 * k0
             cand[m + 1] = n_clusters + 2 * k0 + 1
             log_likelihood(kdata, i, kparams, cand, 0, m + 2, logw)
             l0 = logw[m]
             l1 = logw[m + 1]
             if m > 0:
-                best = -np.inf
-                second = -np.inf
-                arg = 0
-                for a in range(m):
-                    v = logw[a] + log_pi[cand[a]]
-                    logw[a] = v
-                    if v > best:
-                        second = best
-                        best = v
-                        arg = a
-                    elif v > second:
-                        second = v
-                if second - best >= _SKIP:  # else the rest is below 1e-15 of the best
-                    state, u = next_uniform(state)
-                    arg = categorical_from_logs(logw, m, u)
+                state, arg = _draw_label(logw, log_pi, cand, m, state)
                 k = cand[arg]
                 if k != k0:
-                    cand[0] = n_clusters + 2 * k
-                    cand[1] = n_clusters + 2 * k + 1
-                    log_likelihood(kdata, i, kparams, cand, 0, 2, logw)
+                    pair[0] = n_clusters + 2 * k
+                    pair[1] = n_clusters + 2 * k + 1
+                    log_likelihood(kdata, i, kparams, pair, 0, 2, logw)
                     l0 = logw[0]
                     l1 = logw[1]
             labels_out[i] = k

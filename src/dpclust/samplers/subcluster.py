@@ -72,7 +72,9 @@ class SubclusterState(NamedTuple):
     ``age[k]`` counts the data passes since cluster k's sub-clusters were (re)initialised (0:
     its sub-labels are stale and the next pass draws them afresh).  ``anchors[k]`` is a member
     of cluster k drawn uniformly given the labels.  ``sub_loglik[k]`` is the sub-clusters'
-    log-likelihood at the last pass (to see them burn in).
+    log-likelihood at the last pass (to see them burn in); ``split_best[k]`` the highest log
+    target ratio of their split proposed so far (-inf: none yet), to tell sub-clusters that
+    are still separating from stuck ones.
     """
 
     labels: np.ndarray
@@ -82,6 +84,7 @@ class SubclusterState(NamedTuple):
     sub_stats: Any
     anchors: np.ndarray
     sub_loglik: np.ndarray
+    split_best: np.ndarray | None = None
 
 
 class PassResult(NamedTuple):
@@ -101,9 +104,11 @@ class PassResult(NamedTuple):
 class _Cluster:
     """A cluster after the moves of one iteration, built from keys ``4k + code`` of the pass."""
 
-    __slots__ = ("age", "anchor", "first", "keys", "loglik", "n", "stats", "sub", "sub_keys")
+    __slots__ = ("age", "anchor", "best", "first", "keys", "loglik", "n", "stats", "sub",
+                 "sub_keys")
 
-    def __init__(self, keys, stats, n, first, anchor, age, sub, sub_keys, loglik):
+    def __init__(self, keys, stats, n, first, anchor, age, sub, sub_keys, loglik,
+                 best=-np.inf):
         self.keys = keys          # pass keys (4k + code) whose points form this cluster
         self.stats = stats        # its statistics (one row)
         self.n = n
@@ -113,6 +118,11 @@ class _Cluster:
         self.sub = sub            # statistics of its two sub-clusters (two rows) or None
         self.sub_keys = sub_keys  # (keys of sub-cluster 0, of 1) when sub-labels are reassigned
         self.loglik = loglik
+        self.best = best          # highest log ratio of its sub-cluster split so far
+
+    def restart_subclusters(self):
+        """New sub-clusters from seeds at the next pass."""
+        self.age, self.sub, self.loglik, self.best = 0, None, (-np.inf, -np.inf), -np.inf
 
 
 @dataclass(frozen=True)
@@ -145,9 +155,12 @@ class SubclusterSplitMerge:
         Longest wait under ``burn_in="likelihood"``.
     reseed_after : int or None, default=4
         A cluster whose sub-cluster split is still rejected this many passes after it was
-        first proposed gets new sub-clusters (new seeds, burned in again).  Sub-clusters are
-        a two-component mixture sampled by Gibbs and can settle in a poor split (two long
-        overlapping halves of several clusters); new seeds get them out.  None: never.
+        first proposed, and whose last proposal was no better than an earlier one, gets new
+        sub-clusters (new seeds, burned in again); so do sub-clusters that collapsed onto
+        one point.  Sub-clusters are a two-component mixture sampled by Gibbs and can settle
+        in a poor split (two long overlapping halves of several clusters); new seeds get them
+        out.  Sub-clusters that still improve are left to go on: in 50 dimensions two halves
+        of a few hundred points take ten passes or more to separate.  None: never.
     split_concentration : float, default=1.0
         ``a`` of the Beta(a, a) that draws the random split's proportion.
     super_clusters : bool, default=False
@@ -232,7 +245,7 @@ class SubclusterSplitMerge:
         sub_stats = fam.stats(model.X, 2 * labels + sub, 2 * k)
         anchors = _uniform_members(rng, labels, k)
         return SubclusterState(labels, sub, float(alpha), np.zeros(k, dtype=np.int64),
-                               sub_stats, anchors, np.full(k, -np.inf))
+                               sub_stats, anchors, np.full(k, -np.inf), np.full(k, -np.inf))
 
     # ------------------------------------------------------------------- step
     def step(self, rng, state: SubclusterState, model: MixtureModel):
@@ -387,6 +400,8 @@ class SubclusterSplitMerge:
         clusters = []
         ll = run.loglik.reshape(K, 2).sum(axis=1)
         whole = _pairs_combined(fam, run.stats, K)
+        best = (state.split_best if state.split_best is not None
+                else np.full(K, -np.inf))
         for k in range(K):
             sub = take(run.stats, [2 * k, 2 * k + 1])
             n0, n1 = int(run.counts[2 * k]), int(run.counts[2 * k + 1])
@@ -402,7 +417,7 @@ class SubclusterSplitMerge:
                 keys=[4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3],
                 stats=take(whole, [k]), n=n0 + n1,
                 first=min(firsts), anchor=anchor, age=int(age[k]), sub=sub, sub_keys=None,
-                loglik=loglik))
+                loglik=loglik, best=-np.inf if state.age[k] == 0 else float(best[k])))
         return clusters
 
     def _random_split(self, rng, fam, run, clusters, c, alpha, touched):
@@ -480,7 +495,7 @@ class SubclusterSplitMerge:
             if n_sub[0] == 0 or n_sub[1] == 0:
                 if self.reseed_after is not None and c.n > 1:
                     # the sub-clusters collapsed into one: they propose nothing
-                    c.age, c.sub, c.loglik = 0, None, (-np.inf, -np.inf)
+                    c.restart_subclusters()
                 continue
             ready.append(k)
         if not ready:
@@ -497,10 +512,16 @@ class SubclusterSplitMerge:
         for a, k in enumerate(ready):
             c = clusters[k]
             if math.log(rng.random()) >= log_h[a]:
-                if (self.reseed_after is not None
-                        and c.age >= self.split_delay + int(self.reseed_after)):
-                    # stuck in a split the target rejects: start its sub-clusters afresh
-                    c.age, c.sub, c.loglik = 0, None, (-np.inf, -np.inf)
+                improved = log_h[a] > c.best
+                c.best = max(c.best, float(log_h[a]))
+                if self.reseed_after is None:
+                    continue
+                collapsed = min(n_sub[a]) <= 1 and c.n > 3
+                stuck = (c.age >= self.split_delay + int(self.reseed_after)
+                         and not improved)
+                if collapsed or stuck:
+                    # a split the target keeps rejecting: start its sub-clusters afresh
+                    c.restart_subclusters()
                 continue
             keys0 = [key for key in c.keys if key % 2 == 0]
             keys1 = [key for key in c.keys if key % 2 == 1]
@@ -581,7 +602,8 @@ class SubclusterSplitMerge:
         age = np.array([c.age for c in live], dtype=np.int64)
         anchors = np.array([c.anchor for c in live], dtype=np.int64)
         sub_ll = np.array([c.loglik[0] for c in live])
-        return SubclusterState(labels, sub, alpha, age, sub_stats, anchors, sub_ll)
+        best = np.array([c.best for c in live])
+        return SubclusterState(labels, sub, alpha, age, sub_stats, anchors, sub_ll, best)
 
 
 # ---------------------------------------------------------------- helpers

@@ -48,6 +48,7 @@ from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.metrics import nmi
 from dpclust.samplers import (CollapsedGibbs, FiniteSymmetricDirichlet, GibbsSAMS, MixtureModel,
                               SubclusterSplitMerge)
+from dpclust.samplers.base import kmeans_labels
 
 PARTS = ("speed", "scaling", "figure4", "documents", "digits")
 
@@ -87,10 +88,17 @@ def run_for(sampler, model, rng, *, n_iter=None, seconds=None, alpha=1.0, init_c
             record=None):
     """Step ``sampler`` for ``n_iter`` iterations or ``seconds`` of wall time.
 
+    ``init_clusters``: a number of clusters with points at random, or ``"kmeansK"`` for K
+    k-means clusters (as ``DPMixture(init="kmeans")``; the k-means time is not counted).
     Only ``step`` is timed.  ``record(t, info)`` is called after each step.  Returns
     ``(state, info, seconds, iterations)``.
     """
-    state = sampler.init(rng, model, n_clusters=init_clusters, alpha=alpha)
+    labels = None
+    if isinstance(init_clusters, str):
+        k = int(init_clusters.removeprefix("kmeans"))
+        labels = kmeans_labels(rng, model.family.init_features(model.X), k)
+        init_clusters = k
+    state = sampler.init(rng, model, labels=labels, n_clusters=init_clusters, alpha=alpha)
     elapsed = 0.0
     it = 0
     info = None
@@ -280,20 +288,27 @@ def plot_traces(runs, title, path):
     except ImportError:
         print("  (matplotlib missing: no plot)")
         return None
-    keys = sorted({(r["alpha"], r["init_clusters"]) for r in runs})
+    # runs from k-means ("kmeansK") are drawn, dashed, in every panel of their alpha
+    def shown(r, alpha, init):
+        return r["alpha"] == alpha and r["init_clusters"] in (init, *kmeans)
+
+    kmeans = {r["init_clusters"] for r in runs if isinstance(r["init_clusters"], str)}
+    keys = sorted({(r["alpha"], r["init_clusters"]) for r in runs
+                   if not isinstance(r["init_clusters"], str)})
     fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.6), squeeze=False)
     for ax, (alpha, init) in zip(axes[0], keys):
         for r in runs:
-            if (r["alpha"], r["init_clusters"]) == (alpha, init):
-                ax.plot(np.maximum(r["time"], 1e-3), r["log_joint"], label=r["sampler"])
+            if shown(r, alpha, init):
+                start = r["init_clusters"]
+                ax.plot(np.maximum(r["time"], 1e-3), r["log_joint"],
+                        *(("--",) if isinstance(start, str) else ()),
+                        label=r["sampler"] + (f" ({start})" if isinstance(start, str) else ""))
         ax.set_xscale("log")
         ax.set_title(f"alpha = {alpha:g}, from {init} cluster{'s' if init > 1 else ''}",
                      fontsize=9)
         ax.set_xlabel("seconds")
-        lows = [np.percentile(r["log_joint"], 5) for r in runs
-                if (r["alpha"], r["init_clusters"]) == (alpha, init)]
-        highs = [max(r["log_joint"]) for r in runs
-                 if (r["alpha"], r["init_clusters"]) == (alpha, init)]
+        lows = [np.percentile(r["log_joint"], 5) for r in runs if shown(r, alpha, init)]
+        highs = [max(r["log_joint"]) for r in runs if shown(r, alpha, init)]
         ax.set_ylim(min(lows), max(highs) + 0.02 * (max(highs) - min(lows)) + 1)
     axes[0][0].set_ylabel("log joint")
     axes[0][-1].legend(fontsize=8)
@@ -348,6 +363,7 @@ def part_documents(quick, seed):
             model = document_model(X.tocsr())
             runs = trace_runs(model, ["SUBC", "SUBC+SUPC", "GIBBS", "GIBBS+SAMS", "FSD"],
                               seconds, (1.0,), (1,), seed, labels)
+            runs += trace_runs(model, ["SUBC"], seconds, (1.0,), ("kmeans20",), seed, labels)
             stem = f"subcluster_{name}" + ("_quick" if quick else "")
             plot = plot_traces(runs, f"{name}: {X.shape[0]:,} documents, {X.shape[1]:,} words",
                                RESULTS / f"{stem}.png")
@@ -388,6 +404,7 @@ def part_digits(quick, seed):
     seconds = 5.0 if quick else 30.0
     runs = trace_runs(model, ["SUBC", "GIBBS", "GIBBS+SAMS", "FSD"], seconds, (1.0,), (1, 10),
                       seed, y)
+    runs += trace_runs(model, ["SUBC"], seconds, (1.0,), ("kmeans30",), seed, y)
     stem = "subcluster_digits" + ("_quick" if quick else "")
     plot = plot_traces(runs, "digits, 50 principal components (1,797 images)",
                        RESULTS / f"{stem}.png")
@@ -443,9 +460,10 @@ def write_markdown(payload, path):
             if name in docs:
                 d = docs[name]
                 md += [f"### {name}: {d['n_docs']:,} documents, {d['vocab']:,} words", "",
-                       "| sampler | iterations | final K | final log joint | NMI |",
-                       "|---|---|---|---|---|"]
-                md += [f"| {r['sampler']} | {r['iterations']} | {r['n_clusters'][-1]} | "
+                       "| sampler | from K | iterations | final K | final log joint | NMI |",
+                       "|---|---|---|---|---|---|"]
+                md += [f"| {r['sampler']} | {r['init_clusters']} | {r['iterations']} | "
+                       f"{r['n_clusters'][-1]} | "
                        f"{r['log_joint'][-1]:.6g} | {r.get('nmi', float('nan')):.3f} |"
                        for r in d["runs"]]
                 if d.get("plot"):

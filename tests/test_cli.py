@@ -127,6 +127,7 @@ def test_summary_json_content(tmp_path, capsys):
     settings = s["settings"]
     assert settings["seed"] == 7 and settings["n_iter"] == 12 and settings["burn_in"] == 6
     assert settings["family"] == "gaussian" and settings["sampler"] == "auto (gibbs)"
+    assert settings["init"] == "auto"
     assert settings["command_line"].startswith("dpclust fit ") and "--seed 7" in settings[
         "command_line"]
     assert s["data"] == {"source": "demo", "format": "load_demo()", "n_samples": 1500,
@@ -453,3 +454,14 @@ def test_help_has_examples(capsys):
     assert status == 0 and "examples:" in out and "--checkpoint-every" in out
     assert "--stop-after" not in out  # hidden, for tests
     assert cli.build_parser().prog == "dpclust"
+
+
+def test_kmeans_start_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", *FAST, "--init", "kmeans", "--init-clusters", "3",
+                         "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["settings"]["init"] == "kmeans" and s["metrics"]["nmi"] > 0.9
+    status, _, err = run(capsys, "fit", "--init", "spectral")
+    assert status == 2 and "spectral" in err

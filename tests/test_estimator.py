@@ -289,3 +289,37 @@ def test_kept_draws_are_bounded_however_the_run_ends(blobs):
         reservoir = _reservoir_add(reservoir, j, j, None, 10)
     stride, held = reservoir
     assert 5 <= len(held) <= 10 and [d[0] for d in held] == list(range(0, 1000, stride))
+
+
+def test_kmeans_start():
+    """init="kmeans" starts from k-means clusters (documents by word proportions);
+    "auto" uses it for the sub-cluster sampler only; a bad value is named."""
+    from dpclust.families import DirichletMultinomial
+    from dpclust.samplers import CollapsedGibbs
+    from dpclust.samplers.base import kmeans_labels
+
+    X, y = make_gaussian_mixture(n_samples=400, n_clusters=4, random_state=5)
+    rng = np.random.default_rng(0)
+    labels = kmeans_labels(rng, X, 4)
+    assert labels.shape == (400,) and labels.max() == 3 and labels[0] == 0
+    assert nmi(labels, y) > 0.9
+    assert np.all(kmeans_labels(rng, X[:3], 10) == [0, 1, 2])  # at most one cluster a point
+    D, topics = make_documents(n_docs=200, n_topics=3, vocab_size=90, random_state=1)
+    feats = DirichletMultinomial().init_features(D)
+    assert sp.issparse(feats)
+    np.testing.assert_allclose(np.asarray(feats.sum(axis=1)).ravel(), 1.0)
+    assert nmi(kmeans_labels(rng, feats, 3), topics) > 0.5
+
+    class Spy(CollapsedGibbs):
+        def init(self, rng, model, labels=None, **kw):
+            self.start = labels
+            return super().init(rng, model, labels=labels, **kw)
+
+    for init, expect_kmeans in (("kmeans", True), ("auto", False), ("random", False)):
+        spy = Spy()
+        DPMixture(sampler=spy, n_iter=2, init=init, random_state=0).fit(X)
+        assert (spy.start is not None) == expect_kmeans
+    sub = DPMixture(sampler="subcluster", n_iter=20, init_clusters=4, random_state=0).fit(X)
+    assert nmi(sub.labels_, y) > 0.9
+    with pytest.raises(ValueError, match="init must be"):
+        DPMixture(init="spectral").fit(X)

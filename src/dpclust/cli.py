@@ -79,6 +79,7 @@ class RunConfig:
     thin: int = 1
     seed: int = 0
     init_clusters: int = 10
+    init: str = "auto"
     columns: tuple | None = None
     truth: str | int | None = None
     concentration: float | None = None
@@ -281,7 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="random seed; the same seed gives the same result (default: "
                             "%(default)s)")
     chain.add_argument("--init-clusters", type=_int_type(1), default=10, metavar="C",
-                       help="start from C clusters assigned at random (default: %(default)s)")
+                       help="start from C clusters (default: %(default)s)")
+    chain.add_argument("--init", choices=("auto", "random", "kmeans"), default="auto",
+                       help="how the starting clusters are made: points at random, or k-means; "
+                            "auto: k-means for the sub-cluster sampler (default: %(default)s)")
     chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
                        help="loss whose posterior expectation the reported partition "
                             "minimises: variation of information or Binder (default: "
@@ -423,7 +427,7 @@ def _config_from_args(args) -> RunConfig:
     return RunConfig(
         data=data, family=args.family, sampler=args.sampler, alpha=args.alpha, n_iter=n_iter,
         burn_in=burn_in, thin=args.thin, seed=args.seed, init_clusters=args.init_clusters,
-        columns=args.columns, truth=args.truth, concentration=args.concentration, vocab=vocab,
+        init=args.init, columns=args.columns, truth=args.truth, concentration=args.concentration, vocab=vocab,
         point_estimate=args.point_estimate, store_labels=args.store_labels,
         checkpoint_every=args.checkpoint_every, plots=not args.no_plots)
 
@@ -517,7 +521,7 @@ def _estimator(config: RunConfig, out_dir: Path, *, progress: bool, callback=Non
         family=family, alpha=parse_alpha(config.alpha), sampler=config.sampler,
         n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
-        point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
+        init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
         checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback)
 
 
@@ -647,7 +651,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
                     else f"auto ({resolve_sampler_name('auto', n_samples)})"),
         "alpha": _alpha_setting(config.alpha), "n_iter": n_iter, "burn_in": config.burn_in,
         "thin": config.thin, "seed": config.seed, "init_clusters": config.init_clusters,
-        "point_estimate": config.point_estimate,
+        "init": config.init, "point_estimate": config.point_estimate,
     }
     if config.family == "multinomial":
         settings["concentration"] = 1.0 if config.concentration is None else config.concentration

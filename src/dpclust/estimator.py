@@ -28,7 +28,8 @@ from ._validation import DataError, check_int, check_random_state
 from .families import ConjugateFamily, get_family
 from .families.base import concatenate
 from .partitions import point_estimate, posterior_similarity
-from .samplers import MixtureModel, get_sampler
+from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
+from .samplers.base import kmeans_labels
 from .samplers.crp import GammaPrior, resolve_alpha
 
 _CHECKPOINT_FORMAT = 1
@@ -178,10 +179,17 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     store_labels : bool, default=False
         Keep every kept partition in ``trace_.labels`` (n_kept × n_samples integers).
     init_clusters : int, default=10
-        Start from this many clusters, points assigned at random (at most one per point).
-        Samplers that move one point at a time merge clusters far more easily than they
-        split them (a new cluster must grow from a single point), so starting above the
-        expected number of clusters mixes better than starting from one.
+        Start from this many clusters (at most one per point).  Samplers that move one
+        point at a time merge clusters far more easily than they split them (a new cluster
+        must grow from a single point), so starting above the expected number of clusters
+        mixes better than starting from one.
+    init : {"auto", "random", "kmeans"}, default="auto"
+        How the ``init_clusters`` starting clusters are made: points assigned at random, or
+        k-means (k-means++ seeds, 20 Lloyd iterations; documents by their word
+        proportions).  ``"auto"``: k-means for the sub-cluster sampler, whose binary splits
+        find the groups inside a big cluster of many dimensions slowly (on scikit-learn's
+        digits in 50 dimensions it ends at NMI 0.65-0.79 from k-means against 0.47 from one
+        cluster), random for the others.
     point_estimate : {"vi", "binder"}, default="vi"
         Loss whose posterior expectation ``labels_`` minimises among the kept draws.
     max_draws : int or "auto", default="auto"
@@ -250,7 +258,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     """
 
     def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=200, burn_in=None,
-                 thin=1, store_labels=False, init_clusters=10, point_estimate="vi",
+                 thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None):
         self.family = family
@@ -261,6 +269,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         self.thin = thin
         self.store_labels = store_labels
         self.init_clusters = init_clusters
+        self.init = init
         self.point_estimate = point_estimate
         self.max_draws = max_draws
         self.n_predictive_draws = n_predictive_draws
@@ -283,9 +292,25 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             check_int(self.max_draws, "max_draws", 1)
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         check_int(self.init_clusters, "init_clusters", 1)
+        if self.init not in ("auto", "random", "kmeans"):
+            raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
         if self.checkpoint_every is not None:
             check_int(self.checkpoint_every, "checkpoint_every", 1)
         return n_iter, burn_in, thin
+
+    def _initial_labels(self, rng, family, X, sampler):
+        """k-means labels when ``init`` asks for them (None: the sampler's random start)."""
+        use_kmeans = (self.init == "kmeans"
+                      or (self.init == "auto" and isinstance(sampler, SubclusterSplitMerge)))
+        if not use_kmeans or self.init_clusters == 1:
+            return None
+        features = family.init_features(X)
+        if features is None:
+            if self.init == "kmeans":
+                raise ValueError(f"init='kmeans' needs data that k-means can use; "
+                                 f"{type(family).__name__} has none: use init='random'")
+            return None
+        return kmeans_labels(rng, features, self.init_clusters)
 
     def _check_X(self, X):
         """Validate new data against the fitted family (same number of features)."""
@@ -318,7 +343,8 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         sampler = get_sampler(self.sampler, family.n_points(Xw))
         rng = check_random_state(self.random_state)
         model = MixtureModel(family_, Xw, prior)
-        state = sampler.init(rng, model, n_clusters=self.init_clusters, alpha=alpha0)
+        state = sampler.init(rng, model, labels=self._initial_labels(rng, family_, Xw, sampler),
+                             n_clusters=self.init_clusters, alpha=alpha0)
         snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
         self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
         return self

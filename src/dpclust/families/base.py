@@ -306,6 +306,11 @@ class ConjugateFamily(ABC):
         """Rows ``index`` of ``X`` (working form)."""
         return X[index]
 
+    def init_features(self, X):
+        """The points as rows of a (dense or sparse) matrix on which k-means makes a
+        sensible starting partition (``init="kmeans"``); ``None`` when there is none."""
+        return X
+
     def get_params(self) -> dict:
         """Constructor arguments, for display and serialisation."""
         raise NotImplementedError

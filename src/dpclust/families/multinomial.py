@@ -96,6 +96,12 @@ class DirichletMultinomial(ConjugateFamily):
     def get_params(self) -> dict:
         return {"concentration": self.concentration}
 
+    def init_features(self, X):
+        """Word proportions of each document (rows scaled to sum to one), sparse."""
+        X = self._as_csr(X)
+        totals = np.asarray(X.sum(axis=1)).ravel()
+        return sp.diags(1.0 / np.maximum(totals, 1.0)) @ X
+
     def validate(self, X, *, what="X"):
         return check_counts(X, what=what, n_features=self._n_features)
 

@@ -128,6 +128,27 @@ def test_chunk_streams_are_distinct_and_reproducible():
     assert not np.array_equal(a, chunk_seeds(12346, 64))
 
 
+def test_reservoir_keeps_a_uniform_member_and_the_first():
+    """The pass's member of a slot is uniform over its points (skip-based reservoir)."""
+    from scipy.stats import chisquare
+
+    from dpclust.samplers._subcluster_kernels import _count_member
+
+    n, reps = 12, 12_000
+    hits = np.zeros(n, dtype=np.int64)
+    for r in range(reps):
+        cnt = np.zeros(2, dtype=np.int64)
+        first = np.full(2, -1, dtype=np.int64)
+        res = np.full(2, -1, dtype=np.int64)
+        nxt = np.ones(2, dtype=np.int64)
+        state = chunk_seeds(r, 1)[0]
+        for i in range(n):
+            state = np.uint64(_count_member(i + 5, 1, cnt, first, res, nxt, state))
+        assert cnt[1] == n and first[1] == 5 and cnt[0] == 0 and res[0] == -1
+        hits[res[1] - 5] += 1
+    assert chisquare(hits).pvalue > 1e-3
+
+
 # ------------------------------------------------------------------ behaviour
 def test_splits_find_clusters_from_one():
     X, y = make_gaussian_mixture(n_samples=4000, n_clusters=5, random_state=2)
@@ -187,6 +208,10 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM - 1) == "gibbs"
     assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM) == "subcluster"
     assert isinstance(get_sampler("auto", 10**6), SubclusterSplitMerge)
+    docs = DirichletMultinomial()
+    assert resolve_sampler_name("auto", 50_000, docs) == "gibbs"
+    assert resolve_sampler_name("auto", docs.auto_subcluster_from, docs) == "subcluster"
+    assert resolve_sampler_name("auto", 50_000, NormalInverseWishart()) == "subcluster"
     assert get_sampler("subcluster-exact").is_exact
     with pytest.raises(ValueError, match="auto"):
         get_sampler("sub")

@@ -648,7 +648,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     settings = {
         "family": config.family,
         "sampler": (config.sampler if config.sampler != "auto"
-                    else f"auto ({resolve_sampler_name('auto', n_samples)})"),
+                    else f"auto ({resolve_sampler_name('auto', n_samples, model.family_)})"),
         "alpha": _alpha_setting(config.alpha), "n_iter": n_iter, "burn_in": config.burn_in,
         "thin": config.thin, "seed": config.seed, "init_clusters": config.init_clusters,
         "init": config.init, "point_estimate": config.point_estimate,

@@ -306,6 +306,9 @@ class ConjugateFamily(ABC):
         """Rows ``index`` of ``X`` (working form)."""
         return X[index]
 
+    #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
+    kmeans_start = True
+
     def init_features(self, X):
         """The points as rows of a (dense or sparse) matrix on which k-means makes a
         sensible starting partition (``init="kmeans"``); ``None`` when there is none."""

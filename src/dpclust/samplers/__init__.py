@@ -22,23 +22,25 @@ SAMPLERS = {
 
 #: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
 #: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
-#: whole clusters
+#: whole clusters.  A family may set its own threshold (``auto_subcluster_from``).
 AUTO_SUBCLUSTER_FROM = 5000
 
 
-def resolve_sampler_name(sampler, n_samples: int):
-    """``"auto"`` becomes ``"gibbs"`` below :data:`AUTO_SUBCLUSTER_FROM` points and
-    ``"subcluster"`` from there on; anything else is returned unchanged."""
+def resolve_sampler_name(sampler, n_samples: int, family=None):
+    """``"auto"`` becomes ``"gibbs"`` below the family's ``auto_subcluster_from`` points
+    (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; anything else
+    is returned unchanged."""
     if isinstance(sampler, str) and sampler.lower() == "auto":
-        return "subcluster" if n_samples >= AUTO_SUBCLUSTER_FROM else "gibbs"
+        threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
+        return "subcluster" if n_samples >= threshold else "gibbs"
     return sampler
 
 
-def get_sampler(sampler, n_samples: int | None = None):
+def get_sampler(sampler, n_samples: int | None = None, family=None):
     """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
-    ``n_samples``) or a configured sampler instance."""
+    ``n_samples`` and, for its threshold, the family) or a configured sampler instance."""
     if n_samples is not None:
-        sampler = resolve_sampler_name(sampler, n_samples)
+        sampler = resolve_sampler_name(sampler, n_samples, family)
     if isinstance(sampler, str):
         key = sampler.lower()
         if key in SAMPLERS:

@@ -186,10 +186,10 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
     init : {"auto", "random", "kmeans"}, default="auto"
         How the ``init_clusters`` starting clusters are made: points assigned at random, or
         k-means (k-means++ seeds, 20 Lloyd iterations; documents by their word
-        proportions).  ``"auto"``: k-means for the sub-cluster sampler on Gaussian data, whose
-        binary splits find the groups inside a big cluster of many dimensions slowly (on
-        scikit-learn's digits in 50 dimensions it ends at NMI 0.78 from k-means against 0.48
-        from one cluster), random otherwise.
+        proportions).  ``"auto"``: k-means for the sub-cluster sampler (with its sub-cluster
+        splits) on Gaussian data, whose binary splits find the groups inside a big cluster
+        of many dimensions slowly (on scikit-learn's digits in 50 dimensions it ends at NMI
+        0.78 from k-means against 0.48 from one cluster), random otherwise.
     point_estimate : {"vi", "binder"}, default="vi"
         Loss whose posterior expectation ``labels_`` minimises among the kept draws.
     max_draws : int or "auto", default="auto"
@@ -302,7 +302,7 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         """k-means labels when ``init`` asks for them (None: the sampler's random start)."""
         use_kmeans = (self.init == "kmeans"
                       or (self.init == "auto" and isinstance(sampler, SubclusterSplitMerge)
-                          and family.kmeans_start))
+                          and sampler.subcluster_splits and family.kmeans_start))
         if not use_kmeans or self.init_clusters == 1:
             return None
         features = family.init_features(X)

@@ -475,11 +475,11 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
 
 @njit(cache=True, parallel=True)
 def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
-                     group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+                     group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                      bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
-                       group_start, group_members, labels_in, sub_in, is_anchor, update,
+                       group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
                        code_out, acc[c], cnt[c], first[c], res[c], ll[c],
                        _k._gauss_log_likelihoods, _k._gauss_accumulate)
@@ -487,11 +487,11 @@ def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_s
 
 @njit(cache=True, parallel=True)
 def _subcluster_pass_2d(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
-                        group_members, labels_in, sub_in, is_anchor, update, rand_cluster,
+                        group_members, labels_in, sub_in, anchors, update, rand_cluster,
                         rand_p, bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
-                       group_start, group_members, labels_in, sub_in, is_anchor, update,
+                       group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
                        code_out, acc[c], cnt[c], first[c], res[c], ll[c],
                        _k._gauss2_log_likelihoods, _k._gauss2_accumulate)

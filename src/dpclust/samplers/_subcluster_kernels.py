@@ -124,7 +124,7 @@ def _draw_label(logw, log_pi, cand, m, state):
 
 @njit(cache=True)
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
-               group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+               group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                lo, hi, seed, labels_out, code_out, acc, cnt, first, res, ll,
                log_likelihood, accumulate):
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
@@ -135,9 +135,9 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     the point's cluster (a second call only when the point changes cluster).
 
     ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
-    draws both.  For every point that is not its cluster's anchor (``update == 2``), a label is
-    drawn from ``pi_k f(x_i; theta_k)`` over the clusters of its super-cluster (Chang & Fisher
-    2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the
+    draws both.  With ``update == 2``, every point that is not its cluster's anchor (point i
+    of cluster k is when ``anchors[k] == i``) draws a label from ``pi_k f(x_i; theta_k)`` over
+    the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the
     more likely of two seeds in a cluster whose sub-clusters start afresh (``fresh``).  A
     point of cluster ``rand_cluster`` also gets a side of the random split, right with
     probability ``1 - rand_p``.
@@ -158,7 +158,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         k0 = labels_in[i]
         k = k0
         m = 0
-        if update == 2 and is_anchor[i] == 0:
+        if update == 2 and anchors[k0] != i:
             g = group_of[k0]
             lo_g = group_start[g]
             n_g = group_start[g + 1] - lo_g
@@ -229,7 +229,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
 
 @njit(cache=True, parallel=True)
 def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
-              group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+              group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
               bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll,
               log_likelihood, accumulate):
     """The data pass over all chunks, in parallel (generic over the family's functions).
@@ -239,7 +239,7 @@ def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     """
     for c in prange(bounds.shape[0] - 1):
         chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
-                   group_members, labels_in, sub_in, is_anchor, update, rand_cluster, rand_p,
+                   group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                    bounds[c], bounds[c + 1], seeds[c], labels_out, code_out, acc[c], cnt[c],
                    first[c], res[c], ll[c], log_likelihood, accumulate)
 

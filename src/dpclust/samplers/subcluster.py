@@ -358,9 +358,9 @@ class SubclusterSplitMerge:
         fam = model.family
         pk = model.pass_kernel
         n = model.n_samples
-        is_anchor = np.zeros(n, dtype=np.uint8)
-        is_anchor[state.anchors] = 1
         if pk is None:
+            is_anchor = np.zeros(n, dtype=np.uint8)
+            is_anchor[state.anchors] = 1
             return _reference_pass(rng, fam, model.X, theta, thetabar, log_pi, log_pibar, fresh,
                                    groups, state.labels, state.sublabels, is_anchor, update,
                                    rand_c, rand_p)
@@ -382,7 +382,8 @@ class SubclusterSplitMerge:
         with _threads(self.n_jobs):
             fn(pk.data, pk.pack(concatenate(theta, thetabar)), log_pi, log_pibar,
                fresh.astype(np.uint8), group_of, group_start, group_members, state.labels,
-               state.sublabels, is_anchor, int(update), int(rand_c), float(rand_p), bounds,
+               state.sublabels, np.ascontiguousarray(state.anchors, dtype=np.int64), int(update),
+               int(rand_c), float(rand_p), bounds,
                seeds, labels_out, codes, acc, cnt, first, res, ll, *extra)
         counts = cnt.sum(axis=0)
         stats = pk.unpack(acc.sum(axis=0))

@@ -97,6 +97,7 @@ def _draw_label(logw, log_pi, cand, m, state):
     total = 0.0
     n_live = 0
     arg = 0
+    first = 0
     for a in range(m):
         dv = logw[a] - best
         if dv < _SKIP:
@@ -105,12 +106,16 @@ def _draw_label(logw, log_pi, cand, m, state):
             w = 1.0 if dv == 0.0 else math.exp(dv)
             logw[a] = w
             total += w
+            if n_live == 0:
+                first = a
             n_live += 1
             arg = a
     if n_live == 1:
         return state, arg
     state, u = next_uniform(state)
     target = u * total
+    if n_live == 2:  # the common case: no third pass over the candidates
+        return state, (first if logw[first] >= target else arg)
     acc = 0.0
     for a in range(m):
         w = logw[a]

@@ -11,9 +11,9 @@ Every state is a NamedTuple with at least ``labels`` (int64, canonical: clusters
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np

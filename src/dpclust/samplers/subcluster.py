@@ -382,9 +382,9 @@ class SubclusterSplitMerge:
         with _threads(self.n_jobs):
             fn(pk.data, pk.pack(concatenate(theta, thetabar)), log_pi, log_pibar,
                fresh.astype(np.uint8), group_of, group_start, group_members, state.labels,
-               state.sublabels, np.ascontiguousarray(state.anchors, dtype=np.int64), int(update),
-               int(rand_c), float(rand_p), bounds,
-               seeds, labels_out, codes, acc, cnt, first, res, ll, *extra)
+               state.sublabels, np.ascontiguousarray(state.anchors, dtype=np.int64),
+               int(update), int(rand_c), float(rand_p), bounds, seeds, labels_out, codes, acc,
+               cnt, first, res, ll, *extra)
         counts = cnt.sum(axis=0)
         stats = pk.unpack(acc.sum(axis=0))
         return PassResult(labels_out, codes, stats, counts, _first_member(first),

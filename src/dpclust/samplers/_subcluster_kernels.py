@@ -142,10 +142,10 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
     draws both.  With ``update == 2``, every point that is not its cluster's anchor (point i
     of cluster k is when ``anchors[k] == i``) draws a label from ``pi_k f(x_i; theta_k)`` over
-    the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); then a sub-label from ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the
-    more likely of two seeds in a cluster whose sub-clusters start afresh (``fresh``).  A
-    point of cluster ``rand_cluster`` also gets a side of the random split, right with
-    probability ``1 - rand_p``.
+    the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); then a sub-label from
+    ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the more likely of two seeds in a cluster
+    whose sub-clusters start afresh (``fresh``).  A point of cluster ``rand_cluster`` also
+    gets a side of the random split, right with probability ``1 - rand_p``.
 
     Outputs, per slot of this chunk: ``acc`` (the family's raw statistics), ``cnt`` (points),
     ``first`` (smallest index, -1 if none), ``res`` (a uniformly chosen member, by reservoir

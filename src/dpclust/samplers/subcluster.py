@@ -507,8 +507,8 @@ class SubclusterSplitMerge:
         logf = fam.log_marginal(whole)
         n_sub = fam.count(subs).reshape(-1, 2)
         # Chang & Fisher eq. 21, conjugate form: the target ratio of the split
-        log_h = (math.log(alpha) + gammaln(n_sub).sum(axis=1) - gammaln(n_sub.sum(axis=1))
-                 + logf_sub.sum(axis=1) - logf)
+        log_h = _split_log_ratio(logf_sub[:, 0], logf_sub[:, 1], logf, n_sub[:, 0],
+                                 n_sub[:, 1], alpha)
         accepted = 0
         for a, k in enumerate(ready):
             c = clusters[k]
@@ -554,8 +554,7 @@ class SubclusterSplitMerge:
         n_m = n_l + n_r
         if self.merges == "reverse":
             # minus the split target ratio (ALGORITHMS.md section 3)
-            log_h = (-math.log(alpha) - gammaln(n_l) - gammaln(n_r) + gammaln(n_m)
-                     + logf_both - logf[first] - logf[second])
+            log_h = -_split_log_ratio(logf[first], logf[second], logf_both, n_l, n_r, alpha)
         else:
             a2 = alpha / 2.0
             log_h = (-math.log(alpha) + math.lgamma(alpha) - 2 * math.lgamma(a2)
@@ -612,12 +611,18 @@ def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
-def _log_split_target(fam, left, right, both, n_l, n_r, alpha):
+def _split_log_ratio(logf_l, logf_r, logf_c, n_l, n_r, alpha):
     """``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r)
-    - log f(X_c)``: the target ratio of a split (ALGORITHMS.md section 3)."""
+    - log f(X_c)``: the target ratio of a split (ALGORITHMS.md section 3), from the parts'
+    log marginals; elementwise over arrays of splits."""
+    return (math.log(alpha) + gammaln(n_l) + gammaln(n_r) - gammaln(n_l + n_r)
+            + logf_l + logf_r - logf_c)
+
+
+def _log_split_target(fam, left, right, both, n_l, n_r, alpha):
+    """:func:`_split_log_ratio` of one split given the statistics of its parts."""
     logf = fam.log_marginal(concatenate(left, right, both))
-    return (math.log(alpha) + math.lgamma(n_l) + math.lgamma(n_r) - math.lgamma(n_l + n_r)
-            + float(logf[0] + logf[1] - logf[2]))
+    return float(_split_log_ratio(logf[0], logf[1], logf[2], n_l, n_r, alpha))
 
 
 def _with_rows(params, rows, values):

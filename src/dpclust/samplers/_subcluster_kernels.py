@@ -88,16 +88,28 @@ def _draw_label(logw, log_pi, cand, m, state):
     """Index a < m drawn with probability proportional to ``pi_{cand[a]} exp(logw[a])``
     (overwrites ``logw[:m]``).  Candidates more than 36 nats below the best get no weight
     (below 1e-15 of it) and no ``exp``; a point with a single candidate left draws no
-    uniform."""
+    uniform.
+
+    The single-candidate case (most points of well-separated clusters) is found by a
+    branch-free count before any ``exp``, so that the position of the best candidate, which
+    changes from point to point, costs no mispredicted branches.
+    """
     best = -np.inf
+    arg = 0
     for a in range(m):
         v = logw[a] + log_pi[cand[a]]
         logw[a] = v
-        best = max(best, v)
-    total = 0.0
+        if v > best:
+            best = v
+            arg = a
+    cut = best + _SKIP
     n_live = 0
-    arg = 0
-    first = 0
+    for a in range(m):
+        n_live += logw[a] >= cut
+    if n_live == 1:
+        return state, arg
+    total = 0.0
+    first = -1
     for a in range(m):
         dv = logw[a] - best
         if dv < _SKIP:
@@ -106,12 +118,9 @@ def _draw_label(logw, log_pi, cand, m, state):
             w = 1.0 if dv == 0.0 else math.exp(dv)
             logw[a] = w
             total += w
-            if n_live == 0:
+            if first < 0:
                 first = a
-            n_live += 1
             arg = a
-    if n_live == 1:
-        return state, arg
     state, u = next_uniform(state)
     target = u * total
     if n_live == 2:  # the common case: no third pass over the candidates
@@ -197,7 +206,8 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             labels_out[i] = k
             a0 = l0 + log_pibar[k, 0]
             a1 = l1 + log_pibar[k, 1]
-            # P(s = 1) = 1 / (1 + exp(a0 - a1)); beyond 36 nats the draw is certain
+            # P(s = 1) = 1 / (1 + exp(a0 - a1)); beyond 36 nats the draw is certain.  The
+            # coin u < 1 / (1 + e) is tested as u (1 + e) < 1 (no division).
             diff = a0 - a1
             if fresh[k]:  # seeded sub-clusters: the more likely side
                 p1 = 1.0 if diff < 0.0 else 0.0
@@ -209,8 +219,9 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                 p1 = 0.0
                 u = 0.5
             else:
-                p1 = 1.0 / (1.0 + math.exp(diff))
+                p1 = 1.0
                 state, u = next_uniform(state)
+                u *= 1.0 + math.exp(diff)
             if u < p1:
                 s = 1
                 lsub = l1

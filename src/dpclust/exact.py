@@ -9,6 +9,7 @@ plausible on clustering demos and fails this test (ALGORITHMS.md section 6).
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -57,26 +58,80 @@ def exact_posterior(family: ConjugateFamily, X, log_prior: Callable[[np.ndarray]
     family : ConjugateFamily
         Resolved family.
     X : data in the family's working form, n <= 8 points.
-    log_prior : callable or float
+    log_prior : callable, float or ndarray
         ``log_prior(sizes) -> float`` for a partition with block sizes ``sizes``; a float is
-        read as a fixed DP concentration alpha (the CRP prior).
+        read as a fixed DP concentration alpha (the CRP prior); an array gives the log prior
+        of every partition of ``set_partitions(n)`` (e.g. from
+        :func:`ddcrp_partition_log_prior`, for priors that are not exchangeable).
 
     Returns
     -------
     partitions : ndarray of shape (Bell(n), n)
     probs : ndarray of shape (Bell(n),)
     """
-    if not callable(log_prior):
-        alpha = float(log_prior)
-        log_prior = lambda sizes: crp_log_prior(sizes, alpha)  # noqa: E731
     n = family.n_points(X)
     parts = set_partitions(n)
+    if isinstance(log_prior, np.ndarray):
+        if log_prior.shape != (len(parts),):
+            raise ValueError(f"a log prior per partition needs shape ({len(parts)},)")
+        prior_of = log_prior
+    else:
+        if not callable(log_prior):
+            alpha = float(log_prior)
+            log_prior = lambda sizes: crp_log_prior(sizes, alpha)  # noqa: E731
+        prior_of = None
     logp = np.empty(len(parts))
     for j, row in enumerate(parts):
         k = int(row.max()) + 1
         stats = family.stats(X, row, k)
-        logp[j] = log_prior(family.count(stats)) + family.log_marginal(stats).sum()
+        lp = prior_of[j] if prior_of is not None else log_prior(family.count(stats))
+        logp[j] = lp + family.log_marginal(stats).sum()
     return parts, np.exp(logp - logsumexp(logp))
+
+
+def _find(parent, x):
+    """Root of x in a union-find forest (with path halving)."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+def ddcrp_partition_log_prior(candidates, alpha: float) -> np.ndarray:
+    """``log p(partition)`` under a ddCRP, for every partition of ``set_partitions(n)``.
+
+    Sums the prior probability of every link configuration (``prod_i (1 + candidates_i)``
+    of them, at most a few hundred thousand) over the configurations that make each
+    partition (Blei & Frazier 2010, eq. 2).  ``-inf`` for partitions no links can make.
+    """
+    import itertools
+
+    n = candidates.n
+    parts = set_partitions(n)
+    index = {tuple(row): j for j, row in enumerate(parts)}
+    options = []
+    for i in range(n):
+        j, lf = candidates.row(i)
+        norm = math.log(alpha + candidates.total[i])
+        options.append([(i, math.log(alpha) - norm)]
+                       + [(int(a), float(b) - norm) for a, b in zip(j, lf)])
+    if math.prod(len(o) for o in options) > 2_000_000:
+        raise ValueError("too many link configurations to enumerate")
+    total = np.full(len(parts), -np.inf)
+    for combo in itertools.product(*options):
+        parent = list(range(n))
+        lp = 0.0
+        for i, (c, w) in enumerate(combo):
+            lp += w
+            ri, rc = _find(parent, i), _find(parent, c)
+            if ri != rc:
+                parent[ri] = rc
+        roots = [_find(parent, i) for i in range(n)]
+        seen = {}
+        row = tuple(seen.setdefault(r, len(seen)) for r in roots)
+        j = index[row]
+        total[j] = np.logaddexp(total[j], lp)
+    return total
 
 
 def total_variation(p: np.ndarray, q: np.ndarray) -> float:

@@ -84,6 +84,24 @@ def _dm_log_marginal(kstats, k, khyper):
     return s
 
 
+@njit(cache=True, _nrt=False)
+def _dm_log_join_gain(kstats, a, b, khyper):
+    """``log f(X_a ∪ X_b) - log f(X_a) - log f(X_b)``: only words counted in both slots
+    contribute to the sum (the multinomial coefficients cancel)."""
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    if n[a] == 0.0 or n[b] == 0.0:
+        return 0.0
+    tb = total[b]
+    s = _log_rising(h[0], tb) - _log_rising(h[0] + total[a], tb)
+    for w in range(beta.shape[0]):
+        ca = counts[a, w]
+        cb = counts[b, w]
+        if ca > 0.0 and cb > 0.0:
+            s += _log_rising(beta[w] + ca, cb) - _log_rising(beta[w], cb)
+    return s
+
+
 # ------------------------------------------------------- instantiated-parameter pass
 # kdata as above; kparams = (log_prob (K, V),);
 # raw statistics row = [n_docs, word counts (V), sum of log multinomial coefficients].

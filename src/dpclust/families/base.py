@@ -60,6 +60,11 @@ class FamilyKernel(NamedTuple):
         family that names its kernels in small module-level wrappers starts in milliseconds
         instead of recompiling the sweeps in every process.  Without them the generic
         kernels are used with the family's functions as arguments (same results).
+    log_join_gain : callable or None
+        ``log_join_gain(kstats, a, b, khyper) -> float``: ``log f(X_a ∪ X_b) - log f(X_a) -
+        log f(X_b)`` without changing either slot, in time independent of the number of
+        points (the ddCRP's customer sampler joins whole tables).  Optional: the ddCRP
+        needs it, the other samplers do not.
     """
 
     data: tuple
@@ -71,6 +76,7 @@ class FamilyKernel(NamedTuple):
     log_predictive: Any
     log_marginal: Any
     entry_points: dict | None = None
+    log_join_gain: Any = None
 
 
 class PassKernel(NamedTuple):

@@ -23,6 +23,7 @@ from .._validation import check_dense
 from ._linalg import log_det_chol, solve_lower
 from ..samplers import _kernels as _generic
 from ..samplers import _subcluster_kernels as _sk
+from ..ddcrp import _kernels as _dk
 from . import _gaussian_kernels as _k
 from .base import ConjugateFamily, FamilyKernel, PassKernel
 
@@ -339,7 +340,8 @@ class NormalInverseWishart(ConjugateFamily):
                             alloc=alloc, reset=_k._niw_reset, add=_k._niw_add,
                             remove=_k._niw_remove, log_predictive=_k._niw_log_predictive,
                             log_marginal=_k._niw_log_marginal,
-                            entry_points=ENTRY_POINTS)
+                            entry_points=ENTRY_POINTS,
+                            log_join_gain=_k._niw_log_join_gain)
 
     def pass_kernel(self, X) -> PassKernel:
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -497,6 +499,20 @@ def _subcluster_pass_2d(kdata, kparams, log_pi, log_pibar, fresh, group_of, grou
                        _k._gauss2_log_likelihoods, _k._gauss2_accumulate)
 
 
+@njit(cache=True)
+def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev, sizes, live,
+                 live_pos, free, counters, cnt_before, mode, indptr, indices, log_f,
+                 prior_pred, log_alpha, start, seed, queue, walk_mark, gain_stamp, gain_val,
+                 logw, target):
+    return _dk.ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
+                           sizes, live, live_pos, free, counters, cnt_before, mode, indptr,
+                           indices, log_f, prior_pred, log_alpha, start, seed, queue,
+                           walk_mark, gain_stamp, gain_val, logw, target,
+                           _k._niw_reset, _k._niw_add, _k._niw_remove,
+                             _k._niw_log_predictive, _k._niw_log_join_gain)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
-                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass}
+                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
+                "ddcrp_sweep": _ddcrp_sweep}
 ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d)

@@ -25,6 +25,7 @@ from scipy.special import gammaln
 from .._validation import check_counts
 from ..samplers import _kernels as _generic
 from ..samplers import _subcluster_kernels as _sk
+from ..ddcrp import _kernels as _dk
 from . import _multinomial_kernels as _k
 from .base import ConjugateFamily, FamilyKernel, PassKernel, log_dirichlet, take
 
@@ -263,7 +264,8 @@ class DirichletMultinomial(ConjugateFamily):
 
         return FamilyKernel(data=data, hyper=hyper, alloc=alloc, reset=_k._dm_reset, add=_k._dm_add,
                             remove=_k._dm_remove, log_predictive=_k._dm_log_predictive,
-                            log_marginal=_k._dm_log_marginal, entry_points=ENTRY_POINTS)
+                            log_marginal=_k._dm_log_marginal, entry_points=ENTRY_POINTS,
+                            log_join_gain=_k._dm_log_join_gain)
 
     def pass_kernel(self, X) -> PassKernel:
         X = self._as_csr(X)
@@ -334,5 +336,19 @@ def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_s
                        _k._dm_log_likelihoods, _k._dm_accumulate)
 
 
+@njit(cache=True)
+def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev, sizes, live,
+                 live_pos, free, counters, cnt_before, mode, indptr, indices, log_f,
+                 prior_pred, log_alpha, start, seed, queue, walk_mark, gain_stamp, gain_val,
+                 logw, target):
+    return _dk.ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
+                           sizes, live, live_pos, free, counters, cnt_before, mode, indptr,
+                           indices, log_f, prior_pred, log_alpha, start, seed, queue,
+                           walk_mark, gain_stamp, gain_val, logw, target,
+                           _k._dm_reset, _k._dm_add, _k._dm_remove,
+                             _k._dm_log_predictive, _k._dm_log_join_gain)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
-                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass}
+                "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
+                "ddcrp_sweep": _ddcrp_sweep}

@@ -1,0 +1,33 @@
+"""The distance dependent Chinese restaurant process (Blei & Frazier 2010).
+
+* decays :class:`Window`, :class:`Exponential`, :class:`Logistic` and :class:`Constant`
+  (the ordinary CRP when sequential);
+* :func:`link_candidates`: who may link to whom, from distances or positions;
+* :func:`sample_prior`: draws of links and tables from the prior;
+* :class:`DDCRPGibbs`: the customer-assignment Gibbs sampler for mixtures.
+
+ALGORITHMS.md section 4 has the mathematics.
+"""
+
+from .decay import Constant, Decay, Exponential, Logistic, Window, parse_decay
+from .distances import LinkCandidates, link_candidates
+from .prior import PriorDraws, draw_links, links_to_labels, sample_prior
+from .sampler import DDCRPGibbs, DDCRPModel, DDCRPState
+
+__all__ = [
+           "Constant",
+           "DDCRPGibbs",
+           "DDCRPModel",
+           "DDCRPState",
+           "Decay",
+           "Exponential",
+           "LinkCandidates",
+           "Logistic",
+           "PriorDraws",
+           "Window",
+           "draw_links",
+           "link_candidates",
+           "links_to_labels",
+           "parse_decay",
+           "sample_prior",
+]

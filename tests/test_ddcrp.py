@@ -295,3 +295,66 @@ def test_model_checks_sizes_and_forbidden_start():
     model = DDCRPModel(fam, X, None, link_candidates(Constant(), n=5, sequential=True))
     with pytest.raises(ValueError, match="forbid"):
         DDCRPGibbs().init(np.random.default_rng(0), model, links=np.array([1, 0, 2, 3, 4]))
+
+
+# ------------------------------------------------------------------ the estimator
+def _drifting_data(n=240, seed=0):
+    """Points whose cluster changes with time: three consecutive eras."""
+    X, y = make_gaussian_mixture(n, 3, random_state=seed)
+    order = np.argsort(y, kind="stable")
+    return X[order], y[order], np.arange(n, dtype=float)
+
+
+def test_estimator_fit_and_attributes():
+    from dpclust import DDCRPMixture
+    X, y, t = _drifting_data()
+    m = DDCRPMixture(family="gaussian", decay="window:15", positions=t, sequential=True,
+                     n_iter=30, random_state=0, store_labels=True).fit(X)
+    assert m.links_.shape == (240,) and (m.links_ <= np.arange(240)).all()
+    assert m.trace_.log_joint.shape == (30,) and m.trace_.labels.shape == (15, 240)
+    from dpclust.metrics import nmi
+    assert nmi(m.labels_, y) > 0.9
+    assert np.isfinite(m.trace_.log_joint).all()
+
+
+def test_estimator_checkpoint_resume_is_the_same_chain(tmp_path):
+    from dpclust import DDCRPMixture
+    X, _, t = _drifting_data(120)
+    kw = dict(family="gaussian", decay="exponential:5", positions=t, n_iter=12,
+              random_state=3)
+    whole = DDCRPMixture(**kw).fit(X)
+    path = tmp_path / "chain.pkl"
+    stop = DDCRPMixture(**kw, checkpoint=path, checkpoint_every=1,
+                        callback=lambda it, s, i: it < 5).fit(X)
+    assert stop.n_iter_ == 6
+    resumed = DDCRPMixture.resume(path, X)
+    np.testing.assert_array_equal(resumed.links_, whole.links_)
+    np.testing.assert_allclose(resumed.trace_.log_joint, whole.trace_.log_joint)
+
+
+def test_heldout_score_prefers_the_right_decay_on_drifting_data():
+    """Held-out points from the latest era: a short time decay predicts them better than
+    the ordinary CRP, which mixes in the earlier eras."""
+    from dpclust import DDCRPMixture
+    X, _, t = _drifting_data(300, seed=4)
+    train, test = slice(0, 280), slice(280, 300)
+    crp = DDCRPMixture(family="gaussian", sequential=True, n_iter=30, random_state=0)
+    crp.fit(X[train])
+    dd = DDCRPMixture(family="gaussian", decay="logistic:20:3", positions=t[train],
+                      sequential=True, n_iter=30, random_state=0).fit(X[train])
+    s_crp = crp.score_samples(X[test]).mean()
+    s_dd = dd.score_samples(X[test], positions=t[test]).mean()
+    assert np.isfinite(s_crp) and np.isfinite(s_dd)
+    assert s_dd > s_crp
+    with pytest.raises(ValueError, match="positions"):
+        dd.score_samples(X[test])
+
+
+def test_estimator_reports_bad_distances_clearly():
+    from dpclust import DDCRPMixture
+    from dpclust._validation import DataError
+    X, _, t = _drifting_data(60)
+    with pytest.raises(DataError, match="60 customers"):
+        DDCRPMixture(family="gaussian", decay="window:3", positions=t[:50]).fit(X)
+    with pytest.raises(ValueError, match="unknown decay"):
+        DDCRPMixture(family="gaussian", decay="triangle:3", positions=t).fit(X)

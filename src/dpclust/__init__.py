@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 from .families import DirichletMultinomial, NormalInverseWishart  # noqa: E402
 from .samplers import GammaPrior  # noqa: E402
 from .estimator import DPMixture  # noqa: E402
+from .ddcrp import DDCRPMixture  # noqa: E402
 
-__all__ = ["DPMixture", "GammaPrior", "NormalInverseWishart", "DirichletMultinomial",
+__all__ = ["DPMixture", "DDCRPMixture", "GammaPrior", "NormalInverseWishart", "DirichletMultinomial",
            "__version__"]

@@ -313,6 +313,17 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             return None
         return kmeans_labels(rng, features, self.init_clusters)
 
+    def _make_sampler(self, n_samples, family):
+        return get_sampler(self.sampler, n_samples, family)
+
+    def _make_model(self, family_, Xw, prior):
+        return MixtureModel(family_, Xw, prior)
+
+    def _initial_state(self, rng, model, sampler, alpha0):
+        labels = self._initial_labels(rng, model.family, model.X, sampler)
+        return sampler.init(rng, model, labels=labels, n_clusters=self.init_clusters,
+                            alpha=alpha0)
+
     def _check_X(self, X):
         """Validate new data against the fitted family (same number of features)."""
         n_features = _n_features_of(X)
@@ -341,11 +352,10 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             family = _copy_family(family)
         family_ = family.resolve(Xw)
         alpha0, prior = resolve_alpha(self.alpha)
-        sampler = get_sampler(self.sampler, family.n_points(Xw), family)
+        sampler = self._make_sampler(family.n_points(Xw), family)
         rng = check_random_state(self.random_state)
-        model = MixtureModel(family_, Xw, prior)
-        state = sampler.init(rng, model, labels=self._initial_labels(rng, family_, Xw, sampler),
-                             n_clusters=self.init_clusters, alpha=alpha0)
+        model = self._make_model(family_, Xw, prior)
+        state = self._initial_state(rng, model, sampler, alpha0)
         snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
         self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
         return self
@@ -387,10 +397,10 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
             raise DataError("the data differ from those the checkpointed run was started on "
                             f"(checkpoint {path})")
         alpha0, prior = resolve_alpha(est.alpha)
-        model = MixtureModel(family_, Xw, prior)
+        model = est._make_model(family_, Xw, prior)
         rng = np.random.default_rng()
         rng.bit_generator.state = prog.snapshot.rng_state
-        est._run(model, get_sampler(est.sampler, model.n_samples, family_), rng, prog, n_iter_,
+        est._run(model, est._make_sampler(model.n_samples, family_), rng, prog, n_iter_,
                  fingerprint=ckpt["fingerprint"], saved_at=done)
         return est
 

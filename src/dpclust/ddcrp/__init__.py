@@ -15,6 +15,7 @@ from .prior import PriorDraws, draw_links, links_to_labels, sample_prior
 from .sampler import DDCRPGibbs, DDCRPModel, DDCRPState
 
 __all__ = [
+    "DDCRPMixture",
            "Constant",
            "DDCRPGibbs",
            "DDCRPModel",
@@ -31,3 +32,12 @@ __all__ = [
            "parse_decay",
            "sample_prior",
 ]
+
+
+def __getattr__(name):
+    # the estimator builds on dpclust.estimator, which needs the families, whose kernels
+    # import this package: load it on first use
+    if name == "DDCRPMixture":
+        from .estimator import DDCRPMixture
+        return DDCRPMixture
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ Blei, D. M. & Frazier, P. I. (2010). Distance dependent Chinese restaurant proce
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
@@ -66,19 +66,8 @@ class DDCRPModel(MixtureModel):
 
     def log_joint_links(self, links, alpha: float) -> float:
         """``log p(c | D, alpha) + sum_tables log f(X_table)``: the ddCRP log joint."""
-        labels = links_to_labels(links)
         return (self.candidates.log_prior(links, alpha)
-                + self.log_joint(labels, alpha) - _crp_part(labels, alpha))
-
-    def log_partition_joint(self, labels, alpha: float) -> float:
-        """``log p(z | CRP(alpha)) + sum_k log f(X_k)``: the log joint of a partition under
-        the ordinary CRP (what the paper's Figure 5 compares)."""
-        return self.log_joint(labels, alpha)
-
-
-def _crp_part(labels, alpha):
-    from ..samplers.crp import crp_log_prior
-    return crp_log_prior(np.bincount(labels), alpha)
+                + self.log_likelihood(links_to_labels(links)))
 
 
 class DDCRPState(NamedTuple):
@@ -93,6 +82,9 @@ class DDCRPState(NamedTuple):
     alpha: float
     links: np.ndarray
     cache: tuple | None = None
+
+
+_STARTS = ("prior", "singletons")
 
 
 @njit(cache=True, _nrt=False)
@@ -146,11 +138,10 @@ class DDCRPGibbs:
     rebuild_every: int = 20
     alpha_steps: int = 5
     name = "ddcrp"
-    _starts: tuple = field(default=("prior", "singletons"), repr=False, compare=False)
 
     def __post_init__(self):
-        if self.start not in self._starts:
-            raise ValueError(f"start must be one of {self._starts}, got {self.start!r}")
+        if self.start not in _STARTS:
+            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
 
     def init(self, rng, model: DDCRPModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0, links=None) -> DDCRPState:

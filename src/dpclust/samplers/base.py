@@ -74,6 +74,14 @@ class MixtureModel:
 
         Computed with the family's compiled kernels (one pass over the data).
         """
+        counts, log_lik = self._log_likelihood(labels)
+        return crp_log_prior(counts, alpha) + log_lik
+
+    def log_likelihood(self, labels: np.ndarray) -> float:
+        """``sum_k log f(X_k)`` of the partition ``labels`` (parameters integrated out)."""
+        return self._log_likelihood(labels)[1]
+
+    def _log_likelihood(self, labels):
         labels = np.asarray(labels, dtype=np.int64)
         k = int(labels.max()) + 1
         kern = self.kernel
@@ -84,7 +92,7 @@ class MixtureModel:
         sum_log_marginals, fns = _kernels.dispatch(kern, "sum_log_marginals")
         active = np.flatnonzero(counts).astype(np.int64)
         log_lik = sum_log_marginals(kstats, kern.hyper, active, len(active), *fns)
-        return crp_log_prior(counts, alpha) + float(log_lik)
+        return counts, float(log_lik)
 
     def log_split_ratio(self, left, right, alpha: float) -> float:
         """``log p(split) - log p(merged)`` of two disjoint point sets (index arrays):

@@ -100,6 +100,13 @@ def _split_part(i, old, links, ch_head, ch_next, queue, walk_mark, tag):
             queue[tail] = c
             tail += 1
             c = ch_next[c]
+    return _search_rest(head, tail, ch_head, ch_next, queue)
+
+
+@njit(cache=True, _nrt=False)
+def _search_rest(head, tail, ch_head, ch_next, queue):
+    """Finish a breadth-first search over the reverse links from ``queue[head:tail]``;
+    returns the number of customers found."""
     while head < tail:
         x = queue[head]
         head += 1
@@ -115,17 +122,7 @@ def _split_part(i, old, links, ch_head, ch_next, queue, walk_mark, tag):
 def _in_tree(i, ch_head, ch_next, queue):
     """Every customer whose links lead to i (i first); i's own link must be removed."""
     queue[0] = i
-    head = 0
-    tail = 1
-    while head < tail:
-        x = queue[head]
-        head += 1
-        c = ch_head[x]
-        while c >= 0:
-            queue[tail] = c
-            tail += 1
-            c = ch_next[c]
-    return tail
+    return _search_rest(0, 1, ch_head, ch_next, queue)
 
 
 @njit(cache=True, _nrt=False)

@@ -147,7 +147,202 @@ def data_fingerprint(X) -> str:
     return h.hexdigest()[:16]
 
 
-class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
+class _ChainEstimator(BaseEstimator):
+    """What every MCMC estimator of dpclust shares: the run with its trace, kept draws,
+    progress bar and checkpoints, resume, and the point estimate of the partition.
+
+    Subclasses provide ``_make_model``, ``_make_sampler``, ``_initial_state`` and
+    ``_finish`` (which calls ``_summarise_chain``).
+    """
+
+    # ----------------------------------------------------------------- set-up
+    def _settings(self):
+        """Check the chain's settings; returns ``(n_iter, burn_in, thin)``."""
+        n_iter = check_int(self.n_iter, "n_iter", 1)
+        burn_in = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0)
+        if burn_in >= n_iter:
+            raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
+        thin = check_int(self.thin, "thin", 1)
+        if self.point_estimate not in ("vi", "binder"):
+            raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
+        if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
+            check_int(self.max_draws, "max_draws", 1)
+        check_int(self.n_predictive_draws, "n_predictive_draws", 1)
+        if self.checkpoint_every is not None:
+            check_int(self.checkpoint_every, "checkpoint_every", 1)
+        return n_iter, burn_in, thin
+
+    # ------------------------------------------------------------------- run
+    def _start_chain(self, model, sampler, rng, alpha0):
+        """Run a new chain from the sampler's starting state; returns ``self``."""
+        n_iter, burn_in, thin = self._settings()
+        state = self._initial_state(rng, model, sampler, alpha0)
+        snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
+        self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
+        return self
+
+    @classmethod
+    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None):
+        """Continue a checkpointed run on the same data and return the fitted estimator.
+
+        The resumed chain is exactly the uninterrupted one: same draws, same kept draws,
+        same point estimate.
+
+        Parameters
+        ----------
+        path : str or path
+            Checkpoint file written by a run with ``checkpoint=path``.
+        X : the same data the run was started on (checked by fingerprint).
+        n_iter : int, optional
+            A new total number of iterations, to extend a run (burn-in and thinning stay
+            those of the original run).
+        """
+        ckpt = load_checkpoint(path)
+        prog = ckpt["progress"]
+        est = cls(**ckpt["params"])
+        if n_iter is not None:
+            est.n_iter = n_iter
+        done = prog.snapshot.iteration
+        if check_int(est.n_iter, "n_iter", 1) < done:
+            raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
+                             f"{est.n_iter} would discard some (pass n_iter >= {done})")
+        est.burn_in = prog.burn_in  # as resolved when the run started
+        if progress is not None:
+            est.progress = progress
+        est.callback = callback
+        est.checkpoint = str(path)
+        n_iter_, _, _ = est._settings()
+        family_ = ckpt["family"]
+        Xw = family_.validate(X)
+        if data_fingerprint(Xw) != ckpt["fingerprint"]:
+            raise DataError("the data differ from those the checkpointed run was started on "
+                            f"(checkpoint {path})")
+        alpha0, prior = resolve_alpha(est.alpha)
+        model = est._make_model(family_, Xw, prior)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = prog.snapshot.rng_state
+        est._run(model, est._make_sampler(model.n_samples, family_), rng, prog, n_iter_,
+                 fingerprint=ckpt["fingerprint"], saved_at=done)
+        return est
+
+    def _run(self, model, sampler, rng, prog: _Progress, n_iter, *, fingerprint=None,
+             saved_at=None):
+        every = self.checkpoint_every
+        if self.checkpoint is not None and fingerprint is None:
+            fingerprint = data_fingerprint(model.X)
+        bar = _progress_bar(self.progress, n_iter, prog.snapshot.iteration)
+        t_start = time.perf_counter() - prog.snapshot.elapsed
+        try:
+            while prog.snapshot.iteration < n_iter:
+                snap = prog.snapshot
+                it = snap.iteration
+                state, info = sampler.step(rng, snap.state, model)
+                elapsed = time.perf_counter() - t_start
+                del prog.records[it:]  # a record left by an interrupted iteration
+                prog.records.append((info.log_joint, info.n_clusters, info.alpha,
+                                     info.n_accepted_splits, info.n_accepted_merges, elapsed))
+                n_kept, reservoir = snap.n_kept, snap.reservoir
+                if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
+                    labels = state.labels.astype(np.int32)
+                    del prog.kept[n_kept:], prog.all_labels[n_kept:]
+                    prog.kept.append((it, float(state.alpha)))
+                    if self.store_labels:
+                        prog.all_labels.append(labels)
+                    reservoir = _reservoir_add(reservoir, n_kept, it, labels,
+                                               _max_draws(self.max_draws, model.n_samples))
+                    n_kept += 1
+                # the commit: one assignment
+                prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,
+                                          n_kept, reservoir)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
+                                    refresh=False)
+                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                    saved_at = self._save(prog, model, fingerprint)
+                if self.callback is not None and self.callback(it, state, info) is False:
+                    break
+        except KeyboardInterrupt:
+            # nothing lost: the last complete iteration (with the random stream as it was
+            # then) goes to the checkpoint, so a resumed chain is the uninterrupted one
+            if self.checkpoint is not None and prog.snapshot.iteration > 0:
+                self._save(prog, model, fingerprint)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        if self.checkpoint is not None and saved_at != prog.snapshot.iteration:
+            self._save(prog, model, fingerprint)
+        self._finish(model, prog.consistent())
+
+    def _save(self, prog: _Progress, model, fingerprint) -> int:
+        """Write the checkpoint; returns the iteration it holds."""
+        consistent = prog.consistent()
+        save_checkpoint(self.checkpoint, {
+            "format": _CHECKPOINT_FORMAT, "version": __version__,
+            "params": {k: v for k, v in self.get_params().items() if k != "callback"},
+            "family": model.family, "fingerprint": fingerprint, "progress": consistent,
+        })
+        return consistent.snapshot.iteration
+
+    def _summarise_chain(self, model, prog: _Progress):
+        """What any chain gives: the point estimate, the trace, alpha, the draws kept for
+        prediction (``_predictive_draws``) and the data (``_X_fit``)."""
+        X = model.X
+        snap = prog.snapshot
+        _, held = snap.reservoir
+        if held:
+            pool_draws = np.array([labels for _, _, labels in held])
+            alpha_of = dict(prog.kept)
+            pool_alpha = [alpha_of[it] for _, it, _ in held]
+        else:  # stopped during burn-in: the last state is the only draw
+            pool_draws = snap.state.labels.astype(np.int32)[None, :]
+            pool_alpha = [float(snap.state.alpha)]
+        labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
+        self.labels_ = labels.astype(np.int64)
+        self.expected_loss_ = float(loss)
+        self.n_clusters_ = int(self.labels_.max()) + 1
+        self.n_iter_ = snap.iteration
+        self.alpha_ = float(np.mean([a for _, a in prog.kept] or pool_alpha))
+        n = model.n_samples
+        records = np.array(prog.records, dtype=np.float64).reshape(-1, 6)
+        self.log_joint_ = float(records[-1, 0])
+        self.best_log_joint_ = float(records[:, 0].max())
+        self.trace_ = Trace(
+            log_joint=records[:, 0], n_clusters=records[:, 1].astype(np.int64),
+            alpha=records[:, 2], seconds=records[:, 5],
+            n_accepted_splits=records[:, 3].astype(np.int64),
+            n_accepted_merges=records[:, 4].astype(np.int64),
+            kept=np.array([it for it, _ in prog.kept], dtype=np.int64),
+            labels=np.array(prog.all_labels) if self.store_labels else None)
+        # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
+        self._pool_draws = pool_draws if n <= _MAX_SIMILARITY_SAMPLES else None
+        # a few evenly spaced draws for the posterior predictive density; their statistics
+        # are computed from the training data when scoring, one draw at a time
+        m = min(self.n_predictive_draws, len(pool_draws))
+        idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
+        self._predictive_draws = [(pool_draws[j], pool_alpha[j]) for j in idx]
+        self._X_fit = X
+
+    # ---------------------------------------------------------------- summary
+    def posterior_similarity(self, max_samples=10_000):
+        """Posterior co-clustering matrix ``P[i, j] = Pr(z_i = z_j | X)`` from the kept draws.
+
+        Returns
+        -------
+        similarity : ndarray of shape (n_samples, n_samples)
+        """
+        check_is_fitted(self, "labels_")
+        if self._pool_draws is None:
+            raise ValueError(
+                f"the co-clustering matrix of {len(self.labels_):,} points would need "
+                f"{len(self.labels_) ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
+                f"{_MAX_SIMILARITY_SAMPLES:,} points")
+        return posterior_similarity(self._pool_draws, max_samples=max_samples)
+
+
+
+class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     """Dirichlet-process mixture model fitted by MCMC; the data decide the number of clusters.
 
     Parameters
@@ -281,22 +476,11 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
-        n_iter = check_int(self.n_iter, "n_iter", 1)
-        burn_in = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0)
-        if burn_in >= n_iter:
-            raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
-        thin = check_int(self.thin, "thin", 1)
-        if self.point_estimate not in ("vi", "binder"):
-            raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
-        if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
-            check_int(self.max_draws, "max_draws", 1)
-        check_int(self.n_predictive_draws, "n_predictive_draws", 1)
+        out = super()._settings()
         check_int(self.init_clusters, "init_clusters", 1)
         if self.init not in ("auto", "random", "kmeans"):
             raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
-        if self.checkpoint_every is not None:
-            check_int(self.checkpoint_every, "checkpoint_every", 1)
-        return n_iter, burn_in, thin
+        return out
 
     def _initial_labels(self, rng, family, X, sampler):
         """k-means labels when ``init`` asks for them (None: the sampler's random start)."""
@@ -345,144 +529,28 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         -------
         self
         """
-        n_iter, burn_in, thin = self._settings()
+        self._settings()
+        model = self._target(X)
+        alpha0, _ = resolve_alpha(self.alpha)
+        sampler = self._make_sampler(model.n_samples, model.family)
+        rng = check_random_state(self.random_state)
+        return self._start_chain(model, sampler, rng, alpha0)
+
+    def _target(self, X):
+        """The model this estimator describes for the data ``X`` (validated, the family's
+        hyperparameters resolved from the data)."""
         family = get_family(self.family)
         Xw = family.validate(X)
         if isinstance(family, ConjugateFamily) and family is self.family:
             family = _copy_family(family)
-        family_ = family.resolve(Xw)
-        alpha0, prior = resolve_alpha(self.alpha)
-        sampler = self._make_sampler(family.n_points(Xw), family)
-        rng = check_random_state(self.random_state)
-        model = self._make_model(family_, Xw, prior)
-        state = self._initial_state(rng, model, sampler, alpha0)
-        snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
-        self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
-        return self
-
-    @classmethod
-    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None):
-        """Continue a checkpointed run on the same data and return the fitted estimator.
-
-        The resumed chain is exactly the uninterrupted one: same draws, same kept draws,
-        same point estimate.
-
-        Parameters
-        ----------
-        path : str or path
-            Checkpoint file written by a run with ``checkpoint=path``.
-        X : the same data the run was started on (checked by fingerprint).
-        n_iter : int, optional
-            A new total number of iterations, to extend a run (burn-in and thinning stay
-            those of the original run).
-        """
-        ckpt = load_checkpoint(path)
-        prog = ckpt["progress"]
-        est = cls(**ckpt["params"])
-        if n_iter is not None:
-            est.n_iter = n_iter
-        done = prog.snapshot.iteration
-        if check_int(est.n_iter, "n_iter", 1) < done:
-            raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
-                             f"{est.n_iter} would discard some (pass n_iter >= {done})")
-        est.burn_in = prog.burn_in  # as resolved when the run started
-        if progress is not None:
-            est.progress = progress
-        est.callback = callback
-        est.checkpoint = str(path)
-        n_iter_, _, _ = est._settings()
-        family_ = ckpt["family"]
-        Xw = family_.validate(X)
-        if data_fingerprint(Xw) != ckpt["fingerprint"]:
-            raise DataError("the data differ from those the checkpointed run was started on "
-                            f"(checkpoint {path})")
-        alpha0, prior = resolve_alpha(est.alpha)
-        model = est._make_model(family_, Xw, prior)
-        rng = np.random.default_rng()
-        rng.bit_generator.state = prog.snapshot.rng_state
-        est._run(model, est._make_sampler(model.n_samples, family_), rng, prog, n_iter_,
-                 fingerprint=ckpt["fingerprint"], saved_at=done)
-        return est
-
-    def _run(self, model, sampler, rng, prog: _Progress, n_iter, *, fingerprint=None,
-             saved_at=None):
-        every = self.checkpoint_every
-        if self.checkpoint is not None and fingerprint is None:
-            fingerprint = data_fingerprint(model.X)
-        bar = _progress_bar(self.progress, n_iter, prog.snapshot.iteration)
-        t_start = time.perf_counter() - prog.snapshot.elapsed
-        try:
-            while prog.snapshot.iteration < n_iter:
-                snap = prog.snapshot
-                it = snap.iteration
-                state, info = sampler.step(rng, snap.state, model)
-                elapsed = time.perf_counter() - t_start
-                del prog.records[it:]  # a record left by an interrupted iteration
-                prog.records.append((info.log_joint, info.n_clusters, info.alpha,
-                                     info.n_accepted_splits, info.n_accepted_merges, elapsed))
-                n_kept, reservoir = snap.n_kept, snap.reservoir
-                if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
-                    labels = state.labels.astype(np.int32)
-                    del prog.kept[n_kept:], prog.all_labels[n_kept:]
-                    prog.kept.append((it, float(state.alpha)))
-                    if self.store_labels:
-                        prog.all_labels.append(labels)
-                    reservoir = _reservoir_add(reservoir, n_kept, it, labels,
-                                               _max_draws(self.max_draws, model.n_samples))
-                    n_kept += 1
-                # the commit: one assignment
-                prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,
-                                          n_kept, reservoir)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
-                                    refresh=False)
-                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
-                    saved_at = self._save(prog, model, fingerprint)
-                if self.callback is not None and self.callback(it, state, info) is False:
-                    break
-        except KeyboardInterrupt:
-            # nothing lost: the last complete iteration (with the random stream as it was
-            # then) goes to the checkpoint, so a resumed chain is the uninterrupted one
-            if self.checkpoint is not None and prog.snapshot.iteration > 0:
-                self._save(prog, model, fingerprint)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        if self.checkpoint is not None and saved_at != prog.snapshot.iteration:
-            self._save(prog, model, fingerprint)
-        self._finish(model, prog.consistent())
-
-    def _save(self, prog: _Progress, model, fingerprint) -> int:
-        """Write the checkpoint; returns the iteration it holds."""
-        consistent = prog.consistent()
-        save_checkpoint(self.checkpoint, {
-            "format": _CHECKPOINT_FORMAT, "version": __version__,
-            "params": {k: v for k, v in self.get_params().items() if k != "callback"},
-            "family": model.family, "fingerprint": fingerprint, "progress": consistent,
-        })
-        return consistent.snapshot.iteration
+        _, prior = resolve_alpha(self.alpha)
+        return self._make_model(family.resolve(Xw), Xw, prior)
 
     def _finish(self, model: MixtureModel, prog: _Progress):
+        self._summarise_chain(model, prog)
         fam, X = model.family, model.X
-        snap = prog.snapshot
-        _, held = snap.reservoir
-        if held:
-            pool_draws = np.array([labels for _, _, labels in held])
-            alpha_of = dict(prog.kept)
-            pool_alpha = [alpha_of[it] for _, it, _ in held]
-        else:  # stopped during burn-in: the last state is the only draw
-            pool_draws = snap.state.labels.astype(np.int32)[None, :]
-            pool_alpha = [float(snap.state.alpha)]
-        labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
-        self.labels_ = labels.astype(np.int64)
-        self.expected_loss_ = float(loss)
-        self.n_clusters_ = int(self.labels_.max()) + 1
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
-        self.n_iter_ = snap.iteration
-        self.alpha_ = float(np.mean([a for _, a in prog.kept] or pool_alpha))
         n = model.n_samples
         stats = fam.stats(X, self.labels_, self.n_clusters_)
         self._labels_stats = stats
@@ -490,24 +558,6 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         self.weights_ = sizes / (n + self.alpha_)
         self.weight_new_ = self.alpha_ / (n + self.alpha_)
         self.cluster_params_ = fam.mean_params(stats)
-        records = np.array(prog.records, dtype=np.float64).reshape(-1, 6)
-        self.log_joint_ = float(records[-1, 0])
-        self.best_log_joint_ = float(records[:, 0].max())
-        self.trace_ = Trace(
-            log_joint=records[:, 0], n_clusters=records[:, 1].astype(np.int64),
-            alpha=records[:, 2], seconds=records[:, 5],
-            n_accepted_splits=records[:, 3].astype(np.int64),
-            n_accepted_merges=records[:, 4].astype(np.int64),
-            kept=np.array([it for it, _ in prog.kept], dtype=np.int64),
-            labels=np.array(prog.all_labels) if self.store_labels else None)
-        # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
-        self._pool_draws = pool_draws if n <= _MAX_SIMILARITY_SAMPLES else None
-        # a few evenly spaced draws for the posterior predictive density; their statistics
-        # are computed from the training data when scoring, one draw at a time
-        m = min(self.n_predictive_draws, len(pool_draws))
-        idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
-        self._predictive_draws = [(pool_draws[j], pool_alpha[j]) for j in idx]
-        self._X_fit = X
 
     # ------------------------------------------------------------- prediction
     def predict_proba(self, X):
@@ -597,21 +647,6 @@ class DPMixture(ClusterMixin, DensityMixin, BaseEstimator):
         return fam.sample_data(params, y, rng), y
 
     # ---------------------------------------------------------------- summary
-    def posterior_similarity(self, max_samples=10_000):
-        """Posterior co-clustering matrix ``P[i, j] = Pr(z_i = z_j | X)`` from the kept draws.
-
-        Returns
-        -------
-        similarity : ndarray of shape (n_samples, n_samples)
-        """
-        check_is_fitted(self, "labels_")
-        if self._pool_draws is None:
-            raise ValueError(
-                f"the co-clustering matrix of {len(self.labels_):,} points would need "
-                f"{len(self.labels_) ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
-                f"{_MAX_SIMILARITY_SAMPLES:,} points")
-        return posterior_similarity(self._pool_draws, max_samples=max_samples)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         fam = self.family

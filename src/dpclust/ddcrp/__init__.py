@@ -4,7 +4,9 @@
   (the ordinary CRP when sequential);
 * :func:`link_candidates`: who may link to whom, from distances or positions;
 * :func:`sample_prior`: draws of links and tables from the prior;
-* :class:`DDCRPGibbs`: the customer-assignment Gibbs sampler for mixtures.
+* :class:`DDCRPGibbs`: the customer-assignment Gibbs sampler for mixtures;
+* :class:`DDCRPMixture` and :class:`DDCRPLanguageModel`: the estimators of mixtures and of
+  the fully observed language model (:mod:`dpclust.ddcrp.language`).
 
 ALGORITHMS.md section 4 has the mathematics.
 """
@@ -12,20 +14,25 @@ ALGORITHMS.md section 4 has the mathematics.
 from .decay import Constant, Decay, Exponential, Logistic, Window, parse_decay
 from .distances import LinkCandidates, link_candidates
 from .prior import PriorDraws, draw_links, links_to_labels, sample_prior
+from .language import LanguageGibbs, LanguageTarget, WordBase
 from .sampler import DDCRPGibbs, DDCRPModel, DDCRPState
 
 __all__ = [
-    "DDCRPMixture",
            "Constant",
+           "DDCRPLanguageModel",
+           "DDCRPMixture",
            "DDCRPGibbs",
            "DDCRPModel",
            "DDCRPState",
            "Decay",
            "Exponential",
+           "LanguageGibbs",
+           "LanguageTarget",
            "LinkCandidates",
            "Logistic",
            "PriorDraws",
            "Window",
+           "WordBase",
            "draw_links",
            "link_candidates",
            "links_to_labels",
@@ -37,7 +44,7 @@ __all__ = [
 def __getattr__(name):
     # the estimator builds on dpclust.estimator, which needs the families, whose kernels
     # import this package: load it on first use
-    if name == "DDCRPMixture":
-        from .estimator import DDCRPMixture
-        return DDCRPMixture
+    if name in ("DDCRPMixture", "DDCRPLanguageModel"):
+        from . import estimator
+        return getattr(estimator, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -123,6 +123,38 @@ def _as_positions(positions, n=None) -> np.ndarray:
     return P
 
 
+def new_customer_weights(decay: Decay, n_new: int, n_old: int, *, fit_positions=None,
+                         positions=None, metric="euclidean", sequential=False) -> np.ndarray:
+    """``f(d)`` from each new customer to each fitted one, shape (n_new, n_old): the prior
+    weights of a held-out customer's links to the training customers.
+
+    With the constant decay no positions are needed.  Datetimes are read in days from one
+    common origin.  ``sequential`` with 1-D positions forbids links to later customers.
+    """
+    if decay.is_constant and (positions is None or fit_positions is None):
+        return np.ones((n_new, n_old))
+    if positions is None or fit_positions is None:
+        raise ValueError("the new customers' positions (and a model fitted with positions) "
+                         f"are needed for a {type(decay).__name__} decay")
+    fit_arr, new_arr = np.asarray(fit_positions), np.asarray(positions)
+    if fit_arr.ndim != new_arr.ndim or fit_arr.shape[1:] != new_arr.shape[1:]:
+        raise ValueError(f"positions have shape {new_arr.shape[1:]} per customer, the "
+                         f"training positions {fit_arr.shape[1:]}")
+    both = _as_positions(np.concatenate([fit_arr, new_arr]))
+    old, new = both[:len(fit_arr)], both[len(fit_arr):]
+    if old.shape[0] != n_old:
+        raise ValueError(f"the training positions have {old.shape[0]} rows, the model "
+                         f"{n_old} customers")
+    if new.shape[0] != n_new:
+        raise ValueError(f"positions have {new.shape[0]} rows but there are {n_new} new "
+                         "customers")
+    from scipy.spatial.distance import cdist
+    W = decay(cdist(new, old, metric=metric))
+    if sequential and old.shape[1] == 1:
+        W[old[:, 0][None, :] > new[:, 0][:, None]] = 0.0
+    return W
+
+
 _METRIC_P = {"euclidean": 2.0, "cityblock": 1.0, "manhattan": 1.0, "chebyshev": np.inf}
 
 

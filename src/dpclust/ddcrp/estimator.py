@@ -10,10 +10,12 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import DataError
-from ..estimator import DPMixture
+from .._validation import DataError, check_random_state
+from ..estimator import DPMixture, _ChainEstimator
+from ..samplers.crp import resolve_alpha
 from .decay import parse_decay
-from .distances import link_candidates
+from .distances import link_candidates, new_customer_weights
+from .language import LanguageGibbs, LanguageTarget, WordBase
 from .sampler import DDCRPGibbs, DDCRPModel
 
 
@@ -151,25 +153,12 @@ class DDCRPMixture(DPMixture):
         fam = self.family_
         n_new = fam.n_points(Xw)
         n_old = fam.n_points(self._X_fit)
-        decay = parse_decay(self.decay)
-        if decay.is_constant:
-            W = np.ones((n_new, n_old))
-        else:
-            if positions is None or self.positions is None:
-                raise ValueError("score_samples needs the new customers' positions (and a "
-                                 "model fitted with positions) for a decay that is not "
-                                 "constant")
-            from scipy.spatial.distance import cdist
-
-            from .distances import _as_positions
-            old = _as_positions(self.positions)
-            new = _as_positions(positions)
-            if new.shape[0] != n_new:
-                raise ValueError(f"positions have {new.shape[0]} rows but X has {n_new}")
-            if new.shape[1] != old.shape[1]:
-                raise ValueError(f"positions have {new.shape[1]} columns, the training "
-                                 f"positions {old.shape[1]}")
-            W = decay(cdist(new, old, metric=self.metric))
+        try:
+            W = new_customer_weights(parse_decay(self.decay), n_new, n_old,
+                                     fit_positions=self.positions, positions=positions,
+                                     metric=self.metric, sequential=self.sequential)
+        except ValueError as exc:
+            raise DataError(str(exc)) from None
         prior_pred = fam.log_predictive(Xw, fam.empty_stats(1))[:, 0]
         out = []
         for labels, alpha in self._predictive_draws:
@@ -183,3 +172,203 @@ class DDCRPMixture(DPMixture):
                                         np.log(table_w) + logp], axis=1)
             out.append(logsumexp(terms, axis=1) - np.log(alpha + W.sum(axis=1)))
         return logsumexp(np.array(out), axis=0) - np.log(len(out))
+
+
+class DDCRPLanguageModel(_ChainEstimator):
+    """The fully observed ddCRP language model (Blei & Frazier 2010, 3.1), fitted by the
+    customer-assignment Gibbs sampler.
+
+    Every token of a text is a customer; each table carries one word drawn from a base
+    distribution G0 and every customer at the table is that word.  With G0 ~ Dirichlet
+    (``concentration``) marginalised, the tables' words form a Pólya urn; with ``base_probs``
+    G0 is fixed.  A token either starts a new table (weight ``alpha`` times the probability
+    of its word as a new table's word) or links to an earlier token of the same word (weight
+    ``f(d)``), so the model is a decayed, smoothed cache of the text.
+
+    Parameters
+    ----------
+    alpha : float or GammaPrior, default=1.0
+        Self-link weight.
+    decay : Decay or str, default="constant"
+        How a link's weight decays with the distance between tokens (e.g. ``"logistic:50"``
+        on positions in the text).  Sequential and constant is the ordinary CRP.
+    distances, positions, metric :
+        As for :class:`DDCRPMixture`; by default a token's position is its index.
+    sequential : bool, default=True
+        Links only to earlier tokens (the paper's setting).
+    concentration : float or array of shape (n_words,), default=1.0
+        Dirichlet prior on G0 (ignored with ``base_probs``).
+    base_probs : array of shape (n_words,), optional
+        A fixed G0.
+    n_words : int, optional
+        Vocabulary size when the words are integer ids (default: largest id + 1).
+    n_iter, burn_in, thin, store_labels, start, point_estimate, max_draws,
+    n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback
+        As for :class:`DDCRPMixture`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_tokens,)
+        The point estimate of the tables.
+    links_ : ndarray of shape (n_tokens,)
+        The links of the last iteration.
+    table_words_ : ndarray
+        Word id of each table of ``labels_``.
+    vocabulary_ : tuple of str or None
+        The words, when the text was given as tokens (ids index it).
+    base_ : WordBase
+        The resolved base distribution.
+    trace_ : Trace
+        Log joint ``log p(c | D, alpha) + log p(w | tables)`` and number of tables per
+        iteration.
+
+    Examples
+    --------
+    >>> from dpclust.ddcrp import DDCRPLanguageModel
+    >>> text = "the cat sat on the mat and the cat ran".split()
+    >>> lm = DDCRPLanguageModel(decay="exponential:3", n_iter=50, random_state=0).fit(text)
+    >>> lm.links_.shape
+    (10,)
+    """
+
+    def __init__(self, alpha=1.0, decay="constant", distances=None, positions=None,
+                 metric="euclidean", sequential=True, concentration=1.0, base_probs=None,
+                 n_words=None, n_iter=200, burn_in=None, thin=1, store_labels=False,
+                 start="prior", point_estimate="vi", max_draws="auto",
+                 n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
+                 checkpoint_every=None, callback=None):
+        self.alpha = alpha
+        self.decay = decay
+        self.distances = distances
+        self.positions = positions
+        self.metric = metric
+        self.sequential = sequential
+        self.concentration = concentration
+        self.base_probs = base_probs
+        self.n_words = n_words
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.store_labels = store_labels
+        self.start = start
+        self.point_estimate = point_estimate
+        self.max_draws = max_draws
+        self.n_predictive_draws = n_predictive_draws
+        self.random_state = random_state
+        self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.callback = callback
+
+    def _positions(self, n):
+        """The tokens' positions: as given, else their indices (when a decay needs them)."""
+        if self.positions is not None or self.distances is not None:
+            return self.positions
+        return None if parse_decay(self.decay).is_constant else np.arange(n, dtype=np.float64)
+
+    def _make_sampler(self, n_samples, family):
+        return LanguageGibbs(start=self.start)
+
+    def _make_model(self, family_, Xw, prior):
+        n = family_.n_points(Xw)
+        try:
+            cands = link_candidates(parse_decay(self.decay), n=n, distances=self.distances,
+                                    positions=self._positions(n), metric=self.metric,
+                                    sequential=self.sequential)
+        except ValueError as exc:
+            raise DataError(str(exc)) from None
+        return LanguageTarget(family_, Xw, prior, cands)
+
+    def _initial_state(self, rng, model, sampler, alpha0):
+        return sampler.init(rng, model, alpha=alpha0)
+
+    def fit(self, X, y=None):
+        """Run the chain on a text.
+
+        Parameters
+        ----------
+        X : sequence of str (tokens) or of int (word ids), length n_tokens
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._settings()
+        model = self._target(X)
+        alpha0, _ = resolve_alpha(self.alpha)
+        rng = check_random_state(self.random_state)
+        return self._start_chain(model, self._make_sampler(model.n_samples, model.family),
+                                 rng, alpha0)
+
+    def _target(self, X):
+        """The model for the text ``X`` (tokens are numbered in sorted order)."""
+        arr = np.asarray(X, dtype=object) if isinstance(X, (list, tuple)) else np.asarray(X)
+        vocabulary = None
+        if arr.ndim == 1 and arr.size and all(isinstance(w, (str, bytes)) for w in arr):
+            vocabulary = tuple(sorted({w if isinstance(w, str) else w.decode() for w in arr}))
+        base = WordBase(self.concentration, self.base_probs, self.n_words, vocabulary)
+        words = base.validate(X)
+        _, prior = resolve_alpha(self.alpha)
+        return self._make_model(base.resolve(words), words, prior)
+
+    def _finish(self, model, prog):
+        self._summarise_chain(model, prog)
+        self.base_ = model.family
+        self.vocabulary_ = model.family.vocabulary
+        self.links_ = np.asarray(prog.snapshot.state.links, dtype=np.int64).copy()
+        self.candidates_ = model.candidates
+        first = np.empty(self.n_clusters_, dtype=np.int64)
+        first[self.labels_[::-1]] = model.X[::-1]
+        self.table_words_ = first
+
+    # ------------------------------------------------------------- prediction
+    def score_samples(self, X, positions=None):
+        """Held-out predictive log probability of each new token given the training text
+        (Blei & Frazier 2010, section 3, "Prediction"), averaged over kept draws:
+
+        ``p(v | past) = [alpha p(v | tables' words) + sum_j f(d_j) 1[w_j = v]]
+        / (alpha + sum_j f(d_j))``
+
+        where ``p(v | tables' words) = (lambda_v + m_v) / (Λ + K)`` (or ``G0(v)`` when
+        fixed).
+
+        Parameters
+        ----------
+        X : sequence of tokens or word ids, length n_new
+        positions : array (n_new,) or (n_new, p), optional
+            Positions of the new tokens; by default they follow the training text
+            (positions n, n + 1, ...) when the model used token indices.
+
+        Returns
+        -------
+        log_prob : ndarray of shape (n_new,)
+        """
+        check_is_fitted(self, "labels_")
+        new = self.base_.validate(X)
+        words = self._X_fit
+        n_old, n_new = len(words), len(new)
+        fit_positions = self._positions(n_old)
+        if positions is None and self.positions is None and self.distances is None:
+            positions = np.arange(n_old, n_old + n_new, dtype=np.float64)
+        try:
+            W = new_customer_weights(parse_decay(self.decay), n_new, n_old,
+                                     fit_positions=fit_positions, positions=positions,
+                                     metric=self.metric, sequential=self.sequential)
+        except ValueError as exc:
+            raise DataError(str(exc)) from None
+        same = (W * (words[None, :] == new[:, None])).sum(axis=1)
+        total = W.sum(axis=1)
+        out = []
+        for labels, alpha in self._predictive_draws:
+            first = np.empty(int(labels.max()) + 1, dtype=np.int64)
+            first[labels[::-1]] = words[::-1]
+            log_new = self.base_.log_new_table(first)[new]
+            with np.errstate(divide="ignore"):
+                out.append(np.logaddexp(np.log(alpha) + log_new, np.log(same))
+                           - np.log(alpha + total))
+        return logsumexp(np.array(out), axis=0) - np.log(len(out))
+
+    def score(self, X, y=None, positions=None):
+        """Mean held-out log probability per token."""
+        return float(np.mean(self.score_samples(X, positions=positions)))

@@ -240,29 +240,31 @@ class DDCRPGibbs:
         n_live = int(counters[0])
         sum_log_marginals, fns = _sk.dispatch(kern, "sum_log_marginals")
         log_lik = float(sum_log_marginals(kstats, kern.hyper, live, n_live, *fns))
-        alpha = self._update_alpha(rng, state.alpha, links, cands, model.alpha_prior)
+        alpha = update_alpha(rng, state.alpha, links, cands, model.alpha_prior,
+                             self.alpha_steps)
         labels = relabel(table)[0]
         log_joint = cands.log_prior(links, alpha) + log_lik
         cache[-1] = age + 1
         return (DDCRPState(labels, alpha, links, tuple(cache)),
                 StepInfo(log_joint, n_live, alpha))
 
-    def _update_alpha(self, rng, alpha, links, cands: LinkCandidates,
-                      prior: GammaPrior | None) -> float:
-        """Random-walk Metropolis-Hastings on log alpha: the links' prior is
-        ``alpha^(self links) / prod_i (alpha + sum_j f(d_ij))``."""
-        if prior is None:
-            return alpha
-        n_self = int(np.sum(links == np.arange(len(links))))
 
-        def log_target(a):
-            return prior.log_pdf(a) + n_self * math.log(a) - float(
-                np.log(a + cands.total).sum()) + math.log(a)  # + log-Jacobian
+def update_alpha(rng, alpha, links, cands: LinkCandidates, prior: GammaPrior | None,
+                 n_steps: int) -> float:
+    """Random-walk Metropolis-Hastings on log alpha given the links: the links' prior is
+    ``alpha^(self links) / prod_i (alpha + sum_j f(d_ij))``; alpha as it is without a prior."""
+    if prior is None:
+        return alpha
+    n_self = int(np.sum(links == np.arange(len(links))))
 
-        cur = log_target(alpha)
-        for _ in range(self.alpha_steps):
-            prop = alpha * math.exp(0.5 * rng.standard_normal())
-            new = log_target(prop)
-            if math.log(rng.random()) < new - cur:
-                alpha, cur = prop, new
-        return float(alpha)
+    def log_target(a):
+        return prior.log_pdf(a) + n_self * math.log(a) - float(
+            np.log(a + cands.total).sum()) + math.log(a)  # + log-Jacobian
+
+    cur = log_target(alpha)
+    for _ in range(n_steps):
+        prop = alpha * math.exp(0.5 * rng.standard_normal())
+        new = log_target(prop)
+        if math.log(rng.random()) < new - cur:
+            alpha, cur = prop, new
+    return float(alpha)

@@ -6,7 +6,9 @@
 * :func:`sample_prior`: draws of links and tables from the prior;
 * :class:`DDCRPGibbs`: the customer-assignment Gibbs sampler for mixtures;
 * :class:`DDCRPMixture` and :class:`DDCRPLanguageModel`: the estimators of mixtures and of
-  the fully observed language model (:mod:`dpclust.ddcrp.language`).
+  the fully observed language model (:mod:`dpclust.ddcrp.language`);
+* :func:`log_evidence` and :func:`bayes_factor`: marginal likelihoods of sequential models
+  and Bayes factors of a decay against the ordinary CRP.
 
 ALGORITHMS.md section 4 has the mathematics.
 """
@@ -18,6 +20,7 @@ from .language import LanguageGibbs, LanguageTarget, WordBase
 from .sampler import DDCRPGibbs, DDCRPModel, DDCRPState
 
 __all__ = [
+           "BayesFactor",
            "Constant",
            "DDCRPLanguageModel",
            "DDCRPMixture",
@@ -25,6 +28,7 @@ __all__ = [
            "DDCRPModel",
            "DDCRPState",
            "Decay",
+           "Evidence",
            "Exponential",
            "LanguageGibbs",
            "LanguageTarget",
@@ -33,9 +37,11 @@ __all__ = [
            "PriorDraws",
            "Window",
            "WordBase",
+           "bayes_factor",
            "draw_links",
            "link_candidates",
            "links_to_labels",
+           "log_evidence",
            "parse_decay",
            "sample_prior",
 ]
@@ -47,4 +53,7 @@ def __getattr__(name):
     if name in ("DDCRPMixture", "DDCRPLanguageModel"):
         from . import estimator
         return getattr(estimator, name)
+    if name in ("BayesFactor", "Evidence", "bayes_factor", "log_evidence"):
+        from . import evidence
+        return getattr(evidence, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -265,7 +265,8 @@ def bayes_factor(estimator, X, reference=None, *, n_particles=256, n_runs=4,
 
     rng = check_random_state(random_state)
     if reference is None:
-        reference = clone(estimator).set_params(decay="constant")
+        reference = clone(estimator).set_params(decay="constant", positions=None,
+                                                distances=None)
     a = log_evidence(estimator, X, n_particles=n_particles, n_runs=n_runs, random_state=rng)
     b = log_evidence(reference, X, n_particles=n_particles, n_runs=n_runs, random_state=rng)
     return BayesFactor(a.log_evidence - b.log_evidence, math.hypot(a.stderr, b.stderr), a, b)

@@ -465,3 +465,170 @@ def test_kmeans_start_from_the_command_line(tmp_path, capsys):
     assert s["settings"]["init"] == "kmeans" and s["metrics"]["nmi"] > 0.9
     status, _, err = run(capsys, "fit", "--init", "spectral")
     assert status == 2 and "spectral" in err
+
+
+# --------------------------------------------------------------------------------------------
+# the distance dependent CRP (--model ddcrp)
+
+
+def write_timeline(path: Path, *, dates: bool = False, n: int = 40):
+    """Two groups of 2-D points one after the other in time; a header row
+    ``x,y,when,group`` (``when``: 0, 1, 2, ... or days from 2024-01-01)."""
+    X, _ = make_gaussian_mixture(n_samples=n, n_clusters=1, n_features=2, random_state=2)
+    group = (np.arange(n) >= n // 2).astype(int)
+    X = X + 6.0 * group[:, None]
+    when = [f"2024-01-{1 + i // 2:02d}" if dates else str(i) for i in range(n)]
+    lines = ["x,y,when,group"] + [f"{a!r},{b!r},{w},{g}" for (a, b), w, g in
+                                  zip(X.tolist(), when, group)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def read_links(out: Path) -> np.ndarray:
+    lines = (out / "links.csv").read_text().splitlines()
+    assert lines[0] == "customer,link"
+    rows = np.array([[int(v) for v in line.split(",")] for line in lines[1:]])
+    np.testing.assert_array_equal(rows[:, 0], np.arange(len(rows)))
+    return rows[:, 1]
+
+
+DDCRP_FAST = ["--model", "ddcrp", "--iters", "12", "--no-progress"]
+
+
+@pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
+@pytest.mark.parametrize("dates", [False, True], ids=["numbers", "dates"])
+def test_ddcrp_fit_with_positions(tmp_path, capsys, dates):
+    data = write_timeline(tmp_path / "t.csv", dates=dates)
+    out = tmp_path / "o"
+    status, stdout, err = run(capsys, "fit", data, *DDCRP_FAST, "--positions", "when",
+                              "--decay", "window:4", "--sequential", "--truth", "group",
+                              "--out", out)
+    assert status == 0, err
+    assert "tables in 40 points" in stdout and "links.csv" in stdout
+    labels, links = read_labels(out), read_links(out)
+    assert len(labels) == len(links) == 40
+    assert (links <= np.arange(40)).all()  # sequential: itself or an earlier row
+    s = summary_of(out)
+    assert s["settings"]["model"] == "ddcrp" and s["settings"]["decay"] == "window:4"
+    assert s["settings"]["sequential"] is True and s["settings"]["positions"] == "when"
+    assert "init_clusters" not in s["settings"]
+    assert s["data"]["columns"] == ["x", "y"] and s["data"]["n_features"] == 2
+    dd = s["ddcrp"]
+    assert dd["decay_function"] == "f(d) = 1[d < 4]" and dd["sequential"] is True
+    assert dd["n_tables"] == s["n_clusters"] == labels.max() + 1
+    assert dd["n_tables_last_iteration"] == dd["self_links_last_iteration"]
+    if dates:
+        assert "days" in dd["distances"]
+        assert s["data"]["positions_range"] == ["2024-01-01T00:00:00", "2024-01-20T00:00:00"]
+    else:
+        assert s["data"]["positions_range"] == [0.0, 39.0]
+    assert (out / "tables.png").is_file()
+    html = (out / "report.html").read_text()
+    assert 'id="fig-tables"' in html and "Tables against position" in html
+    assert "<b>window:4</b> decay" in html and "<b>sequential</b>" in html
+    run_json = json.loads((out / "run.json").read_text())["config"]
+    assert run_json["model"] == "ddcrp" and run_json["sampler"] == "ddcrp"
+
+
+def test_ddcrp_with_a_sparse_distance_matrix(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    i = np.arange(len(X))
+    near = np.abs(i[:, None] - i[None, :]) <= 2
+    sp.save_npz(tmp_path / "d.npz", sp.csr_matrix(np.where(near, 1.0, 0.0)))
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *DDCRP_FAST, "--no-plots", "--distances",
+                         tmp_path / "d.npz", "--decay", "exponential:1", "--out", out)
+    assert status == 0, err
+    links = read_links(out)
+    assert (np.abs(links - i) <= 2).all()  # only the stored pairs may link
+    s = summary_of(out)
+    assert "sparse" in s["ddcrp"]["distances"] and s["data"]["distance_pairs"] == near.sum()
+    assert s["ddcrp"]["sequential"] is False
+
+
+def test_ddcrp_constant_decay_needs_no_distances(tmp_path, blobs, capsys):
+    X, _ = blobs
+    data = write_csv(tmp_path / "x.csv", X, header=["a", "b", "t"], extra=np.arange(len(X)))
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *DDCRP_FAST, "--no-plots", "--columns", "a,b",
+                         "--out", out)
+    assert status == 0, err
+    assert summary_of(out)["ddcrp"]["decay"] == "constant"
+    # positions with the constant decay work, with a warning that they change nothing
+    status, _, err = run(capsys, "fit", data, *DDCRP_FAST, "--no-plots", "--positions", "t",
+                         "--out", out)
+    assert status == 0, err
+    assert any("constant decay" in w for w in summary_of(out)["warnings"])
+
+
+def test_ddcrp_resume_gives_the_run_of_an_uninterrupted_chain(tmp_path, capsys):
+    data = write_timeline(tmp_path / "t.csv", dates=True)
+    common = ["fit", data, "--model", "ddcrp", "--positions", "when", "--decay",
+              "logistic:3", "--sequential", "--iters", "16", "--seed", "4",
+              "--checkpoint-every", "4", "--no-progress", "--no-plots"]
+    full, part = tmp_path / "full", tmp_path / "part"
+    status, _, err = run(capsys, *common, "--out", full)
+    assert status == 0, err
+    status, _, err = run(capsys, *common, "--stop-after", "6", "--out", part)
+    assert status == 130 and f"dpclust resume {part}" in err
+    status, _, err = run(capsys, "resume", part, "--no-progress")
+    assert status == 0, err
+    for name in ("labels.csv", "links.csv"):
+        assert (part / name).read_bytes() == (full / name).read_bytes(), name
+    np.testing.assert_array_equal(
+        np.loadtxt(full / "trace.csv", delimiter=",", skiprows=1)[:, :4],
+        np.loadtxt(part / "trace.csv", delimiter=",", skiprows=1)[:, :4])
+    s = summary_of(part)
+    assert s["settings"]["resumed_from_iteration"] == 6 and s["ddcrp"]["decay"] == "logistic:3"
+    # extending it keeps the model
+    status, _, err = run(capsys, "resume", part, "--iters", "20", "--no-progress")
+    assert status == 0, err
+    assert summary_of(part)["settings"]["n_iter"] == 20 and len(read_links(part)) == 40
+
+
+def _ddcrp_bad_inputs(tmp_path):
+    data = write_timeline(tmp_path / "t.csv")
+    backwards = tmp_path / "b.csv"
+    lines = data.read_text().splitlines()
+    backwards.write_text("\n".join([lines[0], *lines[:0:-1]]) + "\n")
+    np.save(tmp_path / "d.npy", np.zeros((3, 3)))
+    dd = ["--model", "ddcrp"]
+    return {
+        "decay-unknown": ([data, *dd, "--decay", "gaussian:3"], "unknown decay 'gaussian'"),
+        "decay-number": ([data, *dd, "--decay", "window:wide"], "'wide' is not a number"),
+        "decay-arity": ([data, *dd, "--decay", "window"], "Window takes 1 parameter"),
+        "decay-negative": ([data, *dd, "--decay", "exponential:-2"], "positive"),
+        "positions-missing": ([data, *dd, "--decay", "window:3", "--positions", "time"],
+                              "no column named 'time'"),
+        "no-distances": ([data, *dd, "--decay", "window:3"],
+                         "--decay window:3 needs distances between the rows"),
+        "both": ([data, *dd, "--positions", "when", "--distances", tmp_path / "d.npy"],
+                 "not both"),
+        "sampler": ([data, *dd, "--sampler", "gibbs"],
+                    "--sampler does not apply to --model ddcrp"),
+        "init": ([data, *dd, "--init", "kmeans"], "--init does not apply"),
+        "dp-decay": ([data, "--decay", "window:3"], "--decay applies only to --model ddcrp"),
+        "dp-positions": ([data, "--positions", "when"], "--positions applies only"),
+        "positions-on-demo": ([*dd, "--positions", "when"], "DATA file"),
+        "unsorted": ([backwards, *dd, "--decay", "window:3", "--positions", "when",
+                      "--sequential"], "must be in non-decreasing order"),
+        "distances-size": ([data, *dd, "--columns", "x,y", "--decay", "window:3",
+                            "--distances", tmp_path / "d.npy"],
+                           "3 x 3 distance matrix, but the data have 40 rows"),
+    }
+
+
+@pytest.mark.parametrize("case", ["decay-unknown", "decay-number", "decay-arity",
+                                  "decay-negative", "positions-missing", "no-distances",
+                                  "both", "sampler", "init", "dp-decay", "dp-positions",
+                                  "positions-on-demo", "unsorted", "distances-size"])
+def test_ddcrp_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
+    argv, expected = _ddcrp_bad_inputs(tmp_path)[case]
+    status, _, err = run(capsys, "fit", *argv, "--out", tmp_path / "out", "--no-progress",
+                         "--iters", "4")
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
+    assert expected in lines[0]

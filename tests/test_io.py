@@ -406,3 +406,61 @@ def test_load_data_with_labels_reads_word_labels(tmp_path):
         load_data_with_labels(path, "kind")
     with pytest.raises(DataError, match="include the label column"):
         load_data_with_labels(path, "species", column=["x", "species"])
+
+
+def test_load_data_with_columns_reads_labels_and_positions(tmp_path):
+    from dpclust.io import load_data_with_columns
+
+    path = write(tmp_path / "t.csv", "x,day,kind,y\n1,2024-01-01,a,2\n3,2024-01-03,b,4\n")
+    X, meta, values = load_data_with_columns(path, {"label": "kind", "positions": 1})
+    np.testing.assert_array_equal(X, [[1.0, 2.0], [3.0, 4.0]])
+    assert meta["column_names"] == ["x", "y"]
+    assert values == {"label": ["a", "b"], "positions": ["2024-01-01", "2024-01-03"]}
+    with pytest.raises(DataError, match="label and positions columns are the same column"):
+        load_data_with_columns(path, {"label": "kind", "positions": 2})
+    with pytest.raises(DataError, match="include the positions column 'day'"):
+        load_data_with_columns(path, {"positions": "day"}, column=["x", "day"])
+    table = tmp_path / "t.npy"
+    np.save(table, np.array([[1.0, 10.0, 2.0], [3.0, 20.0, 4.0]]))
+    X, _, values = load_data_with_columns(table, {"positions": 1})
+    np.testing.assert_array_equal(X, [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(values["positions"], [10.0, 20.0])
+    with pytest.raises(DataError, match="positions column as a 0-based column index"):
+        load_data_with_columns(table, {"positions": "day"})
+
+
+def test_parse_positions_numbers_dates_and_errors():
+    from dpclust.io import parse_positions
+
+    np.testing.assert_array_equal(parse_positions(["1", "2.5", "4"]), [1.0, 2.5, 4.0])
+    times = parse_positions(["2024-01-01", "2024-01-02 12:00", "2024-01-03T01:00:00+01:00"])
+    assert times.dtype == np.dtype("datetime64[s]")
+    days = (times - times[0]) / np.timedelta64(1, "D")
+    np.testing.assert_allclose(days, [0.0, 1.5, 2.0])  # the time zone is converted to UTC
+    with pytest.raises(DataError, match=r"x: 'soon' \(value 2 of 2\) is not a number"):
+        parse_positions(["2024-01-01", "soon"], what="x")
+    with pytest.raises(DataError, match="a number among dates"):
+        parse_positions(["2024-01-01", "3"])
+    with pytest.raises(DataError, match="NaN or infinite"):
+        parse_positions(np.array([1.0, np.nan]))
+
+
+def test_load_distances_dense_and_sparse(tmp_path):
+    from dpclust.io import load_distances
+
+    D = np.array([[0.0, 1.0, np.inf], [1.0, 0.0, 2.0], [np.inf, 2.0, 0.0]])
+    np.save(tmp_path / "d.npy", D)
+    np.testing.assert_array_equal(load_distances(tmp_path / "d.npy", n=3), D)
+    sp.save_npz(tmp_path / "d.npz", sp.csr_matrix(np.nan_to_num(D, posinf=0.0)))
+    S = load_distances(tmp_path / "d.npz")
+    assert sp.issparse(S) and S.nnz == 4
+    with pytest.raises(DataError, match="3 x 3 distance matrix, but the data have 4 rows"):
+        load_distances(tmp_path / "d.npy", n=4)
+    np.save(tmp_path / "r.npy", np.ones((2, 3)))
+    with pytest.raises(DataError, match="must be square"):
+        load_distances(tmp_path / "r.npy")
+    np.save(tmp_path / "neg.npy", -D)
+    with pytest.raises(DataError, match=">= 0"):
+        load_distances(tmp_path / "neg.npy")
+    with pytest.raises(DataError, match="not a csv file"):
+        load_distances(write(tmp_path / "d.csv", "0,1\n1,0\n"))

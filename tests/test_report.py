@@ -223,3 +223,73 @@ def test_importing_report_does_not_import_matplotlib():
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code = "import sys, dpclust.report; assert 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# --------------------------------------------------------------------------------------------
+# the distance dependent CRP's figures
+
+
+def test_tables_are_numbered_by_first_customer_in_position_order():
+    positions = np.array([5.0, 1.0, 3.0, 0.0, 4.0])
+    labels = np.array([7, 2, 7, 9, 2])
+    # in position order: 9 (at 0), 2 (at 1), 7 (at 3)
+    np.testing.assert_array_equal(plots._table_numbers(positions, labels), [2, 1, 2, 0, 1])
+    np.testing.assert_array_equal(plots._table_numbers(np.arange(5), labels), [0, 1, 0, 2, 1])
+
+
+@needs_mpl
+def test_plot_tables_by_position_returns_a_figure(tmp_path):
+    from matplotlib.figure import Figure
+
+    labels = np.repeat([0, 1, 2], 20)
+    fig = plots.plot_tables_by_position(None, labels)
+    assert isinstance(fig, Figure) and fig.axes[0].get_xlabel() == "customer"
+    days = np.datetime64("2024-01-01") + np.arange(60).astype("timedelta64[D]")
+    fig = plots.plot_tables_by_position(days, labels, path=tmp_path / "t.png",
+                                        colours=plots.cluster_colours(labels),
+                                        position_label="day")
+    assert isinstance(fig, Figure) and fig.axes[0].get_xlabel() == "day"
+    assert (tmp_path / "t.png").read_bytes().startswith(PNG_SIGNATURE)
+    host = plots._new_figure(plots._import_matplotlib(), (4, 3))
+    ax = host.subplots()
+    assert plots.plot_tables_by_position(np.linspace(0, 1, 60), labels, ax=ax) is host
+    assert ax.get_title().endswith("(K = 3)")
+    with pytest.raises(ValueError, match="shape"):
+        plots.plot_tables_by_position(np.arange(5), labels)
+
+
+@needs_mpl
+def test_plot_prior_draws_is_figure_2(tmp_path):
+    from matplotlib.figure import Figure
+
+    fig = plots.plot_prior_draws(n=200, path=tmp_path / "f2.png")
+    assert isinstance(fig, Figure)
+    panels = [ax for ax in fig.axes if ax.get_xlabel() == "customer"]
+    assert len(panels) == 4
+    assert [len(ax.child_axes) for ax in panels] == [1, 1, 1, 1]  # the decay insets
+    assert panels[0].get_title().startswith("traditional CRP")
+    assert panels[3].get_title().startswith("logistic decay, a = 30, slope = 2")
+    assert (tmp_path / "f2.png").read_bytes().startswith(PNG_SIGNATURE)
+    # the same seed, the same draws
+    again = plots.plot_prior_draws(n=200)
+    assert [ax.get_title() for ax in again.axes[:4]] == [ax.get_title() for ax in fig.axes[:4]]
+    three = plots.plot_prior_draws(["constant", "window:5", "exponential:2"], n=50, alpha=2.0)
+    assert sum(ax.get_visible() for ax in three.axes if ax.get_xlabel() == "customer") == 3
+
+
+@needs_mpl
+def test_ddcrp_report_has_the_tables_figure(tmp_path, gaussian_fit):
+    summary, trace, X, labels, _ = gaussian_fit
+    summary = dict(summary, ddcrp={"decay": "window:10", "decay_function": "f(d) = 1[d < 10]",
+                                   "sequential": True, "distances": "positions column 't'",
+                                   "n_tables": 3, "n_tables_last_iteration": 4})
+    summary["data"] = dict(summary["data"], positions_column="t")
+    paths = write_report(tmp_path, summary, trace, X, labels, positions=np.arange(300.0))
+    assert "tables" in paths and paths["tables"].read_bytes().startswith(PNG_SIGNATURE)
+    page = paths["report"].read_text(encoding="utf-8")
+    assert 'id="fig-tables"' in page and "found <b>3 tables</b>" in page
+    assert "<b>window:10</b> decay" in page and "<b>sequential</b>" in page
+    assert "make 4 tables" in page and "Distance dependent CRP" in page
+    # no ddcrp in the summary: no tables figure
+    plain = write_report(tmp_path / "plain", gaussian_fit[0], trace, X, labels)
+    assert "tables" not in plain

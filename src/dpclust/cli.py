@@ -8,7 +8,15 @@
 * ``trace.csv`` (``iteration,log_joint,n_clusters,alpha,seconds``, iterations 0-based),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
 * ``checkpoint.pkl`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
-  ``--store-labels``.
+  ``--store-labels``,
+* ``links.csv`` with ``--model ddcrp`` (header ``customer,link``: each row's link in the last
+  iteration, as 0-based row numbers; ``link == customer`` for a self link).
+
+``--model ddcrp`` fits a distance dependent CRP mixture (Blei & Frazier 2010;
+:class:`dpclust.DDCRPMixture`) instead of a Dirichlet-process mixture: ``--decay`` (default
+``constant``), with the distances from ``--positions COLUMN`` (numbers, or dates and times
+measured in days) or ``--distances FILE`` (a dense ``.npy`` or sparse ``.npz`` matrix), and
+``--sequential`` for links to earlier rows only.
 
 ``dpclust resume DIR`` continues a checkpointed run and writes the same files; the labels are
 exactly those of an uninterrupted run with the same seed.
@@ -37,7 +45,7 @@ from . import __version__
 from ._validation import DataError
 from .report.html import json_default
 
-__all__ = ["main", "build_parser", "RunConfig"]
+__all__ = ["RunConfig", "build_parser", "main"]
 
 PROG = "dpclust"
 RUN_FILE = "run.json"
@@ -66,11 +74,15 @@ class _Interrupt(KeyboardInterrupt):
 class RunConfig:
     """Everything that defines a run: what ``run.json`` stores and ``resume`` reads back.
 
-    ``data`` is an absolute path, or ``"demo"`` for the bundled demo data; ``columns`` and
-    ``truth`` are column names (str) or 0-based indices (int) of a table.
+    ``data`` is an absolute path, or ``"demo"`` for the bundled demo data; ``columns``,
+    ``truth`` and ``positions`` are column names (str) or 0-based indices (int) of a table.
+    ``model`` is ``"dp"`` or ``"ddcrp"``; ``decay``, ``positions``, ``distances`` (an absolute
+    path) and ``sequential`` belong to the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose
+    ``init_clusters`` and ``init`` are None.
     """
 
     data: str = _DEMO
+    model: str = "dp"
     family: str = "gaussian"
     sampler: str = "auto"
     alpha: str = "1.0"
@@ -78,8 +90,8 @@ class RunConfig:
     burn_in: int = 100
     thin: int = 1
     seed: int = 0
-    init_clusters: int = 10
-    init: str = "auto"
+    init_clusters: int | None = 10
+    init: str | None = "auto"
     columns: tuple | None = None
     truth: str | int | None = None
     concentration: float | None = None
@@ -88,6 +100,10 @@ class RunConfig:
     store_labels: bool = False
     checkpoint_every: int | None = None
     plots: bool = True
+    decay: str | None = None
+    positions: str | int | None = None
+    distances: str | None = None
+    sequential: bool = False
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -95,7 +111,7 @@ class RunConfig:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "RunConfig":
+    def from_json(cls, d: dict) -> RunConfig:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in d.items() if k in known}
         if kwargs.get("columns") is not None:
@@ -105,12 +121,18 @@ class RunConfig:
 
 @dataclass
 class LoadedData:
-    """Data ready for the estimator, with what the summary says about them."""
+    """Data ready for the estimator, with what the summary says about them.
+
+    ``positions`` (float64 or datetime64, shape (n_samples,)) and ``distances`` ((n, n),
+    dense or sparse) are the ddCRP's, when given.
+    """
 
     X: object
     truth: np.ndarray | None
     info: dict
     vocabulary: list | None = None
+    positions: np.ndarray | None = None
+    distances: object = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,6 +215,20 @@ def _truth_type(text: str):
     return _column_token(text)
 
 
+def _decay_type(text: str) -> str:
+    from .ddcrp.decay import parse_decay
+
+    try:
+        parse_decay(text)  # validate now; keep the text, which run.json and the summary show
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("unknown decay"):
+            message += (" (expected constant, window:A, exponential:A or logistic:A[:SLOPE], "
+                        "e.g. logistic:14)")
+        raise argparse.ArgumentTypeError(message) from None
+    return text.strip().lower()
+
+
 # --------------------------------------------------------------------------------------------
 # the parser
 
@@ -212,11 +248,19 @@ examples:
   dpclust fit table.parquet --alpha gamma:1,1 --sampler explicit
   dpclust fit docword.kos.txt --family multinomial --vocab vocab.kos.txt --concentration 0.1
   dpclust fit big.npy --checkpoint-every 50 --out big_run   # if stopped: dpclust resume big_run
+  dpclust fit news.csv --model ddcrp --family multinomial --positions day --decay logistic:14 \
+      --sequential                              # distance dependent CRP over time (in days)
+  dpclust fit cites.npy --model ddcrp --distances hops.npz --decay window:3
 
 data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
 --family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files.
 Outputs in --out: run.json, labels.csv, summary.json, trace.csv, report.html (+ PNG figures),
-checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels).
+checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels), links.csv (ddcrp).
+
+--model ddcrp: customers (rows) link to each other with weight f(distance) and to themselves
+with weight --alpha; the tables (clusters) are the linked groups (Blei & Frazier 2010).  The
+decay's width A is in the positions' units (days for dates); without --positions or
+--distances only the constant decay applies.
 """
 
 _RESUME_EPILOG = """\
@@ -253,10 +297,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="data file (CSV, .npy, Parquet; for counts also .npz or a docword "
                           "file); omit it to cluster the bundled demo data")
     model = fit.add_argument_group("model")
+    model.add_argument("--model", choices=("dp", "ddcrp"), default="dp",
+                       help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
+                            "mixture, where nearby rows (in time, space or a given distance) "
+                            "tend to share a cluster (default: %(default)s)")
     model.add_argument("--family", choices=sorted(FAMILIES), default="gaussian",
                        help="component family: 'gaussian' for real-valued features, "
                             "'multinomial' for word counts (default: %(default)s)")
-    model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS), default="auto",
+    model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
                        help="'auto': gibbs below 5,000 points, subcluster from there on; "
                             "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
@@ -264,13 +312,31 @@ def build_parser() -> argparse.ArgumentParser:
                             "parallel sub-cluster split/merge sampler (Chang & Fisher 2013; "
                             "its fast moves are approximate); 'subcluster-exact': its exact "
                             "moves only; 'gibbs+sams': collapsed Gibbs with Dahl's "
-                            "merge-split moves (default: %(default)s)")
+                            "merge-split moves (default: auto; --model dp only)")
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
-                       help="DP concentration: a positive number, or gamma:SHAPE,RATE to put a "
-                            "Gamma prior on it and resample it (default: %(default)s)")
+                       help="DP concentration (the ddCRP's self-link weight): a positive "
+                            "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
+                            "resample it (default: %(default)s)")
     model.add_argument("--concentration", type=_positive_float, metavar="BETA",
                        help="multinomial only: symmetric Dirichlet prior on each cluster's word "
                             "distribution (default: 1.0; smaller gives sharper clusters)")
+    ddcrp = fit.add_argument_group("distance dependent CRP (--model ddcrp)")
+    ddcrp.add_argument("--decay", type=_decay_type, metavar="SPEC",
+                       help="how link weights fall with distance: constant (every row alike), "
+                            "window:A (1 below distance A, else 0), exponential:A (exp(-d/A)) "
+                            "or logistic:A[:SLOPE] (a smooth window of width A); A in the "
+                            "positions' units, days for dates (default: constant)")
+    ddcrp.add_argument("--positions", type=_truth_type, metavar="COLUMN",
+                       help="column (name or 0-based index) of each row's position: numbers, "
+                            "or dates and times (ISO 8601, e.g. 2024-03-01 or "
+                            "2024-03-01T12:30; distances in days); left out of the features")
+    ddcrp.add_argument("--distances", metavar="FILE",
+                       help="distances between the rows instead of --positions: a dense .npy "
+                            "(n, n) matrix (inf: may not link) or a scipy sparse .npz matrix, "
+                            "whose stored pairs are the only ones that may link")
+    ddcrp.add_argument("--sequential", action="store_true",
+                       help="rows link only to themselves or to earlier rows (sort the file "
+                            "by time); with the constant decay this is the ordinary CRP")
     chain = fit.add_argument_group("chain")
     chain.add_argument("--iters", type=_int_type(1), default=200, metavar="N",
                        help="MCMC iterations (sweeps over the data) (default: %(default)s)")
@@ -281,11 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
                        help="random seed; the same seed gives the same result (default: "
                             "%(default)s)")
-    chain.add_argument("--init-clusters", type=_int_type(1), default=10, metavar="C",
-                       help="start from C clusters (default: %(default)s)")
-    chain.add_argument("--init", choices=("auto", "random", "kmeans"), default="auto",
+    chain.add_argument("--init-clusters", type=_int_type(1), metavar="C",
+                       help="start from C clusters (default: 10; --model dp only)")
+    chain.add_argument("--init", choices=("auto", "random", "kmeans"),
                        help="how the starting clusters are made: points at random, or k-means; "
-                            "auto: k-means for the sub-cluster sampler (default: %(default)s)")
+                            "auto: k-means for the sub-cluster sampler (default: auto; "
+                            "--model dp only)")
     chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
                        help="loss whose posterior expectation the reported partition "
                             "minimises: variation of information or Binder (default: "
@@ -415,21 +482,57 @@ def _config_from_args(args) -> RunConfig:
     if burn_in >= n_iter:
         raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({n_iter}): "
                          "otherwise no draws are kept")
-    if args.data is None and (args.columns is not None or args.truth is not None):
-        raise UsageError("--columns and --truth select columns of a DATA file; the demo data "
-                         "has none to select")
+    if args.data is None and (args.columns is not None or args.truth is not None
+                              or args.positions is not None):
+        raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
+                         "the demo data has none to select")
     if args.family != "multinomial":
         for opt, value in (("--concentration", args.concentration), ("--vocab", args.vocab)):
             if value is not None:
                 raise UsageError(f"{opt} applies only to --family multinomial")
     data = _DEMO if args.data is None else str(Path(args.data).absolute())
     vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
-    return RunConfig(
-        data=data, family=args.family, sampler=args.sampler, alpha=args.alpha, n_iter=n_iter,
-        burn_in=burn_in, thin=args.thin, seed=args.seed, init_clusters=args.init_clusters,
-        init=args.init, columns=args.columns, truth=args.truth, concentration=args.concentration, vocab=vocab,
-        point_estimate=args.point_estimate, store_labels=args.store_labels,
-        checkpoint_every=args.checkpoint_every, plots=not args.no_plots)
+    config = RunConfig(
+        data=data, family=args.family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
+        thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
+        concentration=args.concentration, vocab=vocab, point_estimate=args.point_estimate,
+        store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
+        plots=not args.no_plots)
+    if args.model == "dp":
+        ddcrp_only = (("--decay", args.decay), ("--positions", args.positions),
+                      ("--distances", args.distances), ("--sequential", args.sequential or None))
+        for opt, value in ddcrp_only:
+            if value is not None:
+                raise UsageError(f"{opt} applies only to --model ddcrp")
+        return replace(config, sampler=args.sampler or "auto",
+                       init_clusters=10 if args.init_clusters is None else args.init_clusters,
+                       init=args.init or "auto")
+    return _ddcrp_config(config, args)
+
+
+def _ddcrp_config(config: RunConfig, args) -> RunConfig:
+    """The run of ``--model ddcrp``: check its options and fill them in."""
+    from .ddcrp.decay import parse_decay
+
+    for opt, value in (("--sampler", args.sampler), ("--init", args.init),
+                       ("--init-clusters", args.init_clusters)):
+        if value is not None:
+            raise UsageError(f"{opt} does not apply to --model ddcrp, which has its own "
+                             "sampler (customer-assignment Gibbs, Blei & Frazier 2010) and "
+                             "starts from a draw of the ddCRP prior")
+    decay = args.decay or "constant"
+    if args.positions is not None and args.distances is not None:
+        raise UsageError("give the distances between rows once: --positions COLUMN or "
+                         "--distances FILE, not both")
+    if (not parse_decay(decay).is_constant and args.positions is None
+            and args.distances is None):
+        raise UsageError(f"--decay {decay} needs distances between the rows: --positions "
+                         "COLUMN (a column of times or numbers) or --distances FILE (only "
+                         "the constant decay needs neither)")
+    distances = None if args.distances is None else str(Path(args.distances).absolute())
+    return replace(config, model="ddcrp", sampler="ddcrp", init_clusters=None, init=None,
+                   decay=decay, positions=args.positions, distances=distances,
+                   sequential=bool(args.sequential))
 
 
 def _fit(args, command_line: str) -> int:
@@ -452,7 +555,8 @@ def _fit(args, command_line: str) -> int:
             if iteration + 1 >= stop:
                 raise _Interrupt(iteration + 1)
 
-    model = _estimator(config, out_dir, progress=not args.no_progress, callback=callback)
+    model = _estimator(config, data, out_dir, progress=not args.no_progress,
+                       callback=callback)
     t0 = time.perf_counter()
     model.fit(data.X)
     total = time.perf_counter() - t0
@@ -463,7 +567,7 @@ def _fit(args, command_line: str) -> int:
 
 
 def _resume(args, command_line: str) -> int:
-    from .estimator import DPMixture, load_checkpoint
+    from .estimator import load_checkpoint
 
     out_dir = Path(args.dir)
     if not out_dir.is_dir():
@@ -496,8 +600,8 @@ def _resume(args, command_line: str) -> int:
         config = replace(config, n_iter=args.iters)
     data = _load(config)
     t0 = time.perf_counter()
-    model = DPMixture.resume(ckpt_path, data.X, n_iter=config.n_iter,
-                             progress=not args.no_progress)
+    model = _estimator_class(config).resume(ckpt_path, data.X, n_iter=config.n_iter,
+                                            progress=not args.no_progress)
     total = time.perf_counter() - t0 + ckpt["progress"].snapshot.elapsed
     summary = _write_outputs(
         out_dir, config, data, model, total_seconds=total,
@@ -507,8 +611,19 @@ def _resume(args, command_line: str) -> int:
     return _EXIT_OK
 
 
-def _estimator(config: RunConfig, out_dir: Path, *, progress: bool, callback=None):
+def _estimator_class(config: RunConfig):
+    """:class:`~dpclust.DPMixture`, or :class:`~dpclust.DDCRPMixture` for ``--model ddcrp``."""
+    if config.model == "ddcrp":
+        from .ddcrp.estimator import DDCRPMixture
+
+        return DDCRPMixture
     from .estimator import DPMixture
+
+    return DPMixture
+
+
+def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
+               callback=None):
     from .families import DirichletMultinomial
 
     family = config.family
@@ -517,7 +632,15 @@ def _estimator(config: RunConfig, out_dir: Path, *, progress: bool, callback=Non
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
-    return DPMixture(
+    if config.model == "ddcrp":
+        return _estimator_class(config)(
+            family=family, alpha=parse_alpha(config.alpha), decay=config.decay,
+            distances=data.distances, positions=data.positions, sequential=config.sequential,
+            n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
+            store_labels=config.store_labels, point_estimate=config.point_estimate,
+            random_state=config.seed, progress=progress, checkpoint=checkpoint,
+            checkpoint_every=config.checkpoint_every, callback=callback)
+    return _estimator_class(config)(
         family=family, alpha=parse_alpha(config.alpha), sampler=config.sampler,
         n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
@@ -535,11 +658,14 @@ def _prepare_out_dir(out_dir: Path) -> None:
 
 def _print_done(out_dir: Path, summary: dict) -> None:
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
-    line = f"{PROG}: {k} cluster{'s' if k != 1 else ''} in {n} points"
+    what = "table" if "ddcrp" in summary else "cluster"
+    line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} points"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
         line += f" ({scores})"
-    print(f"{line}; results in {out_dir}{os.sep} (report.html, labels.csv, summary.json)")
+    files = "report.html, labels.csv, links.csv" if "ddcrp" in summary else (
+        "report.html, labels.csv")
+    print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -561,21 +687,40 @@ def _load(config: RunConfig) -> LoadedData:
         info = {"source": _DEMO, "format": generator}
         data = LoadedData(X=X, truth=y, info=info)
     else:
-        from .io import load_data, load_data_with_labels
+        from .io import _as_labels, load_data, load_data_with_columns, parse_positions
 
-        if config.truth is None:
+        special = {}
+        if config.truth is not None:
+            special["label"] = config.truth
+        if config.positions is not None:
+            special["positions"] = config.positions
+        values = {}
+        if special:
+            X, meta, values = load_data_with_columns(config.data, special, kind=kind,
+                                                     column=config.columns)
+        else:
             column = None if config.columns is None else list(config.columns)
             X, meta = load_data(config.data, kind=kind, column=column)
-            truth = None
-        else:
-            X, meta, truth = load_data_with_labels(config.data, config.truth, kind=kind,
-                                                   column=config.columns)
         info = {"source": meta["path"], "format": meta["format"]}
         if meta.get("column_names") is not None:
             info["columns"] = list(meta["column_names"])
+        truth = positions = None
         if config.truth is not None:
             info["truth_column"] = config.truth
-        data = LoadedData(X=X, truth=truth, info=info)
+            truth = _as_labels(values["label"])
+        if config.positions is not None:
+            positions = parse_positions(
+                values["positions"],
+                what=f"{meta['path']}: the positions column {config.positions!r}")
+            info.update(_positions_info(config, positions))
+        data = LoadedData(X=X, truth=truth, info=info, positions=positions)
+    if config.distances is not None:
+        from .io import load_distances
+
+        data.distances = load_distances(config.distances, n=int(data.X.shape[0]))
+        data.info["distances"] = config.distances
+        if sp.issparse(data.distances):
+            data.info["distance_pairs"] = int(data.distances.nnz)
     data.info["n_samples"] = int(data.X.shape[0])
     data.info["n_features"] = int(data.X.shape[1])
     if kind == "counts" and sp.issparse(data.X):
@@ -590,6 +735,32 @@ def _load(config: RunConfig) -> LoadedData:
         data.vocabulary = words
         data.info["vocabulary"] = config.vocab
     return data
+
+
+def _positions_info(config: RunConfig, positions: np.ndarray) -> dict:
+    """What the summary says about the positions; checks their order for ``--sequential``."""
+    dates = positions.dtype.kind == "M"
+    info = {"positions_column": config.positions,
+            "positions": "dates and times (distances in days)" if dates else "numbers",
+            "positions_range": [_position_text(positions.min()),
+                                _position_text(positions.max())]}
+    if config.sequential:
+        back = np.flatnonzero(positions[1:] < positions[:-1])
+        if back.size:
+            i = int(back[0]) + 1
+            raise DataError(
+                f"--sequential links each row only to itself or to earlier rows, so the "
+                f"positions column {config.positions!r} must be in non-decreasing order, but "
+                f"data row {i + 1} ({_position_text(positions[i])}) comes before data row "
+                f"{i} ({_position_text(positions[i - 1])}); sort the file by that column")
+    return info
+
+
+def _position_text(value):
+    """A position for JSON and messages: a float, or an ISO 8601 date and time."""
+    if isinstance(value, np.datetime64):
+        return str(value)
+    return float(value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -609,6 +780,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     iteration = np.arange(n_iter)
 
     save_labels_csv(out_dir / "labels.csv", labels)
+    if config.model == "ddcrp":
+        _write_links_csv(out_dir / "links.csv", model.links_)
     _write_trace_csv(out_dir / "trace.csv", iteration, trace)
     if config.store_labels and trace.labels is not None:
         np.savez_compressed(out_dir / "label_samples.npz", labels=trace.labels,
@@ -627,7 +800,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         similarity = None
         if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES:
             similarity = model.posterior_similarity()
-        write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity)
+        write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity,
+                     positions=data.positions)
     else:
         from .report import render_html
 
@@ -645,14 +819,29 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     n_iter = int(model.n_iter_)
     n_samples = data.info["n_samples"]
     sampling = float(trace.seconds[-1]) if len(trace.seconds) else 0.0
-    settings = {
-        "family": config.family,
-        "sampler": (config.sampler if config.sampler != "auto"
-                    else f"auto ({resolve_sampler_name('auto', n_samples, model.family_)})"),
-        "alpha": _alpha_setting(config.alpha), "n_iter": n_iter, "burn_in": config.burn_in,
-        "thin": config.thin, "seed": config.seed, "init_clusters": config.init_clusters,
-        "init": config.init, "point_estimate": config.point_estimate,
-    }
+    if config.model == "ddcrp":
+        settings = {
+            "model": "ddcrp", "family": config.family,
+            "sampler": "customer-assignment Gibbs",
+            "alpha": _alpha_setting(config.alpha), "decay": config.decay,
+            "sequential": config.sequential,
+        }
+        if config.positions is not None:
+            settings["positions"] = config.positions
+        if config.distances is not None:
+            settings["distances"] = config.distances
+        settings.update({"n_iter": n_iter, "burn_in": config.burn_in, "thin": config.thin,
+                         "seed": config.seed, "point_estimate": config.point_estimate})
+    else:
+        settings = {
+            "family": config.family,
+            "sampler": (config.sampler if config.sampler != "auto"
+                        else f"auto ({resolve_sampler_name('auto', n_samples, model.family_)})"),
+            "alpha": _alpha_setting(config.alpha), "n_iter": n_iter,
+            "burn_in": config.burn_in, "thin": config.thin, "seed": config.seed,
+            "init_clusters": config.init_clusters, "init": config.init,
+            "point_estimate": config.point_estimate,
+        }
     if config.family == "multinomial":
         settings["concentration"] = 1.0 if config.concentration is None else config.concentration
     if config.checkpoint_every is not None:
@@ -686,6 +875,8 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         "point_estimate": {"loss": config.point_estimate,
                            "expected_loss": float(model.expected_loss_)},
     }
+    if config.model == "ddcrp":
+        summary["ddcrp"] = _ddcrp_summary(config, data, model)
     if isinstance(parse_alpha(config.alpha), float):
         summary["alpha"] = float(model.alpha_)
     else:
@@ -697,6 +888,14 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     if n_samples > MAX_SIMILARITY_SAMPLES and config.plots:
         warnings.append(f"the posterior co-clustering figure is left out for more than "
                         f"{MAX_SIMILARITY_SAMPLES:,} points")
+    if config.model == "ddcrp" and config.positions is not None:
+        from .ddcrp.decay import parse_decay
+
+        if parse_decay(config.decay).is_constant:
+            warnings.append(f"the constant decay gives every row the same link weight, so the "
+                            f"positions column {config.positions!r} only orders the rows "
+                            "(with --sequential) and the figures; give --decay window:A, "
+                            "exponential:A or logistic:A to let nearby rows cluster together")
     n_kept = len(trace.kept)
     if n_kept < 10:
         warnings.append(f"only {n_kept} draws were kept after the burn-in; run more iterations "
@@ -704,6 +903,52 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     if warnings:
         summary["warnings"] = warnings
     return summary
+
+
+def _ddcrp_summary(config: RunConfig, data: LoadedData, model) -> dict:
+    """The ddCRP part of the summary: decay, distances, tables."""
+    from .ddcrp.decay import parse_decay
+
+    decay = parse_decay(config.decay)
+    if config.positions is not None:
+        what = ("differences in days" if data.positions.dtype.kind == "M"
+                else "absolute differences")
+        source = f"positions column {config.positions!r} ({what})"
+    elif config.distances is not None:
+        source = f"matrix {config.distances}"
+        if sp.issparse(data.distances):
+            source += " (sparse: only its stored pairs may link)"
+    else:
+        source = "none: the constant decay weighs every pair alike"
+    links = np.asarray(model.links_)
+    n_self = int(np.sum(links == np.arange(len(links))))
+    return {
+        "decay": config.decay,
+        "decay_function": _decay_formula(decay),
+        "sequential": config.sequential,
+        "links": ("to oneself or an earlier row" if config.sequential
+                  else "to oneself or any other row"),
+        "distances": source,
+        "n_tables": int(model.n_clusters_),
+        "n_tables_last_iteration": int(model.trace_.n_clusters[-1]),
+        "self_links_last_iteration": n_self,
+        "candidate_links": int(model.candidates_.n_pairs),
+    }
+
+
+def _decay_formula(decay) -> str:
+    """The decay as a formula with its parameters, for people."""
+    from .ddcrp.decay import Constant, Exponential, Logistic, Window
+
+    if isinstance(decay, Constant):
+        return "f(d) = 1"
+    if isinstance(decay, Window):
+        return f"f(d) = 1[d < {decay.a:g}]"
+    if isinstance(decay, Exponential):
+        return f"f(d) = exp(-d / {decay.a:g})"
+    if isinstance(decay, Logistic):
+        return f"f(d) = 1 / (1 + exp((d - {decay.a:g}) / {decay.slope:g}))"
+    return repr(decay)
 
 
 def _alpha_setting(text: str):
@@ -725,6 +970,14 @@ def _cluster_params(config: RunConfig, data: LoadedData, model) -> dict:
                 "top_word_probabilities": [[float(f"{v:.4g}") for v in row] for row in
                                            np.take_along_axis(prob, top, axis=1).tolist()]}
     return {k: np.asarray(v).tolist() for k, v in params.items()}
+
+
+def _write_links_csv(path: Path, links) -> None:
+    """``customer,link``: each row's link as 0-based row numbers (itself for a self link)."""
+    links = np.asarray(links, dtype=np.int64)
+    lines = ["customer,link"]
+    lines.extend(f"{i},{j}" for i, j in enumerate(links.tolist()))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _write_trace_csv(path: Path, iteration, trace) -> None:

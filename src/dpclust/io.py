@@ -25,6 +25,7 @@ and ``column`` numbers are 1-based, as in an editor; in messages about arrays (`
 from __future__ import annotations
 
 import csv
+import datetime
 import gzip
 import math
 import numbers
@@ -39,7 +40,16 @@ import scipy.sparse as sp
 
 from ._validation import DataError, check_counts, check_dense
 
-__all__ = ["DataError", "load_data", "save_labels_csv", "load_vocabulary"]
+__all__ = [
+    "DataError",
+    "load_data",
+    "load_data_with_columns",
+    "load_data_with_labels",
+    "load_distances",
+    "load_vocabulary",
+    "parse_positions",
+    "save_labels_csv",
+]
 
 _KINDS = ("auto", "dense", "counts")
 _TEXT_FORMATS = ("csv", "tsv", "txt")
@@ -762,48 +772,244 @@ def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None
         For a missing label column, a label column among the features, a sparse or docword
         file (they have no label column), or the problems :func:`load_data` reports.
     """
+    X, meta, values = load_data_with_columns(path, {"label": label_column}, kind=kind,
+                                             column=column)
+    return X, meta, _as_labels(values["label"])
+
+
+def load_data_with_columns(path, columns, *, kind: str = "auto", column=None):
+    """Features and some other columns of one table (known labels, positions, ...).
+
+    The other columns are read as they are and are not features.
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV/TSV/text table (with or without a header row), a ``.npy``/``.npz`` array or a
+        Parquet file.
+    columns : mapping of str to (str or int)
+        What each column is for (a word used in messages, such as ``"label"`` or
+        ``"positions"``) and the column: its name (with a header row or in Parquet) or
+        0-based index.  Two entries may not name the same column.
+    kind : {"auto", "dense", "counts"}, default="auto"
+        As in :func:`load_data`, for the features.
+    column : list of str or int, optional
+        Feature columns; default all but those of ``columns``.
+
+    Returns
+    -------
+    X : features, as from :func:`load_data`
+    meta : dict, as from :func:`load_data`
+    values : dict of str to sequence of length n_samples
+        Each entry of ``columns`` read as it is: str per cell for a text table, Python
+        objects (numbers, dates) for Parquet, floats for an array.
+
+    Raises
+    ------
+    DataError
+        For a missing column, one of these columns among the features or two of them the
+        same column, a sparse or docword file (they have no such columns), or the problems
+        :func:`load_data` reports.
+    """
     p = Path(path)
-    label, columns = label_column, column
+    roles = dict(columns)
+    if not roles:
+        raise ValueError("columns must name at least one column")
 
     _check_file(p)
     fmt, gz = _detect_format(p)
     if fmt == "txt" and _looks_like_docword(p, gz):
         fmt = "docword"
+    what = " and ".join(f"{role} column" for role in roles)
     if fmt in ("csv", "tsv", "txt"):
-        values, j, n_columns, names, has_header = _read_text_column(p, gz, fmt, label)
-        features = _features_besides(p, columns, j, n_columns, names)
+        values, found, n_columns, names, has_header = _read_text_columns(p, gz, fmt, roles)
+        features = _features_besides(p, column, found, n_columns, names)
         X, meta = load_data(p, kind=kind, column=features, header=has_header)
     elif fmt == "parquet":
-        values, j, names, index_columns = _read_parquet_column(p, label)
-        if columns is None:
-            features = [n for i, n in enumerate(names) if i != j and n not in index_columns]
+        values, found = {}, {}
+        names = index_columns = None
+        for role, spec in roles.items():
+            values[role], found[role], names, index_columns = _read_parquet_column(p, spec, role)
+        _check_distinct(p, found, names)
+        if column is None:
+            features = [n for i, n in enumerate(names)
+                        if i not in found.values() and n not in index_columns]
         else:
-            features = _features_besides(p, columns, j, len(names), names)
+            features = _features_besides(p, column, found, len(names), names)
         if not features:
-            raise DataError(f"{p} has no feature columns besides the label column {names[j]!r}")
+            raise DataError(f"{p} has no feature columns besides the {what}")
         X, meta = load_data(p, kind=kind, column=features)
     elif fmt in ("npy", "npz"):
         table, meta = load_data(p, kind="auto")
         if sp.issparse(table):
-            raise DataError(f"{p} holds sparse counts; a label column needs a table (CSV, TSV, .npy "
-                            "or Parquet) with the labels in one column")
-        if isinstance(label, str):
-            raise DataError(f"{p} has no column names, so give the label column as a 0-based "
-                            f"column index, not a name ({label!r})")
+            raise DataError(f"{p} holds sparse counts; a {what} needs a table (CSV, TSV, .npy "
+                            "or Parquet) that holds it")
         n_columns = table.shape[1]
-        j = _check_column_index(p, label, n_columns)
-        values = table[:, j]
-        features = _features_besides(p, columns, j, n_columns, None)
+        found, values = {}, {}
+        for role, spec in roles.items():
+            if isinstance(spec, str):
+                raise DataError(f"{p} has no column names, so give the {role} column as a "
+                                f"0-based column index, not a name ({spec!r})")
+            found[role] = _check_column_index(p, spec, n_columns)
+            values[role] = table[:, found[role]]
+        _check_distinct(p, found, None)
+        features = _features_besides(p, column, found, n_columns, None)
         X = table[:, features]
         X = check_counts(X, what=str(p)) if kind == "counts" else np.ascontiguousarray(X)
         meta = dict(meta, n_features=int(X.shape[1]))
     else:
-        raise DataError(f"{p} is a {fmt} file of counts; a label column needs a table (CSV, TSV, .npy "
-                        "or Parquet) with the labels in one column")
-    if len(values) != X.shape[0]:
-        raise DataError(f"{p}: the label column has {len(values)} values for "
-                        f"{X.shape[0]} rows of features")
-    return X, meta, _as_labels(values)
+        raise DataError(f"{p} is a {fmt} file of counts; a {what} needs a table (CSV, TSV, "
+                        ".npy or Parquet) that holds it")
+    for role, v in values.items():
+        if len(v) != X.shape[0]:
+            raise DataError(f"{p}: the {role} column has {len(v)} values for "
+                            f"{X.shape[0]} rows of features")
+    return X, meta, values
+
+
+def parse_positions(values, *, what: str = "positions") -> np.ndarray:
+    """Customers' positions from a column: numbers, or dates and times.
+
+    Parameters
+    ----------
+    values : sequence of length n_samples
+        Numbers, strings (numbers, or ISO 8601 dates and times such as ``2024-03-01``,
+        ``2024-03-01 12:30`` or ``2024-03-01T12:30:00+02:00``), ``datetime``/``date``
+        objects or ``numpy.datetime64`` values.
+    what : str, default="positions"
+        How messages name the values (for example ``"data.csv: the positions column
+        'date'"``).
+
+    Returns
+    -------
+    positions : ndarray of shape (n_samples,)
+        float64 when every value is a number, else ``datetime64[s]`` (times with a time
+        zone are converted to UTC).  The distance dependent CRP measures datetimes in days.
+
+    Raises
+    ------
+    DataError
+        For a value that is neither a number nor a date, a mix of the two, or NaN or
+        infinite numbers.
+    """
+    arr = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if arr.ndim != 1:
+        raise DataError(f"{what}: expected one value per row, got shape {arr.shape}")
+    if arr.size == 0:
+        raise DataError(f"{what}: no values")
+    if arr.dtype.kind == "M":
+        if np.isnat(arr).any():
+            raise DataError(f"{what}: {int(np.isnat(arr).sum())} missing times (NaT)")
+        return arr.astype("datetime64[s]")
+    if arr.dtype.kind in "biuf":
+        out = arr.astype(np.float64)
+    else:
+        items = arr.tolist()
+        numbers = [_number_or_none(v) for v in items]
+        if all(v is not None for v in numbers):
+            out = np.array(numbers, dtype=np.float64)
+        else:
+            times = []
+            for i, v in enumerate(items):
+                t = _datetime_or_none(v)
+                if t is None:
+                    kind = "a number among dates" if numbers[i] is not None else "not a number"
+                    raise DataError(
+                        f"{what}: {v!r} (value {i + 1} of {len(items)}) is {kind}; positions "
+                        "must all be numbers, or all ISO 8601 dates or times such as "
+                        "2024-03-01 or 2024-03-01T12:30")
+                times.append(t)
+            return np.array(times, dtype="datetime64[s]")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{what}: {int(bad.sum())} NaN or infinite values (the first is value "
+                        f"{i + 1} of {len(out)})")
+    return out
+
+
+def _number_or_none(v):
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, numbers.Real):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _datetime_or_none(v):
+    """A naive UTC ``datetime`` from a datetime, date, datetime64 or ISO 8601 string."""
+    if isinstance(v, np.datetime64):
+        return None if np.isnat(v) else v.astype("datetime64[s]").item()
+    if isinstance(v, str):
+        try:
+            v = datetime.datetime.fromisoformat(v.strip())
+        except ValueError:
+            return None
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(datetime.UTC).replace(tzinfo=None)
+        return v
+    if isinstance(v, datetime.date):
+        return datetime.datetime(v.year, v.month, v.day)
+    return None
+
+
+def load_distances(path, *, n=None):
+    """A matrix of distances between customers, for the distance dependent CRP.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npy`` file with a dense (n, n) array (``inf`` where two customers may not
+        link), or a ``.npz`` file with a scipy sparse matrix (``scipy.sparse.save_npz``):
+        only its stored pairs may link.
+    n : int, optional
+        The number of customers (data rows) the matrix must describe.
+
+    Returns
+    -------
+    distances : ndarray of shape (n, n) or scipy.sparse.csr_matrix
+        float64.  ``distances[i, j]`` is the distance from customer i to customer j; the
+        diagonal is ignored.
+
+    Raises
+    ------
+    DataError
+        If the file is missing or unreadable, not a square numeric matrix, holds NaN or
+        negative distances (off the diagonal), or does not have ``n`` rows.
+    """
+    p = _check_file(path)
+    fmt, _ = _detect_format(p)
+    if fmt not in ("npy", "npz"):
+        raise DataError(f"{p}: distances must be a .npy file (a dense matrix) or a .npz file "
+                        f"(a scipy sparse matrix), not a {fmt} file")
+    D = _read_npy(p) if fmt == "npy" else _read_npz(p)
+    if sp.issparse(D):
+        D = sp.csr_matrix(D, dtype=np.float64)
+        data = D.data
+    else:
+        D = np.asarray(D)
+        if D.dtype.kind not in "biuf":
+            raise DataError(f"{p}: distances must be numbers, got an array of dtype {D.dtype}")
+        D = D.astype(np.float64)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise DataError(f"{p}: the distance matrix must be square (n, n), got shape {D.shape}")
+    if not sp.issparse(D):
+        data = D[~np.eye(D.shape[0], dtype=bool)]
+    if np.isnan(data).any():
+        raise DataError(f"{p}: the distance matrix holds {int(np.isnan(data).sum())} NaN "
+                        "values")
+    if (data < 0).any():
+        raise DataError(f"{p}: distances must be >= 0; the smallest is {float(data.min())}")
+    if n is not None and D.shape[0] != n:
+        raise DataError(f"{p} is a {D.shape[0]} x {D.shape[0]} distance matrix, but the data "
+                        f"have {n} rows")
+    return D
 
 
 def _check_column_index(p: Path, j: int, n_columns: int) -> int:
@@ -812,35 +1018,53 @@ def _check_column_index(p: Path, j: int, n_columns: int) -> int:
     return j % n_columns
 
 
-def _features_besides(p: Path, columns, j: int, n_columns: int, names) -> list:
-    """The feature columns: ``columns`` (names or indices) or all but the label column ``j``."""
+def _check_distinct(p: Path, found: dict, names) -> None:
+    """Two roles (label, positions, ...) may not name the same column."""
+    seen = {}
+    for role, j in found.items():
+        if j in seen:
+            shown = f"{names[j]!r}" if names is not None else f"index {j}"
+            raise DataError(f"{p}: the {seen[j]} and {role} columns are the same column "
+                            f"({shown})")
+        seen[j] = role
+
+
+def _features_besides(p: Path, columns, found: dict, n_columns: int, names) -> list:
+    """The feature columns: ``columns`` (names or indices) or all but the columns of
+    ``found`` (role -> 0-based index)."""
     if columns is None:
-        features = [i for i in range(n_columns) if i != j]
+        features = [i for i in range(n_columns) if i not in found.values()]
         if not features:
-            raise DataError(f"{p} has only the label column; there are no features to cluster")
+            what = " and ".join(found)
+            raise DataError(f"{p} has only the {what} column"
+                            f"{'s' if len(found) > 1 else ''}; there are no features to "
+                            "cluster")
         return features
     for c in columns:
-        if (isinstance(c, int) and -n_columns <= c < n_columns and c % n_columns == j) or (
-                isinstance(c, str) and names is not None and c == names[j]):
-            raise DataError(f"the feature columns include the label column {c!r}; the known "
-                            "labels must not be used as a feature")
+        for role, j in found.items():
+            if (isinstance(c, int) and -n_columns <= c < n_columns and c % n_columns == j) or (
+                    isinstance(c, str) and names is not None and c == names[j]):
+                why = ("the known labels must not be used as a feature" if role == "label"
+                       else "it cannot also be a feature")
+                raise DataError(f"the feature columns include the {role} column {c!r}; {why}")
     return list(columns)
 
 
-def _read_text_column(p: Path, gz: bool, fmt: str, label):
-    """Read one column of a text table as strings, with the conventions of ``load_data``.
+def _read_text_columns(p: Path, gz: bool, fmt: str, roles: dict):
+    """Read some columns of a text table as strings, with the conventions of ``load_data``.
 
     Returns
     -------
-    values : list of str
-    j : int
-        0-based index of the column.
+    values : dict of str to list of str
+        The cells of each column of ``roles``.
+    found : dict of str to int
+        0-based index of each column.
     n_columns : int
     names : list of str or None
         Column names when the file has a header row.
     has_header : bool
-        Whether the first row holds names.  With ``label`` given by index this is decided from
-        the other cells of the first row, as the labels themselves may be words.
+        Whether the first row holds names.  With every column given by index this is decided
+        from the other cells of the first row, as the columns read may hold words.
     """
     first_line_no, first_line = _first_record(p, gz)
     if first_line is None:
@@ -850,33 +1074,42 @@ def _read_text_column(p: Path, gz: bool, fmt: str, label):
         records = list(_records(f, delimiter))
     first = [c.strip() for c in records[0][1]]
     n_columns = len(first)
-    if isinstance(label, str):
-        if label not in first:
-            if all(_is_number(c) for c in first):
-                raise DataError(f"{p} has no header row, so give the label column as a 0-based "
-                                f"column index, not a name ({label!r})")
-            shown = ", ".join(repr(c) for c in first[:12]) + (", ..." if n_columns > 12 else "")
-            raise DataError(f"{p} has no column named {label!r}; its columns are {shown}")
-        j, has_header = first.index(label), True
-    else:
-        j = _check_column_index(p, label, n_columns)
-        others = [c for i, c in enumerate(first) if i != j]
+    found = {}
+    has_header = False
+    for role, spec in roles.items():
+        if isinstance(spec, str):
+            if spec not in first:
+                if all(_is_number(c) for c in first):
+                    raise DataError(f"{p} has no header row, so give the {role} column as a "
+                                    f"0-based column index, not a name ({spec!r})")
+                shown = (", ".join(repr(c) for c in first[:12])
+                         + (", ..." if n_columns > 12 else ""))
+                raise DataError(f"{p} has no column named {spec!r}; its columns are {shown}")
+            found[role] = first.index(spec)
+            has_header = True
+        else:
+            found[role] = _check_column_index(p, spec, n_columns)
+    if not has_header:
+        others = [c for i, c in enumerate(first) if i not in found.values()]
         has_header = not all(_is_number(c) for c in others) if others else False
-    values = []
+    names = first if has_header else None
+    _check_distinct(p, found, names)
+    values = {role: [] for role in roles}
     for lineno, fields in records[1 if has_header else 0:]:
         if len(fields) != n_columns:
             raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
                             f"{first_line_no} has {n_columns}.")
-        value = fields[j].strip()
-        if not value:
-            raise DataError(f"{p}: line {lineno}: the label column {j + 1} is empty")
-        values.append(value)
-    if not values:
+        for role, j in found.items():
+            value = fields[j].strip()
+            if not value:
+                raise DataError(f"{p}: line {lineno}: the {role} column {j + 1} is empty")
+            values[role].append(value)
+    if not records[1 if has_header else 0:]:
         raise DataError(f"{p} has a header row but no data rows.")
-    return values, j, n_columns, (first if has_header else None), has_header
+    return values, found, n_columns, names, has_header
 
 
-def _read_parquet_column(p: Path, label):
+def _read_parquet_column(p: Path, label, role: str = "label"):
     pa, pq = _import_pyarrow()
     try:
         schema = pq.read_schema(p)
@@ -897,8 +1130,8 @@ def _read_parquet_column(p: Path, label):
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise DataError(f"{p} cannot be read: {exc}.") from None
     if column.null_count:
-        raise DataError(f"{p}: the label column {names[j]!r} has {column.null_count} missing "
-                        "values")
+        raise DataError(f"{p}: the {role} column {names[j]!r} has {column.null_count} "
+                        "missing values")
     return column.to_pylist(), j, names, index_columns
 
 

@@ -21,16 +21,20 @@ from .plots import (
     cluster_colours,
     plot_cluster_sizes,
     plot_clusters,
+    plot_prior_draws,
     plot_similarity,
+    plot_tables_by_position,
     plot_trace,
 )
 
 __all__ = [
-    "write_report",
-    "render_html",
-    "plot_trace",
-    "plot_clusters",
-    "plot_cluster_sizes",
-    "plot_similarity",
     "cluster_colours",
+    "plot_cluster_sizes",
+    "plot_clusters",
+    "plot_prior_draws",
+    "plot_similarity",
+    "plot_tables_by_position",
+    "plot_trace",
+    "render_html",
+    "write_report",
 ]

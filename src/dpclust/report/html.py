@@ -16,15 +16,16 @@ import base64
 import json
 import math
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import plots
 
-__all__ = ["write_report", "render_html"]
+__all__ = ["render_html", "write_report"]
 
 _MAX_CLUSTER_ROWS = 100
 _MAX_MEAN_COORDS = 5
@@ -36,38 +37,60 @@ _FIGURES = (
     (
         "trace",
         "MCMC trace",
-        "How the sampler moved, one point per iteration. <b>Log joint</b> is the log "
-        "probability of the data and the current partition under the model (higher fits "
-        "better); <b>clusters K</b> is the number of occupied clusters. The grey band is the "
-        "burn-in, discarded before summarising. After the burn-in the traces should wander "
-        "around a stable level with no trend; a trend means the chain needs more iterations.",
+        ("How the sampler moved, one point per iteration. <b>Log joint</b> is the log "
+         "probability of the data and the current partition under the model (higher fits "
+         "better); <b>clusters K</b> is the number of occupied clusters. The grey band is the "
+         "burn-in, discarded before summarising. After the burn-in the traces should wander "
+         "around a stable level with no trend; a trend means the chain needs more iterations."),
     ),
     (
         "clusters",
         "Clusters",
-        "Each point coloured by its cluster in the point estimate. Two-dimensional data are "
-        "drawn as they are; higher-dimensional data on their first two principal components, "
-        "and count data on a truncated SVD of tf-idf weights. A projection can make separate "
-        "clusters look overlapping. For Gaussian clusters the ellipses are 2-standard-deviation "
-        "contours and the crosses the cluster means.",
+        ("Each point coloured by its cluster in the point estimate. Two-dimensional data are "
+         "drawn as they are; higher-dimensional data on their first two principal components, "
+         "and count data on a truncated SVD of tf-idf weights. A projection can make separate "
+         "clusters look overlapping. For Gaussian clusters the ellipses are 2-standard-deviation "
+         "contours and the crosses the cluster means."),
+    ),
+    (
+        "tables",
+        "Tables against position",
+        ("The distance dependent CRP's partition against the rows' positions (their order "
+         "when the distances come from a matrix or there are none): one mark per row at its "
+         "table, tables numbered by their first row in position order, in the colours of the "
+         "other figures (the view of Blei &amp; Frazier 2010, Figure 2). A table confined to a "
+         "stretch of positions is what a decay favours; one that spans them all is held "
+         "together by the data."),
     ),
     (
         "cluster_sizes",
         "Cluster sizes",
-        "Points per cluster, largest first, in the same colours as above. Dirichlet-process "
-        "mixtures often leave a few very small clusters: look at them before trusting them.",
+        ("Points per cluster, largest first, in the same colours as above. Dirichlet-process "
+         "mixtures often leave a few very small clusters: look at them before trusting them."),
     ),
     (
         "similarity",
         "Posterior co-clustering",
-        "The probability, over the posterior samples after burn-in, that two points share a "
-        "cluster; rows and columns grouped by cluster label. Solid dark blocks are clusters "
-        "the posterior is sure of; shading between blocks shows points whose assignment is "
-        "uncertain.",
+        ("The probability, over the posterior samples after burn-in, that two points share a "
+         "cluster; rows and columns grouped by cluster label. Solid dark blocks are clusters "
+         "the posterior is sure of; shading between blocks shows points whose assignment is "
+         "uncertain."),
     ),
 )
 
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
+
+_DDCRP_LABELS = {
+    "decay": "Decay",
+    "decay_function": "Decay function",
+    "sequential": "Sequential",
+    "links": "Each row links",
+    "distances": "Distances",
+    "n_tables": "Tables (point estimate)",
+    "n_tables_last_iteration": "Tables (last iteration)",
+    "self_links_last_iteration": "Self links (last iteration)",
+    "candidate_links": "Candidate links",
+}
 
 _TIMING_LABELS = {
     "total_seconds": "Total time",
@@ -254,7 +277,9 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     timings = summary.get("timings") or {}
     K = summary.get("n_clusters", len(sizes))
     n = data.get("n_samples", sum(sizes) if sizes else None)
-    parts = [f"dpclust found <b>{_esc(_plural(K, 'cluster'))}</b>"]
+    ddcrp = summary.get("ddcrp") or {}
+    unit = "table" if ddcrp else "cluster"
+    parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
     if n is not None:
         detail = []
         if data.get("n_features") is not None:
@@ -273,8 +298,11 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     if settings.get("alpha") is not None:
         alpha = settings["alpha"]
         sep = ": " if isinstance(alpha, str) else " = "
-        parts.append(f" (concentration α{sep}{_esc(_fmt_value(alpha))})")
+        name = "self-link weight" if ddcrp else "concentration"
+        parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
     sentence = "".join(parts) + "."
+    if ddcrp:
+        sentence += " " + _ddcrp_sentence(ddcrp)
     run = []
     if settings.get("n_iter") is not None:
         run.append(f"It ran {_esc(_plural(settings['n_iter'], 'iteration'))}")
@@ -311,11 +339,36 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     return f'<p class="lead">{sentence}</p>'
 
 
+def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
+    """What the lead paragraph says about a distance dependent CRP fit."""
+    text = "The prior is a distance dependent CRP (Blei &amp; Frazier 2010)"
+    if ddcrp.get("decay") is not None:
+        text += f" with the <b>{_esc(ddcrp['decay'])}</b> decay"
+        if ddcrp.get("decay_function"):
+            text += f", <code>{_esc(ddcrp['decay_function'])}</code>"
+    text += "."
+    if ddcrp.get("distances"):
+        text += f" Distances: {_esc(ddcrp['distances'])}."
+    if ddcrp.get("sequential") is not None:
+        text += (" It is <b>sequential</b>: each row links only to itself or to an earlier "
+                 "row." if ddcrp["sequential"] else
+                 " It is not sequential: each row may link to any other row.")
+    if ddcrp.get("n_tables_last_iteration") is not None:
+        text += (" The last iteration's links make "
+                 f"{_esc(_plural(ddcrp['n_tables_last_iteration'], 'table'))}.")
+    return text
+
+
 def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
     data = summary.get("data") or {}
     timings = summary.get("timings") or {}
     log_joint = summary.get("log_joint") or {}
-    cards = [("clusters", _fmt_value(summary.get("n_clusters", len(sizes))))]
+    ddcrp = summary.get("ddcrp") or {}
+    cards = [("tables" if ddcrp else "clusters",
+              _fmt_value(summary.get("n_clusters", len(sizes))))]
+    if ddcrp.get("decay") is not None:
+        cards.append(("decay" + (", sequential" if ddcrp.get("sequential") else ""),
+                      str(ddcrp["decay"])))
     if data.get("n_samples") is not None:
         cards.append(("points", _fmt_value(data["n_samples"])))
     if timings.get("total_seconds") is not None:
@@ -349,6 +402,14 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
     if settings:
         rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in settings.items()]
         panels.append(_panel("Settings", _kv_table(rows)))
+    ddcrp = summary.get("ddcrp") or {}
+    if ddcrp:
+        rows = [(_esc(_DDCRP_LABELS.get(k, k)), _esc(_fmt_value(v))) for k, v in ddcrp.items()]
+        panels.append(_panel(
+            "Distance dependent CRP", _kv_table(rows),
+            "Each row links to another with weight f(distance), or to itself with weight "
+            "α; the tables are the groups that links join. Tables (point estimate) counts "
+            "the reported partition."))
     data = summary.get("data") or {}
     if data:
         rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in data.items()]
@@ -402,7 +463,7 @@ def _figures(figures: Mapping[str, Path], errors: Mapping[str, str]) -> str:
     for name, heading, caption in _FIGURES:
         if name in figures:
             data = base64.b64encode(Path(figures[name]).read_bytes()).decode("ascii")
-            wide = ' class="wide"' if name == "trace" else ""
+            wide = ' class="wide"' if name in ("trace", "tables") else ""
             blocks.append(
                 f'<figure{wide} id="fig-{name}"><h3>{_esc(heading)}</h3>'
                 f'<img src="data:image/png;base64,{data}" alt="{_esc(heading)}">'
@@ -441,8 +502,8 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
         cells = [
             f'<td><span class="swatch" style="background:{colours[k]}"></span>{k}</td>',
             f'<td class="num">{sizes[k]:,}</td>',
-            f'<td class="num"><span class="share"><span class="bar" '
-            f'style="width:{max(share, 0.5) * 0.8:.1f}px"></span>{share:.1f}%</span></td>',
+            (f'<td class="num"><span class="share"><span class="bar" '
+             f'style="width:{max(share, 0.5) * 0.8:.1f}px"></span>{share:.1f}%</span></td>'),
         ]
         if means is not None:
             cells.append(f'<td class="mono">{_esc(_fmt_mean(means, k))}</td>')
@@ -525,8 +586,8 @@ def render_html(
     summary : mapping
         The fit summary (see :func:`write_report`); missing optional keys are skipped.
     figures : mapping of str to path, optional
-        PNG files to embed, keyed by ``"trace"``, ``"clusters"``, ``"cluster_sizes"``,
-        ``"similarity"``.
+        PNG files to embed, keyed by ``"trace"``, ``"clusters"``, ``"tables"``,
+        ``"cluster_sizes"``, ``"similarity"``.
     labels : array-like of int, shape (n_samples,), optional
         The point-estimate partition; used for cluster sizes if the summary has none.
     title : str, optional
@@ -547,6 +608,8 @@ def render_html(
     sizes = _cluster_sizes(summary, labels)
     title = title or "dpclust report"
     sub = []
+    if summary.get("ddcrp"):
+        sub.append("distance dependent CRP")
     if settings.get("family") is not None:
         sub.append(f"{settings['family']} mixture")
     if settings.get("sampler") is not None:
@@ -588,6 +651,7 @@ def write_report(
     labels: Any,
     similarity: Any = None,
     title: str | None = None,
+    positions: Any = None,
 ) -> dict[str, Path]:
     """Write the figures and a self-contained ``report.html`` for one fit.
 
@@ -602,7 +666,9 @@ def write_report(
         ``"n_clusters"``, ``"cluster_sizes"`` (one per label), ``"cluster_params"``
         (``"means"`` (n_clusters, n_features) and ``"covariances"`` for Gaussians,
         ``"top_words"`` for multinomials), ``"log_joint"`` (final, best, best_iteration)
-        and optionally ``"point_estimate"``, ``"metrics"`` and ``"warnings"``.
+        and optionally ``"point_estimate"``, ``"metrics"``, ``"warnings"`` and, for a
+        distance dependent CRP, ``"ddcrp"`` (decay, decay_function, sequential, distances,
+        n_tables, ...).
     trace : mapping of str to array of shape (n_iter,) or None
         Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``seconds``.  The burn-in
         length is read from ``summary["settings"]["burn_in"]``.
@@ -614,11 +680,15 @@ def write_report(
         Posterior co-clustering probabilities; drawn if given.
     title : str, optional
         Report title; default ``"dpclust report"``.
+    positions : array-like of shape (n_samples,), optional
+        A distance dependent CRP's positions (numbers or ``datetime64``), the x axis of the
+        tables figure (:func:`~dpclust.report.plots.plot_tables_by_position`), which is
+        drawn when the summary has ``"ddcrp"``; without positions, the row index.
 
     Returns
     -------
     paths : dict of str to Path
-        ``"report"`` and every figure written: ``"trace"``, ``"clusters"``,
+        ``"report"`` and every figure written: ``"trace"``, ``"clusters"``, ``"tables"``,
         ``"cluster_sizes"``, ``"similarity"``.
 
     Notes
@@ -645,11 +715,13 @@ def write_report(
         jobs: list[tuple[str, bool, Callable[[Path], Path]]] = [
             ("trace", bool(trace), lambda p: plots.plot_trace(trace, burn_in, p)),
             ("clusters", X is not None and labels is not None,
-             lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
+              lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
+            ("tables", bool(summary.get("ddcrp")) and labels is not None,
+              lambda p: _draw_tables(summary, positions, labels, p)),
             ("cluster_sizes", labels is not None,
-             lambda p: plots.plot_cluster_sizes(labels, p)),
+              lambda p: plots.plot_cluster_sizes(labels, p)),
             ("similarity", similarity is not None and labels is not None,
-             lambda p: plots.plot_similarity(similarity, labels, p)),
+              lambda p: plots.plot_similarity(similarity, labels, p)),
         ]
         for name, wanted, draw in jobs:
             if not wanted:
@@ -667,3 +739,18 @@ def write_report(
     report.write_text(page, encoding="utf-8")
     paths["report"] = report
     return paths
+
+
+def _draw_tables(summary: Mapping[str, Any], positions: Any, labels: Any, path: Path) -> Path:
+    """The tables-against-position figure of a ddCRP fit, in the report's cluster colours."""
+    data = summary.get("data") or {}
+    column = data.get("positions_column")
+    if positions is None:
+        label = "row (customer)"
+    elif column is not None:
+        label = str(column)
+    else:
+        label = "position"
+    plots.plot_tables_by_position(positions, labels, path=path,
+                                  colours=plots.cluster_colours(labels), position_label=label)
+    return Path(path)

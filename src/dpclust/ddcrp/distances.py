@@ -94,13 +94,16 @@ class LinkCandidates(NamedTuple):
                 bad |= links > np.arange(self.n)
             out[bad] = -np.inf
             return out
-        for i in range(self.n):
-            c = links[i]
-            if c == i:
-                continue
-            j, lf = self.row(i)
-            hit = np.flatnonzero(j == c)
-            out[i] = lf[hit[0]] if len(hit) else -np.inf
+        # look every link up at once among the pairs, keyed row * n + column
+        n = self.n
+        keys = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr)) * n + self.indices
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        rest = np.flatnonzero(links != np.arange(n))
+        want = rest * n + links[rest]
+        pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+        hit = (keys[pos] == want) if len(keys) else np.zeros(len(rest), dtype=bool)
+        out[rest] = np.where(hit, self.log_f[order][pos] if len(keys) else 0.0, -np.inf)
         return out
 
 

@@ -49,7 +49,11 @@ class DDCRPMixture(DPMixture):
     random_state, progress, checkpoint, checkpoint_every, callback
         As for :class:`~dpclust.DPMixture`.
     start : {"prior", "singletons"}, default="prior"
-        Starting links: a prior draw, or every customer alone (the paper's Figure 5).
+        Starting links: a prior draw, or every customer alone (the paper's Figure 5).  Which
+        mixes faster depends on the data: a prior draw with a wide decay can seat unlike
+        documents together, tables that take many sweeps to come apart (the held-out
+        benchmark starts from singletons for this reason), while from singletons a cluster
+        can stay split in two interleaved tables for a while.  Compare ``trace_`` of both.
 
     Attributes
     ----------

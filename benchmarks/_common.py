@@ -53,3 +53,16 @@ def machine_info() -> dict:
         },
         "load_average_start": _load_average(),
     }
+
+
+def save_results(stem: Path, payload: dict, write_markdown) -> None:
+    """Merge ``payload`` into ``stem.json`` (running some parts keeps the others' last
+    figures) and rewrite ``stem.md`` from the merged record with ``write_markdown``."""
+    import json
+
+    json_path = stem.with_suffix(".json")
+    old = json.loads(json_path.read_text()) if json_path.exists() else {}
+    old.update(payload)
+    json_path.write_text(json.dumps(old, indent=1))
+    write_markdown(old, stem.with_suffix(".md"))
+    print(f"\nwritten: {json_path} and {stem.with_suffix('.md')}")

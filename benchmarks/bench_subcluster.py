@@ -27,7 +27,6 @@ Run: ``.venv/bin/python benchmarks/bench_subcluster.py [--quick] [--parts speed 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import resource
 import sys
@@ -41,7 +40,7 @@ SHARED_DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import _load_average, machine_info
+from _common import _load_average, machine_info, save_results
 
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
@@ -495,12 +494,7 @@ def main(argv=None):
         payload[part] = globals()[f"part_{part}"](args.quick, args.seed)
     payload["machine"]["load_average_end"] = _load_average()
     stem = RESULTS / ("subcluster_quick" if args.quick else "subcluster")
-    old = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(
-        ".json").exists() else {}
-    old.update(payload)  # running some parts keeps the others' last figures
-    stem.with_suffix(".json").write_text(json.dumps(old, indent=1))
-    write_markdown(old, stem.with_suffix(".md"))
-    print(f"\nwritten: {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
+    save_results(stem, payload, write_markdown)
 
 
 if __name__ == "__main__":

@@ -70,10 +70,11 @@ def _combine_runs(runs) -> Evidence:
 
 
 def _systematic(rng, log_w):
-    p = P = len(log_w)
+    """Systematic resampling: ``len(log_w)`` ancestor indices."""
+    P = len(log_w)
     w = np.exp(log_w - log_w.max())
     c = np.cumsum(w / w.sum())
-    u = (rng.random() + np.arange(P)) / p
+    u = (rng.random() + np.arange(P)) / P
     return np.minimum(np.searchsorted(c, u), P - 1)
 
 

@@ -173,6 +173,16 @@ class _ChainEstimator(BaseEstimator):
         return n_iter, burn_in, thin
 
     # ------------------------------------------------------------------- run
+    def fit(self, X, y=None):
+        """Validate ``X`` into the subclass's model (``_target``), run a new chain and
+        summarise it; returns ``self``."""
+        self._settings()
+        model = self._target(X)
+        alpha0, _ = resolve_alpha(self.alpha)
+        sampler = self._make_sampler(model.n_samples, model.family)
+        rng = check_random_state(self.random_state)
+        return self._start_chain(model, sampler, rng, alpha0)
+
     def _start_chain(self, model, sampler, rng, alpha0):
         """Run a new chain from the sampler's starting state; returns ``self``."""
         n_iter, burn_in, thin = self._settings()
@@ -529,12 +539,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         -------
         self
         """
-        self._settings()
-        model = self._target(X)
-        alpha0, _ = resolve_alpha(self.alpha)
-        sampler = self._make_sampler(model.n_samples, model.family)
-        rng = check_random_state(self.random_state)
-        return self._start_chain(model, sampler, rng, alpha0)
+        return super().fit(X)
 
     def _target(self, X):
         """The model this estimator describes for the data ``X`` (validated, the family's

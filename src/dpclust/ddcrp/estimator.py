@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import DataError, check_random_state
+from .._validation import DataError
 from ..estimator import DPMixture, _ChainEstimator
 from ..samplers.crp import resolve_alpha
 from .decay import parse_decay
@@ -298,12 +298,7 @@ class DDCRPLanguageModel(_ChainEstimator):
         -------
         self
         """
-        self._settings()
-        model = self._target(X)
-        alpha0, _ = resolve_alpha(self.alpha)
-        rng = check_random_state(self.random_state)
-        return self._start_chain(model, self._make_sampler(model.n_samples, model.family),
-                                 rng, alpha0)
+        return super().fit(X)
 
     def _target(self, X):
         """The model for the text ``X`` (tokens are numbered in sorted order)."""

@@ -358,3 +358,15 @@ def test_estimator_reports_bad_distances_clearly():
         DDCRPMixture(family="gaussian", decay="window:3", positions=t[:50]).fit(X)
     with pytest.raises(ValueError, match="unknown decay"):
         DDCRPMixture(family="gaussian", decay="triangle:3", positions=t).fit(X)
+
+
+def test_decay_formula_and_title_name_the_parameters():
+    from dpclust.ddcrp import Constant, Exponential, Logistic, Window
+
+    assert Constant().formula == "f(d) = 1"
+    assert Window(3).formula == "f(d) = 1[d < 3]"
+    assert Exponential(5).formula == "f(d) = exp(-d / 5)"
+    assert Logistic(14, slope=2).formula == "f(d) = 1 / (1 + exp((d - 14) / 2))"
+    assert Constant().title == "traditional CRP (constant decay)"
+    assert Window(3).title == "window decay, a = 3"
+    assert Logistic(14, slope=2).title == "logistic decay, a = 14, slope = 2"

@@ -924,7 +924,7 @@ def _ddcrp_summary(config: RunConfig, data: LoadedData, model) -> dict:
     n_self = int(np.sum(links == np.arange(len(links))))
     return {
         "decay": config.decay,
-        "decay_function": _decay_formula(decay),
+        "decay_function": decay.formula,
         "sequential": config.sequential,
         "links": ("to oneself or an earlier row" if config.sequential
                   else "to oneself or any other row"),
@@ -934,21 +934,6 @@ def _ddcrp_summary(config: RunConfig, data: LoadedData, model) -> dict:
         "self_links_last_iteration": n_self,
         "candidate_links": int(model.candidates_.n_pairs),
     }
-
-
-def _decay_formula(decay) -> str:
-    """The decay as a formula with its parameters, for people."""
-    from .ddcrp.decay import Constant, Exponential, Logistic, Window
-
-    if isinstance(decay, Constant):
-        return "f(d) = 1"
-    if isinstance(decay, Window):
-        return f"f(d) = 1[d < {decay.a:g}]"
-    if isinstance(decay, Exponential):
-        return f"f(d) = exp(-d / {decay.a:g})"
-    if isinstance(decay, Logistic):
-        return f"f(d) = 1 / (1 + exp((d - {decay.a:g}) / {decay.slope:g}))"
-    return repr(decay)
 
 
 def _alpha_setting(text: str):

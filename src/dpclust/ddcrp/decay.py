@@ -36,6 +36,17 @@ class Decay:
         return np.exp(self.log_weight(d))
 
     @property
+    def formula(self) -> str:
+        """The decay as a formula with its parameters, e.g. ``"f(d) = exp(-d / 5)"``."""
+        return repr(self)
+
+    @property
+    def title(self) -> str:
+        """A short description for plot titles, e.g. ``"exponential decay, a = 5"``."""
+        params = ", ".join(f"{k} = {v:g}" for k, v in self.__dict__.items())
+        return f"{self.name} decay, {params}" if params else f"{self.name} decay"
+
+    @property
     def is_constant(self) -> bool:
         """True for ``f = 1`` at every finite distance (the ordinary CRP when sequential)."""
         return False
@@ -76,6 +87,8 @@ class Constant(Decay):
     """
 
     name = "constant"
+    formula = "f(d) = 1"
+    title = "traditional CRP (constant decay)"
 
     def log_weight(self, d):
         d = self._check(d)
@@ -101,6 +114,10 @@ class Window(Decay):
     def reach(self) -> float:
         return self.a
 
+    @property
+    def formula(self) -> str:
+        return f"f(d) = 1[d < {self.a:g}]"
+
     def log_weight(self, d):
         d = self._check(d)
         return np.where(d < self.a, 0.0, -np.inf)
@@ -113,6 +130,10 @@ class Exponential(Decay):
 
     def __init__(self, a):
         self.a = _positive(a, "the decay length a")
+
+    @property
+    def formula(self) -> str:
+        return f"f(d) = exp(-d / {self.a:g})"
 
     def log_weight(self, d):
         d = self._check(d)
@@ -132,6 +153,10 @@ class Logistic(Decay):
     def __init__(self, a, slope=1.0):
         self.a = _positive(a, "the logistic midpoint a")
         self.slope = _positive(slope, "the logistic slope")
+
+    @property
+    def formula(self) -> str:
+        return f"f(d) = 1 / (1 + exp((d - {self.a:g}) / {self.slope:g}))"
 
     def log_weight(self, d):
         d = self._check(d)

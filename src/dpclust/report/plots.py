@@ -773,20 +773,6 @@ FIGURE2_DECAYS = ("constant", "window:30", "exponential:10", "logistic:30:2")
 """Decays of :func:`plot_prior_draws` by default: the paper's four panels."""
 
 
-def _decay_title(decay) -> str:
-    from ..ddcrp.decay import Constant, Exponential, Logistic, Window
-
-    if isinstance(decay, Constant):
-        return "traditional CRP (constant decay)"
-    if isinstance(decay, Window):
-        return f"window decay, a = {decay.a:g}"
-    if isinstance(decay, Exponential):
-        return f"exponential decay, a = {decay.a:g}"
-    if isinstance(decay, Logistic):
-        return f"logistic decay, a = {decay.a:g}, slope = {decay.slope:g}"
-    return repr(decay)
-
-
 def plot_prior_draws(
     decays: Sequence[Any] = FIGURE2_DECAYS,
     *,
@@ -865,7 +851,7 @@ def plot_prior_draws(
         labels = sample_prior(decay, alpha=alpha, positions=positions, sequential=True,
                               random_state=rng).labels[0]
         n_tables = int(labels.max()) + 1
-        plot_tables_by_position(None, labels, ax=ax, title=f"{_decay_title(decay)}\n"
+        plot_tables_by_position(None, labels, ax=ax, title=f"{decay.title}\n"
                                 f"{n_tables} tables")
         ax.title.set_fontsize(10)
         box = (0.07, 0.56, 0.34, 0.32)  # the inset, in axes fractions

@@ -361,8 +361,6 @@ def test_estimator_reports_bad_distances_clearly():
 
 
 def test_decay_formula_and_title_name_the_parameters():
-    from dpclust.ddcrp import Constant, Exponential, Logistic, Window
-
     assert Constant().formula == "f(d) = 1"
     assert Window(3).formula == "f(d) = 1[d < 3]"
     assert Exponential(5).formula == "f(d) = exp(-d / 5)"

@@ -1,8 +1,10 @@
-"""Synthetic data sets for examples, the demo and tests.
+"""Synthetic data sets for examples, the demo and tests, and bundled real data.
 
-Everything here is generated from a seed; nothing is downloaded.  The generators draw all
-their randomness from one :class:`numpy.random.Generator`, so the same ``random_state`` gives
-the same data on every platform and NumPy version that keeps the Generator streams stable.
+The synthetic sets are generated from a seed; nothing is downloaded.  The generators draw
+all their randomness from one :class:`numpy.random.Generator`, so the same ``random_state``
+gives the same data on every platform and NumPy version that keeps the Generator streams
+stable.  The real data (:func:`load_dublin_west`) ship inside the package, under
+``dpclust/data``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import scipy.sparse as sp
 
 from ._validation import check_int, check_positive, check_random_state
 
-__all__ = ["make_gaussian_mixture", "load_demo", "make_documents"]
+__all__ = ["load_demo", "load_dublin_west", "make_documents", "make_gaussian_mixture"]
 
 # Standard deviations of a Gaussian cluster along its principal axes are drawn from
 # Uniform(_SD_LOW, _SD_HIGH): axis ratios up to 5:1, so some clusters are clearly elongated.
@@ -207,3 +209,44 @@ def make_documents(
         X = sp.csr_matrix(X)
     X.sort_indices()
     return X, y
+
+
+def load_dublin_west():
+    """The Dublin West ballots: 29,988 top-t rankings of 9 candidates (real data).
+
+    Ballots of the 2002 Irish general election in the Dublin West constituency, cast under
+    the single transferable vote: each voter ranks as many candidates as they like, best
+    first.  The file gives no names, so the items are ``"candidate 1"`` ... ``"candidate 9"``
+    (item ``j`` is the file's candidate ``j + 1``).
+
+    Ballot lengths: 1 (1,743), 2 (3,243), 3 (8,753), 4 (5,157), 5 (3,389), 6 (1,866),
+    7 (1,027), 9 (4,810 complete ballots); none has length 8.  A complete ballot's last
+    candidate is implied, so in the returned working form the 4,810 complete ballots have
+    length 8.
+
+    Returns
+    -------
+    rankings : dpclust.rankings.Rankings
+        29,988 rankings of ``n_items=9`` items, in the order of the file.
+
+    Notes
+    -----
+    Shipped as ``dpclust/data/dublinwest2002.csv.gz``: the CSV ``d_dublinwest`` of the R
+    package PLMIX 2.2.0 (header ``Rank_1,...,Rank_9``, candidate ids 1..9, 0 = not ranked),
+    gzipped unchanged.  Licence: GPL (>= 2), as PLMIX.
+
+    References
+    ----------
+    Mollica, C. and Tardella, L. PLMIX: Bayesian analysis of finite mixtures of
+    Plackett-Luce models, R package version 2.2.0 (data set ``d_dublinwest``).
+    Gormley, I. C. and Murphy, T. B., who analysed these ballots with mixtures of
+    Plackett-Luce models.
+    """
+    from importlib.resources import as_file, files
+
+    from .rankings import read_rankings_csv
+
+    items = tuple(f"candidate {k}" for k in range(1, 10))
+    with as_file(files("dpclust.data") / "dublinwest2002.csv.gz") as path:
+        return read_rankings_csv(path, items=items, missing=("0",), index_base=1,
+                                 header=True)

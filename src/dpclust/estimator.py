@@ -32,7 +32,7 @@ from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
 from .samplers.base import kmeans_labels
 from .samplers.crp import GammaPrior, resolve_alpha
 
-_CHECKPOINT_FORMAT = 1
+_CHECKPOINT_FORMAT = 2
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
 
@@ -119,8 +119,13 @@ def _max_draws(max_draws, n_samples: int) -> int:
     return int(max_draws)
 
 
-def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacity: int):
+def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacity: int,
+                   params=None):
     """Hold at most ``capacity`` evenly spread kept draws, whatever the chain's length.
+
+    Each held draw is ``(index, iteration, labels, params)``; ``params`` are the clusters'
+    parameters for samplers that instantiate them (families without a collapsed form),
+    else None.
 
     Every ``stride``-th kept draw is held; when more than ``capacity`` would be held, every
     other one is dropped and the stride doubles.  Deterministic, so a stopped and resumed
@@ -128,7 +133,7 @@ def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacit
     """
     stride, draws = reservoir
     if index % stride == 0:
-        draws = draws + ((index, iteration, labels),)
+        draws = draws + ((index, iteration, labels, params),)
         if len(draws) > capacity:
             stride *= 2
             draws = tuple(d for d in draws if d[0] % stride == 0)
@@ -258,8 +263,10 @@ class _ChainEstimator(BaseEstimator):
                     prog.kept.append((it, float(state.alpha)))
                     if self.store_labels:
                         prog.all_labels.append(labels)
-                    reservoir = _reservoir_add(reservoir, n_kept, it, labels,
-                                               _max_draws(self.max_draws, model.n_samples))
+                    reservoir = _reservoir_add(
+                        reservoir, n_kept, it, labels,
+                        _max_draws(self.max_draws, model.n_samples),
+                        None if getattr(model.family, "collapsible", True) else state.params)
                     n_kept += 1
                 # the commit: one assignment
                 prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,
@@ -302,13 +309,18 @@ class _ChainEstimator(BaseEstimator):
         snap = prog.snapshot
         _, held = snap.reservoir
         if held:
-            pool_draws = np.array([labels for _, _, labels in held])
+            pool_draws = np.array([d[2] for d in held])
             alpha_of = dict(prog.kept)
-            pool_alpha = [alpha_of[it] for _, it, _ in held]
+            pool_alpha = [alpha_of[d[1]] for d in held]
+            pool_params = [d[3] for d in held]
         else:  # stopped during burn-in: the last state is the only draw
             pool_draws = snap.state.labels.astype(np.int32)[None, :]
             pool_alpha = [float(snap.state.alpha)]
+            pool_params = [getattr(snap.state, "params", None)]
         labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
+        # the parameters of the chosen draw (instantiated samplers)
+        chosen = int(np.flatnonzero((pool_draws == labels[None, :]).all(axis=1))[0])
+        self._labels_params = pool_params[chosen]
         self.labels_ = labels.astype(np.int64)
         self.expected_loss_ = float(loss)
         self.n_clusters_ = int(self.labels_.max()) + 1
@@ -332,6 +344,7 @@ class _ChainEstimator(BaseEstimator):
         m = min(self.n_predictive_draws, len(pool_draws))
         idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
         self._predictive_draws = [(pool_draws[j], pool_alpha[j]) for j in idx]
+        self._predictive_params = [pool_params[j] for j in idx]
         self._X_fit = X
 
     # ---------------------------------------------------------------- summary
@@ -520,7 +533,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 
     def _check_X(self, X):
         """Validate new data against the fitted family (same number of features)."""
-        n_features = _n_features_of(X)
+        n_features = _n_features_of(X) if _collapsible(self.family_) else None
         if n_features is not None and n_features != self.n_features_in_:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -557,6 +570,14 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
         n = model.n_samples
+        if not _collapsible(fam):
+            # parameters instantiated by the sampler: those of the chosen draw
+            sizes = np.bincount(self.labels_, minlength=self.n_clusters_).astype(np.float64)
+            self._labels_sizes = sizes
+            self.weights_ = sizes / (n + self.alpha_)
+            self.weight_new_ = self.alpha_ / (n + self.alpha_)
+            self.cluster_params_ = fam.describe_params(self._labels_params)
+            return
         stats = fam.stats(X, self.labels_, self.n_clusters_)
         self._labels_stats = stats
         sizes = fam.count(stats)
@@ -578,8 +599,12 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         """
         check_is_fitted(self, "labels_")
         Xw = self._check_X(X)
-        logp = self.family_.log_predictive(Xw, self._labels_stats) + np.log(
-            self.family_.count(self._labels_stats))[None, :]
+        if not _collapsible(self.family_):
+            logp = self.family_.log_likelihood(Xw, self._labels_params) + np.log(
+                self._labels_sizes)[None, :]
+        else:
+            logp = self.family_.log_predictive(Xw, self._labels_stats) + np.log(
+                self.family_.count(self._labels_stats))[None, :]
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
 
     def predict(self, X):
@@ -606,6 +631,15 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         fam = self.family_
         fam_n = fam.n_points(self._X_fit)
         per_draw = []
+        if not _collapsible(fam):
+            # each draw's clusters with their sampled parameters, and a new cluster
+            prior = fam.log_prior_predictive(Xw)
+            for (labels, a), params in zip(self._predictive_draws, self._predictive_params):
+                sizes = np.bincount(labels, minlength=len(params[0]))
+                logw = np.log(np.append(sizes, a)) - math.log(fam_n + a)
+                logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
+                per_draw.append(logsumexp(logp + logw[None, :], axis=1))
+            return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
         for labels, a in self._predictive_draws:
             labels = labels.astype(np.int64)
             st = fam.stats(self._X_fit, labels, int(labels.max()) + 1)
@@ -636,7 +670,8 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         n_samples = check_int(n_samples, "n_samples", 1)
         rng = check_random_state(random_state)
         fam = self.family_
-        sizes = list(fam.count(self._labels_stats).astype(float))
+        sizes = list(self._labels_sizes if not _collapsible(fam)
+                     else fam.count(self._labels_stats).astype(float))
         y = np.empty(n_samples, dtype=np.int64)
         for j in range(n_samples):
             w = np.append(sizes, self.alpha_)
@@ -646,6 +681,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             sizes[k] += 1.0
             y[j] = k
         n_new = len(sizes) - self.n_clusters_
+        if not _collapsible(fam):  # the chosen draw's parameters
+            params = self._labels_params
+            if n_new:
+                params = concatenate(params, fam.sample_prior(rng, n_new))
+            return fam.sample_data(params, y, rng), y
         params = fam.sample_posterior(self._labels_stats, rng)
         if n_new:
             params = concatenate(params, fam.sample_prior(rng, n_new))
@@ -685,6 +725,12 @@ def load_checkpoint(path) -> dict:
     if not isinstance(payload, dict) or payload.get("format") != _CHECKPOINT_FORMAT:
         raise DataError(f"{path} is not a dpclust checkpoint of format {_CHECKPOINT_FORMAT}")
     return payload
+
+
+def _collapsible(family) -> bool:
+    """Whether the family's cluster parameters integrate out (else the sampler instantiates
+    them and the fitted summaries use the sampled parameters)."""
+    return getattr(family, "collapsible", True)
 
 
 def _copy_family(family: ConjugateFamily) -> ConjugateFamily:

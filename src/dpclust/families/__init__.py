@@ -6,17 +6,20 @@ See :class:`dpclust.families.base.ConjugateFamily` for the contract and
 
 from .base import ConjugateFamily, FamilyKernel
 from .gaussian import NormalInverseWishart
+from .mallows import GeneralizedMallows
 from .multinomial import DirichletMultinomial
 
 #: names accepted by ``DPMixture(family=...)`` and ``dpclust fit --family``
 FAMILIES = {
     "gaussian": NormalInverseWishart,
     "multinomial": DirichletMultinomial,
+    "mallows": GeneralizedMallows,
 }
 
 
 def get_family(family) -> ConjugateFamily:
-    """Return a family object from a name (``"gaussian"``, ``"multinomial"``) or an instance."""
+    """Return a family object from a name (``"gaussian"``, ``"multinomial"``, ``"mallows"``)
+    or an instance."""
     if isinstance(family, ConjugateFamily):
         return family
     if isinstance(family, str) and family.lower() in FAMILIES:
@@ -26,4 +29,5 @@ def get_family(family) -> ConjugateFamily:
 
 
 __all__ = ["ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
+           "GeneralizedMallows",
            "FAMILIES", "get_family"]

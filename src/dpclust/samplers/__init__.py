@@ -7,6 +7,7 @@ from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_a
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
+from .mallows import BetaGibbs, SliceGibbs
 from .sams import GibbsSAMS
 from .subcluster import SubclusterSplitMerge
 
@@ -18,7 +19,13 @@ SAMPLERS = {
     "subcluster": SubclusterSplitMerge,
     "subcluster-exact": partial(SubclusterSplitMerge, subcluster_splits=False, merges="none"),
     "gibbs+sams": GibbsSAMS,
+    "slice-gibbs": SliceGibbs,
+    "beta-gibbs": BetaGibbs,
 }
+
+#: the samplers that instantiate each cluster's parameters for families without a collapsed
+#: form (``family.collapsible = False``: the Generalized Mallows family)
+INSTANTIATED = ("slice-gibbs", "beta-gibbs")
 
 #: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
 #: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
@@ -31,6 +38,8 @@ def resolve_sampler_name(sampler, n_samples: int, family=None):
     (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; anything else
     is returned unchanged."""
     if isinstance(sampler, str) and sampler.lower() == "auto":
+        if getattr(family, "default_sampler", None):
+            return family.default_sampler
         threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
         return "subcluster" if n_samples >= threshold else "gibbs"
     return sampler
@@ -43,6 +52,10 @@ def get_sampler(sampler, n_samples: int | None = None, family=None):
         sampler = resolve_sampler_name(sampler, n_samples, family)
     if isinstance(sampler, str):
         key = sampler.lower()
+        if family is not None and not getattr(family, "collapsible", True) \
+                and key not in INSTANTIATED:
+            raise ValueError(f"{type(family).__name__} is fitted with sampler "
+                             f"{' or '.join(map(repr, INSTANTIATED))}, not {sampler!r}")
         if key in SAMPLERS:
             return SAMPLERS[key]()
         raise ValueError(
@@ -55,5 +68,6 @@ def get_sampler(sampler, n_samples: int | None = None, family=None):
 
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
-           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SAMPLERS", "get_sampler",
+           "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SliceGibbs", "BetaGibbs",
+           "SAMPLERS", "INSTANTIATED", "get_sampler",
            "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]

@@ -1,0 +1,558 @@
+"""Generalized Mallows components for top-t rankings (Meilă & Chen 2010; ALGORITHMS.md §5).
+
+A top-t ranking ``pi`` lists ``t <= n - 1`` distinct items of ``0 .. n-1``, best first.  Given
+a central ranking ``sigma`` (a permutation) its codes are
+
+    s_j(pi | sigma) = #{items sigma ranks before pi(j), not among pi(1..j-1)},  j = 1..t,
+
+with ``s_j`` in ``0 .. n - j``, and the GM^s model is
+
+    GM(pi | sigma, theta) = exp(-sum_j theta_j s_j) / prod_j psi_{n-j}(theta_j),
+    psi_{n-j}(theta) = (1 - exp(-(n - j + 1) theta)) / (1 - exp(-theta)).
+
+The conjugate prior (uniform in sigma) is ``P0(sigma, theta) ∝ exp(-nu sum_j [theta_j r_j +
+log psi_{n-j}(theta_j)])``; each ``theta_j`` has a proper, log-concave prior.  The marginal
+probability of one ranking of length t is ``(n - t)! / n!`` (Lemma 1): the new-cluster term.
+
+The posterior of a cluster's parameters has no closed-form normaliser (it sums over the n!
+central rankings), so this family has no collapsed form: it is fitted by the samplers that
+instantiate ``sigma`` and ``theta`` (:class:`dpclust.samplers.SliceGibbs`,
+:class:`dpclust.samplers.BetaGibbs`).  The NumPy face's cluster statistics ``R_j`` and
+marginal likelihoods are exact but dense (``n x n`` per rank and cluster) and sum over all
+permutations, so they serve small problems: tests against the exact posterior, and
+``n_items <= 8``.
+
+References
+----------
+Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models. UAI.
+Fligner, M. A. & Verducci, J. S. (1986). Distance based ranking models. JRSS B.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from scipy import integrate
+
+from . import _mallows_kernels as _k
+from .base import ConjugateFamily
+
+#: the exact (permutation-summing) marginal likelihood is offered up to this many items
+MAX_EXACT_ITEMS = 8
+
+
+class MallowsParams(NamedTuple):
+    """Instantiated parameters of K clusters.
+
+    Attributes
+    ----------
+    order : ndarray of shape (K, n_items)
+        Central rankings, best first (``order[k, 0]`` is cluster k's top item).
+    theta : ndarray of shape (K, max_length)
+        Dispersion per rank: ``theta[k, j]`` for rank ``j + 1`` (larger = more concentrated).
+    """
+
+    order: np.ndarray
+    theta: np.ndarray
+
+
+class MallowsStats(NamedTuple):
+    """Sufficient statistics of K clusters (dense: for small ``n_items`` only).
+
+    Attributes
+    ----------
+    n : ndarray of shape (K,)
+        Rankings per cluster.
+    n_j : ndarray of shape (K, J)
+        ``N_j``: rankings of length at least ``j + 1``.
+    R : ndarray of shape (K, J, n, n)
+        ``R_j[i, i']``: rankings with ``pi(j+1) = i`` and ``i'`` not among ``pi(1..j)``,
+        ``i' != i`` (ALGORITHMS.md §5); ``S_j(sigma) = sum R_j[i, i'] 1[sigma: i' before i]``.
+    """
+
+    n: np.ndarray
+    n_j: np.ndarray
+    R: np.ndarray
+
+
+# ------------------------------------------------------------------ reference maths
+def log_psi(theta, n_minus_j) -> np.ndarray:
+    """``log psi_{n-j}(theta) = log sum_{k=0}^{n-j} exp(-k theta)``, elementwise."""
+    theta = np.asarray(theta, dtype=np.float64)
+    m = np.broadcast_to(np.asarray(n_minus_j, dtype=np.float64), theta.shape)
+    out = np.empty(theta.shape)
+    for idx in np.ndindex(theta.shape):
+        out[idx] = _k.log_psi(float(theta[idx]), float(m[idx]))
+    return out
+
+
+def ranking_codes(ranking, sigma) -> np.ndarray:
+    """The codes ``s_1 .. s_t`` of a top-t ranking given a central ranking (both best first)."""
+    rank = np.empty(len(sigma), dtype=np.int64)
+    rank[np.asarray(sigma)] = np.arange(len(sigma))
+    ranking = np.asarray(ranking, dtype=np.int64)[None, :]
+    out = np.empty(ranking.shape[1], dtype=np.int64)
+    _k.codes(ranking, 0, ranking.shape[1], rank, out)
+    return out
+
+
+def log_gm(ranking, sigma, theta) -> float:
+    """``log GM(pi | sigma, theta)`` of one top-t ranking (``theta`` has at least t entries)."""
+    s = ranking_codes(ranking, sigma)
+    n = len(sigma)
+    t = len(s)
+    th = np.asarray(theta, dtype=np.float64)[:t]
+    return float(-(th * s).sum() - log_psi(th, n - 1 - np.arange(t)).sum())
+
+
+@lru_cache(maxsize=200_000)
+def log_theta_integral(a: float, b: float, m: int) -> float:
+    """``log ∫_0^∞ exp(-a theta) psi_m(theta)^-b d theta`` (numerical quadrature around the
+    mode of the log-concave integrand; relative accuracy about 1e-10)."""
+    a, b = float(a), float(b)
+    if a <= 0:
+        raise ValueError(f"the integral diverges for a = {a} <= 0")
+    if b == 0:
+        return -math.log(a)
+    mode = _k.theta_mode(a, b, m)
+    curv = b * _k.code_var(mode, m)
+    sd = 1.0 / math.sqrt(curv) if curv > 0 else 1.0 / a
+    top = _k.log_density_theta(mode, a, b, m)
+
+    def f(x):
+        return math.exp(_k.log_density_theta(x, a, b, m) - top)
+
+    lo = max(0.0, mode - 12 * sd)
+    hi = mode + 40 * sd + 40.0 / a
+    pts = [p for p in (mode - 3 * sd, mode, mode + 3 * sd) if lo < p < hi]
+    total = 0.0
+    if lo > 0:
+        total += integrate.quad(f, 0.0, lo, epsabs=0, epsrel=1e-12, limit=200)[0]
+    total += integrate.quad(f, lo, hi, points=pts or None, epsabs=0, epsrel=1e-12,
+                            limit=400)[0]
+    total += integrate.quad(f, hi, np.inf, epsabs=0, epsrel=1e-12, limit=200)[0]
+    return top + math.log(total)
+
+
+def beta_approximation_log_integral(a, b) -> float:
+    """The n → ∞ approximation of :func:`log_theta_integral`: with ``psi_∞(theta) = 1 /
+    (1 - e^-theta)``, ``∫ e^{-a theta} (1 - e^{-theta})^b d theta = B(a, b + 1)`` (Meilă &
+    Chen 2010, Lemma 4), the basis of Beta-Gibbs."""
+    from scipy.special import betaln
+
+    return float(betaln(a, b + 1.0))
+
+
+# ------------------------------------------------------------------------ family
+class GeneralizedMallows(ConjugateFamily):
+    """Generalized Mallows (GM^s) components for top-t rankings with the conjugate prior.
+
+    Parameters
+    ----------
+    n_items : int or None, default=None
+        Number of items ``n``; ``None`` takes it from the data (the largest item id + 1, or
+        the number of item names).  Items that never appear still count: pass ``n_items``
+        (or ``items``) when some are missing from the data.
+    nu : float, default=1.0
+        Prior strength ``nu > 0`` (pseudo-count of the prior).
+    r : float or array-like of shape (max_length,), default=1.0
+        Prior rate ``r_j > 0`` of each ``theta_j`` (larger favours smaller ``theta_j``, i.e.
+        more dispersed clusters).
+    items : sequence of str, optional
+        Item names, for data given as names and for reports.
+
+    Notes
+    -----
+    ``theta`` is kept for ranks ``1 .. max_length``, the longest ranking of the training data
+    (the others never touch the likelihood); rankings longer than that cannot be scored.
+
+    References
+    ----------
+    Meilă & Chen (2010), equations (2)-(8) and Lemma 1.
+    """
+
+    name = "mallows"
+    #: the cluster posterior has no closed-form marginal: instantiated samplers only
+    collapsible = False
+    #: the sampler ``sampler="auto"`` picks for this family
+    default_sampler = "slice-gibbs"
+    kmeans_start = False
+
+    def __init__(self, n_items=None, nu=1.0, r=1.0, items=None):
+        self.n_items = n_items
+        self.nu = nu
+        self.r = r
+        self.items = items
+        self._n = None
+        self._max_length = None
+        self._r = None
+        self._items = None
+
+    def get_params(self) -> dict:
+        return {"n_items": self.n_items, "nu": self.nu, "r": self.r, "items": self.items}
+
+    # --------------------------------------------------------------- set-up
+    def validate(self, X, *, what="X"):
+        from ..rankings.data import check_rankings
+
+        n_items = self._n if self._n is not None else self.n_items
+        items = self._items if self._items is not None else self.items
+        Xr = check_rankings(X, n_items=n_items, items=items, what=what)
+        if self._max_length is not None and Xr.shape[1] > self._max_length:
+            from .._validation import DataError
+
+            longest = int(np.argmax(Xr.lengths))
+            raise DataError(
+                f"{what}: ranking {longest} has length {int(Xr.lengths[longest])}, longer than "
+                f"any training ranking ({self._max_length}); the model has no theta for "
+                "those ranks")
+        return Xr
+
+    @property
+    def is_resolved(self) -> bool:
+        return self._n is not None
+
+    def resolve(self, X) -> GeneralizedMallows:
+        nu = float(self.nu)
+        if not (nu > 0 and math.isfinite(nu)):
+            raise ValueError(f"nu must be a positive finite number, got {self.nu!r}")
+        n = int(X.n_items)
+        if n < 2:
+            raise ValueError(f"rankings need at least 2 items, got n_items={n}")
+        J = max(int(X.shape[1]), 1)
+        r = np.asarray(self.r, dtype=np.float64)
+        if r.ndim == 0:
+            r = np.full(J, float(r))
+        elif r.shape[0] < J:
+            raise ValueError(f"r has {r.shape[0]} entries but the rankings have up to {J} ranks")
+        r = np.array(r[:J], dtype=np.float64)
+        if not np.all(np.isfinite(r)) or np.any(r <= 0):
+            raise ValueError("r must be positive and finite")
+        out = GeneralizedMallows(**self.get_params())
+        out._n = n
+        out._max_length = J
+        out._r = r
+        out._items = tuple(X.items) if X.items is not None else (
+            tuple(self.items) if self.items is not None else None)
+        return out
+
+    def _need_resolved(self):
+        if self._n is None:
+            raise ValueError("the family has no item count until it is resolved on data")
+
+    def n_features(self) -> int:
+        self._need_resolved()
+        return self._n
+
+    @property
+    def n_items_(self) -> int:
+        """Number of items ``n`` (resolved)."""
+        self._need_resolved()
+        return self._n
+
+    @property
+    def max_length_(self) -> int:
+        """Number of ranks with a ``theta_j`` (the longest training ranking)."""
+        self._need_resolved()
+        return self._max_length
+
+    @property
+    def items_(self):
+        """Item names (or None)."""
+        return self._items
+
+    @property
+    def nu_r_(self) -> np.ndarray:
+        """``nu r_j`` per rank, shape (max_length,)."""
+        self._need_resolved()
+        return float(self.nu) * self._r
+
+    def item_name(self, i: int) -> str:
+        return self._items[i] if self._items is not None else str(int(i))
+
+    def n_points(self, X) -> int:
+        return len(X)
+
+    def subset(self, X, index):
+        return X[np.asarray(index)]
+
+    def init_features(self, X):
+        return None
+
+    def log_prior_normalisers(self) -> np.ndarray:
+        """``log Z_j = log ∫ exp(-nu r_j theta) psi_{n-j}(theta)^-nu d theta`` per rank, the
+        normaliser of each ``theta_j``'s prior (for the log joint)."""
+        self._need_resolved()
+        nu = float(self.nu)
+        return np.array([log_theta_integral(float(a), nu, self._n - 1 - j)
+                         for j, a in enumerate(self.nu_r_)])
+
+    def log_prior(self, params: MallowsParams) -> np.ndarray:
+        """``log P0(sigma_k, theta_k)`` per cluster (normalised; uniform over the n! sigma)."""
+        self._need_resolved()
+        n, J, nu = self._n, self._max_length, float(self.nu)
+        theta = np.asarray(params.theta, dtype=np.float64)
+        m = n - 1 - np.arange(J)
+        lp = -(self.nu_r_ * theta).sum(axis=1) - nu * log_psi(theta, m[None, :]).sum(axis=1)
+        return lp - self.log_prior_normalisers().sum() - math.lgamma(n + 1.0)
+
+    # ----------------------------------------------------------- statistics
+    def _check_small(self, what):
+        if self._n > MAX_EXACT_ITEMS:
+            raise ValueError(
+                f"{what} sums over all {self._n}! central rankings; it is offered up to "
+                f"{MAX_EXACT_ITEMS} items. Fit larger problems with sampler='slice-gibbs' or "
+                "'beta-gibbs', which never need it")
+
+    def stats(self, X, labels=None, n_clusters=None) -> MallowsStats:
+        self._need_resolved()
+        self._check_small("the dense statistics R_j")
+        N = len(X)
+        labels = np.zeros(N, dtype=np.int64) if labels is None else np.asarray(labels)
+        K = (int(labels.max()) + 1 if N else 1) if n_clusters is None else int(n_clusters)
+        out = self.empty_stats(K)
+        orders, lengths = X.orders, X.lengths
+        for i in range(N):
+            k = labels[i]
+            out.n[k] += 1
+            seen = np.zeros(self._n, dtype=bool)
+            for j in range(lengths[i]):
+                item = orders[i, j]
+                out.n_j[k, j] += 1
+                row = ~seen
+                row[item] = False
+                out.R[k, j, item] += row
+                seen[item] = True
+        return out
+
+    def empty_stats(self, n_clusters: int = 1) -> MallowsStats:
+        self._need_resolved()
+        n, J = self._n, self._max_length
+        return MallowsStats(np.zeros(n_clusters), np.zeros((n_clusters, J)),
+                            np.zeros((n_clusters, J, n, n)))
+
+    def combine(self, a, b):
+        return MallowsStats(*(x + y for x, y in zip(a, b)))
+
+    def subtract(self, a, b):
+        return MallowsStats(*(x - y for x, y in zip(a, b)))
+
+    def count(self, stats) -> np.ndarray:
+        return np.asarray(stats.n)
+
+    def posterior(self, stats):
+        """The posterior's statistics (its normaliser sums over central rankings)."""
+        return stats
+
+    def log_marginal(self, stats) -> np.ndarray:
+        """``log f(X_k)`` exactly: ``(1/n!) sum_sigma prod_j Z(nu r_j + S_j(sigma), nu + N_j)
+        / Z(nu r_j, nu)`` with the theta integrals by quadrature (small ``n`` only)."""
+        self._need_resolved()
+        self._check_small("the exact marginal likelihood")
+        n, J, nu = self._n, self._max_length, float(self.nu)
+        perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+        ranks = np.argsort(perms, axis=1)
+        # before[p, i, i'] = 1 when permutation p ranks i' before i
+        before = (ranks[:, None, :] < ranks[:, :, None]).astype(np.float64)
+        log_z0 = self.log_prior_normalisers()
+        out = np.empty(len(stats.n))
+        for k in range(len(stats.n)):
+            logs = np.zeros(len(perms))
+            for j in range(J):
+                nj = stats.n_j[k, j]
+                if nj == 0:
+                    continue
+                S = np.einsum("pab,ab->p", before, stats.R[k, j])
+                a0 = self.nu_r_[j]
+                logs += np.array([log_theta_integral(round(a0 + s, 9), nu + nj, n - 1 - j)
+                                  for s in S]) - log_z0[j]
+            out[k] = _logmeanexp(logs)
+        return out
+
+    def log_predictive(self, X, stats) -> np.ndarray:
+        """``log f(pi_i | X_k)``: ``log((n - t_i)! / n!)`` for an empty cluster (Lemma 1),
+        else the exact ratio of marginals (small ``n`` only)."""
+        self._need_resolved()
+        N, K = len(X), len(stats.n)
+        out = np.empty((N, K))
+        prior = self.log_prior_predictive(X)
+        base = self.log_marginal(stats) if np.any(stats.n > 0) else np.zeros(K)
+        for k in range(K):
+            if stats.n[k] == 0:
+                out[:, k] = prior
+                continue
+            for i in range(N):
+                one = self.stats(X[np.array([i])])
+                both = self.combine(_take(stats, k), one)
+                out[i, k] = self.log_marginal(both)[0] - base[k]
+        return out
+
+    def log_prior_predictive(self, X) -> np.ndarray:
+        """``log P(pi_i) = log((n - t_i)! / n!)`` (Meilă & Chen 2010, Lemma 1), shape (N,)."""
+        self._need_resolved()
+        from scipy.special import gammaln
+
+        return gammaln(self._n - np.asarray(X.lengths) + 1.0) - math.lgamma(self._n + 1.0)
+
+    # ------------------------------------------------------------ parameters
+    def sample_posterior(self, stats, rng):
+        if np.all(np.asarray(stats.n) == 0):
+            return self.sample_prior(rng, len(stats.n))
+        raise NotImplementedError(
+            "GeneralizedMallows parameters given a cluster are drawn by the samplers "
+            "'slice-gibbs' and 'beta-gibbs' (Markov chain steps), not in one exact draw")
+
+    def sample_prior(self, rng, n_clusters: int = 1) -> MallowsParams:
+        """Exact draws from ``P0``: sigma uniform, each ``theta_j`` by adaptive rejection
+        sampling from its log-concave prior."""
+        self._need_resolved()
+        n, J, nu = self._n, self._max_length, float(self.nu)
+        order = np.array([rng.permutation(n) for _ in range(n_clusters)], dtype=np.int64)
+        order = order.reshape(n_clusters, n)
+        theta = np.empty((n_clusters, J))
+        _sample_prior_theta(self.nu_r_, nu, n, _seed(rng), theta)
+        return MallowsParams(order, theta)
+
+    def log_likelihood(self, X, params: MallowsParams) -> np.ndarray:
+        """``log GM(pi_i | sigma_k, theta_k)``, shape (N, K)."""
+        self._need_resolved()
+        order = np.asarray(params.order, dtype=np.int64)
+        theta = np.asarray(params.theta, dtype=np.float64)
+        K = order.shape[0]
+        rank = np.empty_like(order)
+        rows = np.arange(K)[:, None]
+        rank[rows, order] = np.arange(self._n)[None, :]
+        cum = cumulative_log_psi(theta, self._n)
+        out = np.empty((len(X), K))
+        _log_likelihoods(X.orders, X.lengths, rank, theta, cum, out)
+        return out
+
+    def sample_data(self, params: MallowsParams, components, rng, lengths=None):
+        """One top-t ranking from ``GM(sigma_k, theta_k)`` per entry of ``components``.
+
+        ``lengths`` (int or array) default to ``max_length``.  Returns a :class:`Rankings`.
+        """
+        from ..rankings.data import Rankings
+
+        self._need_resolved()
+        components = np.asarray(components, dtype=np.int64)
+        m = len(components)
+        if lengths is None:
+            lengths = self._max_length
+        lengths = np.broadcast_to(np.asarray(lengths, dtype=np.int64), (m,)).copy()
+        orders = sample_rankings(params.order, params.theta, components, lengths, rng)
+        return Rankings(orders, self._n, items=self._items)
+
+    def describe_params(self, params: MallowsParams) -> dict:
+        """The clusters' parameters for people: ``"central_rankings"`` (K, n) item ids best
+        first, ``"theta"`` (K, max_length), and ``"top_items"``: each cluster's first five
+        items by name (or id)."""
+        order = np.asarray(params.order, dtype=np.int64)
+        return {"central_rankings": order, "theta": np.asarray(params.theta, dtype=np.float64),
+                "top_items": [[self.item_name(i) for i in row[:5]] for row in order]}
+
+    def mean_params(self, stats) -> dict:
+        raise NotImplementedError(
+            "GeneralizedMallows clusters are summarised by their sampled central rankings and "
+            "theta (DPMixture.cluster_params_), not by posterior means")
+
+    def kernel(self, X):
+        raise TypeError(
+            "GeneralizedMallows has no collapsed form (its cluster marginal sums over all "
+            "central rankings): use sampler='slice-gibbs' or sampler='beta-gibbs'")
+
+
+# -------------------------------------------------------------------- helpers
+def _take(stats, k):
+    return MallowsStats(*(np.asarray(a)[k:k + 1] for a in stats))
+
+
+def _logmeanexp(x) -> float:
+    m = float(np.max(x))
+    return m + math.log(float(np.mean(np.exp(x - m))))
+
+
+def _seed(rng) -> np.uint64:
+    return np.uint64(rng.integers(0, 2**63 - 1))
+
+
+def cumulative_log_psi(theta, n: int) -> np.ndarray:
+    """``out[k, t] = sum_{j<t} log psi_{n-j-1}(theta[k, j])``, shape (K, J + 1)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    K, J = theta.shape
+    out = np.zeros((K, J + 1))
+    _cum_log_psi(theta, n, out)
+    return out
+
+
+@njit(cache=True)
+def _cum_log_psi(theta, n, out):
+    for k in range(theta.shape[0]):
+        acc = 0.0
+        for j in range(theta.shape[1]):
+            acc += _k.log_psi(theta[k, j], n - j - 1)
+            out[k, j + 1] = acc
+
+
+@njit(cache=True)
+def _log_likelihoods(orders, lengths, rank, theta, cum, out):
+    for i in range(orders.shape[0]):
+        for k in range(rank.shape[0]):
+            out[i, k] = _k.gm_log_likelihood(orders, i, lengths[i], rank[k], theta[k], cum[k])
+
+
+@njit(cache=True)
+def _sample_prior_theta(nu_r, nu, n, seed, out):
+    xs = np.empty(_k._MAX_HULL)
+    hs = np.empty(_k._MAX_HULL)
+    ds = np.empty(_k._MAX_HULL)
+    state = seed
+    for c in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            state, out[c, j] = _k.sample_theta(nu_r[j], nu, n - j - 1, state, xs, hs, ds)
+
+
+def sample_rankings(order, theta, components, lengths, rng) -> np.ndarray:
+    """Top-t rankings from GM models: row i from ``GM(order[components[i]],
+    theta[components[i]])`` with ``lengths[i]`` ranks, each code ``s_j`` drawn from its
+    truncated geometric law (the GM factorises over codes), padded with -1."""
+    order = np.asarray(order, dtype=np.int64)
+    theta = np.asarray(theta, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = order.shape[1]
+    if lengths.size and (lengths.min() < 1 or lengths.max() > min(n - 1, theta.shape[1])):
+        raise ValueError(f"lengths must be in 1 .. {min(n - 1, theta.shape[1])}")
+    out = np.full((len(components), int(lengths.max()) if lengths.size else 0), -1,
+                  dtype=np.int64)
+    _sample_rankings(order, theta, np.asarray(components, dtype=np.int64), lengths,
+                     _seed(rng), out)
+    return out
+
+
+@njit(cache=True)
+def _sample_rankings(order, theta, components, lengths, seed, out):
+    state = seed
+    n = order.shape[1]
+    left = np.empty(n, dtype=np.int64)
+    for i in range(components.shape[0]):
+        c = components[i]
+        for p in range(n):
+            left[p] = order[c, p]
+        n_left = n
+        for j in range(lengths[i]):
+            state, u = next_uniform_(state)
+            s = _k.sample_code(theta[c, j], n - j - 1, u)
+            # the (s+1)-th item left in sigma's order
+            item = left[s]
+            for p in range(s, n_left - 1):
+                left[p] = left[p + 1]
+            n_left -= 1
+            out[i, j] = item
+
+
+next_uniform_ = _k.next_uniform

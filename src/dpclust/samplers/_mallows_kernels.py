@@ -1,0 +1,378 @@
+"""Numba kernels of the samplers for DP mixtures of Generalized Mallows models.
+
+Two kinds of loop, as in Meilă & Chen (2010), Figures 1 and 5:
+
+* the assignment sweep over the rankings (``slice_gibbs_sweep``, ``beta_gibbs_sweep``): each
+  ranking's codes against each cluster's central ranking come from rank look-ups in
+  O(t²), so the work per ranking and cluster never grows with the number of items;
+* the cluster update (``update_clusters``): ``T_Gibbs`` rounds of sigma | theta (the
+  stagewise draw, alone or as a Metropolis-Hastings proposal) and theta | sigma (slice
+  sampling, or the Beta approximation).
+
+Cluster slots: a slot ``c`` is in use when ``counts[c] > 0``; the sweeps return early when
+a new cluster needs a slot and none is free (the caller grows the arrays and calls again).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..families import _mallows_kernels as gm
+from ._kernels import categorical_from_logs
+from ._subcluster_kernels import next_uniform
+
+SIGMA_STAGEWISE = 0
+SIGMA_MH = 1
+THETA_SLICE = 0
+THETA_BETA = 1
+
+
+@njit(cache=True)
+def _free_slot(counts):
+    for c in range(counts.shape[0]):
+        if counts[c] == 0:
+            return c
+    return -1
+
+
+@njit(cache=True)
+def _refresh_cum_log_psi(theta, c, n, cum):
+    acc = 0.0
+    for j in range(theta.shape[1]):
+        acc += gm.log_psi(theta[c, j], n - j - 1)
+        cum[c, j + 1] = acc
+
+
+@njit(cache=True)
+def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, theta,
+                      cum_log_psi, log_new, log_alpha, nu_r, nu, state, logw, cand, code,
+                      free, xs, hs, ds):
+    """Assignments of Slice-Gibbs (Meilă & Chen 2010, Figure 1, step 1; Neal 2000,
+    algorithm 2): ranking i joins cluster c with probability ∝ ``N_{c,-i} GM(pi_i |
+    sigma_c, theta_c)`` or a new cluster ∝ ``alpha (n - t_i)! / n!`` (``log_new[i]`` holds
+    the log of ``(n - t_i)! / n!``, Lemma 1); a new cluster's ``(sigma, theta)`` is an exact
+    draw given ``pi_i`` alone (:func:`dpclust.families._mallows_kernels.draw_given_one`).
+
+    Returns ``(position reached, state)``: ``perm.shape[0]`` when done.
+    """
+    n = order.shape[1]
+    cap = counts.shape[0]
+    for p in range(start, perm.shape[0]):
+        i = perm[p]
+        t = lengths[i]
+        old = labels[i]
+        counts[old] -= 1
+        m = 0
+        for c in range(cap):
+            if counts[c] > 0:
+                logw[m] = math.log(counts[c]) + gm.gm_log_likelihood(
+                    orders, i, t, rank[c], theta[c], cum_log_psi[c])
+                cand[m] = c
+                m += 1
+        logw[m] = log_alpha + log_new[i]
+        cand[m] = -1
+        m += 1
+        state, u = next_uniform(state)
+        c = cand[categorical_from_logs(logw, m, u)]
+        if c < 0:
+            c = _free_slot(counts)
+            if c < 0:
+                counts[old] += 1
+                return p, state
+            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank[c],
+                                      theta[c], code, free, xs, hs, ds)
+            _refresh_cum_log_psi(theta, c, n, cum_log_psi)
+        labels[i] = c
+        counts[c] += 1
+    return perm.shape[0], state
+
+
+# ---------------------------------------------------------------------- Beta-Gibbs
+@njit(cache=True)
+def _log_rising_ratio(a, b, s):
+    """``log [Gamma(a + s) Gamma(b) / (Gamma(a) Gamma(b + s))]`` for a whole ``s >= 0``."""
+    if s == 0:
+        return 0.0
+    if s <= 16:
+        prod = 1.0
+        for u in range(s):
+            prod *= (a + u) / (b + u)
+        return math.log(prod)
+    return math.lgamma(a + s) - math.lgamma(a) - math.lgamma(b + s) + math.lgamma(b)
+
+
+@njit(cache=True)
+def refresh_beta_terms(S, Nj, c, nu_r, nu, kappa_cum):
+    """``kappa_cum[c, t] = sum_{j<t} log((B + 1) / (A + B + 1))`` with ``A = nu r_j +
+    S_j``, ``B = nu + N_j``: the s-free part of Beta-Gibbs' predictive (below)."""
+    acc = 0.0
+    for j in range(S.shape[1]):
+        a = nu_r[j] + S[c, j]
+        b = nu + Nj[c, j]
+        acc += math.log((b + 1.0) / (a + b + 1.0))
+        kappa_cum[c, j + 1] = acc
+
+
+@njit(cache=True)
+def beta_log_predictive(orders, i, t, rank_c, S, Nj, c, nu_r, nu, kappa_cum):
+    """Beta-Gibbs' approximate ``log P(pi_i | sigma_c, cluster c)`` with theta integrated out
+    under the n → ∞ Beta approximation (Meilă & Chen 2010, Figure 5 and Lemma 6):
+
+        prod_{j<t} B(s_j + A_j, B_j + 2) / B(A_j, B_j + 1)
+        = prod_j (B_j + 1) / (A_j + B_j + 1) * (A_j)_s / (A_j + B_j + 2)_s
+
+    with ``A_j = nu r_j + S_j(sigma_c)``, ``B_j = nu + N_{c,j}`` (without ranking i) and
+    ``(x)_s`` the rising factorial.
+    """
+    out = kappa_cum[c, t]
+    for j in range(t):
+        r = rank_c[orders[i, j]]
+        s = r
+        for q in range(j):
+            if rank_c[orders[i, q]] < r:
+                s -= 1
+        if s > 0:
+            a = nu_r[j] + S[c, j]
+            b = nu + Nj[c, j]
+            out += _log_rising_ratio(a, a + b + 2.0, s)
+    return out
+
+
+@njit(cache=True)
+def _move_stats(orders, i, t, rank_c, S, Nj, c, sign, code):
+    gm.codes(orders, i, t, rank_c, code)
+    for j in range(t):
+        S[c, j] += sign * code[j]
+        Nj[c, j] += sign
+
+
+@njit(cache=True)
+def sample_sigma_n1(orders, i, t, n1_cdf, n, state, order_c, rank_c, code, free):
+    """Sample-σ-N1 (Meilă & Chen 2010, Figure 4): codes ``V_j = k`` with probability ∝
+    ``B(nu r_j + k, nu + 2)`` (``n1_cdf[j]`` is their CDF over k = 0..n-j-1), ``pi(j)`` at the
+    ``(V_j + 1)``-th free position, the rest uniformly.  Approximate (the Beta approximation
+    of ``P(s_j = k)``)."""
+    for j in range(t):
+        state, u = next_uniform(state)
+        m = n - j - 1
+        k = 0
+        while k < m and n1_cdf[j, k] < u:
+            k += 1
+        code[j] = k
+    return gm.place_by_codes(orders, i, t, code, n, state, order_c, rank_c, free)
+
+
+@njit(cache=True)
+def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, S, Nj,
+                     kappa_cum, log_new, log_alpha, nu_r, nu, n1_cdf, state, logw, cand,
+                     code, free):
+    """Assignments of Beta-Gibbs (Meilă & Chen 2010, Figure 5, step 1): cluster c with
+    probability ∝ ``N_{c,-i}`` times :func:`beta_log_predictive`, a new cluster ∝ ``alpha
+    (n - t_i)! / n!``, whose sigma is drawn by Sample-σ-N1.  ``S[c, j]`` and ``Nj[c, j]``
+    (statistics of cluster c against its sigma) follow every move.  Approximate.
+
+    Returns ``(position reached, state)``.
+    """
+    n = order.shape[1]
+    cap = counts.shape[0]
+    for p in range(start, perm.shape[0]):
+        i = perm[p]
+        t = lengths[i]
+        old = labels[i]
+        _move_stats(orders, i, t, rank[old], S, Nj, old, -1.0, code)
+        counts[old] -= 1
+        refresh_beta_terms(S, Nj, old, nu_r, nu, kappa_cum)
+        m = 0
+        for c in range(cap):
+            if counts[c] > 0:
+                logw[m] = math.log(counts[c]) + beta_log_predictive(
+                    orders, i, t, rank[c], S, Nj, c, nu_r, nu, kappa_cum)
+                cand[m] = c
+                m += 1
+        logw[m] = log_alpha + log_new[i]
+        cand[m] = -1
+        m += 1
+        state, u = next_uniform(state)
+        c = cand[categorical_from_logs(logw, m, u)]
+        if c < 0:
+            c = _free_slot(counts)
+            if c < 0:  # no slot: put the ranking back and let the caller grow the arrays
+                _move_stats(orders, i, t, rank[old], S, Nj, old, 1.0, code)
+                counts[old] += 1
+                refresh_beta_terms(S, Nj, old, nu_r, nu, kappa_cum)
+                return p, state
+            state = sample_sigma_n1(orders, i, t, n1_cdf, n, state, order[c], rank[c], code,
+                                    free)
+            for j in range(S.shape[1]):
+                S[c, j] = 0.0
+                Nj[c, j] = 0.0
+        _move_stats(orders, i, t, rank[c], S, Nj, c, 1.0, code)
+        counts[c] += 1
+        refresh_beta_terms(S, Nj, c, nu_r, nu, kappa_cum)
+        labels[i] = c
+    return perm.shape[0], state
+
+
+@njit(cache=True)
+def cluster_code_stats(orders, lengths, labels, rank, S, Nj):
+    """``S[c, j] = sum over rankings of cluster c of s_{j+1}(pi | sigma_c)`` and ``Nj[c, j]``
+    (rankings of length > j), from scratch."""
+    S[:] = 0.0
+    Nj[:] = 0.0
+    code = np.empty(S.shape[1], dtype=np.int64)
+    for i in range(orders.shape[0]):
+        c = labels[i]
+        _move_stats(orders, i, lengths[i], rank[c], S, Nj, c, 1.0, code)
+
+
+# ----------------------------------------------------------------- cluster updates
+@njit(cache=True)
+def _normal(state):
+    state, u1 = next_uniform(state)
+    state, u2 = next_uniform(state)
+    return state, math.sqrt(-2.0 * math.log1p(-u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@njit(cache=True)
+def _gamma(shape, state):
+    """A Gamma(shape, 1) draw (Marsaglia & Tsang 2000; shape < 1 by the u^(1/shape) boost)."""
+    boost = 1.0
+    if shape < 1.0:
+        state, u = next_uniform(state)
+        boost = math.exp(math.log1p(-u) / shape)
+        shape += 1.0
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        state, x = _normal(state)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        state, u = next_uniform(state)
+        if math.log1p(-u) < 0.5 * x * x + d - d * v + d * math.log(v):
+            return state, d * v * boost
+
+
+@njit(cache=True)
+def beta_theta(a, b, state):
+    """``theta = -log q`` with ``q ~ Beta(a, b)`` (Lemma 4 of Meilă & Chen 2010: the n → ∞
+    conditional of theta_j), as ``log1p(Y / X)`` for ``X ~ Gamma(a)``, ``Y ~ Gamma(b)``."""
+    state, x = _gamma(a, state)
+    state, y = _gamma(b, state)
+    if x <= 0.0:
+        return state, 50.0
+    return state, math.log1p(y / x)
+
+
+@njit(cache=True)
+def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, nu,
+                    n_gibbs, n_slices, sigma_mode, theta_mode, n1_cdf, state, scratch_f,
+                    E, scratch_i, accepted):
+    """Update every cluster's ``(sigma, theta)`` given its rankings: ``n_gibbs`` rounds of
+    sigma | theta then theta | sigma (Meilă & Chen 2010, Figures 1 and 5, step 2).
+
+    * sigma | theta: the stagewise draw (``SIGMA_STAGEWISE``, the paper's; approximate, see
+      ALGORITHMS.md §5) or that draw as an independence proposal in a Metropolis-Hastings
+      step (``SIGMA_MH``, exact): accept with probability ``min(1, [e^{-L(sigma')} q(sigma)]
+      / [e^{-L(sigma)} q(sigma')])``, ``L(sigma) = sum_j theta_j S_j(sigma)``.
+    * theta | sigma: ``n_slices`` slice-sampling updates of each theta_j (``THETA_SLICE``,
+      exact), or the Beta draw of Lemma 4 (``THETA_BETA``, approximate; a cluster of one
+      ranking then draws sigma by Sample-σ-N1).
+
+    ``members[starts[c]:starts[c + 1]]`` are cluster c's rankings.  ``accepted[c]`` counts
+    accepted sigma proposals.  Returns the random state.
+    """
+    n = order.shape[1]
+    J = theta.shape[1]
+    a = scratch_f[0]
+    col = scratch_f[1]
+    logw = scratch_f[2]
+    present = scratch_i[0]
+    mark = scratch_i[1]
+    alive = scratch_i[2]
+    absent = scratch_i[3]
+    new_order = scratch_i[4]
+    free = scratch_i[5]
+    S = np.zeros(J)
+    Nj = np.zeros(J)
+    code = np.empty(J, dtype=np.int64)
+    n_clusters = starts.shape[0] - 1
+    for c in range(n_clusters):
+        lo = starts[c]
+        hi = starts[c + 1]
+        size = hi - lo
+        for j in range(J):
+            Nj[j] = 0.0
+        for q in range(lo, hi):
+            for j in range(lengths[members[q]]):
+                Nj[j] += 1.0
+        if theta_mode == THETA_BETA:
+            if size == 1:  # a single ranking: Sample-σ-N1, then theta | sigma
+                i = members[lo]
+                state = sample_sigma_n1(orders, i, lengths[i], n1_cdf, n, state, order[c],
+                                        rank[c], code, free)
+                _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+                for j in range(J):
+                    state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
+                continue
+            # theta | sigma first: a cluster opened in the sweep has no theta yet
+            _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+            for j in range(J):
+                state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
+        for _ in range(n_gibbs):
+            # sigma | theta
+            n_present = gm.cluster_weights(orders, lengths, members[lo:hi], size, theta[c],
+                                           a, E, present, mark)
+            state, log_q_new, cost_new = gm.stagewise(a, E, present, n_present, mark, n,
+                                                      state, new_order, False, col, alive,
+                                                      absent, logw)
+            take = True
+            if sigma_mode == SIGMA_MH:
+                state, log_q_old, cost_old = gm.stagewise(a, E, present, n_present, mark, n,
+                                                          state, order[c], True, col, alive,
+                                                          absent, logw)
+                # independence Metropolis-Hastings: target e^{-L(sigma)} (ALGORITHMS.md §5)
+                log_ratio = (cost_old - cost_new) + (log_q_old - log_q_new)
+                state, u = next_uniform(state)
+                take = math.log1p(-u) < log_ratio
+            gm.clear_weights(a, E, present, n_present, mark)
+            if take:
+                accepted[c] += 1
+                for p in range(n):
+                    order[c, p] = new_order[p]
+                    rank[c, new_order[p]] = p
+            # theta | sigma
+            _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+            for j in range(J):
+                if theta_mode == THETA_BETA:
+                    state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
+                else:
+                    state, theta[c, j] = gm.slice_theta(theta[c, j], nu_r[j] + S[j],
+                                                        nu + Nj[j], n - j - 1, n_slices, state)
+    return state
+
+
+@njit(cache=True)
+def _cluster_S(orders, lengths, members, lo, hi, rank_c, S, code):
+    for j in range(S.shape[0]):
+        S[j] = 0.0
+    for q in range(lo, hi):
+        i = members[q]
+        gm.codes(orders, i, lengths[i], rank_c, code)
+        for j in range(lengths[i]):
+            S[j] += code[j]
+
+
+@njit(cache=True)
+def instantiated_log_likelihood(orders, lengths, labels, rank, theta, cum_log_psi):
+    """``sum_i log GM(pi_i | sigma_{z_i}, theta_{z_i})``."""
+    total = 0.0
+    for i in range(orders.shape[0]):
+        c = labels[i]
+        total += gm.gm_log_likelihood(orders, i, lengths[i], rank[c], theta[c],
+                                      cum_log_psi[c])
+    return total

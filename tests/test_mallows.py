@@ -252,3 +252,65 @@ def test_slice_gibbs_exact_posterior_grid(case):
         rows = [[0, 1, 2], [2, 1, 0], [0, 2, 1], [1, 0]]
         tv = tv_to_exact(SliceGibbs(), rows, 4, 60_000, seed=4)
     assert tv < 0.015, tv
+
+
+# ---------------------------------------------------------------------- estimator
+def three_clusters(n_samples=300, seed=0):
+    rng = np.random.default_rng(seed)
+    n = 12
+    order = np.array([rng.permutation(n) for _ in range(3)])
+    theta = np.full((3, 5), 1.2)
+    y = rng.integers(0, 3, n_samples)
+    rows = sample_rankings(order, theta, y, rng.integers(2, 6, n_samples), rng)
+    return check_rankings(rows, n_items=n), y
+
+
+@pytest.mark.parametrize("sampler", ["auto", "beta-gibbs"])
+def test_dpmixture_recovers_gm_clusters(sampler):
+    from dpclust import DPMixture
+    from dpclust.metrics import variation_of_information
+
+    X, y = three_clusters()
+    model = DPMixture(family="mallows", sampler=sampler, n_iter=40, random_state=0).fit(X)
+    assert variation_of_information(y, model.labels_) < 0.3
+    sizes = np.bincount(model.labels_)
+    assert np.sort(sizes)[-3:].sum() >= 0.95 * len(y)  # stray small clusters at most
+    params = model.cluster_params_
+    assert params["central_rankings"].shape == (model.n_clusters_, 12)
+    assert params["theta"].shape == (model.n_clusters_, 5)
+    assert np.all(params["theta"] > 0)
+    assert model.weights_.sum() + model.weight_new_ == pytest.approx(1.0)
+    assert np.mean(model.predict(X) == model.labels_) > 0.95
+
+
+def test_score_samples_is_a_proper_density_over_top_t_rankings():
+    from dpclust import DPMixture
+
+    rows = [[0, 1], [0, 1], [1, 0], [3, 2], [3, 2], [2, 3], [0, 2]]
+    X = check_rankings(rows, n_items=4)
+    model = DPMixture(family=GeneralizedMallows(), n_iter=30, random_state=1).fit(X)
+    everything = check_rankings([list(p) for p in itertools.permutations(range(4), 2)],
+                                n_items=4)
+    assert np.exp(model.score_samples(everything)).sum() == pytest.approx(1.0, rel=1e-9)
+    # a ranking like the data scores above one unlike it
+    s = model.score_samples(check_rankings([[0, 1], [2, 1]], n_items=4))
+    assert s[0] > s[1]
+
+
+def test_mallows_estimator_errors_and_resume(tmp_path):
+    from dpclust import DPMixture
+    from dpclust._validation import DataError
+
+    X, _ = three_clusters(60)
+    with pytest.raises(ValueError, match="slice-gibbs"):
+        DPMixture(family="mallows", sampler="gibbs", n_iter=5).fit(X)
+    with pytest.raises(DataError, match="twice"):
+        DPMixture(family="mallows", n_iter=5).fit([[0, 1, 0]])
+    ckpt = tmp_path / "gm.ckpt"
+    full = DPMixture(family="mallows", n_iter=12, random_state=3).fit(X)
+    DPMixture(family="mallows", n_iter=6, random_state=3, checkpoint=ckpt).fit(X)
+    resumed = DPMixture.resume(ckpt, X, n_iter=12)
+    assert np.array_equal(full.trace_.log_joint, resumed.trace_.log_joint)
+    assert np.array_equal(full.labels_, resumed.labels_)
+    new, y = full.sample(20, random_state=0)
+    assert len(new) == 20 and new.n_items == 12 and len(y) == 20

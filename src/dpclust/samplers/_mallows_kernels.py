@@ -24,6 +24,10 @@ from ..families import _mallows_kernels as gm
 from ._kernels import categorical_from_logs
 from ._subcluster_kernels import next_uniform
 
+#: clusters whose weight is below exp(-36) of the best are skipped, as the categorical draw
+#: itself does (samplers._kernels): their scores stop early
+_SKIP_BELOW = 36.0
+
 SIGMA_STAGEWISE = 0
 SIGMA_MH = 1
 THETA_SLICE = 0
@@ -65,16 +69,26 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank,
         t = lengths[i]
         old = labels[i]
         counts[old] -= 1
-        m = 0
-        for c in range(cap):
-            if counts[c] > 0:
-                logw[m] = math.log(counts[c]) + gm.gm_log_likelihood(
-                    orders, i, t, rank[c], theta[c], cum_log_psi[c])
-                cand[m] = c
-                m += 1
-        logw[m] = log_alpha + log_new[i]
-        cand[m] = -1
-        m += 1
+        # the new cluster first, then the old one: a high running maximum lets the scores
+        # of far clusters stop early (_SKIP_BELOW, the categorical's own cut-off)
+        logw[0] = log_alpha + log_new[i]
+        cand[0] = -1
+        best = logw[0]
+        m = 1
+        for q in range(-1, cap):
+            c = old if q < 0 else q
+            if counts[c] == 0 or (q >= 0 and c == old):
+                continue
+            base = math.log(counts[c]) - cum_log_psi[c, t]
+            w = _gm_codes_term(orders, i, t, rank[c], theta[c], best - _SKIP_BELOW - base)
+            if w == -np.inf:
+                continue
+            w += base
+            logw[m] = w
+            cand[m] = c
+            m += 1
+            if w > best:
+                best = w
         state, u = next_uniform(state)
         c = cand[categorical_from_logs(logw, m, u)]
         if c < 0:
@@ -117,17 +131,20 @@ def refresh_beta_terms(S, Nj, c, nu_r, nu, kappa_cum):
 
 
 @njit(cache=True)
-def beta_log_predictive(orders, i, t, rank_c, S, Nj, c, nu_r, nu, kappa_cum):
-    """Beta-Gibbs' approximate ``log P(pi_i | sigma_c, cluster c)`` with theta integrated out
-    under the n → ∞ Beta approximation (Meilă & Chen 2010, Figure 5 and Lemma 6):
+def beta_log_predictive(orders, i, t, rank_c, S, Nj, c, nu_r, nu, floor):
+    """The s-dependent part of Beta-Gibbs' approximate ``log P(pi_i | sigma_c, cluster c)``
+    with theta integrated out under the n → ∞ Beta approximation (Meilă & Chen 2010,
+    Figure 5 and Lemma 6):
 
         prod_{j<t} B(s_j + A_j, B_j + 2) / B(A_j, B_j + 1)
         = prod_j (B_j + 1) / (A_j + B_j + 1) * (A_j)_s / (A_j + B_j + 2)_s
 
     with ``A_j = nu r_j + S_j(sigma_c)``, ``B_j = nu + N_{c,j}`` (without ranking i) and
-    ``(x)_s`` the rising factorial.
+    ``(x)_s`` the rising factorial; the first factor's log is ``kappa_cum[c, t]``
+    (:func:`refresh_beta_terms`), the rest is returned.  Every term is ``<= 0``, so once
+    the sum falls below ``floor`` the cluster cannot matter and ``-inf`` is returned.
     """
-    out = kappa_cum[c, t]
+    out = 0.0
     for j in range(t):
         r = rank_c[orders[i, j]]
         s = r
@@ -136,8 +153,31 @@ def beta_log_predictive(orders, i, t, rank_c, S, Nj, c, nu_r, nu, kappa_cum):
                 s -= 1
         if s > 0:
             a = nu_r[j] + S[c, j]
-            b = nu + Nj[c, j]
-            out += _log_rising_ratio(a, a + b + 2.0, s)
+            b = a + nu + Nj[c, j] + 2.0
+            # each factor (a + u) / (b + u) is at most the last, x = (a + s - 1) / (b + s -
+            # 1), and s log x <= s (x - 1): a bound without a logarithm first
+            if out - s * (b - a) / (b + s - 1.0) < floor:
+                return -np.inf
+            out += _log_rising_ratio(a, b, s)
+            if out < floor:
+                return -np.inf
+    return out
+
+
+@njit(cache=True)
+def _gm_codes_term(orders, i, t, rank_c, theta_c, floor):
+    """``-sum_{j<t} theta_j s_j(pi_i | sigma_c)``, or ``-inf`` as soon as it falls below
+    ``floor`` (every term is ``<= 0``)."""
+    out = 0.0
+    for j in range(t):
+        r = rank_c[orders[i, j]]
+        s = r
+        for q in range(j):
+            if rank_c[orders[i, q]] < r:
+                s -= 1
+        out -= theta_c[j] * s
+        if out < floor:
+            return -np.inf
     return out
 
 
@@ -185,16 +225,25 @@ def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, 
         _move_stats(orders, i, t, rank[old], S, Nj, old, -1.0, code)
         counts[old] -= 1
         refresh_beta_terms(S, Nj, old, nu_r, nu, kappa_cum)
-        m = 0
-        for c in range(cap):
-            if counts[c] > 0:
-                logw[m] = math.log(counts[c]) + beta_log_predictive(
-                    orders, i, t, rank[c], S, Nj, c, nu_r, nu, kappa_cum)
-                cand[m] = c
-                m += 1
-        logw[m] = log_alpha + log_new[i]
-        cand[m] = -1
-        m += 1
+        logw[0] = log_alpha + log_new[i]
+        cand[0] = -1
+        best = logw[0]
+        m = 1
+        for q in range(-1, cap):
+            c = old if q < 0 else q
+            if counts[c] == 0 or (q >= 0 and c == old):
+                continue
+            base = math.log(counts[c]) + kappa_cum[c, t]
+            w = beta_log_predictive(orders, i, t, rank[c], S, Nj, c, nu_r, nu,
+                                    best - _SKIP_BELOW - base)
+            if w == -np.inf:
+                continue
+            w += base
+            logw[m] = w
+            cand[m] = c
+            m += 1
+            if w > best:
+                best = w
         state, u = next_uniform(state)
         c = cand[categorical_from_logs(logw, m, u)]
         if c < 0:

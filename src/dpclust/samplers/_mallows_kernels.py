@@ -87,8 +87,7 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank,
             logw[m] = w
             cand[m] = c
             m += 1
-            if w > best:
-                best = w
+            best = max(best, w)
         state, u = next_uniform(state)
         c = cand[categorical_from_logs(logw, m, u)]
         if c < 0:
@@ -242,8 +241,7 @@ def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, 
             logw[m] = w
             cand[m] = c
             m += 1
-            if w > best:
-                best = w
+            best = max(best, w)
         state, u = next_uniform(state)
         c = cand[categorical_from_logs(logw, m, u)]
         if c < 0:

@@ -370,11 +370,14 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "multinomial"} or ConjugateFamily, default="gaussian"
+    family : {"gaussian", "multinomial", "mallows"} or ConjugateFamily, default="gaussian"
         The component family: ``"gaussian"`` is
         :class:`~dpclust.families.NormalInverseWishart` with data-driven defaults,
         ``"multinomial"`` is :class:`~dpclust.families.DirichletMultinomial` for count vectors
-        (dense or ``scipy.sparse``), or pass a configured family object.
+        (dense or ``scipy.sparse``), ``"mallows"`` is
+        :class:`~dpclust.families.GeneralizedMallows` for top-t rankings (lists of item ids
+        or names, best first, or a :class:`~dpclust.rankings.Rankings`), or pass a
+        configured family object.
     alpha : float or GammaPrior, default=1.0
         DP concentration.  A :class:`~dpclust.GammaPrior` (or ``("gamma", shape, rate)``)
         puts a prior on it and resamples it every iteration (Escobar & West 1995).
@@ -387,7 +390,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         parallel sub-cluster split/merge sampler of Chang & Fisher (2013), the one that
         scales (:class:`~dpclust.samplers.SubclusterSplitMerge`; its fast moves are
         approximate); ``"subcluster-exact"``: its exact configuration; ``"gibbs+sams"``:
-        collapsed Gibbs with Dahl's merge-split moves.
+        collapsed Gibbs with Dahl's merge-split moves.  For rankings (``"mallows"``, which
+        has no collapsed form): ``"slice-gibbs"`` (the default there; exact MCMC with its
+        Metropolis-Hastings step for the central ranking) or ``"beta-gibbs"`` (faster,
+        approximate), :class:`~dpclust.samplers.SliceGibbs` and
+        :class:`~dpclust.samplers.BetaGibbs` (Meilă & Chen 2010).
     n_iter : int, default=200
         Number of MCMC iterations (sweeps over the data).
     burn_in : int or None, default=None
@@ -441,7 +448,10 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         ``weight_new_ = alpha / (N + alpha)`` is the mass left for a new cluster.
     cluster_params_ : dict of arrays
         Posterior means of the cluster parameters given ``labels_`` (``"means"`` and
-        ``"covariances"`` for Gaussians, ``"probabilities"`` for multinomials).
+        ``"covariances"`` for Gaussians, ``"probabilities"`` for multinomials).  For
+        rankings, the sampled parameters of the draw ``labels_`` is: ``"central_rankings"``
+        (item ids best first), ``"theta"`` (dispersion per rank, larger = tighter) and
+        ``"top_items"`` (each cluster's first five items by name).
     family_ : ConjugateFamily
         The family with every hyperparameter resolved.
     alpha_ : float

@@ -43,67 +43,11 @@ def _free_slot(counts):
 
 
 @njit(cache=True)
-def _refresh_cum_log_psi(theta, c, n, cum):
-    acc = 0.0
-    for j in range(theta.shape[1]):
-        acc += gm.log_psi(theta[c, j], n - j - 1)
-        cum[c, j + 1] = acc
+def _set_count(counts, log_counts, c, value):
+    counts[c] = value
+    log_counts[c] = math.log(value) if value > 0 else -np.inf
 
 
-@njit(cache=True)
-def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, theta,
-                      cum_log_psi, log_new, log_alpha, nu_r, nu, state, logw, cand, code,
-                      free, xs, hs, ds):
-    """Assignments of Slice-Gibbs (Meilă & Chen 2010, Figure 1, step 1; Neal 2000,
-    algorithm 2): ranking i joins cluster c with probability ∝ ``N_{c,-i} GM(pi_i |
-    sigma_c, theta_c)`` or a new cluster ∝ ``alpha (n - t_i)! / n!`` (``log_new[i]`` holds
-    the log of ``(n - t_i)! / n!``, Lemma 1); a new cluster's ``(sigma, theta)`` is an exact
-    draw given ``pi_i`` alone (:func:`dpclust.families._mallows_kernels.draw_given_one`).
-
-    Returns ``(position reached, state)``: ``perm.shape[0]`` when done.
-    """
-    n = order.shape[1]
-    cap = counts.shape[0]
-    for p in range(start, perm.shape[0]):
-        i = perm[p]
-        t = lengths[i]
-        old = labels[i]
-        counts[old] -= 1
-        # the new cluster first, then the old one: a high running maximum lets the scores
-        # of far clusters stop early (_SKIP_BELOW, the categorical's own cut-off)
-        logw[0] = log_alpha + log_new[i]
-        cand[0] = -1
-        best = logw[0]
-        m = 1
-        for q in range(-1, cap):
-            c = old if q < 0 else q
-            if counts[c] == 0 or (q >= 0 and c == old):
-                continue
-            base = math.log(counts[c]) - cum_log_psi[c, t]
-            w = _gm_codes_term(orders, i, t, rank[c], theta[c], best - _SKIP_BELOW - base)
-            if w == -np.inf:
-                continue
-            w += base
-            logw[m] = w
-            cand[m] = c
-            m += 1
-            best = max(best, w)
-        state, u = next_uniform(state)
-        c = cand[categorical_from_logs(logw, m, u)]
-        if c < 0:
-            c = _free_slot(counts)
-            if c < 0:
-                counts[old] += 1
-                return p, state
-            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank[c],
-                                      theta[c], code, free, xs, hs, ds)
-            _refresh_cum_log_psi(theta, c, n, cum_log_psi)
-        labels[i] = c
-        counts[c] += 1
-    return perm.shape[0], state
-
-
-# ---------------------------------------------------------------------- Beta-Gibbs
 @njit(cache=True)
 def _log_rising_ratio(a, b, s):
     """``log [Gamma(a + s) Gamma(b) / (Gamma(a) Gamma(b + s))]`` for a whole ``s >= 0``."""
@@ -118,74 +62,183 @@ def _log_rising_ratio(a, b, s):
 
 
 @njit(cache=True)
-def refresh_beta_terms(S, Nj, c, nu_r, nu, kappa_cum):
-    """``kappa_cum[c, t] = sum_{j<t} log((B + 1) / (A + B + 1))`` with ``A = nu r_j +
-    S_j``, ``B = nu + N_j``: the s-free part of Beta-Gibbs' predictive (below)."""
-    acc = 0.0
-    for j in range(S.shape[1]):
-        a = nu_r[j] + S[c, j]
-        b = nu + Nj[c, j]
-        acc += math.log((b + 1.0) / (a + b + 1.0))
-        kappa_cum[c, j + 1] = acc
+def _code_term(mode, j, s, c, P, Q, nu_r, nu, value, floor):
+    """Add rank j's term of ranking i's score against cluster c to ``value`` (every term is
+    ``<= 0``); ``-inf`` once the score is below ``floor``.
 
-
-@njit(cache=True)
-def beta_log_predictive(orders, i, t, rank_c, S, Nj, c, nu_r, nu, floor):
-    """The s-dependent part of Beta-Gibbs' approximate ``log P(pi_i | sigma_c, cluster c)``
-    with theta integrated out under the n → ∞ Beta approximation (Meilă & Chen 2010,
-    Figure 5 and Lemma 6):
-
-        prod_{j<t} B(s_j + A_j, B_j + 2) / B(A_j, B_j + 1)
-        = prod_j (B_j + 1) / (A_j + B_j + 1) * (A_j)_s / (A_j + B_j + 2)_s
-
-    with ``A_j = nu r_j + S_j(sigma_c)``, ``B_j = nu + N_{c,j}`` (without ranking i) and
-    ``(x)_s`` the rising factorial; the first factor's log is ``kappa_cum[c, t]``
-    (:func:`refresh_beta_terms`), the rest is returned.  Every term is ``<= 0``, so once
-    the sum falls below ``floor`` the cluster cannot matter and ``-inf`` is returned.
+    ``mode`` 0 (Slice-Gibbs): ``-theta_j s_j`` with ``P = theta`` (J, cap).  ``mode`` 1
+    (Beta-Gibbs): ``log[(A)_s / (A + B + 2)_s]``, ``A = nu r_j + S_j``, ``B = nu + N_j``, with
+    ``P = S``, ``Q = N`` (J, cap) (:func:`beta_gibbs_sweep`).
     """
-    out = 0.0
-    for j in range(t):
-        r = rank_c[orders[i, j]]
-        s = r
-        for q in range(j):
-            if rank_c[orders[i, q]] < r:
-                s -= 1
-        if s > 0:
-            a = nu_r[j] + S[c, j]
-            b = a + nu + Nj[c, j] + 2.0
-            # each factor (a + u) / (b + u) is at most the last, x = (a + s - 1) / (b + s -
-            # 1), and s log x <= s (x - 1): a bound without a logarithm first
-            if out - s * (b - a) / (b + s - 1.0) < floor:
-                return -np.inf
-            out += _log_rising_ratio(a, b, s)
-            if out < floor:
-                return -np.inf
-    return out
-
-
-@njit(cache=True)
-def _gm_codes_term(orders, i, t, rank_c, theta_c, floor):
-    """``-sum_{j<t} theta_j s_j(pi_i | sigma_c)``, or ``-inf`` as soon as it falls below
-    ``floor`` (every term is ``<= 0``)."""
-    out = 0.0
-    for j in range(t):
-        r = rank_c[orders[i, j]]
-        s = r
-        for q in range(j):
-            if rank_c[orders[i, q]] < r:
-                s -= 1
-        out -= theta_c[j] * s
-        if out < floor:
+    if s == 0:
+        return value
+    if mode == 0:
+        value -= P[j, c] * s
+    else:
+        a = nu_r[j] + P[j, c]
+        b = a + nu + Q[j, c] + 2.0
+        # each factor (a + u) / (b + u) is at most the last, x = (a + s - 1) / (b + s - 1),
+        # and s log x <= s (x - 1): a bound without a logarithm first
+        if value - s * (b - a) / (b + s - 1.0) < floor:
             return -np.inf
-    return out
+        value += _log_rising_ratio(a, b, s)
+    if value < floor:
+        return -np.inf
+    return value
 
 
 @njit(cache=True)
-def _move_stats(orders, i, t, rank_c, S, Nj, c, sign, code):
-    gm.codes(orders, i, t, rank_c, code)
+def _score_one(mode, orders, i, t, rankT, c, log_counts, baseT, P, Q, nu_r, nu):
+    """Ranking i's log weight for cluster c (no cut-off)."""
+    value = log_counts[c] + baseT[t, c]
     for j in range(t):
-        S[c, j] += sign * code[j]
-        Nj[c, j] += sign
+        r = rankT[orders[i, j], c]
+        s = r
+        for q in range(j):
+            if rankT[orders[i, q], c] < r:
+                s -= 1
+        value = _code_term(mode, j, s, c, P, Q, nu_r, nu, value, -np.inf)
+    return value
+
+
+@njit(cache=True)
+def _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r, nu, skip,
+                floor, alive, acc, rstore, logw, cand, m):
+    """Ranking i's log weights for every cluster in use but ``skip``, appended to ``logw``
+    / ``cand`` from position m; returns the new length.
+
+    Rank by rank over all clusters at once (``rankT[item]`` is one contiguous row), so a
+    cluster whose score falls below ``floor`` (exp(-36) below the best weight known) after a
+    few ranks is dropped without reading the rest: the categorical draw would give it
+    weight zero anyway (:func:`dpclust.samplers._kernels.categorical_from_logs`).
+    """
+    n_alive = 0
+    for c in range(counts.shape[0]):
+        if counts[c] > 0 and c != skip:
+            alive[n_alive] = c
+            acc[c] = log_counts[c] + baseT[t, c]
+            n_alive += 1
+    for j in range(t):
+        item = orders[i, j]
+        k = 0
+        for q in range(n_alive):
+            c = alive[q]
+            r = rankT[item, c]
+            s = r
+            for p in range(j):
+                if rstore[p, c] < r:
+                    s -= 1
+            rstore[j, c] = r
+            v = _code_term(mode, j, s, c, P, Q, nu_r, nu, acc[c], floor)
+            if v == -np.inf:
+                continue
+            acc[c] = v
+            alive[k] = c
+            k += 1
+        n_alive = k
+    for q in range(n_alive):
+        c = alive[q]
+        logw[m] = acc[c]
+        cand[m] = c
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def _choose(mode, orders, i, t, old, rankT, counts, log_counts, baseT, P, Q, nu_r, nu,
+            log_new_i, state, alive, acc, rstore, logw, cand):
+    """Draw ranking i's cluster (-1: a new one) from the weights of every cluster in use
+    (``counts`` without ranking i) and of a new cluster; the old cluster is scored first so
+    that the cut-off is high from the start."""
+    logw[0] = log_new_i
+    cand[0] = -1
+    best = log_new_i
+    m = 1
+    if counts[old] > 0:
+        w = _score_one(mode, orders, i, t, rankT, old, log_counts, baseT, P, Q, nu_r, nu)
+        logw[1] = w
+        cand[1] = old
+        m = 2
+        if w > best:
+            best = w
+    m = _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r, nu,
+                    old, best - _SKIP_BELOW, alive, acc, rstore, logw, cand, m)
+    state, u = next_uniform(state)
+    return state, cand[categorical_from_logs(logw, m, u)]
+
+
+@njit(cache=True)
+def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, order, rankT,
+                      theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu, state, scratch_i,
+                      scratch_f, rstore, logw, cand, code, xs, hs, ds):
+    """Assignments of Slice-Gibbs (Meilă & Chen 2010, Figure 1, step 1; Neal 2000,
+    algorithm 2): ranking i joins cluster c with probability ∝ ``N_{c,-i} GM(pi_i |
+    sigma_c, theta_c)`` or a new cluster ∝ ``alpha (n - t_i)! / n!`` (``log_new[i]`` holds
+    the log of ``(n - t_i)! / n!``, Lemma 1); a new cluster's ``(sigma, theta)`` is an exact
+    draw given ``pi_i`` alone (:func:`dpclust.families._mallows_kernels.draw_given_one`).
+
+    Cluster-major copies for the scan: ``rankT[item, c]``, ``thetaT[j, c]`` and ``neg_cumT[t,
+    c] = -sum_{j<t} log psi(theta_cj)``; rows ``order[c]``, ``theta[c]`` are kept too.
+    Returns ``(position reached, state)``: ``perm.shape[0]`` when done.
+    """
+    n = order.shape[1]
+    J = theta.shape[1]
+    alive = scratch_i[0]
+    free = scratch_i[1]
+    rank_row = scratch_i[2]
+    acc = scratch_f[0]
+    for p in range(start, perm.shape[0]):
+        i = perm[p]
+        t = lengths[i]
+        old = labels[i]
+        _set_count(counts, log_counts, old, counts[old] - 1)
+        state, c = _choose(0, orders, i, t, old, rankT, counts, log_counts, neg_cumT, thetaT,
+                           thetaT, nu_r, nu, log_alpha + log_new[i], state, alive, acc,
+                           rstore, logw, cand)
+        if c < 0:
+            c = _free_slot(counts)
+            if c < 0:
+                _set_count(counts, log_counts, old, counts[old] + 1)
+                return p, state
+            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
+                                      theta[c], code, free, xs, hs, ds)
+            for item in range(n):
+                rankT[item, c] = rank_row[item]
+            acc_psi = 0.0
+            neg_cumT[0, c] = 0.0
+            for j in range(J):
+                thetaT[j, c] = theta[c, j]
+                acc_psi += gm.log_psi(theta[c, j], n - j - 1)
+                neg_cumT[j + 1, c] = -acc_psi
+        labels[i] = c
+        _set_count(counts, log_counts, c, counts[c] + 1)
+    return perm.shape[0], state
+
+
+# ---------------------------------------------------------------------- Beta-Gibbs
+@njit(cache=True)
+def _refresh_beta_terms(ST, NT, c, nu_r, nu, kappaT):
+    """``kappaT[t, c] = sum_{j<t} log((B + 1) / (A + B + 1))`` with ``A = nu r_j + S_j``,
+    ``B = nu + N_j``: the s-free part of Beta-Gibbs' predictive (:func:`beta_gibbs_sweep`)."""
+    acc = 0.0
+    for j in range(ST.shape[0]):
+        a = nu_r[j] + ST[j, c]
+        b = nu + NT[j, c]
+        acc += math.log((b + 1.0) / (a + b + 1.0))
+        kappaT[j + 1, c] = acc
+
+
+@njit(cache=True)
+def _move_stats(orders, i, t, rankT, c, ST, NT, sign):
+    """Add (sign 1) or remove (-1) ranking i's codes against cluster c to ``ST``, ``NT``."""
+    for j in range(t):
+        r = rankT[orders[i, j], c]
+        s = r
+        for q in range(j):
+            if rankT[orders[i, q], c] < r:
+                s -= 1
+        ST[j, c] += sign * s
+        NT[j, c] += sign
 
 
 @njit(cache=True)
@@ -205,74 +258,66 @@ def sample_sigma_n1(orders, i, t, n1_cdf, n, state, order_c, rank_c, code, free)
 
 
 @njit(cache=True)
-def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, order, rank, S, Nj,
-                     kappa_cum, log_new, log_alpha, nu_r, nu, n1_cdf, state, logw, cand,
-                     code, free):
+def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, order, rankT,
+                     ST, NT, kappaT, log_new, log_alpha, nu_r, nu, n1_cdf, state, scratch_i,
+                     scratch_f, rstore, logw, cand, code):
     """Assignments of Beta-Gibbs (Meilă & Chen 2010, Figure 5, step 1): cluster c with
-    probability ∝ ``N_{c,-i}`` times :func:`beta_log_predictive`, a new cluster ∝ ``alpha
-    (n - t_i)! / n!``, whose sigma is drawn by Sample-σ-N1.  ``S[c, j]`` and ``Nj[c, j]``
-    (statistics of cluster c against its sigma) follow every move.  Approximate.
+    probability ∝ ``N_{c,-i}`` times the Beta-approximate predictive
 
-    Returns ``(position reached, state)``.
+        prod_{j<t} B(s_j + A_j, B_j + 2) / B(A_j, B_j + 1)
+        = prod_j (B_j + 1) / (A_j + B_j + 1) * (A_j)_s / (A_j + B_j + 2)_s
+
+    (Lemma 6; ``A_j = nu r_j + S_j(sigma_c)``, ``B_j = nu + N_{c,j}`` without ranking i,
+    ``(x)_s`` the rising factorial; the first factor's log is ``kappaT[t, c]``), a new
+    cluster ∝ ``alpha (n - t_i)! / n!``, whose sigma is drawn by Sample-σ-N1.  ``ST[j, c]``
+    and ``NT[j, c]`` (statistics of cluster c against its sigma) follow every move.
+    Approximate.  Returns ``(position reached, state)``.
     """
     n = order.shape[1]
-    cap = counts.shape[0]
+    J = ST.shape[0]
+    alive = scratch_i[0]
+    free = scratch_i[1]
+    rank_row = scratch_i[2]
+    acc = scratch_f[0]
     for p in range(start, perm.shape[0]):
         i = perm[p]
         t = lengths[i]
         old = labels[i]
-        _move_stats(orders, i, t, rank[old], S, Nj, old, -1.0, code)
-        counts[old] -= 1
-        refresh_beta_terms(S, Nj, old, nu_r, nu, kappa_cum)
-        logw[0] = log_alpha + log_new[i]
-        cand[0] = -1
-        best = logw[0]
-        m = 1
-        for q in range(-1, cap):
-            c = old if q < 0 else q
-            if counts[c] == 0 or (q >= 0 and c == old):
-                continue
-            base = math.log(counts[c]) + kappa_cum[c, t]
-            w = beta_log_predictive(orders, i, t, rank[c], S, Nj, c, nu_r, nu,
-                                    best - _SKIP_BELOW - base)
-            if w == -np.inf:
-                continue
-            w += base
-            logw[m] = w
-            cand[m] = c
-            m += 1
-            best = max(best, w)
-        state, u = next_uniform(state)
-        c = cand[categorical_from_logs(logw, m, u)]
+        _move_stats(orders, i, t, rankT, old, ST, NT, -1.0)
+        _set_count(counts, log_counts, old, counts[old] - 1)
+        _refresh_beta_terms(ST, NT, old, nu_r, nu, kappaT)
+        state, c = _choose(1, orders, i, t, old, rankT, counts, log_counts, kappaT, ST, NT,
+                           nu_r, nu, log_alpha + log_new[i], state, alive, acc, rstore, logw,
+                           cand)
         if c < 0:
             c = _free_slot(counts)
             if c < 0:  # no slot: put the ranking back and let the caller grow the arrays
-                _move_stats(orders, i, t, rank[old], S, Nj, old, 1.0, code)
-                counts[old] += 1
-                refresh_beta_terms(S, Nj, old, nu_r, nu, kappa_cum)
+                _move_stats(orders, i, t, rankT, old, ST, NT, 1.0)
+                _set_count(counts, log_counts, old, counts[old] + 1)
+                _refresh_beta_terms(ST, NT, old, nu_r, nu, kappaT)
                 return p, state
-            state = sample_sigma_n1(orders, i, t, n1_cdf, n, state, order[c], rank[c], code,
+            state = sample_sigma_n1(orders, i, t, n1_cdf, n, state, order[c], rank_row, code,
                                     free)
-            for j in range(S.shape[1]):
-                S[c, j] = 0.0
-                Nj[c, j] = 0.0
-        _move_stats(orders, i, t, rank[c], S, Nj, c, 1.0, code)
-        counts[c] += 1
-        refresh_beta_terms(S, Nj, c, nu_r, nu, kappa_cum)
+            for item in range(n):
+                rankT[item, c] = rank_row[item]
+            for j in range(J):
+                ST[j, c] = 0.0
+                NT[j, c] = 0.0
+        _move_stats(orders, i, t, rankT, c, ST, NT, 1.0)
+        _set_count(counts, log_counts, c, counts[c] + 1)
+        _refresh_beta_terms(ST, NT, c, nu_r, nu, kappaT)
         labels[i] = c
     return perm.shape[0], state
 
 
 @njit(cache=True)
-def cluster_code_stats(orders, lengths, labels, rank, S, Nj):
-    """``S[c, j] = sum over rankings of cluster c of s_{j+1}(pi | sigma_c)`` and ``Nj[c, j]``
-    (rankings of length > j), from scratch."""
-    S[:] = 0.0
-    Nj[:] = 0.0
-    code = np.empty(S.shape[1], dtype=np.int64)
+def cluster_code_stats(orders, lengths, labels, rankT, ST, NT):
+    """``ST[j, c] = sum over rankings of cluster c of s_{j+1}(pi | sigma_c)`` and ``NT[j,
+    c]`` (rankings of length > j), from scratch."""
+    ST[:] = 0.0
+    NT[:] = 0.0
     for i in range(orders.shape[0]):
-        c = labels[i]
-        _move_stats(orders, i, lengths[i], rank[c], S, Nj, c, 1.0, code)
+        _move_stats(orders, i, lengths[i], rankT, labels[i], ST, NT, 1.0)
 
 
 # ----------------------------------------------------------------- cluster updates

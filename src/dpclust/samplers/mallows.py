@@ -174,25 +174,23 @@ class SliceGibbs(_MallowsGibbs):
     def _sweep(self, model, fam, labels, order, theta, counts, perm, log_new, log_alpha,
                seed):
         X = model.X
-        n, J = fam.n_items_, fam.max_length_
-        rank = _ranks(order)
-        cum = cumulative_log_psi(theta, n)
-        logw = np.empty(order.shape[0] + 1)
-        cand = np.empty(order.shape[0] + 1, dtype=np.int64)
-        code = np.empty(J, dtype=np.int64)
-        free = np.empty(n, dtype=np.int64)
+        n = fam.n_items_
+        sw = _SweepArrays(order, counts, fam.max_length_)
+        thetaT = np.ascontiguousarray(theta.T)
+        neg_cumT = np.ascontiguousarray(-cumulative_log_psi(theta, n).T)
         hull = np.empty((3, gmk._MAX_HULL))
         pos, state = 0, seed
         while True:
             pos, state = _k.slice_gibbs_sweep(
-                X.orders, X.lengths, perm, pos, labels, counts, order, rank, theta, cum,
-                log_new, log_alpha, fam.nu_r_, float(fam.nu), np.uint64(state), logw, cand,
-                code, free, hull[0], hull[1], hull[2])
+                X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order,
+                sw.rankT, theta, thetaT, neg_cumT, log_new, log_alpha, fam.nu_r_,
+                float(fam.nu), np.uint64(state), sw.scratch_i, sw.scratch_f, sw.rstore,
+                sw.logw, sw.cand, sw.code, hull[0], hull[1], hull[2])
             if pos >= len(perm):
                 return order, theta, counts
-            order, rank, theta, cum, counts = _grow(order, rank, theta, cum, counts)
-            logw = np.empty(order.shape[0] + 1)
-            cand = np.empty(order.shape[0] + 1, dtype=np.int64)
+            order, theta, counts = _grow(order, theta, counts)
+            thetaT, neg_cumT = _grow_columns(thetaT, neg_cumT)
+            sw = sw.grown(order, counts)
 
 
 @dataclass(frozen=True)
@@ -223,32 +221,28 @@ class BetaGibbs(_MallowsGibbs):
     def _sweep(self, model, fam, labels, order, theta, counts, perm, log_new, log_alpha,
                seed):
         X = model.X
-        n, J = fam.n_items_, fam.max_length_
+        J = fam.max_length_
         cap = order.shape[0]
-        rank = _ranks(order)
-        S = np.zeros((cap, J))
-        Nj = np.zeros((cap, J))
-        _k.cluster_code_stats(X.orders, X.lengths, labels, rank, S, Nj)
-        kappa = np.zeros((cap, J + 1))
+        sw = _SweepArrays(order, counts, J)
+        ST = np.zeros((J, cap))
+        NT = np.zeros((J, cap))
+        _k.cluster_code_stats(X.orders, X.lengths, labels, sw.rankT, ST, NT)
+        kappaT = np.zeros((J + 1, cap))
         nu_r, nu = fam.nu_r_, float(fam.nu)
         for c in range(cap):
-            _k.refresh_beta_terms(S, Nj, c, nu_r, nu, kappa)
+            _k._refresh_beta_terms(ST, NT, c, nu_r, nu, kappaT)
         n1 = _n1_cdf(fam)
-        logw = np.empty(cap + 1)
-        cand = np.empty(cap + 1, dtype=np.int64)
-        code = np.empty(J, dtype=np.int64)
-        free = np.empty(n, dtype=np.int64)
         pos, state = 0, seed
         while True:
             pos, state = _k.beta_gibbs_sweep(
-                X.orders, X.lengths, perm, pos, labels, counts, order, rank, S, Nj, kappa,
-                log_new, log_alpha, nu_r, nu, n1, np.uint64(state), logw, cand, code, free)
+                X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order, sw.rankT,
+                ST, NT, kappaT, log_new, log_alpha, nu_r, nu, n1, np.uint64(state),
+                sw.scratch_i, sw.scratch_f, sw.rstore, sw.logw, sw.cand, sw.code)
             if pos >= len(perm):
                 return order, theta, counts
-            order, rank, theta, S, Nj, kappa, counts = _grow(order, rank, theta, S, Nj,
-                                                             kappa, counts)
-            logw = np.empty(order.shape[0] + 1)
-            cand = np.empty(order.shape[0] + 1, dtype=np.int64)
+            order, theta, counts = _grow(order, theta, counts)
+            ST, NT, kappaT = _grow_columns(ST, NT, kappaT)
+            sw = sw.grown(order, counts)
 
 
 # ------------------------------------------------------------------- helpers
@@ -265,6 +259,37 @@ def _ranks(order: np.ndarray) -> np.ndarray:
     rows = np.arange(order.shape[0])[:, None]
     rank[rows, order] = np.arange(order.shape[1])[None, :]
     return rank
+
+
+class _SweepArrays:
+    """The assignment sweep's working arrays for ``cap`` cluster slots: log counts, ranks
+    cluster-major (``rankT[item, c]``), and scratch."""
+
+    def __init__(self, order, counts, J):
+        cap, n = order.shape
+        self.J = J
+        self.rankT = np.ascontiguousarray(_ranks(order).T)
+        with np.errstate(divide="ignore"):
+            self.log_counts = np.log(counts.astype(np.float64))
+        self.scratch_i = np.zeros((3, max(cap, n)), dtype=np.int64)
+        self.scratch_f = np.zeros((1, cap))
+        self.rstore = np.zeros((max(J, 1), cap), dtype=np.int64)
+        self.logw = np.empty(cap + 2)
+        self.cand = np.empty(cap + 2, dtype=np.int64)
+        self.code = np.empty(max(J, 1), dtype=np.int64)
+
+    def grown(self, order, counts):
+        return _SweepArrays(order, counts, self.J)
+
+
+def _grow_columns(*arrays):
+    """Double the number of cluster slots of cluster-major arrays (last axis)."""
+    out = []
+    for a in arrays:
+        b = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+        b[..., :a.shape[-1]] = a
+        out.append(b)
+    return tuple(out)
 
 
 def _grow(*arrays):

@@ -370,7 +370,8 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
     * sigma | theta: the stagewise draw (``SIGMA_STAGEWISE``, the paper's; approximate, see
       ALGORITHMS.md §5) or that draw as an independence proposal in a Metropolis-Hastings
       step (``SIGMA_MH``, exact): accept with probability ``min(1, [e^{-L(sigma')} q(sigma)]
-      / [e^{-L(sigma)} q(sigma')])``, ``L(sigma) = sum_j theta_j S_j(sigma)``.
+      / [e^{-L(sigma)} q(sigma')])``, ``L(sigma) = sum_j theta_j S_j(sigma)``, followed by a
+      scan of neighbour swaps (:func:`_adjacent_swaps`), also exact.
     * theta | sigma: ``n_slices`` slice-sampling updates of each theta_j (``THETA_SLICE``,
       exact), or the Beta draw of Lemma 4 (``THETA_BETA``, approximate; a cluster of one
       ranking then draws sigma by Sample-σ-N1).
@@ -431,12 +432,14 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
                 log_ratio = (cost_old - cost_new) + (log_q_old - log_q_new)
                 state, u = next_uniform(state)
                 take = math.log1p(-u) < log_ratio
-            gm.clear_weights(a, E, present, n_present, mark)
             if take:
                 accepted[c] += 1
                 for p in range(n):
                     order[c, p] = new_order[p]
                     rank[c, new_order[p]] = p
+            if sigma_mode == SIGMA_MH:
+                state = _adjacent_swaps(order[c], rank[c], a, E, mark, state)
+            gm.clear_weights(a, E, present, n_present, mark)
             # theta | sigma
             _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
             for j in range(J):
@@ -445,6 +448,31 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
                 else:
                     state, theta[c, j] = gm.slice_theta(theta[c, j], nu_r[j] + S[j],
                                                         nu + Nj[j], n - j - 1, n_slices, state)
+    return state
+
+
+@njit(cache=True)
+def _adjacent_swaps(order_c, rank_c, a, E, mark, state):
+    """One systematic scan of Metropolis steps that swap neighbours ``x, y`` of sigma
+    (symmetric proposals): the swap changes ``L_sigma(R)`` by ``R[x, y] - R[y, x]`` with
+    ``R[i, k] = a[i] - E[i, k]`` (:func:`dpclust.families._mallows_kernels.cluster_weights`),
+    so each step is O(1) and the scan O(n).  Exact; it moves sigma locally where the
+    independence proposal of the stagewise draw is rarely accepted (hundreds of items).
+    Two items absent from the cluster's data are never swapped (the swap would change
+    nothing the target sees)."""
+    n = order_c.shape[0]
+    for p in range(n - 1):
+        x = order_c[p]
+        y = order_c[p + 1]
+        if mark[x] == 0 and mark[y] == 0:
+            continue
+        delta = (a[x] - E[x, y]) - (a[y] - E[y, x])  # L(after) - L(before)
+        state, u = next_uniform(state)
+        if delta <= 0.0 or math.log1p(-u) < -delta:
+            order_c[p] = y
+            order_c[p + 1] = x
+            rank_c[y] = p
+            rank_c[x] = p + 1
     return state
 
 

@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml
 
 demo: install
 	$(BIN)/dpclust fit --out demo_output --seed 0
-	@echo "Open demo_output/report.html"
+	$(BIN)/dpclust fit --dataset dublin-west --sampler slice-gibbs --iters 300 --seed 0 \
+		--out demo_output/dublin_west
+	@echo "Open demo_output/report.html (2-D demo) and demo_output/dublin_west/report.html (Dublin West ballots)"
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -632,3 +633,226 @@ def test_ddcrp_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
     assert expected in lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# rankings (--family mallows)
+
+
+ITEMS = ("ash", "birch", "cedar", "elm", "fir")
+MALLOWS_FAST = ["--family", "mallows", "--iters", "8", "--no-progress"]
+
+
+def write_rankings(path: Path, *, n: int = 24, ids: bool = False, seed: int = 0):
+    """``n`` top-t rankings of :data:`ITEMS`, best first, one a row: half near the order
+    ash > birch > ..., half near its reverse, each of length 2 to 4 (empty cells after).
+    With ``ids``, items are written as 1-based ids and the row is padded with ``0``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        order = list(range(5)) if i % 2 == 0 else list(range(4, -1, -1))
+        j = int(rng.integers(0, 4))
+        order[j], order[j + 1] = order[j + 1], order[j]  # one swap of neighbours
+        t = int(rng.integers(2, 5))
+        if ids:
+            cells = [str(k + 1) for k in order[:t]] + ["0"] * (5 - t)
+        else:
+            cells = [ITEMS[k] for k in order[:t]] + [""] * (5 - t)
+        rows.append(",".join(cells))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
+def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
+    data = write_rankings(tmp_path / "votes.csv")
+    out = tmp_path / "o"
+    status, stdout, err = run(capsys, "fit", data, *MALLOWS_FAST, "--out", out)
+    assert status == 0, err
+    assert "clusters in 24 rankings" in stdout or "cluster in 24 rankings" in stdout
+    labels = read_labels(out)
+    assert len(labels) == 24
+    s = summary_of(out)
+    assert s["settings"]["family"] == "mallows"
+    assert s["settings"]["sampler"] == "auto (slice-gibbs)"
+    assert s["settings"]["nu"] == 1.0 and s["settings"]["r"] == 1.0
+    assert s["data"]["n_items"] == 5 and s["data"]["n_samples"] == 24
+    assert s["data"]["max_length"] == 4 and "n_features" not in s["data"]
+    params = s["cluster_params"]
+    K = s["n_clusters"]
+    assert len(params["top_items"]) == len(params["theta"]) == K
+    assert all(sorted(row) == sorted(ITEMS) for row in params["top_items"])
+    assert all(len(row) == 4 for row in params["theta"])  # one theta per rank 1..4
+    m = s["mallows"]
+    assert m["exact"] is True and m["posterior"].startswith("exact MCMC")
+    assert m["n_items"] == 5 and m["ranks_with_theta"] == 4 and len(m["theta_by_rank"]) == 4
+    sizes = np.bincount(labels, minlength=K)
+    expected = sizes @ np.array(params["theta"]) / sizes.sum()
+    np.testing.assert_allclose(m["theta_by_rank"], expected, rtol=1e-3)
+    for name in ("trace.png", "size_distribution.png", "theta_by_rank.png", "similarity.png"):
+        assert (out / name).is_file(), name
+    assert not (out / "clusters.png").exists() and not (out / "cluster_sizes.png").exists()
+    html = (out / "report.html").read_text()
+    assert 'id="table1"' in html and "Largest clusters" in html
+    assert 'id="fig-size_distribution"' in html and 'id="fig-theta_by_rank"' in html
+    assert "in <b>24 rankings</b> (of 5 items" in html
+    assert "θ<sub>1</sub>" in html and "central ranking (first items)" in html
+    assert html.count("data:image/png;base64,") == 4
+
+
+def test_mallows_ids_with_missing_marker_items_and_prior(tmp_path, capsys):
+    data = write_rankings(tmp_path / "ids.csv", ids=True)
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(ITEMS) + "\n")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *MALLOWS_FAST, "--no-plots", "--missing", "0",
+                         "--index-base", "1", "--items", names, "--sampler", "beta-gibbs",
+                         "--nu", "2", "--r", "0.5", "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["settings"]["sampler"] == "beta-gibbs"
+    assert s["settings"]["nu"] == 2.0 and s["settings"]["r"] == 0.5
+    assert s["data"]["missing"] == ["0"] and s["data"]["items"] == str(names.absolute())
+    assert all(sorted(row) == sorted(ITEMS) for row in s["cluster_params"]["top_items"])
+    assert s["mallows"]["exact"] is False and "approximate" in s["mallows"]["posterior"]
+    html = (out / "report.html").read_text()
+    assert "The sampler is approximate</b> (Beta-Gibbs)" in html
+    run_json = json.loads((out / "run.json").read_text())["config"]
+    assert run_json["missing"] == ["0"] and run_json["index_base"] == 1
+    # without --items the items are named as the file numbers them, from --index-base
+    status, _, err = run(capsys, "fit", data, *MALLOWS_FAST, "--no-plots", "--missing", "0",
+                         "--index-base", "1", "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert all(sorted(row) == ["1", "2", "3", "4", "5"] for row in s["cluster_params"]["top_items"])
+    assert s["data"]["format"] == "rankings table (item ids from 1)"
+
+
+def test_mallows_preflib_file_and_its_tie_warning(tmp_path, capsys):
+    lines = ["# FILE NAME: trees.toi", "# DATA TYPE: toi", "# NUMBER ALTERNATIVES: 4"]
+    lines += [f"# ALTERNATIVE NAME {k}: {name}" for k, name in enumerate(ITEMS[:4], 1)]
+    lines += ["6: 1,2,3", "5: 4,3,2,1", "3: 2,1", "2: 3,{1,2}", "1: {1,4},2"]
+    data = tmp_path / "trees.toi"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *MALLOWS_FAST, "--no-plots", "--out", out)
+    assert status == 0, err
+    assert err.startswith("dpclust: warning: ") and "ties" in err
+    s = summary_of(out)
+    assert s["data"]["format"] == "PrefLib .toi" and s["data"]["n_items"] == 4
+    assert s["data"]["n_samples"] == 16  # the order that begins with a tie is dropped
+    assert set(s["cluster_params"]["top_items"][0]) == set(ITEMS[:4])
+    assert any("ties" in w for w in s["warnings"])
+    # gzipped, as PrefLib distributes them
+    packed = tmp_path / "trees.toi.gz"
+    packed.write_bytes(gzip.compress(data.read_bytes()))
+    status, _, err = run(capsys, "fit", packed, *MALLOWS_FAST, "--no-plots", "--out", out)
+    assert status == 0, err
+    assert summary_of(out)["data"]["format"] == "PrefLib .toi"
+
+
+def test_mallows_dataset_dublin_west(tmp_path, capsys):
+    out = tmp_path / "o"
+    status, stdout, err = run(capsys, "fit", "--dataset", "dublin-west", "--iters", "2",
+                              "--no-progress", "--no-plots", "--out", out)
+    assert status == 0, err
+    assert "in 29988 rankings" in stdout
+    s = summary_of(out)
+    assert s["settings"]["family"] == "mallows"  # implied by the data set
+    assert s["data"]["source"] == "dublin-west" and s["data"]["n_items"] == 9
+    assert s["cluster_params"]["top_items"][0][0].startswith("candidate ")
+    assert len(read_labels(out)) == 29988
+    assert json.loads((out / "run.json").read_text())["config"]["data"] == "dublin-west"
+
+
+def test_mallows_without_data_is_the_dublin_west_demo():
+    args = cli.build_parser().parse_args(["fit", "--family", "mallows"])
+    config = cli._config_from_args(args)
+    assert config.data == "dublin-west" and config.family == "mallows"
+    args = cli.build_parser().parse_args(["fit"])
+    assert cli._config_from_args(args).data == "demo"
+    assert cli._config_from_args(args).family == "gaussian"
+
+
+def test_mallows_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, capsys):
+    data = write_rankings(tmp_path / "votes.csv", n=30, seed=2)
+    common = ["fit", data, "--family", "mallows", "--iters", "12", "--seed", "5",
+              "--checkpoint-every", "3", "--no-progress", "--no-plots"]
+    full, part = tmp_path / "full", tmp_path / "part"
+    status, _, err = run(capsys, *common, "--out", full)
+    assert status == 0, err
+    status, _, err = run(capsys, *common, "--stop-after", "7", "--out", part)
+    assert status == 130 and f"dpclust resume {part}" in err
+    status, _, err = run(capsys, "resume", part, "--no-progress")
+    assert status == 0, err
+    assert (part / "labels.csv").read_bytes() == (full / "labels.csv").read_bytes()
+    s = summary_of(part)
+    assert s["settings"]["resumed_from_iteration"] == 7 and "mallows" in s
+    assert s["cluster_params"] == summary_of(full)["cluster_params"]
+
+
+def _mallows_bad_inputs(tmp_path):
+    def write(name, text):
+        (tmp_path / name).write_text(text)
+        return tmp_path / name
+
+    good = write_rankings(tmp_path / "good.csv")
+    ids = write_rankings(tmp_path / "ids.csv", ids=True)
+    np.save(tmp_path / "r.npy", np.array([[0, 1], [1, 0]]))
+    mallows = ["--family", "mallows"]
+    return {
+        "twice": ([write("twice.csv", "ash,birch\nelm,fir,elm\n"), *mallows],
+                  "twice"),
+        "after-gap": ([write("gap.csv", "ash,birch,\nelm,,fir\n"), *mallows],
+                      "follows an empty cell"),
+        "unknown-item": ([good, *mallows, "--items", write("few.txt", "ash\nbirch\n")],
+                         "unknown item"),
+        "padding-hint": ([ids, *mallows, "--index-base", "1"], "pass --missing 0"),
+        "zero-id": ([write("z.csv", "1,2,0\n2,0,1\n"), *mallows, "--index-base", "1"],
+                    "below --index-base 1"),
+        "mixed": ([write("mixed.csv", "ash,2\n1,birch\n"), *mallows], "mixes item names"),
+        "npy": ([tmp_path / "r.npy", *mallows], "rankings are read from a text table"),
+        "preflib": ([write("bad.soi", "1: 1,2\n"), *mallows],
+                    "expected the number of alternatives"),
+        "empty": ([write("empty.csv", ""), *mallows], "empty"),
+        "missing-file": ([tmp_path / "nope.csv", *mallows], "no such file"),
+        "no-item-names": ([good, *mallows, "--items", write("blank.txt", "\n\n")],
+                          "holds no item names"),
+        "index-base": ([good, *mallows, "--index-base", "2"], "invalid choice: 2"),
+        "gaussian-missing": ([good, "--missing", "0"],
+                             "--missing applies only to --family mallows"),
+        "gaussian-nu": (["--nu", "2"], "--nu applies only to --family mallows"),
+        "nu-negative": ([*mallows, "--nu", "-1"], "positive number"),
+        "sampler": ([good, *mallows, "--sampler", "gibbs"],
+                    "slice-gibbs (exact) or beta-gibbs (approximate), not gibbs"),
+        "sampler-gaussian": (["--sampler", "beta-gibbs"], "fits --family mallows"),
+        "dataset-family": (["--dataset", "dublin-west", "--family", "gaussian"],
+                           "holds rankings"),
+        "dataset-and-data": ([good, "--dataset", "dublin-west"], "not both"),
+        "dataset-unknown": (["--dataset", "iris"], "invalid choice: 'iris'"),
+        "dataset-missing": (["--dataset", "dublin-west", "--missing", "0"], "needs none"),
+        "preflib-items": ([write("ok.soi", "# NUMBER ALTERNATIVES: 2\n1: 1,2\n"), *mallows,
+                           "--items", write("n.txt", "a\nb\n")], "PrefLib file"),
+        "ddcrp": ([good, *mallows, "--model", "ddcrp"], "collapsed form"),
+        "truth": ([good, *mallows, "--truth", "0"], "read whole"),
+        "kmeans": ([good, *mallows, "--init", "kmeans"], "--init kmeans"),
+    }
+
+
+MALLOWS_BAD = ["twice", "after-gap", "unknown-item", "padding-hint", "zero-id", "mixed", "npy",
+               "preflib", "empty", "missing-file", "no-item-names", "index-base",
+               "gaussian-missing", "gaussian-nu", "nu-negative", "sampler", "sampler-gaussian",
+               "dataset-family", "dataset-and-data", "dataset-unknown", "dataset-missing",
+               "preflib-items", "ddcrp", "truth", "kmeans"]
+
+
+@pytest.mark.parametrize("case", MALLOWS_BAD)
+def test_mallows_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
+    argv, expected = _mallows_bad_inputs(tmp_path)[case]
+    out = tmp_path / "out"
+    status, _, err = run(capsys, "fit", *argv, "--out", out, "--no-progress", "--iters", "2")
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
+    assert expected in lines[0]
+    assert not out.exists() or not (out / "labels.csv").exists()

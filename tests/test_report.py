@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpclust.report import plots, write_report
+from dpclust.report import plots, render_html, write_report
 
 try:
     import matplotlib  # noqa: F401
@@ -293,3 +293,95 @@ def test_ddcrp_report_has_the_tables_figure(tmp_path, gaussian_fit):
     # no ddcrp in the summary: no tables figure
     plain = write_report(tmp_path / "plain", gaussian_fit[0], trace, X, labels)
     assert "tables" not in plain
+
+
+# --------------------------------------------------------------------------------------------
+# rankings: a Generalized Mallows mixture (Meilă & Chen 2010, Table 1, Figures 10 and 11)
+
+
+@pytest.fixture
+def rankings_fit():
+    rng = np.random.default_rng(4)
+    names = ["candidate 1", "candidate 2", MALICIOUS, "candidate 4", "candidate 5"]
+    sizes = [60, 25, 10, 4, 1]
+    labels = np.repeat(np.arange(5), sizes)
+    order = [list(rng.permutation(5)) for _ in sizes]
+    theta = rng.uniform(0.1, 2.0, size=(5, 4)).round(4)
+    params = {"top_items": [[names[i] for i in row] for row in order],
+              "theta": theta.tolist()}
+    summary = _summary(5, sizes, 100, None, params, family="mallows", source="votes.csv")
+    del summary["data"]["n_features"], summary["metrics"]
+    summary["data"].update(n_items=5, max_length=4)
+    summary["mallows"] = {"n_items": 5, "ranks_with_theta": 4, "exact": True,
+                          "posterior": "exact MCMC", "substantial_clusters": 5,
+                          "theta_by_rank": [1.0, 0.9, 0.8, 0.7]}
+    return summary, _trace(50, rng), labels, theta, names, order
+
+
+def test_theta_by_rank_is_the_size_weighted_mean():
+    theta = np.array([[2.0, 1.0], [0.5, 0.25], [1.0, 3.0]])
+    sizes = np.array([90, 6, 4])
+    out = plots.theta_by_rank(theta, sizes, large_share=0.05)
+    naive = [sum(s * t[j] for s, t in zip(sizes, theta)) / sizes.sum() for j in range(2)]
+    np.testing.assert_allclose(out["all"], naive)
+    np.testing.assert_allclose(out["large"], (90 * theta[0] + 6 * theta[1]) / 96)
+    np.testing.assert_allclose(out["small"], theta[2])
+    assert plots.theta_by_rank(theta, sizes, large_share=0.001)["small"] is None
+    with pytest.raises(ValueError, match="one row per size"):
+        plots.theta_by_rank(theta, [1, 2])
+    with pytest.raises(ValueError, match="no cluster"):
+        plots.theta_by_rank(theta, [0, 0, 0])
+
+
+@needs_mpl
+def test_ranking_figures(tmp_path):
+    labels = np.repeat(np.arange(30), np.arange(30, 0, -1) ** 2)  # 30 sizes, 900 down to 1
+    path = plots.plot_cluster_size_distribution(labels, tmp_path / "sizes.png",
+                                                unit="rankings")
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
+    theta = np.linspace(2.0, 0.2, 30)[:, None] * np.ones((1, 6))
+    path = plots.plot_theta_by_rank(theta, np.bincount(labels), tmp_path / "theta.png")
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
+
+
+@needs_mpl
+def test_rankings_report_has_table_1_and_figures_10_and_11(tmp_path, rankings_fit):
+    summary, trace, labels, theta, names, order = rankings_fit
+    paths = write_report(tmp_path, summary, trace, None, labels)
+    assert set(paths) == {"report", "trace", "size_distribution", "theta_by_rank"}
+    page = paths["report"].read_text(encoding="utf-8")
+    assert len(_embedded_pngs(page)) == 3
+    assert 'id="fig-size_distribution"' in page and 'id="fig-theta_by_rank"' in page
+    assert "found <b>5 clusters</b> in <b>100 rankings</b> (of 5 items" in page
+    assert "Generalized Mallows" in page and "5 clusters hold at least 1%" in page
+    table1 = page[page.index('id="table1"'):page.index("</table>", page.index('id="table1"'))]
+    # the five largest clusters, largest first, with their shares, and every rank
+    assert [int(k) for k in re.findall(r"cluster (\d+) · ", table1)] == [0, 1, 2, 3, 4]
+    assert "cluster 0 · 60.0%" in table1 and "60 rankings" in table1
+    first_row = re.search(r"<tr><td class=\"num\">1</td>(.*?)</tr>", table1).group(1)
+    assert f"θ {theta[0, 0]:.2f}" in first_row
+    assert first_row.count("θ ") == 5
+    assert re.search(r"<tr><td class=\"num\">5</td>", table1)  # rank 5: no theta there
+    assert "<script>" not in page and "&lt;script&gt;" in page  # item names are escaped
+    # the cluster table: central rankings' first items and theta_1..theta_3
+    assert "θ<sub>3</sub>" in page and "θ<sub>4</sub></th>" not in page
+    assert " › ".join(names[i] for i in order[1]).replace("<", "&lt;").replace(
+        ">", "&gt;").replace("'", "&#x27;") in page
+    assert "approximate" not in page
+    # an approximate sampler is said to be one
+    summary["mallows"]["exact"] = False
+    page = render_html(summary, {}, labels=labels)
+    assert "The sampler is approximate</b> (Beta-Gibbs)" in page
+
+
+def test_rankings_report_without_matplotlib_keeps_table_1(tmp_path, rankings_fit, monkeypatch):
+    summary, trace, labels, *_ = rankings_fit
+
+    def missing():
+        raise ImportError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(plots, "_import_matplotlib", missing)
+    paths = write_report(tmp_path, summary, trace, None, labels)
+    assert set(paths) == {"report"}
+    page = paths["report"].read_text(encoding="utf-8")
+    assert 'id="table1"' in page and "pip install dpclust[plot]" in page

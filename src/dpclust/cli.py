@@ -18,6 +18,16 @@
 measured in days) or ``--distances FILE`` (a dense ``.npy`` or sparse ``.npz`` matrix), and
 ``--sequential`` for links to earlier rows only.
 
+``--family mallows`` clusters top-t rankings with Generalized Mallows components (Meilă &
+Chen 2010; :class:`dpclust.families.GeneralizedMallows`): DATA is a table of rankings, one a
+row, best first, as item names or ids (``--missing``, ``--index-base``, ``--items FILE``), or a
+PrefLib ``.soi``/``.toi``/``.soc``/``.toc`` file; without DATA, or with ``--dataset
+dublin-west``, the bundled Dublin West ballots.  ``--sampler`` is ``slice-gibbs`` (exact, the
+default) or ``beta-gibbs`` (approximate); ``--nu`` and ``--r`` set the prior.  The summary
+adds a ``mallows`` block and the report the largest clusters' central rankings with their
+dispersions (the paper's Table 1), the cluster-size distribution (Figure 10) and theta_j
+against rank (Figure 11).
+
 ``dpclust resume DIR`` continues a checkpointed run and writes the same files; the labels are
 exactly those of an uninterrupted run with the same seed.
 
@@ -35,7 +45,7 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +66,14 @@ N_TOP_WORDS = 10
 _RUN_FORMAT = 1
 _EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
 _DEMO = "demo"
+_DUBLIN_WEST = "dublin-west"
+#: bundled data sets (``--dataset NAME``): their family, what the summary calls them and
+#: their loader in :mod:`dpclust.datasets`
+DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
+                           "load_dublin_west")}
+#: items of a cluster's central ranking that the summary lists, best first
+N_TOP_ITEMS = 10
+_PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
 
 
 class UsageError(ValueError):
@@ -74,11 +92,14 @@ class _Interrupt(KeyboardInterrupt):
 class RunConfig:
     """Everything that defines a run: what ``run.json`` stores and ``resume`` reads back.
 
-    ``data`` is an absolute path, or ``"demo"`` for the bundled demo data; ``columns``,
-    ``truth`` and ``positions`` are column names (str) or 0-based indices (int) of a table.
-    ``model`` is ``"dp"`` or ``"ddcrp"``; ``decay``, ``positions``, ``distances`` (an absolute
-    path) and ``sequential`` belong to the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose
-    ``init_clusters`` and ``init`` are None.
+    ``data`` is an absolute path, ``"demo"`` for the bundled demo data, or the name of a
+    bundled data set (:data:`DATASETS`); ``columns``, ``truth`` and ``positions`` are column
+    names (str) or 0-based indices (int) of a table.  ``model`` is ``"dp"`` or ``"ddcrp"``;
+    ``decay``, ``positions``, ``distances`` (an absolute path) and ``sequential`` belong to
+    the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose ``init_clusters`` and ``init`` are
+    None.  ``missing``, ``index_base`` and ``items`` (an absolute path) say how to read a
+    rankings table, and ``nu`` and ``r`` are the prior of ``family="mallows"`` (None: the
+    defaults).
     """
 
     data: str = _DEMO
@@ -104,18 +125,25 @@ class RunConfig:
     positions: str | int | None = None
     distances: str | None = None
     sequential: bool = False
+    missing: tuple | None = None
+    index_base: int | None = None
+    items: str | None = None
+    nu: float | None = None
+    r: float | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
-        d["columns"] = None if self.columns is None else list(self.columns)
+        for key in ("columns", "missing"):
+            d[key] = None if getattr(self, key) is None else list(getattr(self, key))
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> RunConfig:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in d.items() if k in known}
-        if kwargs.get("columns") is not None:
-            kwargs["columns"] = tuple(kwargs["columns"])
+        for key in ("columns", "missing"):
+            if kwargs.get(key) is not None:
+                kwargs[key] = tuple(kwargs[key])
         return cls(**kwargs)
 
 
@@ -124,7 +152,9 @@ class LoadedData:
     """Data ready for the estimator, with what the summary says about them.
 
     ``positions`` (float64 or datetime64, shape (n_samples,)) and ``distances`` ((n, n),
-    dense or sparse) are the ddCRP's, when given.
+    dense or sparse) are the ddCRP's, when given.  ``X`` is a
+    :class:`~dpclust.rankings.Rankings` for ``family="mallows"``; ``warnings`` are what the
+    loader warned about (shown on stderr and in the summary).
     """
 
     X: object
@@ -133,6 +163,7 @@ class LoadedData:
     vocabulary: list | None = None
     positions: np.ndarray | None = None
     distances: object = None
+    warnings: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,6 +246,11 @@ def _truth_type(text: str):
     return _column_token(text)
 
 
+def _missing_type(text: str) -> tuple:
+    """``--missing``: comma-separated cells that mark an unranked position (``0,NA``)."""
+    return tuple(t.strip() for t in text.split(","))
+
+
 def _decay_type(text: str) -> str:
     from .ddcrp.decay import parse_decay
 
@@ -251,9 +287,14 @@ examples:
   dpclust fit news.csv --model ddcrp --family multinomial --positions day --decay logistic:14 \
       --sequential                              # distance dependent CRP over time (in days)
   dpclust fit cites.npy --model ddcrp --distances hops.npz --decay window:3
+  dpclust fit --dataset dublin-west --iters 300 # Irish ballots: rankings of 9 candidates
+  dpclust fit ballots.csv --family mallows --missing 0 --index-base 1 --items names.txt
+  dpclust fit votes.soi --family mallows --sampler beta-gibbs   # PrefLib .soi/.toi/.soc/.toc
 
 data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
---family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files.
+--family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
+for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
+ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
 Outputs in --out: run.json, labels.csv, summary.json, trace.csv, report.html (+ PNG figures),
 checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels), links.csv (ddcrp).
 
@@ -295,15 +336,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     fit.add_argument("data", nargs="?", metavar="DATA",
                      help="data file (CSV, .npy, Parquet; for counts also .npz or a docword "
-                          "file); omit it to cluster the bundled demo data")
+                          "file; for rankings a CSV table or a PrefLib file); omit it to "
+                          "cluster the bundled demo data (for --family mallows: the Dublin "
+                          "West ballots)")
     model = fit.add_argument_group("model")
     model.add_argument("--model", choices=("dp", "ddcrp"), default="dp",
                        help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
                             "mixture, where nearby rows (in time, space or a given distance) "
                             "tend to share a cluster (default: %(default)s)")
-    model.add_argument("--family", choices=sorted(FAMILIES), default="gaussian",
+    model.add_argument("--family", choices=sorted(FAMILIES),
                        help="component family: 'gaussian' for real-valued features, "
-                            "'multinomial' for word counts (default: %(default)s)")
+                            "'multinomial' for word counts, 'mallows' for rankings "
+                            "(Generalized Mallows, Meila & Chen 2010) (default: gaussian; "
+                            "mallows with --dataset dublin-west)")
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
                        help="'auto': gibbs below 5,000 points, subcluster from there on; "
                             "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
@@ -312,7 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "parallel sub-cluster split/merge sampler (Chang & Fisher 2013; "
                             "its fast moves are approximate); 'subcluster-exact': its exact "
                             "moves only; 'gibbs+sams': collapsed Gibbs with Dahl's "
-                            "merge-split moves (default: auto; --model dp only)")
+                            "merge-split moves; for --family mallows, 'slice-gibbs' (exact "
+                            "MCMC) or 'beta-gibbs' (approximate: the n -> infinity Beta "
+                            "approximation of Meila & Chen 2010) (default: auto, which is "
+                            "slice-gibbs for mallows; --model dp only)")
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
                        help="DP concentration (the ddCRP's self-link weight): a positive "
                             "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
@@ -320,6 +368,23 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--concentration", type=_positive_float, metavar="BETA",
                        help="multinomial only: symmetric Dirichlet prior on each cluster's word "
                             "distribution (default: 1.0; smaller gives sharper clusters)")
+    rankings = fit.add_argument_group("rankings (--family mallows)")
+    rankings.add_argument("--nu", type=_positive_float, metavar="NU",
+                          help="prior strength of each cluster's dispersions theta_j (a "
+                               "pseudo-count; default: 1.0)")
+    rankings.add_argument("--r", type=_positive_float, metavar="R",
+                          help="prior rate of each theta_j: larger favours smaller theta_j, "
+                               "that is more dispersed clusters (default: 1.0)")
+    rankings.add_argument("--missing", type=_missing_type, metavar="a,b,...",
+                          help="CSV cells that mark an unranked position besides empty "
+                               "cells, e.g. 0 or 0,NA; a ranking ends at its first one")
+    rankings.add_argument("--index-base", type=int, choices=(0, 1), metavar="{0,1}",
+                          help="the id of the first item in a CSV file of item ids: 0 or 1 "
+                               "(default: 0)")
+    rankings.add_argument("--items", metavar="FILE",
+                          help="item names, one a line: for a CSV file of ids, id "
+                               "index-base + j is line j + 1; for a file of names, the names "
+                               "allowed (and items that no ranking lists)")
     ddcrp = fit.add_argument_group("distance dependent CRP (--model ddcrp)")
     ddcrp.add_argument("--decay", type=_decay_type, metavar="SPEC",
                        help="how link weights fall with distance: constant (every row alike), "
@@ -365,6 +430,10 @@ def build_parser() -> argparse.ArgumentParser:
     chain.add_argument("--stop-after", type=_int_type(1), metavar="N", help=argparse.SUPPRESS)
     # --stop-after N (for testing): behave as if Ctrl-C were pressed after iteration N.
     data = fit.add_argument_group("data")
+    data.add_argument("--dataset", choices=sorted(DATASETS),
+                      help="cluster a bundled data set instead of DATA: 'dublin-west', the "
+                           "29,988 ballots of the 2002 Irish general election in Dublin West "
+                           "(rankings of 9 candidates; implies --family mallows)")
     data.add_argument("--columns", type=_columns_type, metavar="a,b,...",
                       help="features to use: column names (with a header row) or 0-based "
                            "indices (default: all columns but --truth)")
@@ -436,6 +505,11 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
 
 
+def _warn(message: str) -> None:
+    message = " ".join(str(message).split())
+    print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and not isinstance(exc, DataError) and exc.strerror:
         where = exc.filename if exc.filename is not None else ""
@@ -482,22 +556,37 @@ def _config_from_args(args) -> RunConfig:
     if burn_in >= n_iter:
         raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({n_iter}): "
                          "otherwise no draws are kept")
+    family = args.family
+    if args.dataset is not None:
+        if args.data is not None:
+            raise UsageError(f"give DATA or --dataset {args.dataset}, not both")
+        family = family or DATASETS[args.dataset][0]
+        if family != DATASETS[args.dataset][0]:
+            raise UsageError(f"--dataset {args.dataset} holds rankings: use it with --family "
+                             f"{DATASETS[args.dataset][0]}")
+    family = family or "gaussian"
     if args.data is None and (args.columns is not None or args.truth is not None
                               or args.positions is not None):
         raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
                          "the demo data has none to select")
-    if args.family != "multinomial":
+    if family != "multinomial":
         for opt, value in (("--concentration", args.concentration), ("--vocab", args.vocab)):
             if value is not None:
                 raise UsageError(f"{opt} applies only to --family multinomial")
-    data = _DEMO if args.data is None else str(Path(args.data).absolute())
+    if args.data is not None:
+        data = str(Path(args.data).absolute())
+    elif family == "mallows":
+        data = args.dataset or _DUBLIN_WEST  # the rankings' demo: the Dublin West ballots
+    else:
+        data = _DEMO
     vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
     config = RunConfig(
-        data=data, family=args.family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
+        data=data, family=family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
         thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
         concentration=args.concentration, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots)
+    config = _rankings_config(config, args)
     if args.model == "dp":
         ddcrp_only = (("--decay", args.decay), ("--positions", args.positions),
                       ("--distances", args.distances), ("--sequential", args.sequential or None))
@@ -508,6 +597,53 @@ def _config_from_args(args) -> RunConfig:
                        init_clusters=10 if args.init_clusters is None else args.init_clusters,
                        init=args.init or "auto")
     return _ddcrp_config(config, args)
+
+
+def _rankings_config(config: RunConfig, args) -> RunConfig:
+    """Check the options of ``--family mallows`` (and that no other family got them)."""
+    from .samplers import INSTANTIATED
+
+    own = (("--nu", args.nu), ("--r", args.r), ("--missing", args.missing),
+           ("--index-base", args.index_base), ("--items", args.items))
+    if config.family != "mallows":
+        for opt, value in own:
+            if value is not None:
+                raise UsageError(f"{opt} applies only to --family mallows")
+        if args.sampler in INSTANTIATED:
+            raise UsageError(f"--sampler {args.sampler} fits --family mallows (rankings) only")
+        return config
+    if args.model == "ddcrp":
+        raise UsageError("--model ddcrp needs a family with a collapsed form (gaussian or "
+                         "multinomial), not --family mallows")
+    if args.columns is not None or args.truth is not None:
+        raise UsageError("--columns and --truth select columns of a table of numbers; a "
+                         "rankings file is read whole, one ranking a row")
+    if args.sampler not in (None, "auto", *INSTANTIATED):
+        raise UsageError(f"--family mallows is fitted with --sampler slice-gibbs (exact) or "
+                         f"beta-gibbs (approximate), not {args.sampler}")
+    if args.init == "kmeans":
+        raise UsageError("--init kmeans needs numeric features; --family mallows starts from "
+                         "random clusters (--init random)")
+    csv_only = [opt for opt, value in own[2:] if value is not None]
+    if csv_only and config.data in DATASETS:
+        raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; the bundled "
+                         f"data set {config.data} needs none")
+    if csv_only and _is_preflib(config.data):
+        raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; a PrefLib "
+                         "file numbers and names its own alternatives")
+    items = None if args.items is None else str(Path(args.items).absolute())
+    return replace(config, missing=args.missing, index_base=args.index_base, items=items,
+                   nu=args.nu, r=args.r)
+
+
+def _is_preflib(path: str) -> bool:
+    """Whether ``path`` is read by :func:`~dpclust.rankings.read_preflib` (by its suffix)."""
+    return _preflib_suffix(path) in _PREFLIB_SUFFIXES
+
+
+def _preflib_suffix(path: str) -> str:
+    """The suffix of ``path`` without a ``.gz``: ``votes.soi.gz`` -> ``.soi``."""
+    return Path(Path(path).name.lower().removesuffix(".gz")).suffix
 
 
 def _ddcrp_config(config: RunConfig, args) -> RunConfig:
@@ -538,6 +674,8 @@ def _ddcrp_config(config: RunConfig, args) -> RunConfig:
 def _fit(args, command_line: str) -> int:
     config = _config_from_args(args)
     data = _load(config)
+    for message in data.warnings:
+        _warn(message)
     out_dir = Path(args.out)
     _prepare_out_dir(out_dir)
     # a checkpoint left by an earlier run in DIR would not match this run's run.json
@@ -624,11 +762,14 @@ def _estimator_class(config: RunConfig):
 
 def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
                callback=None):
-    from .families import DirichletMultinomial
+    from .families import DirichletMultinomial, GeneralizedMallows
 
     family = config.family
     if family == "multinomial" and config.concentration is not None:
         family = DirichletMultinomial(concentration=config.concentration)
+    if family == "mallows" and (config.nu is not None or config.r is not None):
+        family = GeneralizedMallows(nu=1.0 if config.nu is None else config.nu,
+                                    r=1.0 if config.r is None else config.r)
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
@@ -659,7 +800,8 @@ def _prepare_out_dir(out_dir: Path) -> None:
 def _print_done(out_dir: Path, summary: dict) -> None:
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
     what = "table" if "ddcrp" in summary else "cluster"
-    line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} points"
+    points = "rankings" if "mallows" in summary else "points"
+    line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {points}"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
         line += f" ({scores})"
@@ -674,6 +816,8 @@ def _print_done(out_dir: Path, summary: dict) -> None:
 
 def _load(config: RunConfig) -> LoadedData:
     """Load the data of a run: the demo, a file, or a table with a truth column."""
+    if config.family == "mallows":
+        return _load_rankings(config)
     kind = "counts" if config.family == "multinomial" else "dense"
     if config.data == _DEMO:
         from .datasets import load_demo, make_documents
@@ -735,6 +879,69 @@ def _load(config: RunConfig) -> LoadedData:
         data.vocabulary = words
         data.info["vocabulary"] = config.vocab
     return data
+
+
+def _load_rankings(config: RunConfig) -> LoadedData:
+    """Load the rankings of ``--family mallows``: a bundled data set, a CSV table of rankings
+    (:func:`~dpclust.rankings.read_rankings_csv`) or a PrefLib file
+    (:func:`~dpclust.rankings.read_preflib`).
+
+    Items without names are named as the file numbers them (from ``--index-base`` in a CSV
+    file, from 1 in a PrefLib file), so that the summary and the report speak of the items
+    as the file does.
+    """
+    import warnings
+
+    from .rankings import Rankings, read_preflib, read_rankings_csv
+
+    messages = []
+    if config.data in DATASETS:
+        from . import datasets
+
+        _, description, loader = DATASETS[config.data]
+        X = getattr(datasets, loader)()
+        info = {"source": config.data, "format": f"{loader}()", "dataset": description}
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            if _is_preflib(config.data):
+                X = read_preflib(config.data)
+                first_id = 1
+                fmt = f"PrefLib {_preflib_suffix(config.data)}"
+            else:
+                from .io import load_item_names
+
+                items = None if config.items is None else load_item_names(config.items)
+                first_id = config.index_base or 0
+                kwargs = {} if config.missing is None else {"missing": config.missing}
+                try:
+                    X = read_rankings_csv(config.data, items=items, index_base=first_id,
+                                          **kwargs)
+                except DataError as exc:
+                    raise DataError(_option_names(str(exc))) from None
+                fmt = "rankings table"
+        messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        if X.items is None:
+            fmt += f" (item ids from {first_id})"
+            X = Rankings._from_valid(X.orders, X.lengths, X.n_items,
+                                     tuple(str(first_id + j) for j in range(X.n_items)))
+        info = {"source": config.data, "format": fmt}
+        if config.items is not None:
+            info["items"] = config.items
+        if config.missing is not None:
+            info["missing"] = list(config.missing)
+    info.update({"n_samples": len(X), "n_items": int(X.n_items),
+                 "max_length": int(X.max_length),
+                 "mean_length": float(f"{float(np.mean(X.lengths)):.4g}")})
+    return LoadedData(X=X, truth=None, info=info, warnings=messages)
+
+
+def _option_names(message: str) -> str:
+    """A rankings loader's hint in terms of the command line: ``missing=('0',)`` becomes
+    ``--missing 0``, ``index_base=1`` ``--index-base 1`` and ``items=`` ``--items FILE``."""
+    message = re.sub(r"missing=\('((?:[^'\\]|\\.)*)',\)", r"--missing \1", message)
+    message = re.sub(r"index_base=(\d+)", r"--index-base \1", message)
+    return re.sub(r"\bpass items=", "pass --items FILE", message)
 
 
 def _positions_info(config: RunConfig, positions: np.ndarray) -> dict:
@@ -844,6 +1051,9 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         }
     if config.family == "multinomial":
         settings["concentration"] = 1.0 if config.concentration is None else config.concentration
+    if config.family == "mallows":
+        settings["nu"] = 1.0 if config.nu is None else config.nu
+        settings["r"] = 1.0 if config.r is None else config.r
     if config.checkpoint_every is not None:
         settings["checkpoint_every"] = config.checkpoint_every
     if config.store_labels:
@@ -877,6 +1087,8 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     }
     if config.model == "ddcrp":
         summary["ddcrp"] = _ddcrp_summary(config, data, model)
+    if config.family == "mallows":
+        summary["mallows"] = _mallows_summary(config, model, sizes)
     if isinstance(parse_alpha(config.alpha), float):
         summary["alpha"] = float(model.alpha_)
     else:
@@ -884,7 +1096,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     if data.truth is not None:
         summary["metrics"] = {"nmi": float(nmi(data.truth, labels)),
                               "ari": float(ari(data.truth, labels))}
-    warnings = []
+    warnings = list(data.warnings)
     if n_samples > MAX_SIMILARITY_SAMPLES and config.plots:
         warnings.append(f"the posterior co-clustering figure is left out for more than "
                         f"{MAX_SIMILARITY_SAMPLES:,} points")
@@ -936,14 +1148,60 @@ def _ddcrp_summary(config: RunConfig, data: LoadedData, model) -> dict:
     }
 
 
+def _mallows_summary(config: RunConfig, model, sizes: np.ndarray) -> dict:
+    """The Generalized Mallows part of the summary: the sampler's exactness, how the
+    rankings split into clusters (the paper's Figure 10) and theta_j by rank, averaged over
+    the clusters weighted by their sizes (Figure 11), also over the large and the small
+    clusters apart."""
+    from .report.plots import LARGE_CLUSTER_SHARE, theta_by_rank
+    from .samplers import resolve_sampler_name
+
+    family = model.family_
+    sampler = resolve_sampler_name(config.sampler, int(sizes.sum()), family)
+    theta = np.asarray(model.cluster_params_["theta"], dtype=np.float64)
+    n = int(sizes.sum())
+    by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
+    exact = sampler == "slice-gibbs"
+    return {
+        "n_items": int(family.n_items_),
+        "ranks_with_theta": int(family.max_length_),
+        "posterior": ("exact MCMC (Slice-Gibbs with the Metropolis-Hastings sigma step)"
+                      if exact else
+                      "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
+                      "approximation; its draws are not from the posterior)"),
+        "exact": exact,
+        "substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
+        "singletons": int(np.sum(sizes == 1)),
+        "largest_share": float(f"{sizes.max() / n:.4g}") if n else None,
+        "large_cluster_share": LARGE_CLUSTER_SHARE,
+        "theta_by_rank": _rounded(by_rank["all"]),
+        "theta_by_rank_large": _rounded(by_rank["large"]),
+        "theta_by_rank_small": _rounded(by_rank["small"]),
+    }
+
+
+def _rounded(values):
+    """Floats to four significant digits, for JSON (None stays None)."""
+    if values is None:
+        return None
+    return [float(f"{v:.4g}") for v in np.asarray(values, dtype=np.float64).tolist()]
+
+
 def _alpha_setting(text: str):
     value = parse_alpha(text)
     return value if isinstance(value, float) else text
 
 
 def _cluster_params(config: RunConfig, data: LoadedData, model) -> dict:
-    """Gaussian means and covariances as nested lists; for counts, each cluster's top words."""
+    """Gaussian means and covariances as nested lists; for counts, each cluster's top words;
+    for rankings, the first :data:`N_TOP_ITEMS` items of each cluster's central ranking by
+    name (``top_items``) and its dispersions ``theta`` (n_clusters, n_ranks)."""
     params = model.cluster_params_
+    if "central_rankings" in params:
+        order = np.asarray(params["central_rankings"], dtype=np.int64)[:, :N_TOP_ITEMS]
+        name = model.family_.item_name
+        return {"top_items": [[name(i) for i in row] for row in order.tolist()],
+                "theta": [_rounded(row) for row in np.asarray(params["theta"])]}
     if "probabilities" in params:
         prob = np.asarray(params["probabilities"])
         top = np.argsort(-prob, axis=1, kind="stable")[:, :N_TOP_WORDS]

@@ -46,6 +46,7 @@ __all__ = [
     "load_data_with_columns",
     "load_data_with_labels",
     "load_distances",
+    "load_item_names",
     "load_vocabulary",
     "parse_positions",
     "save_labels_csv",
@@ -217,15 +218,43 @@ def load_vocabulary(path):
     DataError
         If the file is missing, empty, or not UTF-8 text.
     """
+    return _read_names(path, "words")
+
+
+def load_item_names(path):
+    """Read the names of ranked items: one name a line, item ``j`` on line ``j + 1``.
+
+    For ``dpclust fit --family mallows --items FILE``: in a rankings file of item ids, id
+    ``index_base + j`` is the name on line ``j + 1``; in a file of names, every name must be
+    one of them.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A UTF-8 text file (``.gz`` accepted), read as :func:`load_vocabulary` reads one.
+
+    Returns
+    -------
+    names : list of str
+
+    Raises
+    ------
+    DataError
+        If the file is missing, empty, or not UTF-8 text.
+    """
+    return _read_names(path, "item names")
+
+
+def _read_names(path, what: str) -> list:
+    """One name a line, stripped; trailing blank lines dropped (others kept as ``""``)."""
     p = _check_file(path)
-    with _reading(p):
-        with _open_text(p, p.name.lower().endswith(".gz"), newline=None) as f:
-            words = [w.strip() for w in f.read().split("\n")]
-    while words and not words[-1]:
-        words.pop()
-    if not words:
-        raise DataError(f"{p} holds no words.")
-    return words
+    with _reading(p), _open_text(p, p.name.lower().endswith(".gz"), newline=None) as f:
+        names = [w.strip() for w in f.read().split("\n")]
+    while names and not names[-1]:
+        names.pop()
+    if not names:
+        raise DataError(f"{p} holds no {what}.")
+    return names
 
 
 # --------------------------------------------------------------------------------------------

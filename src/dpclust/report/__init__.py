@@ -19,22 +19,28 @@ PosixPath('out/report.html')
 from .html import render_html, write_report
 from .plots import (
     cluster_colours,
+    plot_cluster_size_distribution,
     plot_cluster_sizes,
     plot_clusters,
     plot_prior_draws,
     plot_similarity,
     plot_tables_by_position,
+    plot_theta_by_rank,
     plot_trace,
+    theta_by_rank,
 )
 
 __all__ = [
     "cluster_colours",
+    "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",
     "plot_prior_draws",
     "plot_similarity",
     "plot_tables_by_position",
+    "plot_theta_by_rank",
     "plot_trace",
     "render_html",
+    "theta_by_rank",
     "write_report",
 ]

@@ -31,6 +31,12 @@ _MAX_CLUSTER_ROWS = 100
 _MAX_MEAN_COORDS = 5
 _MAX_TOP_WORDS = 10
 _MAX_JSON_CHARS = 100_000
+#: the table of the largest clusters of rankings (Meilă & Chen 2010, Table 1): its
+#: clusters (columns) and ranks (rows); the cluster table shows the first items and thetas
+_TABLE1_CLUSTERS = 5
+_TABLE1_RANKS = 10
+_CLUSTER_TABLE_ITEMS = 5
+_CLUSTER_TABLE_THETAS = 3
 
 _FIGURES = (
     # name, heading, caption
@@ -63,6 +69,24 @@ _FIGURES = (
          "together by the data."),
     ),
     (
+        "size_distribution",
+        "Cluster size distribution",
+        ("Rankings per cluster, largest first, on a log scale (the view of Meilă &amp; Chen "
+         "2010, Figure 10), in the colours of the other figures. The dashed lines mark 1% and "
+         "0.1% of the rankings; a Dirichlet-process mixture of many rankings leaves a few "
+         "large clusters and a long tail of small ones, which are worth a look before "
+         "trusting them."),
+    ),
+    (
+        "theta_by_rank",
+        "Dispersion by rank",
+        ("Each cluster's dispersion θ<sub>j</sub> at rank j, averaged over the clusters "
+         "weighted by their sizes, for all clusters and for the large and the small ones "
+         "apart (the view of Meilă &amp; Chen 2010, Figure 11). A larger θ<sub>j</sub> means "
+         "the rankings of a cluster agree more on their item at rank j; a falling line says "
+         "that first choices tell the clusters apart better than later ones."),
+    ),
+    (
         "cluster_sizes",
         "Cluster sizes",
         ("Points per cluster, largest first, in the same colours as above. Dirichlet-process "
@@ -90,6 +114,20 @@ _DDCRP_LABELS = {
     "n_tables_last_iteration": "Tables (last iteration)",
     "self_links_last_iteration": "Self links (last iteration)",
     "candidate_links": "Candidate links",
+}
+
+_MALLOWS_LABELS = {
+    "n_items": "Items",
+    "ranks_with_theta": "Ranks with a θ (longest ranking)",
+    "posterior": "Posterior",
+    "exact": "Exact MCMC",
+    "substantial_clusters": "Clusters with ≥ 1% of the rankings",
+    "singletons": "Singleton clusters",
+    "largest_share": "Largest cluster's share",
+    "large_cluster_share": "Large clusters from (share)",
+    "theta_by_rank": "θ by rank (weighted mean)",
+    "theta_by_rank_large": "θ by rank, large clusters",
+    "theta_by_rank_small": "θ by rank, small clusters",
 }
 
 _TIMING_LABELS = {
@@ -138,6 +176,9 @@ th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line);
 th { background:var(--soft); font-weight:600; }
 tbody tr:nth-child(even) td { background:#fafbfc; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+.theta { color:var(--muted); font-size:.8em; font-variant-numeric:tabular-nums;
+  white-space:nowrap; margin-left:4px; }
+tr.foot td { border-top:2px solid var(--line); color:var(--muted); }
 table.kv th { width:45%; background:none; font-weight:500; color:var(--muted); }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
   font-size:.92em; }
@@ -278,17 +319,22 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     K = summary.get("n_clusters", len(sizes))
     n = data.get("n_samples", sum(sizes) if sizes else None)
     ddcrp = summary.get("ddcrp") or {}
+    mallows = summary.get("mallows") or {}
     unit = "table" if ddcrp else "cluster"
     parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
     if n is not None:
         detail = []
         if data.get("n_features") is not None:
             detail.append(_esc(_plural(data["n_features"], "feature")))
+        if data.get("n_items") is not None:
+            detail.append(f"of {_esc(_plural(data['n_items'], 'item'))}")
         if data.get("source") == "demo":
             detail.append("the built-in demo data")
+        elif data.get("dataset") is not None:
+            detail.append(_esc(data["dataset"]))
         elif data.get("source") is not None:
             detail.append(f"from <code>{_esc(data['source'])}</code>")
-        parts.append(f" in <b>{_esc(_plural(n, 'point'))}</b>")
+        parts.append(f" in <b>{_esc(_plural(n, 'ranking' if mallows else 'point'))}</b>")
         if detail:
             parts.append(f" ({', '.join(detail)})")
     if settings.get("sampler") is not None:
@@ -303,6 +349,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     sentence = "".join(parts) + "."
     if ddcrp:
         sentence += " " + _ddcrp_sentence(ddcrp)
+    if mallows:
+        sentence += " " + _mallows_sentence(mallows)
     run = []
     if settings.get("n_iter") is not None:
         run.append(f"It ran {_esc(_plural(settings['n_iter'], 'iteration'))}")
@@ -321,7 +369,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sentence += " " + "".join(run) + "."
     if sizes and sum(sizes) > 0:
         share = 100.0 * max(sizes) / sum(sizes)
-        sentence += f" The largest cluster holds {share:.0f}% of the points."
+        what = "rankings" if mallows else "points"
+        sentence += f" The largest cluster holds {share:.0f}% of the {what}."
     estimate = summary.get("point_estimate") or {}
     if estimate.get("loss") is not None:
         loss = _LOSS_NAMES.get(str(estimate["loss"]).lower(), str(estimate["loss"]))
@@ -359,6 +408,21 @@ def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
     return text
 
 
+def _mallows_sentence(mallows: Mapping[str, Any]) -> str:
+    """What the lead paragraph says about a Generalized Mallows mixture of rankings."""
+    text = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a central "
+            "ranking of the items and a dispersion θ<sub>j</sub> for each rank j, larger "
+            "where the cluster's rankings agree more.")
+    if mallows.get("substantial_clusters") is not None:
+        text += (f" {_esc(_plural(mallows['substantial_clusters'], 'cluster'))} "
+                 f"{'holds' if mallows['substantial_clusters'] == 1 else 'hold'} at least 1% "
+                 "of the rankings.")
+    if mallows.get("exact") is False:
+        text += (" <b>The sampler is approximate</b> (Beta-Gibbs): its draws are not from "
+                 "the posterior; Slice-Gibbs (<code>--sampler slice-gibbs</code>) is exact.")
+    return text
+
+
 def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
     data = summary.get("data") or {}
     timings = summary.get("timings") or {}
@@ -370,7 +434,10 @@ def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
         cards.append(("decay" + (", sequential" if ddcrp.get("sequential") else ""),
                       str(ddcrp["decay"])))
     if data.get("n_samples") is not None:
-        cards.append(("points", _fmt_value(data["n_samples"])))
+        cards.append(("rankings" if summary.get("mallows") else "points",
+                      _fmt_value(data["n_samples"])))
+    if data.get("n_items") is not None:
+        cards.append(("items", _fmt_value(data["n_items"])))
     if timings.get("total_seconds") is not None:
         cards.append(("total time", _fmt_seconds(timings["total_seconds"])))
     if log_joint.get("best") is not None:
@@ -410,6 +477,16 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
             "Each row links to another with weight f(distance), or to itself with weight "
             "α; the tables are the groups that links join. Tables (point estimate) counts "
             "the reported partition."))
+    mallows = summary.get("mallows") or {}
+    if mallows:
+        rows = [(_esc(_MALLOWS_LABELS.get(k, k)), _esc(_fmt_theta(v) if k.startswith("theta")
+                                                       else _fmt_value(v)))
+                for k, v in mallows.items()]
+        panels.append(_panel(
+            "Generalized Mallows", _kv_table(rows),
+            "Rankings of the items, best first, clustered around central rankings. θ by "
+            "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, 2, "
+            "…), as in the figure below."))
     data = summary.get("data") or {}
     if data:
         rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in data.items()]
@@ -490,11 +567,19 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
     params = summary.get("cluster_params") or {}
     means = params.get("means")
     top_words = params.get("top_words")
+    top_items = params.get("top_items")
+    theta = params.get("theta")
+    n_thetas = 0
+    if theta is not None:
+        n_thetas = min(_CLUSTER_TABLE_THETAS, max((len(t) for t in theta), default=0))
     head = ['<th>cluster</th>', '<th class="num">size</th>', '<th class="num">share</th>']
     if means is not None:
         head.append("<th>mean</th>")
     if top_words is not None:
         head.append("<th>top words</th>")
+    if top_items is not None:
+        head.append("<th>central ranking (first items)</th>")
+    head.extend(f'<th class="num">θ<sub>{j + 1}</sub></th>' for j in range(n_thetas))
     rows = []
     for k in order[:_MAX_CLUSTER_ROWS]:
         k = int(k)
@@ -513,6 +598,15 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
                 words = [words]
             shown = ", ".join(str(w) for w in list(words)[:_MAX_TOP_WORDS])
             cells.append(f"<td>{_esc(shown)}</td>")
+        if top_items is not None:
+            items = list(top_items[k]) if k < len(top_items) else []
+            shown = " › ".join(str(v) for v in items[:_CLUSTER_TABLE_ITEMS])
+            if len(items) > _CLUSTER_TABLE_ITEMS:
+                shown += " › …"
+            cells.append(f"<td>{_esc(shown)}</td>")
+        for j in range(n_thetas):
+            t = _theta_at(theta, k, j)
+            cells.append(f'<td class="num">{"—" if t is None else f"{t:.2f}"}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
     if len(sizes) > _MAX_CLUSTER_ROWS:
         rest = [int(k) for k in order[_MAX_CLUSTER_ROWS:]]
@@ -522,8 +616,75 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
     hint = "Sorted by size. Colours match the figures (clusters beyond the 18th largest are grey)."
     if means is not None:
         hint += f" Means show at most the first {_MAX_MEAN_COORDS} coordinates."
+    if top_items is not None:
+        hint += (f" Each central ranking shows its first {_CLUSTER_TABLE_ITEMS} items, best "
+                 "first; θ<sub>j</sub> is the cluster's dispersion at rank j (larger: its "
+                 "rankings agree more there).")
     return (f'<h2>Clusters</h2><div class="panel"><table><thead><tr>{"".join(head)}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _fmt_theta(values: Any) -> str:
+    """A list of thetas, rank 1 first, to three significant digits."""
+    if values is None:
+        return "—"
+    try:
+        return ", ".join(f"{float(v):.3g}" for v in values)
+    except (TypeError, ValueError):
+        return _fmt_value(values)
+
+
+def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    """The largest clusters of rankings side by side: the first items of each central
+    ranking, rank by rank, with the cluster's theta_j at each rank (Meilă & Chen 2010,
+    Table 1)."""
+    params = summary.get("cluster_params") or {}
+    top_items, theta = params.get("top_items"), params.get("theta")
+    if not summary.get("mallows") or not sizes or top_items is None:
+        return ""
+    ids = np.arange(len(sizes))
+    colours = plots.colours_by_size(ids, sizes)
+    order = [int(k) for k in np.lexsort((ids, -np.asarray(sizes)))[:_TABLE1_CLUSTERS]
+             if k < len(top_items) and len(top_items[k])]
+    if not order:
+        return ""
+    total = sum(sizes)
+    n_ranks = min(_TABLE1_RANKS, max(len(top_items[k]) for k in order))
+    head = ['<th class="num">rank</th>']
+    for k in order:
+        share = 100.0 * sizes[k] / total if total else 0.0
+        head.append(f'<th><span class="swatch" style="background:{colours[k]}"></span>'
+                    f"cluster {k} · {share:.1f}%</th>")
+    rows = []
+    for j in range(n_ranks):
+        cells = [f'<td class="num">{j + 1}</td>']
+        for k in order:
+            item = top_items[k][j] if j < len(top_items[k]) else ""
+            t = _theta_at(theta, k, j)
+            mark = f' <span class="theta">θ {t:.2f}</span>' if t is not None else ""
+            cells.append(f"<td>{_esc(item)}{mark}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    foot = ['<td class="num">size</td>'] + [f"<td>{sizes[k]:,} rankings</td>" for k in order]
+    rows.append(f'<tr class="foot">{"".join(foot)}</tr>')
+    covered = 100.0 * sum(sizes[k] for k in order) / total if total else 0.0
+    n_order = len(order)
+    hint = (f"The central rankings of the {n_order} largest clusters, best first, which hold "
+            f"{covered:.0f}% of the rankings; the share of each cluster is in its heading "
+            "(the layout of Meilă &amp; Chen 2010, Table 1). Beside each item is the "
+            "cluster's θ<sub>j</sub> at that rank: the larger, the more its rankings agree "
+            "on that place. Every cluster is listed below.")
+    return (f'<h2>Largest clusters</h2><div class="panel" id="table1"><table>'
+            f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<p class="hint">{hint}</p></div>')
+
+
+def _theta_at(theta: Any, k: int, j: int) -> float | None:
+    """``theta[k][j]`` as a float, or None where there is none (ranks past the longest
+    ranking have no theta)."""
+    try:
+        return float(theta[k][j])
+    except (IndexError, TypeError, ValueError):
+        return None
 
 
 def _fmt_mean(means: Any, k: int) -> str:
@@ -587,7 +748,7 @@ def render_html(
         The fit summary (see :func:`write_report`); missing optional keys are skipped.
     figures : mapping of str to path, optional
         PNG files to embed, keyed by ``"trace"``, ``"clusters"``, ``"tables"``,
-        ``"cluster_sizes"``, ``"similarity"``.
+        ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
     labels : array-like of int, shape (n_samples,), optional
         The point-estimate partition; used for cluster sizes if the summary has none.
     title : str, optional
@@ -630,6 +791,7 @@ def render_html(
         _cards(summary, sizes),
         note,
         _detail_tables(summary),
+        _table1(summary, sizes),
         _figures(figures, figure_errors or {}),
         _cluster_table(summary, sizes),
         _json_block(summary),
@@ -665,15 +827,22 @@ def write_report(
         ``"timings"`` (total_seconds, seconds_per_iteration, point_updates_per_second),
         ``"n_clusters"``, ``"cluster_sizes"`` (one per label), ``"cluster_params"``
         (``"means"`` (n_clusters, n_features) and ``"covariances"`` for Gaussians,
-        ``"top_words"`` for multinomials), ``"log_joint"`` (final, best, best_iteration)
-        and optionally ``"point_estimate"``, ``"metrics"``, ``"warnings"`` and, for a
-        distance dependent CRP, ``"ddcrp"`` (decay, decay_function, sequential, distances,
-        n_tables, ...).
+        ``"top_words"`` for multinomials, ``"top_items"`` (each central ranking's first
+        items by name) and ``"theta"`` (n_clusters, n_ranks) for rankings), ``"log_joint"``
+        (final, best, best_iteration) and optionally ``"point_estimate"``, ``"metrics"``,
+        ``"warnings"``, for a distance dependent CRP ``"ddcrp"`` (decay, decay_function,
+        sequential, distances, n_tables, ...) and for a Generalized Mallows mixture of
+        rankings ``"mallows"`` (n_items, posterior, exact, theta_by_rank, ...).
     trace : mapping of str to array of shape (n_iter,) or None
         Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``seconds``.  The burn-in
         length is read from ``summary["settings"]["burn_in"]``.
-    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix
-        The data: dense floats, or sparse counts (documents x vocabulary).
+    X : array-like of shape (n_samples, n_features), scipy.sparse matrix, or Rankings
+        The data: dense floats, or sparse counts (documents x vocabulary).  Rankings (a
+        summary with ``"mallows"``) have no scatter plot: their report draws the largest
+        clusters' central rankings (a table), the cluster size distribution
+        (:func:`~dpclust.report.plots.plot_cluster_size_distribution`) and theta by rank
+        (:func:`~dpclust.report.plots.plot_theta_by_rank`) instead of the clusters and
+        their sizes.
     labels : array-like of int, shape (n_samples,)
         The point-estimate partition, labels ``0 .. n_clusters - 1``.
     similarity : array-like of shape (n_samples, n_samples), optional
@@ -689,7 +858,7 @@ def write_report(
     -------
     paths : dict of str to Path
         ``"report"`` and every figure written: ``"trace"``, ``"clusters"``, ``"tables"``,
-        ``"cluster_sizes"``, ``"similarity"``.
+        ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
 
     Notes
     -----
@@ -702,6 +871,8 @@ def write_report(
     settings = summary.get("settings") or {}
     burn_in = int(settings.get("burn_in") or 0)
     params = summary.get("cluster_params") or None
+    rankings = bool(summary.get("mallows"))
+    theta = (params or {}).get("theta")
 
     paths: dict[str, Path] = {}
     errors: dict[str, str] = {}
@@ -714,11 +885,15 @@ def write_report(
     if plots_available:
         jobs: list[tuple[str, bool, Callable[[Path], Path]]] = [
             ("trace", bool(trace), lambda p: plots.plot_trace(trace, burn_in, p)),
-            ("clusters", X is not None and labels is not None,
+            ("clusters", X is not None and labels is not None and not rankings,
               lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
             ("tables", bool(summary.get("ddcrp")) and labels is not None,
               lambda p: _draw_tables(summary, positions, labels, p)),
-            ("cluster_sizes", labels is not None,
+            ("size_distribution", rankings and labels is not None,
+              lambda p: plots.plot_cluster_size_distribution(labels, p, unit="rankings")),
+            ("theta_by_rank", rankings and theta is not None,
+              lambda p: plots.plot_theta_by_rank(theta, _cluster_sizes(summary, labels), p)),
+            ("cluster_sizes", labels is not None and not rankings,
               lambda p: plots.plot_cluster_sizes(labels, p)),
             ("similarity", similarity is not None and labels is not None,
               lambda p: plots.plot_similarity(similarity, labels, p)),

@@ -206,7 +206,9 @@ class BetaGibbs(_MallowsGibbs):
     nu + N_j + 1)``); a new or single-ranking cluster's sigma comes from Sample-σ-N1.  Its
     draws are not from the posterior; the error shrinks as the number of items grows
     (``benchmarks/`` shows the Beta approximation's relative error, the paper's Figure 7).
-    Faster than :class:`SliceGibbs`: no slice sampling, and a cheaper assignment step.
+    Its iterations cost 20–35 % less than :class:`SliceGibbs`'s on the paper's artificial
+    data (20 items), with no slice sampling; on few items (9 candidates of the Dublin West
+    ballots) Slice-Gibbs is the faster of the two.
 
     Parameters
     ----------

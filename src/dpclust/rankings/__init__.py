@@ -6,7 +6,9 @@
   row) and PrefLib ``.soi``/``.toi`` (and ``.soc``/``.toc``) files.
 """
 
+from .baselines import RankingEBMS, RankingKDE
 from .data import Rankings, check_rankings
 from .io import read_preflib, read_rankings_csv
 
-__all__ = ["Rankings", "check_rankings", "read_preflib", "read_rankings_csv"]
+__all__ = ["RankingEBMS", "RankingKDE", "Rankings", "check_rankings", "read_preflib",
+           "read_rankings_csv"]

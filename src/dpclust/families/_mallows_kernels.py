@@ -263,18 +263,24 @@ def sample_code(theta, m, u):
 
 
 # ------------------------------------------------------------------------- codes
+@njit(cache=True, inline="always")
+def code_of(orders, i, j, rank):
+    """``s_{j+1}(pi_i | sigma)``: the items sigma ranks before ``pi_i(j)`` that are not among
+    ``pi_i(0 .. j-1)`` (ALGORITHMS.md §5), from rank look-ups (``rank[item]`` = its position
+    in sigma) in O(j)."""
+    r = rank[orders[i, j]]
+    s = r
+    for q in range(j):
+        if rank[orders[i, q]] < r:
+            s -= 1
+    return s
+
+
 @njit(cache=True)
 def codes(orders, i, t, rank, out):
-    """``out[j] = s_{j+1}(pi_i | sigma)`` for ``j < t``: the items sigma ranks before
-    ``pi_i(j)`` that are not among ``pi_i(0 .. j-1)`` (ALGORITHMS.md §5), from rank look-ups
-    in O(t²)."""
+    """``out[j] = s_{j+1}(pi_i | sigma)`` for ``j < t`` (:func:`code_of`), O(t²)."""
     for j in range(t):
-        r = rank[orders[i, j]]
-        s = r
-        for q in range(j):
-            if rank[orders[i, q]] < r:
-                s -= 1
-        out[j] = s
+        out[j] = code_of(orders, i, j, rank)
 
 
 @njit(cache=True)
@@ -282,12 +288,7 @@ def gm_log_likelihood(orders, i, t, rank, theta, cum_log_psi):
     """``log GM(pi_i | sigma, theta)`` with ``cum_log_psi[t] = sum_{j<t} log psi(theta_j)``."""
     s_total = 0.0
     for j in range(t):
-        r = rank[orders[i, j]]
-        s = r
-        for q in range(j):
-            if rank[orders[i, q]] < r:
-                s -= 1
-        s_total += theta[j] * s
+        s_total += theta[j] * code_of(orders, i, j, rank)
     return -s_total - cum_log_psi[t]
 
 

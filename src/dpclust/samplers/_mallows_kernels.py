@@ -91,12 +91,9 @@ def _code_term(mode, j, s, c, P, Q, nu_r, nu, value, floor):
 def _score_one(mode, orders, i, t, rankT, c, log_counts, baseT, P, Q, nu_r, nu):
     """Ranking i's log weight for cluster c (no cut-off)."""
     value = log_counts[c] + baseT[t, c]
+    rank_c = rankT[:, c]
     for j in range(t):
-        r = rankT[orders[i, j], c]
-        s = r
-        for q in range(j):
-            if rankT[orders[i, q], c] < r:
-                s -= 1
+        s = gm.code_of(orders, i, j, rank_c)
         value = _code_term(mode, j, s, c, P, Q, nu_r, nu, value, -np.inf)
     return value
 
@@ -231,13 +228,9 @@ def _refresh_beta_terms(ST, NT, c, nu_r, nu, kappaT):
 @njit(cache=True)
 def _move_stats(orders, i, t, rankT, c, ST, NT, sign):
     """Add (sign 1) or remove (-1) ranking i's codes against cluster c to ``ST``, ``NT``."""
+    rank_c = rankT[:, c]
     for j in range(t):
-        r = rankT[orders[i, j], c]
-        s = r
-        for q in range(j):
-            if rankT[orders[i, q], c] < r:
-                s -= 1
-        ST[j, c] += sign * s
+        ST[j, c] += sign * gm.code_of(orders, i, j, rank_c)
         NT[j, c] += sign
 
 

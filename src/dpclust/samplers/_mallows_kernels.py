@@ -156,8 +156,7 @@ def _choose(mode, orders, i, t, old, rankT, counts, log_counts, baseT, P, Q, nu_
         logw[1] = w
         cand[1] = old
         m = 2
-        if w > best:
-            best = w
+        best = max(best, w)
     m = _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r, nu,
                     old, best - _SKIP_BELOW, alive, acc, rstore, logw, cand, m)
     state, u = next_uniform(state)

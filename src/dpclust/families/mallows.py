@@ -297,8 +297,7 @@ class GeneralizedMallows(ConjugateFamily):
         self._need_resolved()
         n, J, nu = self._n, self._max_length, float(self.nu)
         theta = np.asarray(params.theta, dtype=np.float64)
-        m = n - 1 - np.arange(J)
-        lp = -(self.nu_r_ * theta).sum(axis=1) - nu * log_psi(theta, m[None, :]).sum(axis=1)
+        lp = -(self.nu_r_ * theta).sum(axis=1) - nu * cumulative_log_psi(theta, n)[:, J]
         return lp - self.log_prior_normalisers().sum() - math.lgamma(n + 1.0)
 
     # ----------------------------------------------------------- statistics
@@ -545,7 +544,7 @@ def _sample_rankings(order, theta, components, lengths, seed, out):
             left[p] = order[c, p]
         n_left = n
         for j in range(lengths[i]):
-            state, u = next_uniform_(state)
+            state, u = _k.next_uniform(state)
             s = _k.sample_code(theta[c, j], n - j - 1, u)
             # the (s+1)-th item left in sigma's order
             item = left[s]
@@ -554,5 +553,3 @@ def _sample_rankings(order, theta, components, lengths, seed, out):
             n_left -= 1
             out[i, j] = item
 
-
-next_uniform_ = _k.next_uniform

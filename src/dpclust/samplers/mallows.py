@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -310,15 +311,20 @@ def _grow(*arrays):
 
 def _n1_cdf(fam: GeneralizedMallows) -> np.ndarray:
     """CDF over ``k = 0 .. n-j-1`` of Sample-σ-N1's code ``V_j`` (∝ ``B(nu r_j + k, nu +
-    2)``), one row per rank, padded with 1."""
-    n, J, nu = fam.n_items_, fam.max_length_, float(fam.nu)
+    2)``), one row per rank, padded with 1 (computed once per prior, not per step)."""
+    return _n1_cdf_of(fam.n_items_, float(fam.nu), tuple(fam.nu_r_))
+
+
+@lru_cache(maxsize=16)
+def _n1_cdf_of(n: int, nu: float, nu_r: tuple) -> np.ndarray:
     k = np.arange(n)
-    out = np.ones((J, n))
-    for j in range(J):
+    out = np.ones((len(nu_r), n))
+    for j, a in enumerate(nu_r):
         m = n - j - 1
-        lw = betaln(fam.nu_r_[j] + k[:m + 1], nu + 2.0)
+        lw = betaln(a + k[:m + 1], nu + 2.0)
         w = np.exp(lw - lw.max())
         out[j, :m + 1] = np.cumsum(w) / w.sum()
+    out.flags.writeable = False
     return out
 
 

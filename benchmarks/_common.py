@@ -66,3 +66,33 @@ def save_results(stem: Path, payload: dict, write_markdown) -> None:
     json_path.write_text(json.dumps(old, indent=1))
     write_markdown(old, stem.with_suffix(".md"))
     print(f"\nwritten: {json_path} and {stem.with_suffix('.md')}")
+
+
+def run_parts(parts, run_part, stem: Path, quick: bool, warm_up, write_markdown,
+              record=None) -> None:
+    """Warm up, run each named part with ``run_part(part) -> result dict or None``, note
+    when and under what load each ran (plus ``record()``, if given), and save the merged
+    results under ``stem`` (``stem_quick`` with ``quick``)."""
+    import time
+
+    payload = {"machine": machine_info(), "quick": quick}
+    t0 = time.perf_counter()
+    warm_up()
+    print(f"warm-up (numba compile or cache load): {time.perf_counter() - t0:.1f} s", flush=True)
+    for part in parts:
+        print(f"\n== {part}", flush=True)
+        t0 = time.perf_counter()
+        started = {"date": machine_info()["date"], "load_average_start": _load_average()}
+        if record is not None:
+            started.update(record())
+        res = run_part(part)
+        print(f"  ({part}: {time.perf_counter() - t0:.0f} s)", flush=True)
+        if res is not None:  # when and under what load each part ran (parts are kept)
+            res.update(started, part_seconds=time.perf_counter() - t0,
+                       load_average_end=_load_average())
+            payload[part] = res
+    payload["machine"]["load_average_end"] = _load_average()
+    stem.parent.mkdir(exist_ok=True)
+    save_results(stem.with_name(stem.name + ("_quick" if quick else "")), payload,
+                 write_markdown)
+

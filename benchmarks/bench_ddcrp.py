@@ -51,7 +51,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
 import scipy.sparse as sp
-from _common import _load_average, machine_info, save_results
+from _common import run_parts
 from scipy.special import logsumexp
 
 from dpclust import DDCRPMixture, DPMixture
@@ -864,29 +864,14 @@ def main(argv=None):
     p.add_argument("--figure5-runs", type=int, help="orderings (default 25; --quick 3)")
     p.add_argument("--figure5-iters", type=int, help="iterations (default 1000; --quick 40)")
     args = p.parse_args(argv)
-    RESULTS.mkdir(exist_ok=True)
-    payload = {"machine": machine_info(), "quick": args.quick}
-    t0 = time.perf_counter()
-    warm_up()
-    print(f"warm-up (numba compile or cache load): {time.perf_counter() - t0:.1f} s", flush=True)
-    for part in args.parts:
-        print(f"\n== {part}", flush=True)
-        t0 = time.perf_counter()
-        started = {"date": machine_info()["date"], "load_average_start": _load_average()}
-        if part == "figure5":
-            res = part_figure5(args.quick, args.seed, args.figure5_corpus, args.figure5_runs,
-                               args.figure5_iters)
-        else:
-            res = globals()[f"part_{part}"](args.quick, args.seed)
-        print(f"  ({part}: {time.perf_counter() - t0:.0f} s)", flush=True)
-        if res is not None:  # when and under what load each part ran (parts are kept)
-            res.update(started, part_seconds=time.perf_counter() - t0,
-                       load_average_end=_load_average())
-            payload[part] = res
-    payload["machine"]["load_average_end"] = _load_average()
-    stem = RESULTS / ("ddcrp_quick" if args.quick else "ddcrp")
-    save_results(stem, payload, write_markdown)
 
+    def run_part(part):
+        if part == "figure5":
+            return part_figure5(args.quick, args.seed, args.figure5_corpus, args.figure5_runs,
+                                args.figure5_iters)
+        return globals()[f"part_{part}"](args.quick, args.seed)
+
+    run_parts(args.parts, run_part, RESULTS / "ddcrp", args.quick, warm_up, write_markdown)
 
 if __name__ == "__main__":
     main()

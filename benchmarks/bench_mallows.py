@@ -46,7 +46,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import _load_average, machine_info, save_results
+from _common import run_parts
 from scipy.special import logsumexp
 
 from dpclust import DPMixture
@@ -940,35 +940,20 @@ def main(argv=None):
                    help=f"Beta-Gibbs iterations (default {TARGET_ITERS}; --quick 40)")
     p.add_argument("--speed-n", type=int, help=f"rankings (default {COLLEGE_N:,})")
     args = p.parse_args(argv)
-    RESULTS.mkdir(exist_ok=True)
-    payload = {"machine": machine_info(), "quick": args.quick}
-    t0 = time.perf_counter()
-    warm_up()
-    print(f"warm-up (numba compile or cache load): {time.perf_counter() - t0:.1f} s", flush=True)
-    for part in args.parts:
-        print(f"\n== {part}", flush=True)
-        t0 = time.perf_counter()
-        started = {"date": machine_info()["date"], "load_average_start": _load_average(),
-                   "git": git_state()}
-        if part == "figure6":
-            res = part_figure6(args.quick, args.seed, args.figure6_iters, args.figure6_reps,
-                               args.figure6_n)
-        elif part == "figure8":
-            res = part_figure8(args.quick, args.seed, n_reps=args.figure8_reps,
-                               n_iter=args.figure8_iters)
-        elif part == "speed":
-            res = part_speed(args.quick, args.seed, args.speed_iters, args.speed_n)
-        else:
-            res = globals()[f"part_{part}"](args.quick, args.seed)
-        print(f"  ({part}: {time.perf_counter() - t0:.0f} s)", flush=True)
-        if res is not None:  # when and under what load each part ran (parts are kept)
-            res.update(started, part_seconds=time.perf_counter() - t0,
-                       load_average_end=_load_average())
-            payload[part] = res
-    payload["machine"]["load_average_end"] = _load_average()
-    stem = RESULTS / ("mallows_quick" if args.quick else "mallows")
-    save_results(stem, payload, write_markdown)
 
+    def run_part(part):
+        if part == "figure6":
+            return part_figure6(args.quick, args.seed, args.figure6_iters, args.figure6_reps,
+                                args.figure6_n)
+        if part == "figure8":
+            return part_figure8(args.quick, args.seed, n_reps=args.figure8_reps,
+                                n_iter=args.figure8_iters)
+        if part == "speed":
+            return part_speed(args.quick, args.seed, args.speed_iters, args.speed_n)
+        return globals()[f"part_{part}"](args.quick, args.seed)
+
+    run_parts(args.parts, run_part, RESULTS / "mallows", args.quick, warm_up, write_markdown,
+              record=lambda: {"git": git_state()})
 
 if __name__ == "__main__":
     main()

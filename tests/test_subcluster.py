@@ -129,24 +129,36 @@ def test_chunk_streams_are_distinct_and_reproducible():
 
 
 def test_reservoir_keeps_a_uniform_member_and_the_first():
-    """The pass's member of a slot is uniform over its points (skip-based reservoir)."""
-    from scipy.stats import chisquare
+    """The pass's member of a slot is uniform over its points (skip-based reservoir), its key
+    is the smallest of n uniforms (Beta(1, n)), and two slots merged by the smaller key give
+    a uniform member of their union."""
+    from scipy.stats import chisquare, kstest
 
     from dpclust.samplers._subcluster_kernels import _count_member
 
-    n, reps = 12, 12_000
+    n, n_other, reps = 12, 5, 12_000
     hits = np.zeros(n, dtype=np.int64)
+    merged = np.zeros(n + n_other, dtype=np.int64)
+    keys = np.empty(reps)
     for r in range(reps):
-        cnt = np.zeros(2, dtype=np.int64)
-        first = np.full(2, -1, dtype=np.int64)
-        res = np.full(2, -1, dtype=np.int64)
-        nxt = np.ones(2, dtype=np.int64)
+        cnt = np.zeros(3, dtype=np.int64)
+        first = np.full(3, -1, dtype=np.int64)
+        rkey = np.ones(3)
+        res = np.full(3, -1, dtype=np.int64)
+        nxt = np.ones(3, dtype=np.int64)
         state = chunk_seeds(r, 1)[0]
         for i in range(n):
-            state = np.uint64(_count_member(i + 5, 1, cnt, first, res, nxt, state))
+            state = np.uint64(_count_member(i + 5, 1, cnt, first, rkey, res, nxt, state))
+        for i in range(n_other):
+            state = np.uint64(_count_member(100 + i, 2, cnt, first, rkey, res, nxt, state))
         assert cnt[1] == n and first[1] == 5 and cnt[0] == 0 and res[0] == -1
         hits[res[1] - 5] += 1
+        keys[r] = rkey[1]
+        win = res[1] - 5 if rkey[1] <= rkey[2] else n + res[2] - 100
+        merged[win] += 1
     assert chisquare(hits).pvalue > 1e-3
+    assert chisquare(merged).pvalue > 1e-3
+    assert kstest(keys, "beta", args=(1, n)).pvalue > 1e-3
 
 
 # ------------------------------------------------------------------ behaviour

@@ -130,6 +130,9 @@ class RunConfig:
     items: str | None = None
     nu: float | None = None
     r: float | None = None
+    scheduler: str | None = None
+    workers: int | None = None
+    partitions: int | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -429,6 +432,16 @@ def build_parser() -> argparse.ArgumentParser:
                             "that 'dpclust resume DIR' can continue an interrupted run")
     chain.add_argument("--stop-after", type=_int_type(1), metavar="N", help=argparse.SUPPRESS)
     # --stop-after N (for testing): behave as if Ctrl-C were pressed after iteration N.
+    dask = fit.add_argument_group(
+        "Dask cluster (the sub-cluster sampler; pip install 'dpclust[dask]')")
+    dask.add_argument("--scheduler", metavar="ADDRESS",
+                      help="run the chain on the Dask cluster at ADDRESS (e.g. "
+                           "tcp://10.0.0.1:8786); the data are shipped to its workers once")
+    dask.add_argument("--workers", type=_int_type(1), metavar="N",
+                      help="run the chain on a new local Dask cluster of N worker processes")
+    dask.add_argument("--partitions", type=_int_type(1), metavar="P",
+                      help="split the data into P partitions (default: one per worker); the "
+                           "same --seed and P give the same labels with or without Dask")
     data = fit.add_argument_group("data")
     data.add_argument("--dataset", choices=sorted(DATASETS),
                       help="cluster a bundled data set instead of DATA: 'dublin-west', the "
@@ -593,10 +606,51 @@ def _config_from_args(args) -> RunConfig:
         for opt, value in ddcrp_only:
             if value is not None:
                 raise UsageError(f"{opt} applies only to --model ddcrp")
-        return replace(config, sampler=args.sampler or "auto",
-                       init_clusters=10 if args.init_clusters is None else args.init_clusters,
-                       init=args.init or "auto")
+        config = replace(config, sampler=args.sampler or "auto",
+                         init_clusters=10 if args.init_clusters is None else args.init_clusters,
+                         init=args.init or "auto")
+        return _dask_config(config, args)
+    if args.scheduler or args.workers or args.partitions:
+        raise UsageError("--scheduler, --workers and --partitions run the sub-cluster sampler "
+                         "of --model dp")
     return _ddcrp_config(config, args)
+
+
+def _dask_config(config: RunConfig, args) -> RunConfig:
+    """Check ``--scheduler``/``--workers``/``--partitions``."""
+    if args.scheduler and args.workers:
+        raise UsageError("give --scheduler ADDRESS (an existing cluster) or --workers N (a "
+                         "local one), not both")
+    if not (args.scheduler or args.workers or args.partitions):
+        return config
+    if config.family == "mallows":
+        raise UsageError("--family mallows runs in-process only (no --scheduler, --workers "
+                         "or --partitions)")
+    if config.sampler not in ("auto", "subcluster", "subcluster-exact"):
+        raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
+                         f"sampler, not --sampler {config.sampler}")
+    init = config.init
+    if (args.scheduler or args.workers) and init == "kmeans":
+        raise UsageError("--init kmeans runs in-process only; on a Dask cluster the chain "
+                         "starts from random clusters")
+    return replace(config, sampler="subcluster" if config.sampler == "auto" else config.sampler,
+                   scheduler=args.scheduler, workers=args.workers, partitions=args.partitions)
+
+
+def _dask_client(config: RunConfig):
+    """The Dask client of a run (None in-process); a local cluster closes with it."""
+    if config.scheduler:
+        from .distributed.backend import _dask
+
+        try:
+            return _dask().Client(config.scheduler, timeout="30s")
+        except OSError as exc:
+            raise DataError(f"--scheduler {config.scheduler}: cannot connect ({exc})") from None
+    if config.workers:
+        from .distributed import local_client
+
+        return local_client(config.workers)
+    return None
 
 
 def _rankings_config(config: RunConfig, args) -> RunConfig:
@@ -693,11 +747,15 @@ def _fit(args, command_line: str) -> int:
             if iteration + 1 >= stop:
                 raise _Interrupt(iteration + 1)
 
-    model = _estimator(config, data, out_dir, progress=not args.no_progress,
-                       callback=callback)
-    t0 = time.perf_counter()
-    model.fit(data.X)
-    total = time.perf_counter() - t0
+    client = _dask_client(config)
+    try:
+        model = _estimator(config, data, out_dir, progress=not args.no_progress,
+                           callback=callback, client=client)
+        t0 = time.perf_counter()
+        model.fit(data.X)
+        total = time.perf_counter() - t0
+    finally:
+        _close(client)
     summary = _write_outputs(out_dir, config, data, model, total_seconds=total,
                              command_line=command_line)
     _print_done(out_dir, summary)
@@ -738,8 +796,12 @@ def _resume(args, command_line: str) -> int:
         config = replace(config, n_iter=args.iters)
     data = _load(config)
     t0 = time.perf_counter()
-    model = _estimator_class(config).resume(ckpt_path, data.X, n_iter=config.n_iter,
-                                            progress=not args.no_progress)
+    client = _dask_client(config)
+    try:
+        model = _estimator_class(config).resume(ckpt_path, data.X, n_iter=config.n_iter,
+                                                progress=not args.no_progress, client=client)
+    finally:
+        _close(client)
     total = time.perf_counter() - t0 + ckpt["progress"].snapshot.elapsed
     summary = _write_outputs(
         out_dir, config, data, model, total_seconds=total,
@@ -747,6 +809,15 @@ def _resume(args, command_line: str) -> int:
         resumed_from=int(done))
     _print_done(out_dir, summary)
     return _EXIT_OK
+
+
+def _close(client) -> None:
+    if client is None:
+        return
+    cluster = getattr(client, "_dpclust_cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
 
 
 def _estimator_class(config: RunConfig):
@@ -761,7 +832,7 @@ def _estimator_class(config: RunConfig):
 
 
 def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
-               callback=None):
+               callback=None, client=None):
     from .families import DirichletMultinomial, GeneralizedMallows
 
     family = config.family
@@ -786,7 +857,9 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
         n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
         init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
-        checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback)
+        checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback,
+        backend="dask" if client is not None else "local", client=client,
+        partitions=config.partitions)
 
 
 def _prepare_out_dir(out_dir: Path) -> None:

@@ -140,6 +140,39 @@ def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacit
     return stride, draws
 
 
+def _detach(model, prog: _Progress) -> _Progress:
+    """``prog`` as a checkpoint holds it: the state and kept draws as arrays (a Dask model
+    gathers them from its workers; in-process nothing changes)."""
+    if model.X is not None:
+        return prog
+    snap = prog.snapshot
+    stride, held = snap.reservoir
+    held = tuple((i, it, model.detach(z), params) for i, it, z, params in held)
+    snap = snap._replace(state=model.detach(snap.state), reservoir=(stride, held))
+    return _Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+
+
+def _attach(model, prog: _Progress) -> _Progress:
+    """The inverse of :func:`_detach`: arrays back onto the model's workers."""
+    if model.X is not None:
+        return prog
+    snap = prog.snapshot
+    stride, held = snap.reservoir
+    k_of = {it: int(prog.records[it][1]) for _, it, _, _ in held}
+    held = tuple((i, it, model.attach(z, k_of[it]), params) for i, it, z, params in held)
+    snap = snap._replace(state=model.attach(snap.state), reservoir=(stride, held))
+    return _Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+
+
+def _cluster_failure(exc) -> bool:
+    """Whether an error came from a Dask cluster or the sources it reloads data from."""
+    from .distributed import WorkerLost
+
+    module = type(exc).__module__ or ""
+    return (isinstance(exc, (WorkerLost, DataError, OSError))
+            or module.startswith(("distributed", "tornado")))
+
+
 def data_fingerprint(X) -> str:
     """A short hash identifying a data set (shape and contents), stored in checkpoints."""
     h = hashlib.sha1()
@@ -197,7 +230,7 @@ class _ChainEstimator(BaseEstimator):
         return self
 
     @classmethod
-    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None):
+    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None, client=None):
         """Continue a checkpointed run on the same data and return the fitted estimator.
 
         The resumed chain is exactly the uninterrupted one: same draws, same kept draws,
@@ -208,6 +241,9 @@ class _ChainEstimator(BaseEstimator):
         path : str or path
             Checkpoint file written by a run with ``checkpoint=path``.
         X : the same data the run was started on (checked by fingerprint).
+        client : distributed.Client, optional
+            For a run with ``backend="dask"``: the cluster to go on with (the one of the
+            original run is gone with it).
         n_iter : int, optional
             A new total number of iterations, to extend a run (burn-in and thinning stay
             those of the original run).
@@ -226,25 +262,31 @@ class _ChainEstimator(BaseEstimator):
             est.progress = progress
         est.callback = callback
         est.checkpoint = str(path)
+        if client is not None:
+            est.client = client
         n_iter_, _, _ = est._settings()
         family_ = ckpt["family"]
-        Xw = family_.validate(X)
-        if data_fingerprint(Xw) != ckpt["fingerprint"]:
+        alpha0, prior = resolve_alpha(est.alpha)
+        model = est._resume_model(X, family_, prior)
+        if model.fingerprint() != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
                             f"(checkpoint {path})")
-        alpha0, prior = resolve_alpha(est.alpha)
-        model = est._make_model(family_, Xw, prior)
+        prog = _attach(model, prog)
         rng = np.random.default_rng()
         rng.bit_generator.state = prog.snapshot.rng_state
         est._run(model, est._make_sampler(model.n_samples, family_), rng, prog, n_iter_,
                  fingerprint=ckpt["fingerprint"], saved_at=done)
         return est
 
+    def _resume_model(self, X, family_, prior):
+        """The model of a resumed run: ``X`` validated by the checkpoint's family."""
+        return self._make_model(family_, family_.validate(X), prior)
+
     def _run(self, model, sampler, rng, prog: _Progress, n_iter, *, fingerprint=None,
              saved_at=None):
         every = self.checkpoint_every
         if self.checkpoint is not None and fingerprint is None:
-            fingerprint = data_fingerprint(model.X)
+            fingerprint = model.fingerprint()
         bar = _progress_bar(self.progress, n_iter, prog.snapshot.iteration)
         t_start = time.perf_counter() - prog.snapshot.elapsed
         try:
@@ -258,11 +300,11 @@ class _ChainEstimator(BaseEstimator):
                                      info.n_accepted_splits, info.n_accepted_merges, elapsed))
                 n_kept, reservoir = snap.n_kept, snap.reservoir
                 if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
-                    labels = state.labels.astype(np.int32)
+                    labels = model.keep_labels(state.labels, info.n_clusters)
                     del prog.kept[n_kept:], prog.all_labels[n_kept:]
                     prog.kept.append((it, float(state.alpha)))
                     if self.store_labels:
-                        prog.all_labels.append(labels)
+                        prog.all_labels.append(model.as_array(labels).astype(np.int32))
                     reservoir = _reservoir_add(
                         reservoir, n_kept, it, labels,
                         _max_draws(self.max_draws, model.n_samples),
@@ -285,6 +327,24 @@ class _ChainEstimator(BaseEstimator):
             if self.checkpoint is not None and prog.snapshot.iteration > 0:
                 self._save(prog, model, fingerprint)
             raise
+        except Exception as exc:
+            if model.X is not None or not _cluster_failure(exc):
+                raise
+            # a Dask cluster lost what it could not recompute: save the last complete
+            # iteration if its labels can still be gathered, else point to the last save
+            if self.checkpoint is not None and prog.snapshot.iteration > 0:
+                try:
+                    saved_at = self._save(prog, model, fingerprint)
+                except Exception:  # noqa: BLE001 - the labels went with the cluster
+                    pass
+            from .distributed import WorkerLost
+
+            where = (f"the checkpoint {self.checkpoint} holds iteration {saved_at}: continue "
+                     f"with {type(self).__name__}.resume (or 'dpclust resume')"
+                     if self.checkpoint is not None and saved_at
+                     else "no checkpoint was written (pass checkpoint= and checkpoint_every=)")
+            raise WorkerLost(f"the run stopped after iteration {prog.snapshot.iteration}: "
+                             f"{exc}; {where}") from exc
         finally:
             if bar is not None:
                 bar.close()
@@ -294,10 +354,11 @@ class _ChainEstimator(BaseEstimator):
 
     def _save(self, prog: _Progress, model, fingerprint) -> int:
         """Write the checkpoint; returns the iteration it holds."""
-        consistent = prog.consistent()
+        consistent = _detach(model, prog.consistent())
         save_checkpoint(self.checkpoint, {
             "format": _CHECKPOINT_FORMAT, "version": __version__,
-            "params": {k: v for k, v in self.get_params().items() if k != "callback"},
+            "params": {k: v for k, v in self.get_params().items()
+                       if k not in ("callback", "client")},
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
         return consistent.snapshot.iteration
@@ -309,18 +370,20 @@ class _ChainEstimator(BaseEstimator):
         snap = prog.snapshot
         _, held = snap.reservoir
         if held:
-            pool_draws = np.array([d[2] for d in held])
+            draws = [d[2] for d in held]
             alpha_of = dict(prog.kept)
             pool_alpha = [alpha_of[d[1]] for d in held]
             pool_params = [d[3] for d in held]
         else:  # stopped during burn-in: the last state is the only draw
-            pool_draws = snap.state.labels.astype(np.int32)[None, :]
+            records = prog.records
+            draws = [model.keep_labels(snap.state.labels, int(records[-1][1]) if records
+                                       else len(np.unique(model.as_array(snap.state.labels))))]
             pool_alpha = [float(snap.state.alpha)]
             pool_params = [getattr(snap.state, "params", None)]
-        labels, loss = point_estimate(pool_draws, loss=self.point_estimate)
+        labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
         # the parameters of the chosen draw (instantiated samplers)
-        chosen = int(np.flatnonzero((pool_draws == labels[None, :]).all(axis=1))[0])
         self._labels_params = pool_params[chosen]
+        self._chosen_draw = draws[chosen]
         self.labels_ = labels.astype(np.int64)
         self.expected_loss_ = float(loss)
         self.n_clusters_ = int(self.labels_.max()) + 1
@@ -338,14 +401,25 @@ class _ChainEstimator(BaseEstimator):
             kept=np.array([it for it, _ in prog.kept], dtype=np.int64),
             labels=np.array(prog.all_labels) if self.store_labels else None)
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
-        self._pool_draws = pool_draws if n <= _MAX_SIMILARITY_SAMPLES else None
+        local = X is not None
+        self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
+                            else None)
         # a few evenly spaced draws for the posterior predictive density; their statistics
-        # are computed from the training data when scoring, one draw at a time
-        m = min(self.n_predictive_draws, len(pool_draws))
-        idx = np.unique(np.linspace(0, len(pool_draws) - 1, m).round().astype(int))
-        self._predictive_draws = [(pool_draws[j], pool_alpha[j]) for j in idx]
+        # are computed from the training data when scoring, one draw at a time (on a Dask
+        # cluster, where the training data are not at hand, now, on the workers)
+        m = min(self.n_predictive_draws, len(draws))
+        idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
         self._predictive_params = [pool_params[j] for j in idx]
+        if local:
+            self._predictive_draws = [(draws[j], pool_alpha[j]) for j in idx]
+            self._predictive_stats = None
+        else:
+            self._predictive_draws = []
+            self._predictive_stats = [
+                (model.cluster_stats(draws[j], draws[j].n_clusters), pool_alpha[j])
+                for j in idx]
         self._X_fit = X
+        self._n_fit = n
 
     # ---------------------------------------------------------------- summary
     def posterior_similarity(self, max_samples=10_000):
@@ -435,6 +509,22 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     callback : callable, optional
         ``callback(iteration, state, info)`` after every iteration; returning ``False`` stops
         the run early (the draws kept so far are used).
+    backend : {"local", "dask"}, default="local"
+        ``"dask"``: run the sub-cluster sampler on a Dask cluster (``client``), with ``X`` a
+        dask array, shard files (a directory, glob pattern or list of ``.npy``/``.parquet``
+        files, one partition each) or an in-memory array shipped once to the workers.  Data,
+        labels and kept draws stay on the workers; each iteration sends the cluster
+        parameters and gathers per-cluster statistics.  Needs ``pip install
+        'dpclust[dask]'``; starts from random clusters (``init="kmeans"`` is in-process
+        only); ``posterior_similarity`` is not kept.
+    client : distributed.Client or None, default=None
+        The cluster of ``backend="dask"`` (None: Dask's current client).
+    partitions : int, sequence of int or None, default=None
+        Rows per partition of the sub-cluster sampler's data pass (an int: that many equal
+        partitions).  Each partition has its own random streams and statistics, combined
+        in order, so the same ``random_state`` and partitions give exactly the same chain
+        in-process and on a Dask cluster.  None: one partition in-process, a dask array's
+        own row chunks (or one partition per worker) with ``backend="dask"``.
 
     Attributes
     ----------
@@ -488,7 +578,8 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=200, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
-                 checkpoint=None, checkpoint_every=None, callback=None):
+                 checkpoint=None, checkpoint_every=None, callback=None, backend="local",
+                 client=None, partitions=None):
         self.family = family
         self.alpha = alpha
         self.sampler = sampler
@@ -506,6 +597,9 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
         self.callback = callback
+        self.backend = backend
+        self.client = client
+        self.partitions = partitions
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
@@ -513,10 +607,21 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         check_int(self.init_clusters, "init_clusters", 1)
         if self.init not in ("auto", "random", "kmeans"):
             raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
+        if self.backend not in ("local", "dask"):
+            raise ValueError(f"backend must be 'local' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and self.init == "kmeans":
+            raise ValueError("init='kmeans' runs in-process only: use init='random' (or "
+                             "'auto') with backend='dask'")
         return out
+
+    @property
+    def _distributed(self) -> bool:
+        return self.backend == "dask"
 
     def _initial_labels(self, rng, family, X, sampler):
         """k-means labels when ``init`` asks for them (None: the sampler's random start)."""
+        if self._distributed:
+            return None
         use_kmeans = (self.init == "kmeans"
                       or (self.init == "auto" and isinstance(sampler, SubclusterSplitMerge)
                           and sampler.subcluster_splits and family.kmeans_start))
@@ -531,10 +636,44 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         return kmeans_labels(rng, features, self.init_clusters)
 
     def _make_sampler(self, n_samples, family):
+        if self.partitions is not None or self._distributed:
+            sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
+                                  n_samples, family)
+            if not isinstance(sampler, SubclusterSplitMerge):
+                raise ValueError(
+                    "backend='dask' and partitions= are for the sub-cluster sampler "
+                    f"('subcluster' or 'subcluster-exact'), not {self.sampler!r}")
+            return sampler
         return get_sampler(self.sampler, n_samples, family)
 
     def _make_model(self, family_, Xw, prior):
-        return MixtureModel(family_, Xw, prior)
+        rows = None
+        if self.partitions is not None:
+            from .distributed.backend import partition_rows
+
+            rows = tuple(partition_rows(family_.n_points(Xw), self.partitions))
+        return MixtureModel(family_, Xw, prior, partition_rows=rows)
+
+    def _dask_model(self, X, family, prior):
+        """The data on the Dask cluster of ``client``, validated and summarised there."""
+        from .distributed.backend import DaskModel, load_partitions
+
+        client = self.client
+        if client is None:
+            from .distributed.backend import _dask
+
+            try:
+                client = _dask().get_client()
+            except ValueError:
+                raise ValueError("backend='dask' needs a Dask cluster: pass client=Client(...)"
+                                 " (or create one first)") from None
+        data, resolved, fingerprint = load_partitions(client, X, family, self.partitions)
+        return DaskModel(resolved, data, prior, fingerprint)
+
+    def _resume_model(self, X, family_, prior):
+        if self._distributed:
+            return self._dask_model(X, family_, prior)
+        return super()._resume_model(X, family_, prior)
 
     def _initial_state(self, rng, model, sampler, alpha0):
         labels = self._initial_labels(rng, model.family, model.X, sampler)
@@ -568,15 +707,29 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         """The model this estimator describes for the data ``X`` (validated, the family's
         hyperparameters resolved from the data)."""
         family = get_family(self.family)
-        Xw = family.validate(X)
         if isinstance(family, ConjugateFamily) and family is self.family:
             family = _copy_family(family)
         _, prior = resolve_alpha(self.alpha)
+        if self._distributed:
+            return self._dask_model(X, family, prior)
+        Xw = family.validate(X)
+        if self.partitions is not None:
+            # the defaults from per-partition summaries, as on a Dask cluster
+            from .distributed.backend import partition_rows
+            from .samplers.base import summarize_partitions
+
+            rows = partition_rows(family.n_points(Xw), self.partitions)
+            summary = summarize_partitions(family, Xw, rows)
+            if summary is None:
+                raise ValueError(f"partitions= needs a family with data summaries; "
+                                 f"{type(family).__name__} has none")
+            return self._make_model(family.resolve_summary(summary), Xw, prior)
         return self._make_model(family.resolve(Xw), Xw, prior)
 
     def _finish(self, model: MixtureModel, prog: _Progress):
         self._summarise_chain(model, prog)
-        fam, X = model.family, model.X
+        chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
+        fam = model.family
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
         n = model.n_samples
@@ -588,7 +741,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             self.weight_new_ = self.alpha_ / (n + self.alpha_)
             self.cluster_params_ = fam.describe_params(self._labels_params)
             return
-        stats = fam.stats(X, self.labels_, self.n_clusters_)
+        stats = model.cluster_stats(chosen, self.n_clusters_)
         self._labels_stats = stats
         sizes = fam.count(stats)
         self.weights_ = sizes / (n + self.alpha_)
@@ -639,7 +792,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         check_is_fitted(self, "labels_")
         Xw = self._check_X(X)
         fam = self.family_
-        fam_n = fam.n_points(self._X_fit)
+        fam_n = self._n_fit
         per_draw = []
         if not _collapsible(fam):
             # each draw's clusters with their sampled parameters, and a new cluster
@@ -650,13 +803,18 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                 logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
                 per_draw.append(logsumexp(logp + logw[None, :], axis=1))
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
-        for labels, a in self._predictive_draws:
-            labels = labels.astype(np.int64)
-            st = fam.stats(self._X_fit, labels, int(labels.max()) + 1)
+        for st, a in self._predictive_stats or self._draw_stats():
             logw = np.log(np.append(fam.count(st), a)) - math.log(fam_n + a)
             st = concatenate(st, fam.empty_stats(1))
             per_draw.append(logsumexp(fam.log_predictive(Xw, st) + logw[None, :], axis=1))
         return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
+
+    def _draw_stats(self):
+        """Statistics of the predictive draws' clusters, from the training data, one draw at
+        a time."""
+        for labels, a in self._predictive_draws:
+            labels = labels.astype(np.int64)
+            yield self.family_.stats(self._X_fit, labels, int(labels.max()) + 1), a
 
     def score(self, X, y=None):
         """Mean log posterior predictive density of ``X``."""

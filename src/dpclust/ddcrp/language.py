@@ -35,7 +35,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from .._validation import DataError
-from ..samplers.base import StepInfo, relabel
+from ..samplers.base import ChainData, StepInfo, relabel
 from ..samplers.crp import GammaPrior
 from ..samplers._kernels import categorical_from_logs
 from ..samplers._subcluster_kernels import next_uniform
@@ -221,7 +221,7 @@ def same_word_candidates(cands: LinkCandidates, words, max_pairs=MAX_PAIRS) -> L
 
 # ------------------------------------------------------------------------------ the model
 @dataclass(frozen=True, eq=False)
-class LanguageTarget:
+class LanguageTarget(ChainData):
     """The target: a ddCRP language model of the word ids ``X`` (one customer per token).
 
     Parameters

@@ -163,7 +163,8 @@ class ConjugateFamily(ABC):
     ``sample_data(params, k, rng)``     one point from ``f(.; theta_{k_j})`` per entry of k
     ``mean_params(stats)``              posterior-mean parameters, for reporting
     ``kernel(X)``                       the numba face, :class:`FamilyKernel`
-    ``pass_kernel(X)``                  optional numba face with instantiated parameters
+    ``pass_kernel(X, summary)``         optional numba face with instantiated parameters
+    ``summarize(X)`` / ``merge_summaries``  what ``resolve`` needs of the data, by parts
     ``divergence(params)``              optional symmetric KL divergences between components
     ==================================  =====================================================
     """
@@ -185,6 +186,22 @@ class ConjugateFamily(ABC):
     @abstractmethod
     def resolve(self, X) -> "ConjugateFamily":
         """Return a copy whose hyperparameters are all fixed (data-driven defaults from X)."""
+
+    def summarize(self, X):
+        """What :meth:`resolve_summary` needs to know of the data ``X`` (working form), as a
+        small object that :meth:`merge_summaries` combines across parts of the data: how
+        the data-driven defaults are found when the data are split over the workers of a
+        cluster.  None for a family that does not support it."""
+        return None
+
+    def merge_summaries(self, a, b):
+        """The summary of the union of two disjoint parts of the data."""
+        raise NotImplementedError(f"{type(self).__name__} has no data summaries")
+
+    def resolve_summary(self, summary) -> "ConjugateFamily":
+        """:meth:`resolve` from a data summary instead of the data."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot resolve its hyperparameters from a data summary")
 
     @property
     @abstractmethod
@@ -276,8 +293,11 @@ class ConjugateFamily(ABC):
     def kernel(self, X) -> FamilyKernel:
         """The numba face of the family for data ``X`` (in working form)."""
 
-    def pass_kernel(self, X) -> PassKernel | None:
+    def pass_kernel(self, X, summary=None) -> PassKernel | None:
         """The instantiated-parameter numba face for data ``X``, or None.
+
+        ``summary`` (see :meth:`summarize`) is that of the whole data set when ``X`` is one
+        part of it, so that every part's raw statistics are taken about the same origin.
 
         Without it the sub-cluster sampler runs its NumPy reference pass through
         ``log_likelihood`` and ``stats`` (same distribution, slower).

@@ -43,6 +43,15 @@ class GaussianStats(NamedTuple):
     scatter: np.ndarray
 
 
+class DataSummary(NamedTuple):
+    """What the data-driven defaults need: the number of points, their mean and scatter
+    matrix ``sum_i (x_i - mean)(x_i - mean)^T``."""
+
+    n: int
+    mean: np.ndarray
+    scatter: np.ndarray
+
+
 class NIWPosterior(NamedTuple):
     """NIW(mean, kappa, dof, scale) hyperparameters of K clusters, with Cholesky of scale."""
 
@@ -124,10 +133,32 @@ class NormalInverseWishart(ConjugateFamily):
             raise ValueError("the family has no dimension until it is resolved on data")
         return int(np.asarray(self.mean).shape[0])
 
+    def summarize(self, X) -> DataSummary:
+        """Count, mean and scatter matrix of the rows of ``X``."""
+        X = np.asarray(X, dtype=np.float64)
+        n, d = X.shape
+        mean = X.sum(axis=0) / max(n, 1)
+        centred = X - mean
+        return DataSummary(n, mean, centred.T @ centred)
+
+    def merge_summaries(self, a: DataSummary, b: DataSummary) -> DataSummary:
+        """Chan, Golub & LeVeque's pairwise update of a mean and scatter matrix."""
+        n = a.n + b.n
+        if a.n == 0 or b.n == 0:
+            return b if a.n == 0 else a
+        delta = b.mean - a.mean
+        mean = a.mean + delta * (b.n / n)
+        scatter = a.scatter + b.scatter + np.outer(delta, delta) * (a.n * b.n / n)
+        return DataSummary(n, mean, scatter)
+
     def resolve(self, X) -> "NormalInverseWishart":
         X = np.asarray(X, dtype=np.float64)
-        d = X.shape[1]
-        mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
+        return self.resolve_summary(self.summarize(X))
+
+    def resolve_summary(self, summary: DataSummary) -> "NormalInverseWishart":
+        d = summary.mean.shape[0]
+        mean = (summary.mean.copy() if self.mean is None
+                else np.asarray(self.mean, dtype=np.float64))
         if mean.shape != (d,):
             raise ValueError(f"mean has shape {mean.shape}, expected ({d},) for {d} features")
         if not np.all(np.isfinite(mean)):
@@ -141,8 +172,8 @@ class NormalInverseWishart(ConjugateFamily):
         if not dof > d - 1:
             raise ValueError(f"dof must exceed n_features - 1 = {d - 1}, got {dof}")
         if self.scale is None:
-            if X.shape[0] > 1:
-                C = np.atleast_2d(np.cov(X, rowvar=False))
+            if summary.n > 1:
+                C = summary.scatter / (summary.n - 1)
             else:
                 C = np.eye(d)
             ridge = 1e-6 * max(np.trace(C) / d, 1e-12)
@@ -343,10 +374,14 @@ class NormalInverseWishart(ConjugateFamily):
                             entry_points=ENTRY_POINTS,
                             log_join_gain=_k._niw_log_join_gain)
 
-    def pass_kernel(self, X) -> PassKernel:
+    def pass_kernel(self, X, summary=None) -> PassKernel:
         X = np.ascontiguousarray(X, dtype=np.float64)
         d = X.shape[1]
-        shift = X.mean(axis=0) if X.shape[0] else np.zeros(d)
+        # raw statistics are sums about the data's mean (no cancellation in the scatter)
+        if summary is not None:
+            shift = np.asarray(summary.mean, dtype=np.float64)
+        else:
+            shift = X.mean(axis=0) if X.shape[0] else np.zeros(d)
         tri = np.triu_indices(d)
 
         def pack(params: GaussianParams):
@@ -478,24 +513,24 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
 @njit(cache=True, parallel=True)
 def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                      group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
-                     bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+                     bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
                        group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
-                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       code_out, acc[c], cnt[c], first[c], rkey[c], res[c], ll[c],
                        _k._gauss_log_likelihoods, _k._gauss_accumulate)
 
 
 @njit(cache=True, parallel=True)
 def _subcluster_pass_2d(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                         group_members, labels_in, sub_in, anchors, update, rand_cluster,
-                        rand_p, bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+                        rand_p, bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
                        group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
-                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       code_out, acc[c], cnt[c], first[c], rkey[c], res[c], ll[c],
                        _k._gauss2_log_likelihoods, _k._gauss2_accumulate)
 
 

@@ -42,6 +42,14 @@ class CountStats(NamedTuple):
     log_mult: np.ndarray
 
 
+class LengthSummary(NamedTuple):
+    """What the data-driven defaults need: documents, total length, vocabulary size."""
+
+    n: int
+    total: float
+    n_features: int
+
+
 class DirichletPosterior(NamedTuple):
     """Dirichlet(concentration) posteriors of K clusters, ``concentration`` (K, V)."""
 
@@ -122,8 +130,22 @@ class DirichletMultinomial(ConjugateFamily):
             raise ValueError("the family has no vocabulary size until it is resolved on data")
         return self._n_features
 
+    def summarize(self, X) -> LengthSummary:
+        """Number of documents, their total length and the vocabulary size."""
+        total = float(X.sum()) if X.shape[0] else 0.0
+        return LengthSummary(int(X.shape[0]), total, int(X.shape[1]))
+
+    def merge_summaries(self, a: LengthSummary, b: LengthSummary) -> LengthSummary:
+        if a.n_features != b.n_features:
+            raise ValueError(f"parts of the data have {a.n_features} and {b.n_features} "
+                             "words in their vocabularies")
+        return LengthSummary(a.n + b.n, a.total + b.total, a.n_features)
+
     def resolve(self, X) -> "DirichletMultinomial":
-        V = X.shape[1]
+        return self.resolve_summary(self.summarize(X))
+
+    def resolve_summary(self, summary: LengthSummary) -> "DirichletMultinomial":
+        V = summary.n_features
         beta = np.asarray(self.concentration, dtype=np.float64)
         if beta.ndim == 0:
             beta = np.full(V, float(beta))
@@ -134,8 +156,7 @@ class DirichletMultinomial(ConjugateFamily):
         out = DirichletMultinomial(self.concentration)
         out._beta = beta
         out._n_features = V
-        lengths = np.asarray(X.sum(axis=1)).ravel() if X.shape[0] else np.zeros(1)
-        out.mean_length_ = float(max(lengths.mean(), 1.0))
+        out.mean_length_ = float(max(summary.total / max(summary.n, 1), 1.0))
         return out
 
     @property
@@ -267,7 +288,7 @@ class DirichletMultinomial(ConjugateFamily):
                             log_marginal=_k._dm_log_marginal, entry_points=ENTRY_POINTS,
                             log_join_gain=_k._dm_log_join_gain)
 
-    def pass_kernel(self, X) -> PassKernel:
+    def pass_kernel(self, X, summary=None) -> PassKernel:
         X = self._as_csr(X)
         kern = self.kernel(X)
         V = self.n_features()
@@ -327,12 +348,12 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
 @njit(cache=True, parallel=True)
 def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                      group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
-                     bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll):
+                     bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
                        group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
-                       code_out, acc[c], cnt[c], first[c], res[c], ll[c],
+                       code_out, acc[c], cnt[c], first[c], rkey[c], res[c], ll[c],
                        _k._dm_log_likelihoods, _k._dm_accumulate)
 
 

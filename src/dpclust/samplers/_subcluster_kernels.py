@@ -64,12 +64,16 @@ def _chunk_seeds(key, n_chunks):
 
 
 @njit(cache=True, _nrt=False)
-def _count_member(i, slot, cnt, first, res, nxt, state):
+def _count_member(i, slot, cnt, first, rkey, res, nxt, state):
     """Count point i in ``slot``, keeping its first member and a uniform one.
 
-    Reservoir sampling of one member with skips: when the c-th member is kept, the next one
-    kept is the J-th with ``P(J > j) = c / j``, i.e. ``J = floor(c / u) + 1`` (Devroye 1986,
-    Vitter 1985), so uniforms are drawn O(log n) times per slot instead of once a point.
+    The uniform member is the one with the smallest of independent U(0, 1) keys, drawn
+    lazily with skips: after keeping a member with key w, the next member kept is the one
+    whose key first falls below w, which is ``G ~ Geometric(w)`` points later, and its key is
+    uniform on (0, w) (the one-item case of reservoir sampling with skips; Devroye 1986, Li
+    1994).  Uniforms are drawn O(log n) times per slot instead of once a point, and since the
+    key is kept (``rkey``) the members of two chunks, partitions or slots merge by taking the
+    smaller key: the merge draws no random number and is the same in any order.
     """
     c = cnt[slot] + 1
     cnt[slot] = c
@@ -78,8 +82,11 @@ def _count_member(i, slot, cnt, first, res, nxt, state):
             first[slot] = i
         res[slot] = i
         state, u = next_uniform(state)
-        jump = c / u if u > 0.0 else 4e18
-        nxt[slot] = int(min(jump, 4e18)) + 1
+        w = rkey[slot] * (u if u > 0.0 else 0.5 * _INV53)
+        rkey[slot] = w
+        state, u = next_uniform(state)
+        skip = math.log(u) / math.log1p(-w) if u > 0.0 and w < 1.0 else 4e18
+        nxt[slot] = c + 1 + int(min(skip, 4e18))
     return state
 
 
@@ -139,7 +146,7 @@ def _draw_label(logw, log_pi, cand, m, state):
 @njit(cache=True)
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
-               lo, hi, seed, labels_out, code_out, acc, cnt, first, res, ll,
+               lo, hi, seed, labels_out, code_out, acc, cnt, first, rkey, res, ll,
                log_likelihood, accumulate):
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
 
@@ -157,8 +164,8 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     gets a side of the random split, right with probability ``1 - rand_p``.
 
     Outputs, per slot of this chunk: ``acc`` (the family's raw statistics), ``cnt`` (points),
-    ``first`` (smallest index, -1 if none), ``res`` (a uniformly chosen member, by reservoir
-    sampling) and ``ll`` (the sub-cluster log-likelihood ``log f(x_i; thetabar_ks)`` summed,
+    ``first`` (smallest index, -1 if none), ``res`` and ``rkey`` (a uniformly chosen member
+    and its key, see :func:`_count_member`; ``rkey`` starts at 1) and ``ll`` (the sub-cluster log-likelihood ``log f(x_i; thetabar_ks)`` summed,
     to watch the sub-clusters burn in).  ``code_out[i] = s + 2 * side``.
     """
     n_clusters = log_pi.shape[0]
@@ -231,7 +238,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         slot = 2 * k + s
         accumulate(kdata, i, acc, slot)
         ll[slot] += lsub
-        state = _count_member(i, slot, cnt, first, res, nxt, state)
+        state = _count_member(i, slot, cnt, first, rkey, res, nxt, state)
         code = s
         if k == rand_cluster:
             state, u = next_uniform(state)
@@ -239,14 +246,14 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             code += 2 * side
             slot = 2 * n_clusters + side
             accumulate(kdata, i, acc, slot)
-            state = _count_member(i, slot, cnt, first, res, nxt, state)
+            state = _count_member(i, slot, cnt, first, rkey, res, nxt, state)
         code_out[i] = code
 
 
 @njit(cache=True, parallel=True)
 def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
               group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
-              bounds, seeds, labels_out, code_out, acc, cnt, first, res, ll,
+              bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll,
               log_likelihood, accumulate):
     """The data pass over all chunks, in parallel (generic over the family's functions).
 
@@ -257,7 +264,7 @@ def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                    group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                    bounds[c], bounds[c + 1], seeds[c], labels_out, code_out, acc[c], cnt[c],
-                   first[c], res[c], ll[c], log_likelihood, accumulate)
+                   first[c], rkey[c], res[c], ll[c], log_likelihood, accumulate)
 
 
 @njit(cache=True, _nrt=False)
@@ -272,3 +279,16 @@ def relabel_pass(labels, codes, label_map, sub_map, labels_out, sub_out):
         labels_out[i] = label_map[key]
         s = sub_map[key]
         sub_out[i] = codes[i] & 1 if s == 2 else s
+
+
+@njit(cache=True, _nrt=False)
+def random_labels(bounds, seeds, n_clusters, labels_out, sub_out):
+    """A uniform random label in ``0 .. n_clusters - 1`` and sub-label in {0, 1} for every
+    point, chunk c drawing from the stream ``seeds[c]`` (the sampler's starting partition)."""
+    for c in range(bounds.shape[0] - 1):
+        state = seeds[c]
+        for i in range(bounds[c], bounds[c + 1]):
+            state, u = next_uniform(state)
+            labels_out[i] = min(int(u * n_clusters), n_clusters - 1)
+            state, u = next_uniform(state)
+            sub_out[i] = 1 if u < 0.5 else 0

@@ -12,7 +12,7 @@ Every state is a NamedTuple with at least ``labels`` (int64, canonical: clusters
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -34,8 +34,49 @@ class StepInfo(NamedTuple):
     n_accepted_merges: int = 0
 
 
+class ChainData:
+    """What the estimators ask of a target's data besides the sampler: a fingerprint for
+    checkpoints, kept draws, the point estimate and cluster statistics.  Here for data in
+    this process; :class:`dpclust.distributed.DaskModel` answers the same on a Dask cluster,
+    where labels and kept draws stay on the workers."""
+
+    def fingerprint(self) -> str:
+        """A short hash of the data, stored in checkpoints."""
+        from ..estimator import data_fingerprint
+
+        return data_fingerprint(self.X)
+
+    def keep_labels(self, labels, n_clusters: int):
+        """A kept draw of the partition (int32 labels)."""
+        return np.asarray(labels).astype(np.int32)
+
+    def as_array(self, labels) -> np.ndarray:
+        """Labels (or a kept draw) as an array."""
+        return np.asarray(labels)
+
+    def point_estimate(self, draws, loss: str):
+        """``(labels, expected loss, index of the chosen draw)`` among the kept draws."""
+        from ..partitions import point_estimate
+
+        pool = np.asarray(draws)
+        labels, value = point_estimate(pool, loss=loss)
+        chosen = int(np.flatnonzero((pool == labels[None, :]).all(axis=1))[0])
+        return labels, value, chosen
+
+    def cluster_stats(self, draw, n_clusters: int):
+        """The family's statistics of the clusters of a kept draw."""
+        return self.family.stats(self.X, np.asarray(draw, dtype=np.int64), int(n_clusters))
+
+    def detach(self, state):
+        """The state as a checkpoint holds it (nothing to do in-process)."""
+        return state
+
+    def attach(self, state, n_clusters: int | None = None):
+        return state
+
+
 @dataclass(frozen=True, eq=False)
-class MixtureModel:
+class MixtureModel(ChainData):
     """The target: a DP mixture of ``family`` components for the data ``X``.
 
     Parameters
@@ -45,11 +86,17 @@ class MixtureModel:
     X : data in the family's working form (validated).
     alpha_prior : GammaPrior or None
         Prior on the concentration; ``None`` keeps alpha fixed at the state's value.
+    partition_rows : tuple of int or None
+        Rows per partition for the sub-cluster sampler's data pass (None: one partition).
+        Each partition's random streams and statistics are its own and the partitions are
+        combined in order, so the same partitions give the same chain here and on a Dask
+        cluster (:mod:`dpclust.distributed`).
     """
 
     family: ConjugateFamily
     X: Any
     alpha_prior: GammaPrior | None = None
+    partition_rows: tuple | None = field(default=None, kw_only=True)
 
     @cached_property
     def n_samples(self) -> int:
@@ -62,7 +109,20 @@ class MixtureModel:
     @cached_property
     def pass_kernel(self):
         """The family's instantiated-parameter numba face (or None): the sub-cluster pass."""
-        return self.family.pass_kernel(self.X)
+        return self.family.pass_kernel(self.X, summary=self.data_summary)
+
+    @cached_property
+    def data_summary(self):
+        """The family's summary of the data (:meth:`~ConjugateFamily.summarize`), made
+        partition by partition and merged in order, as on a Dask cluster."""
+        return summarize_partitions(self.family, self.X, self.partition_rows)
+
+    @cached_property
+    def partitions(self):
+        """The sub-cluster sampler's data side in this process."""
+        from ._partitioned import LocalPartitions
+
+        return LocalPartitions(self, self.partition_rows)
 
     @cached_property
     def log_prior_predictive(self) -> np.ndarray:
@@ -123,6 +183,20 @@ class MixtureModel:
         if self.alpha_prior is None:
             return alpha
         return sample_alpha(rng, alpha, n_clusters, self.n_samples, self.alpha_prior)
+
+def summarize_partitions(family, X, rows=None):
+    """``family.summarize`` of each partition of ``rows`` rows (None: one), merged in order."""
+    n = family.n_points(X)
+    rows = [n] if rows is None else [int(r) for r in rows]
+    out, start = None, 0
+    for r in rows:
+        rows_x = X if r == n else family.subset(X, np.arange(start, start + r))
+        part = family.summarize(rows_x)
+        if part is None:
+            return None
+        out = part if out is None else family.merge_summaries(out, part)
+        start += r
+    return out
 
 
 def relabel(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -50,7 +50,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
@@ -58,12 +57,9 @@ from scipy.special import gammaln
 
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
-from . import _subcluster_kernels as _sk
+from ._partitioned import PassSpec
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
-
-#: the accumulators of one pass are kept under this many bytes by using fewer chunks
-_ACC_BUDGET = 256 * 2**20
 
 
 class SubclusterState(NamedTuple):
@@ -90,30 +86,34 @@ class SubclusterState(NamedTuple):
 class PassResult(NamedTuple):
     """What the data pass returns: new labels and codes (sub-label + 2 x random-split side)
     and, per slot (``2k + s``, then the random split's two halves), statistics, counts, the
-    smallest member index, a uniformly chosen member and the sub-cluster log-likelihood."""
+    smallest member index, a uniformly chosen member with its key (the member of a union of
+    slots is the one with the smaller key) and the sub-cluster log-likelihood.  On a Dask
+    cluster ``labels`` and ``codes`` are handles to arrays that stay on the workers."""
 
-    labels: np.ndarray
-    codes: np.ndarray
+    labels: Any
+    codes: Any
     stats: Any
     counts: np.ndarray
     first: np.ndarray
     member: np.ndarray
+    member_key: np.ndarray
     loglik: np.ndarray
 
 
 class _Cluster:
     """A cluster after the moves of one iteration, built from keys ``4k + code`` of the pass."""
 
-    __slots__ = ("age", "anchor", "best", "first", "keys", "loglik", "n", "stats", "sub",
-                 "sub_keys")
+    __slots__ = ("age", "anchor", "anchor_key", "best", "first", "keys", "loglik", "n",
+                 "stats", "sub", "sub_keys")
 
     def __init__(self, keys, stats, n, first, anchor, age, sub, sub_keys, loglik,
-                 best=-np.inf):
+                 best=-np.inf, anchor_key=1.0):
         self.keys = keys          # pass keys (4k + code) whose points form this cluster
         self.stats = stats        # its statistics (one row)
         self.n = n
         self.first = first
-        self.anchor = anchor
+        self.anchor = anchor      # a uniform member, the one with the smallest key
+        self.anchor_key = anchor_key
         self.age = age
         self.sub = sub            # statistics of its two sub-clusters (two rows) or None
         self.sub_keys = sub_keys  # (keys of sub-cluster 0, of 1) when sub-labels are reassigned
@@ -238,14 +238,46 @@ class SubclusterSplitMerge:
     # ------------------------------------------------------------------- init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> SubclusterState:
-        labels = initial_labels(rng, model.n_samples, labels, n_clusters)
-        k = int(labels.max()) + 1
-        fam = model.family
-        sub = rng.integers(0, 2, size=model.n_samples).astype(np.int8)
-        sub_stats = fam.stats(model.X, 2 * labels + sub, 2 * k)
-        anchors = _uniform_members(rng, labels, k)
-        return SubclusterState(labels, sub, float(alpha), np.zeros(k, dtype=np.int64),
+        """Labels uniform over ``n_clusters`` (or ``labels``) and sub-labels at random, both
+        drawn from the chunks' streams, so that they are the same on any backend; then one
+        pass that keeps them gives the statistics, the canonical numbering and the anchors."""
+        n = model.n_samples
+        data = self._data(model)
+        if n_clusters < 1:
+            raise ValueError(f"the initial number of clusters must be >= 1, got {n_clusters}")
+        if labels is not None:
+            labels = initial_labels(rng, n, labels)
+        k0 = int(labels.max()) + 1 if labels is not None else int(min(n_clusters, n))
+        key = int(rng.integers(2**63))
+        z, sub = data.start(key, k0, labels, n_slots=2 * k0 + 2)
+        zeros = np.zeros(k0)
+        # parameters are not used by a pass that keeps the labels, but must have their type
+        kparams = (None if data.pass_kernel is None
+                   else data.pack(model.family.sample_prior(rng, 3 * k0)))
+        spec = PassSpec(kparams, zeros, np.zeros((k0, 2)), np.zeros(k0, np.uint8),
+                        np.zeros(k0, np.int64), np.array([0, k0], np.int64),
+                        np.arange(k0, dtype=np.int64), np.full(k0, -1, np.int64), 0, -1, 0.5,
+                        int(rng.integers(2**63)), 2 * k0 + 2)
+        run = self._run_pass(rng, model, data, spec, z, sub)
+        n_k = run.counts[:2 * k0].reshape(k0, 2).sum(axis=1)
+        live = np.flatnonzero(n_k > 0)
+        first = np.array([min(f for f in run.first[[2 * k, 2 * k + 1]] if f >= 0)
+                          for k in live], dtype=np.int64)
+        order = live[np.argsort(first, kind="stable")]
+        label_map = np.full(4 * k0, -1, dtype=np.int64)
+        for new_id, k in enumerate(order):
+            label_map[4 * k:4 * k + 4] = new_id
+        z, sub = data.relabel(run.labels, run.codes, label_map, np.full(4 * k0, 2, np.int8))
+        k = len(order)
+        sub_stats = take(run.stats, np.stack([2 * order, 2 * order + 1], axis=1).ravel())
+        anchors = np.array([_smaller_key(run, 2 * c, 2 * c + 1)[0] for c in order],
+                           dtype=np.int64)
+        return SubclusterState(z, sub, float(alpha), np.zeros(k, dtype=np.int64),
                                sub_stats, anchors, np.full(k, -np.inf), np.full(k, -np.inf))
+
+    def _data(self, model):
+        """The data side of ``model`` (in-process partitions, or a Dask cluster's)."""
+        return model.partitions.configure(self.chunk_size, self.n_jobs)
 
     # ------------------------------------------------------------------- step
     def step(self, rng, state: SubclusterState, model: MixtureModel):
@@ -306,7 +338,7 @@ class SubclusterSplitMerge:
             n_merges += self._pairwise_merges(rng, fam, clusters, alpha, touched)
 
         # 4. relabel: canonical order by first member
-        new_state = self._relabel(fam, run, clusters, K, state, alpha)
+        new_state = self._relabel(model, run, clusters, K, state, alpha)
         k_new = len(new_state.age)
         alpha = model.update_alpha(rng, alpha, k_new)
         stats = concatenate(*(c.stats for c in clusters if c is not None))
@@ -326,8 +358,8 @@ class SubclusterSplitMerge:
         seeds = fam.seed_subclusters(take(cluster_stats, idx), rng)
         if use_point.any():
             pick = np.flatnonzero(use_point)
-            one = fam.stats(fam.subset(model.X, anchors[idx[pick]]), np.arange(len(pick)),
-                            len(pick))
+            rows = self._data(model).rows_of(anchors[idx[pick]])
+            one = fam.stats(rows, np.arange(len(pick)), len(pick))
             near = fam.sample_posterior(one, rng)
             whole = fam.sample_posterior(take(cluster_stats, idx[pick]), rng)
             seeds = _with_rows(seeds, 2 * pick, near)
@@ -354,47 +386,26 @@ class SubclusterSplitMerge:
     def _data_pass(self, rng, model, state, theta, thetabar, log_pi, log_pibar, fresh, groups,
                    rand_c, rand_p, update) -> PassResult:
         K = len(log_pi)
-        n_slots = 2 * K + 2
-        fam = model.family
-        pk = model.pass_kernel
-        n = model.n_samples
-        if pk is None:
-            is_anchor = np.zeros(n, dtype=np.uint8)
-            is_anchor[state.anchors] = 1
-            return _reference_pass(rng, fam, model.X, theta, thetabar, log_pi, log_pibar, fresh,
-                                   groups, state.labels, state.sublabels, is_anchor, update,
-                                   rand_c, rand_p)
-        labels_out = np.empty(n, dtype=np.int64)
-        codes = np.empty(n, dtype=np.int8)
-        bounds = self._chunk_bounds(n, n_slots, pk.n_stats)
-        n_chunks = len(bounds) - 1
-        seeds = _sk.chunk_seeds(int(rng.integers(2**63)), n_chunks)
-        acc = np.zeros((n_chunks, n_slots, pk.n_stats))
-        cnt = np.zeros((n_chunks, n_slots), dtype=np.int64)
-        first = np.full((n_chunks, n_slots), -1, dtype=np.int64)
-        res = np.full((n_chunks, n_slots), -1, dtype=np.int64)
-        ll = np.zeros((n_chunks, n_slots))
-        if pk.entry_points and "data_pass" in pk.entry_points:
-            fn, extra = pk.entry_points["data_pass"], ()
-        else:
-            fn, extra = _sk.data_pass, (pk.log_likelihood, pk.accumulate)
+        data = self._data(model)
         group_of, group_start, group_members = groups
-        with _threads(self.n_jobs):
-            fn(pk.data, pk.pack(concatenate(theta, thetabar)), log_pi, log_pibar,
-               fresh.astype(np.uint8), group_of, group_start, group_members, state.labels,
-               state.sublabels, np.ascontiguousarray(state.anchors, dtype=np.int64),
-               int(update), int(rand_c), float(rand_p), bounds, seeds, labels_out, codes, acc,
-               cnt, first, res, ll, *extra)
-        counts = cnt.sum(axis=0)
-        stats = pk.unpack(acc.sum(axis=0))
-        return PassResult(labels_out, codes, stats, counts, _first_member(first),
-                          _merge_reservoirs(rng, cnt, res), ll.sum(axis=0)[:2 * K])
+        kparams = None if data.pass_kernel is None else data.pack(concatenate(theta, thetabar))
+        spec = PassSpec(kparams, log_pi, log_pibar, fresh.astype(np.uint8), group_of,
+                        group_start, group_members,
+                        np.ascontiguousarray(state.anchors, dtype=np.int64), int(update),
+                        int(rand_c), float(rand_p), int(rng.integers(2**63)), 2 * K + 2)
+        if data.pass_kernel is None:
+            return _reference_pass(rng, model.family, model.X, theta, thetabar, spec,
+                                   state.labels, state.sublabels)
+        return self._run_pass(rng, model, data, spec, state.labels, state.sublabels)
 
-    def _chunk_bounds(self, n, n_slots, n_stats):
-        n_chunks = max(1, -(-n // int(self.chunk_size)))
-        per_chunk = n_slots * n_stats * 8
-        n_chunks = max(1, min(n_chunks, _ACC_BUDGET // per_chunk))
-        return np.linspace(0, n, n_chunks + 1).round().astype(np.int64)
+    def _run_pass(self, rng, model, data, spec, labels, sub) -> PassResult:
+        """One pass of ``spec`` over the data; returns its labels, codes and statistics."""
+        if data.pass_kernel is None:
+            return _reference_pass(rng, model.family, model.X, None, None, spec, labels, sub)
+        labels_out, codes, part = data.run_pass(spec, labels, sub)
+        K = (spec.n_slots - 2) // 2
+        return PassResult(labels_out, codes, data.unpack(part.acc), part.cnt, part.first,
+                          part.res, part.rkey, part.ll[:2 * K])
 
     # ------------------------------------------------------------- clusters
     def _clusters_after_pass(self, rng, fam, run, K, age, state, accepted):
@@ -407,7 +418,7 @@ class SubclusterSplitMerge:
             sub = take(run.stats, [2 * k, 2 * k + 1])
             n0, n1 = int(run.counts[2 * k]), int(run.counts[2 * k + 1])
             firsts = [f for f in (run.first[2 * k], run.first[2 * k + 1]) if f >= 0]
-            anchor = _pick_member(run.member[2 * k], n0, run.member[2 * k + 1], n1, rng)
+            anchor, anchor_key = _smaller_key(run, 2 * k, 2 * k + 1)
             if not accepted:
                 loglik = (float(state.sub_loglik[k]), -np.inf)
             elif state.age[k] == 0:  # this pass drew its sub-labels afresh
@@ -418,7 +429,8 @@ class SubclusterSplitMerge:
                 keys=[4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3],
                 stats=take(whole, [k]), n=n0 + n1,
                 first=min(firsts), anchor=anchor, age=int(age[k]), sub=sub, sub_keys=None,
-                loglik=loglik, best=-np.inf if state.age[k] == 0 else float(best[k])))
+                loglik=loglik, best=-np.inf if state.age[k] == 0 else float(best[k]),
+                anchor_key=anchor_key))
         return clusters
 
     def _random_split(self, rng, fam, run, clusters, c, alpha, touched):
@@ -441,12 +453,9 @@ class SubclusterSplitMerge:
         log_q_merge = -math.log(math.comb(K + 1, 2))
         if math.log(rng.random()) >= log_target + log_q_merge - log_q_split:
             return 0
-        clusters[c] = _Cluster([4 * c, 4 * c + 1], take(halves, [0]), n_l,
-                               int(run.first[K_slot]), int(run.member[K_slot]), 0, None, None,
-                               (-np.inf, -np.inf))
-        clusters.append(_Cluster([4 * c + 2, 4 * c + 3], take(halves, [1]), n_r,
-                                 int(run.first[K_slot + 1]), int(run.member[K_slot + 1]), 0,
-                                 None, None, (-np.inf, -np.inf)))
+        clusters[c] = _new_cluster(run, [4 * c, 4 * c + 1], take(halves, [0]), K_slot)
+        clusters.append(_new_cluster(run, [4 * c + 2, 4 * c + 3], take(halves, [1]),
+                                     K_slot + 1))
         touched[c] = True
         return 1
 
@@ -470,10 +479,11 @@ class SubclusterSplitMerge:
     def _merge_into(self, rng, fam, clusters, i, j, both):
         """Cluster i becomes i ∪ j, with the two old clusters as its sub-clusters."""
         ci, cj = clusters[i], clusters[j]
-        anchor = _pick_member(ci.anchor, ci.n, cj.anchor, cj.n, rng)
+        low = ci if ci.anchor_key <= cj.anchor_key else cj  # a uniform member of the union
         clusters[i] = _Cluster(ci.keys + cj.keys, both, ci.n + cj.n, min(ci.first, cj.first),
-                               anchor, self.split_delay, concatenate(ci.stats, cj.stats),
-                               (ci.keys, cj.keys), (-np.inf, -np.inf))
+                               low.anchor, self.split_delay, concatenate(ci.stats, cj.stats),
+                               (ci.keys, cj.keys), (-np.inf, -np.inf),
+                               anchor_key=low.anchor_key)
         clusters[j] = None
 
     def _ready(self, c) -> bool:
@@ -526,12 +536,8 @@ class SubclusterSplitMerge:
                 continue
             keys0 = [key for key in c.keys if key % 2 == 0]
             keys1 = [key for key in c.keys if key % 2 == 1]
-            clusters[k] = _Cluster(keys0, take(c.sub, [0]), int(n_sub[a, 0]),
-                                   int(run.first[2 * k]), int(run.member[2 * k]), 0, None, None,
-                                   (-np.inf, -np.inf))
-            clusters.append(_Cluster(keys1, take(c.sub, [1]), int(n_sub[a, 1]),
-                                     int(run.first[2 * k + 1]), int(run.member[2 * k + 1]), 0,
-                                     None, None, (-np.inf, -np.inf)))
+            clusters[k] = _new_cluster(run, keys0, take(c.sub, [0]), 2 * k)
+            clusters.append(_new_cluster(run, keys1, take(c.sub, [1]), 2 * k + 1))
             touched[k] = True
             accepted += 1
         return accepted
@@ -573,7 +579,7 @@ class SubclusterSplitMerge:
         return accepted
 
     # -------------------------------------------------------------- relabel
-    def _relabel(self, fam, run, clusters, K, state, alpha) -> SubclusterState:
+    def _relabel(self, model, run, clusters, K, state, alpha) -> SubclusterState:
         live = [c for c in clusters if c is not None]
         order = sorted(range(len(live)), key=lambda a: live[a].first)
         label_map = np.empty(4 * K, dtype=np.int64)
@@ -589,14 +595,12 @@ class SubclusterSplitMerge:
             if c.keys != [4 * new_id, 4 * new_id + 1, 4 * new_id + 2, 4 * new_id + 3]:
                 identity = False
         live = [live[a] for a in order]
-        n = len(run.labels)
-        if identity and not np.any(run.codes > 1):
+        if identity and run.counts[2 * K:].sum() == 0:  # no random-split codes either
             labels, sub = run.labels, run.codes
         else:
-            labels = np.empty(n, dtype=np.int64)
-            sub = np.empty(n, dtype=np.int8)
-            _sk.relabel_pass(run.labels, run.codes, label_map, sub_map, labels, sub)
+            labels, sub = self._data(model).relabel(run.labels, run.codes, label_map, sub_map)
         # a cluster whose sub-clusters start afresh keeps its statistics in its first slot
+        fam = model.family
         sub_stats = concatenate(*(c.sub if c.sub is not None
                                   else concatenate(c.stats, fam.empty_stats(1)) for c in live))
         age = np.array([c.age for c in live], dtype=np.int64)
@@ -639,63 +643,29 @@ def _pairs_combined(fam, sub_stats, K):
                        take(sub_stats, np.arange(1, 2 * K, 2)))
 
 
-def _pick_member(m0, n0, m1, n1, rng):
-    """A uniform member of the union of two sets, from a uniform member of each."""
-    if n1 == 0:
-        return int(m0)
-    if n0 == 0:
-        return int(m1)
-    return int(m0) if rng.random() * (n0 + n1) < n0 else int(m1)
+def _smaller_key(run, a, b):
+    """``(member, key)`` of the union of slots a and b: the member with the smaller key (a
+    uniform member of the union, since each slot's is the smallest of uniform keys)."""
+    j = a if run.member_key[a] <= run.member_key[b] else b
+    return int(run.member[j]), float(run.member_key[j])
 
 
-def _first_member(first):
-    """Smallest member index per slot over the chunks (-1 when the slot is empty)."""
-    big = np.where(first < 0, np.iinfo(np.int64).max, first)
-    out = big.min(axis=0)
-    return np.where(out == np.iinfo(np.int64).max, -1, out)
+def _new_cluster(run, keys, stats, slot):
+    """A cluster made of pass slot ``slot``, with new sub-clusters."""
+    return _Cluster(keys, stats, int(run.counts[slot]), int(run.first[slot]),
+                    int(run.member[slot]), 0, None, None, (-np.inf, -np.inf),
+                    anchor_key=float(run.member_key[slot]))
 
 
-def _merge_reservoirs(rng, cnt, res):
-    """One uniform member per slot from each chunk's uniform member, weighted by counts."""
-    total = cnt.sum(axis=0)
-    target = rng.random(cnt.shape[1]) * total
-    cum = np.cumsum(cnt, axis=0)
-    chunk = (cum <= target[None, :]).sum(axis=0)
-    chunk = np.minimum(chunk, cnt.shape[0] - 1)
-    out = res[chunk, np.arange(cnt.shape[1])]
-    return np.where(total > 0, out, -1)
-
-
-def _uniform_members(rng, labels, k):
-    """One member of each cluster, uniformly at random."""
-    order = rng.permutation(len(labels))
-    out = np.empty(k, dtype=np.int64)
-    out[labels[order]] = order  # last write wins: a uniform member per cluster
-    return out
-
-
-class _threads:
-    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all)."""
-
-    def __init__(self, n_jobs):
-        self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
-            int(n_jobs), numba.config.NUMBA_NUM_THREADS)
-
-    def __enter__(self):
-        self.old = numba.get_num_threads()
-        numba.set_num_threads(self.n)
-
-    def __exit__(self, *exc):
-        numba.set_num_threads(self.old)
-
-
-def _reference_pass(rng, fam, X, theta, thetabar, log_pi, log_pibar, fresh, groups, labels,
-                    sub, is_anchor, update, rand_c, rand_p) -> PassResult:
+def _reference_pass(rng, fam, X, theta, thetabar, spec, labels, sub) -> PassResult:
     """The data pass in NumPy, for families without a :class:`PassKernel` (same distribution
-    as the numba pass, different random numbers)."""
+    as the numba pass, different random numbers; in-process only)."""
     n = len(labels)
-    K = len(log_pi)
-    group_of = groups[0]
+    K = len(spec.log_pi)
+    update, rand_c, rand_p = spec.update, spec.rand_c, spec.rand_p
+    log_pi, log_pibar = spec.log_pi, spec.log_pibar
+    fresh = spec.fresh.astype(bool)
+    group_of = spec.group_of
     if update:
         new = np.asarray(labels, dtype=np.int64)
         if update == 2:
@@ -703,7 +673,9 @@ def _reference_pass(rng, fam, X, theta, thetabar, log_pi, log_pibar, fresh, grou
             logp[group_of[labels][:, None] != group_of[None, :]] = -np.inf
             drawn = np.empty(n, dtype=np.int64)
             _kernels.sample_rows_from_logs(logp, rng.random(n), drawn)
-            new = np.where(is_anchor == 1, new, drawn)
+            is_anchor = np.zeros(n, dtype=bool)
+            is_anchor[spec.anchors[spec.anchors >= 0]] = True
+            new = np.where(is_anchor, new, drawn)
         ll_bar = fam.log_likelihood(X, thetabar)
         rows = np.arange(n)
         l0 = ll_bar[rows, 2 * new]
@@ -720,7 +692,6 @@ def _reference_pass(rng, fam, X, theta, thetabar, log_pi, log_pibar, fresh, grou
     slots = 2 * new + s
     codes = s.copy()
     stats = fam.stats(X, slots, 2 * K)
-    counts = np.bincount(slots, minlength=2 * K)
     loglik = np.bincount(slots, weights=lsub, minlength=2 * K)
     members = np.flatnonzero(new == rand_c) if rand_c >= 0 else np.zeros(0, dtype=np.int64)
     side = (rng.random(len(members)) >= rand_p).astype(np.int64)
@@ -735,4 +706,7 @@ def _reference_pass(rng, fam, X, theta, thetabar, log_pi, log_pibar, fresh, grou
     member[all_slots[perm]] = all_points[perm]
     rev = np.arange(len(all_slots))[::-1]
     first[all_slots[rev]] = all_points[rev]
-    return PassResult(new, codes, concatenate(stats, halves), counts, first, member, loglik)
+    # the key of a uniform member of n points: the smallest of n uniforms, Beta(1, n)
+    key = np.where(counts > 0, rng.beta(1.0, np.maximum(counts, 1)), 1.0)
+    return PassResult(new, codes, concatenate(stats, halves), counts, first, member, key,
+                      loglik)

@@ -1,0 +1,443 @@
+"""The client side of a sub-cluster chain on a Dask cluster.
+
+:class:`DaskPartitions` is the sampler's data side (the interface of
+:class:`~dpclust.samplers._partitioned.LocalPartitions`) with every partition on a worker:
+per iteration the client sends the thin pass parameters (:class:`PassSpec`, one task) and
+gathers per-slot statistics (:class:`PartStats`, a few kilobytes a partition); labels,
+sub-labels and kept draws stay on the workers, as futures.  :class:`DaskModel` is the
+estimator's model (the interface of :class:`~dpclust.samplers.MixtureModel`).
+
+**Failures.**  Every partition's state is the result of a chain of pure tasks that starts
+from its source (a file, a dask array block, or rows shipped with the task), so when a
+worker dies Dask recomputes what it held on the others: the data are read again and the
+lost iterations replayed with the same random streams, and the chain goes on exactly as it
+would have.  If that is impossible (the source is gone, a task keeps killing its workers)
+the run stops with :class:`WorkerLost`, after writing the last complete iteration to the
+checkpoint when one was asked for.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import DataError
+from ..samplers import _partitioned as _p
+from ..samplers.crp import sample_alpha
+from . import worker as _w
+from .sources import DaskBlock, InMemory, file_source, shard_files
+
+
+class WorkerLost(RuntimeError):
+    """The cluster lost state it cannot recompute; the run stopped (see the message)."""
+
+
+class Handle:
+    """Element ``index`` (0: labels, 1: sub-labels or codes) of per-partition futures."""
+
+    def __init__(self, futures, index: int):
+        self.futures = list(futures)
+        self.index = index
+
+
+class HeldDraw:
+    """A kept partition, held on the workers as int32 labels (one future a partition)."""
+
+    def __init__(self, futures, n_clusters: int):
+        self.futures = list(futures)
+        self.n_clusters = int(n_clusters)
+
+
+class Traffic:
+    """Bytes of cluster parameters sent and statistics received, per pass."""
+
+    def __init__(self):
+        self.sent = []
+        self.received = []
+
+    def add(self, sent: int, received: int):
+        self.sent.append(int(sent))
+        self.received.append(int(received))
+
+
+def _dask():
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError("backend='dask' needs Dask: pip install 'dpclust[dask]'") from None
+    return distributed
+
+
+def _lost_errors():
+    distributed = _dask()
+    out = [distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker]
+    try:
+        from distributed.comm.core import CommClosedError
+        out.append(CommClosedError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(out)
+
+
+class DaskPartitions:
+    """The sub-cluster sampler's data side on a Dask cluster.
+
+    Build it with :func:`load_partitions`.
+    """
+
+    def __init__(self, client, parts, rows, summary, family, empty):
+        self.client = client
+        self.parts = parts
+        self.rows = [int(r) for r in rows]
+        self.row0 = np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
+        self.summary = summary
+        self.family = family
+        self._empty = empty
+        self._chunk_size = 4096
+        self.traffic = Traffic()
+
+    @cached_property
+    def pass_kernel(self):
+        """The family's pass kernel on no rows: packs parameters and unpacks statistics."""
+        return self.family.pass_kernel(self._empty, self.summary)
+
+    def configure(self, chunk_size: int, n_jobs):
+        self._chunk_size = int(chunk_size)
+        return self
+
+    def _layout(self, n_slots):
+        return _p.partition_layout(self.rows, self._chunk_size, n_slots,
+                                   self.pass_kernel.n_stats)
+
+    def _submit(self, fn, *args, **kwargs):
+        return self.client.submit(fn, *args, pure=False, **kwargs)
+
+    def _gather(self, futures):
+        try:
+            return self.client.gather(futures)
+        except _lost_errors() as exc:
+            raise WorkerLost(f"the Dask cluster lost the state of a partition and could not "
+                             f"recompute it ({type(exc).__name__}: {exc})") from exc
+
+    # ------------------------------------------------------------ the sampler
+    def start(self, key, n_clusters, labels=None, n_slots=4):
+        if labels is not None:
+            raise ValueError("starting labels cannot be given on a Dask cluster: use "
+                             "init='random'")
+        states = [self._submit(_w.start, part, int(key), int(n_clusters), b, c0)
+                  for part, (b, c0) in zip(self.parts, self._layout(n_slots))]
+        return Handle(states, 0), Handle(states, 1)
+
+    def run_pass(self, spec, labels, sub):
+        box = self._submit(_w.unbox, _w.Box(spec))
+        results = [self._submit(_w.run_pass, part, box, state, b, c0)
+                   for part, state, (b, c0) in zip(self.parts, labels.futures,
+                                                   self._layout(spec.n_slots))]
+        stats = self._gather([self._submit(_w.part_stats, r) for r in results])
+        self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
+        return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)
+
+    def relabel(self, labels, codes, label_map, sub_map):
+        states = [self._submit(_w.relabel, r, label_map, sub_map) for r in labels.futures]
+        return Handle(states, 0), Handle(states, 1)
+
+    def rows_of(self, index):
+        index = np.asarray(index, dtype=np.int64)
+        which = np.searchsorted(self.row0, index, side="right") - 1
+        futures, order = [], []
+        for p in np.unique(which):
+            sel = np.flatnonzero(which == p)
+            futures.append(self._submit(_w.rows, self.parts[p], index[sel] - self.row0[p]))
+            order.append(sel)
+        pieces = self._gather(futures)
+        pos = np.argsort(np.concatenate(order), kind="stable")
+        stacked = sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) \
+            else np.concatenate(pieces)
+        return stacked[pos]
+
+    def pack(self, params):
+        return self.pass_kernel.pack(params)
+
+    def unpack(self, acc):
+        return self.pass_kernel.unpack(acc)
+
+    # ------------------------------------------------------------ the estimator
+    def keep(self, labels: Handle, n_clusters: int) -> HeldDraw:
+        return HeldDraw([self._submit(_w.keep, s) for s in labels.futures], n_clusters)
+
+    def gather_labels(self, labels) -> np.ndarray:
+        """The whole labelling (Handle or HeldDraw) as one array on the client."""
+        if isinstance(labels, Handle):
+            futs = [self._submit(_w.labels_of, s) for s in labels.futures]
+            return np.concatenate([p[labels.index] for p in self._gather(futs)])
+        return np.concatenate(self._gather(labels.futures))
+
+    def scatter_state(self, labels, sub):
+        """Labels and sub-labels from the client onto their partitions (a resumed run)."""
+        states = [self._submit(_w.restore, part, labels[a:b], sub[a:b])
+                  for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
+        return Handle(states, 0), Handle(states, 1)
+
+    def scatter_draw(self, labels, n_clusters):
+        states = [self._submit(_w.restore, part, labels[a:b], np.zeros(b - a, np.int8))
+                  for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
+        return self.keep(Handle(states, 0), n_clusters)
+
+    def cluster_stats(self, draw: HeldDraw):
+        fam = self.family
+        parts = self._gather([self._submit(_w.cluster_stats, part, d, draw.n_clusters)
+                              for part, d in zip(self.parts, draw.futures)])
+        out = parts[0]
+        for p in parts[1:]:
+            out = fam.combine(out, p)
+        return out
+
+    def point_estimate(self, draws, loss: str):
+        """The kept draw with least expected loss, from contingency tables made on the
+        workers (the same numbers as :func:`dpclust.partitions.point_estimate`)."""
+        ks = [d.n_clusters for d in draws]
+        per_part = self._gather([
+            self._submit(_w.draw_tables, [d.futures[p] for d in draws], ks)
+            for p in range(len(self.parts))])
+        return expected_loss_choice(per_part, ks, sum(self.rows), loss)
+
+
+def expected_loss_choice(per_part, ks, n, loss):
+    """``(chosen draw, expected loss)`` from per-partition sizes, hashes and tables."""
+    from ..partitions import _loss_table
+
+    f, scale = _loss_table(loss, n)
+    n_draws = len(ks)
+    sizes = [sum(p[0][s] for p in per_part) for s in range(n_draws)]
+    keys = [tuple(p[1][s] for p in per_part) for s in range(n_draws)]
+    first, inverse, seen = [], [], {}
+    for s, key in enumerate(keys):
+        if key not in seen:
+            seen[key] = len(first)
+            first.append(s)
+        inverse.append(seen[key])
+    counts = np.bincount(inverse)
+    terms = []
+    for s in first:
+        total = 0.0
+        for m in sizes[s]:
+            total += f[m]
+        terms.append(total)
+
+    def table(a, b):
+        if a <= b:
+            return sum(p[2][a, b] for p in per_part)
+        return sum(p[2][b, a] for p in per_part).T
+
+    values = np.empty(len(first))
+    weight = float(counts.sum())
+    for c, sc in enumerate(first):
+        acc = 0.0
+        for d, sd in enumerate(first):
+            t = np.ascontiguousarray(table(sc, sd)).ravel()
+            cross = 0.0
+            for m in t[t > 0]:
+                cross += f[m]
+            value = (terms[c] + terms[d] - 2.0 * cross) / scale
+            acc += float(counts[d]) * max(value, 0.0)
+        values[c] = acc / weight
+    best = int(np.argmin(values))
+    return first[best], float(values[best])
+
+
+class DaskModel:
+    """The estimator's model when the data live on a Dask cluster.
+
+    The same interface as :class:`~dpclust.samplers.MixtureModel` for the sub-cluster
+    sampler and the estimator: ``family``, ``n_samples``, ``partitions``, ``update_alpha``,
+    and the hooks that keep kept draws on the workers.
+    """
+
+    X = None
+
+    def __init__(self, family, partitions: DaskPartitions, alpha_prior=None,
+                 fingerprint: str = ""):
+        self.family = family
+        self.partitions = partitions
+        self.alpha_prior = alpha_prior
+        self.n_samples = int(sum(partitions.rows))
+        self._fingerprint = fingerprint
+
+    @property
+    def pass_kernel(self):
+        return self.partitions.pass_kernel
+
+    def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
+        if self.alpha_prior is None:
+            return alpha
+        return sample_alpha(rng, alpha, n_clusters, self.n_samples, self.alpha_prior)
+
+    # hooks of the estimator
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def keep_labels(self, labels, n_clusters: int):
+        return self.partitions.keep(labels, n_clusters)
+
+    def as_array(self, labels) -> np.ndarray:
+        return self.partitions.gather_labels(labels)
+
+    def point_estimate(self, draws, loss: str):
+        chosen, value = self.partitions.point_estimate(draws, loss)
+        return self.as_array(draws[chosen]).astype(np.int64), value, chosen
+
+    def cluster_stats(self, draw, n_clusters: int):
+        return self.partitions.cluster_stats(draw)
+
+    def detach(self, state):
+        """A copy of a sampler state or kept draw with its handles gathered into arrays
+        (what a checkpoint holds)."""
+        if isinstance(state, HeldDraw):
+            return self.as_array(state)
+        labels = self.as_array(state.labels)
+        sub = self.as_array(state.sublabels)
+        return state._replace(labels=labels, sublabels=sub)
+
+    def attach(self, state, n_clusters: int | None = None):
+        """The inverse of :meth:`detach`: arrays back onto their partitions."""
+        if isinstance(state, np.ndarray):
+            return self.partitions.scatter_draw(state, n_clusters)
+        labels, sub = self.partitions.scatter_state(state.labels, state.sublabels)
+        return state._replace(labels=labels, sublabels=sub)
+
+
+# ---------------------------------------------------------------- loading
+def _blocks_of(client, X, rows):
+    """Futures of the row blocks of a dask array (rechunked to ``rows`` if given)."""
+    if X.ndim != 2:
+        raise DataError(f"X must be 2-D, got a dask array of shape {X.shape}")
+    chunks = (tuple(rows) if rows is not None else X.chunks[0], (X.shape[1],))
+    if X.chunks != chunks:
+        X = X.rechunk(chunks)
+    blocks = list(X.to_delayed().ravel())
+    return client.compute(blocks), [int(r) for r in X.chunks[0]]
+
+
+def partition_rows(n: int, partitions) -> list[int]:
+    """Rows per partition: ``partitions`` as an int (that many partitions of equal size),
+    or a sequence of row counts."""
+    if partitions is None:
+        return [n]
+    if isinstance(partitions, (int, np.integer)):
+        k = int(partitions)
+        if not 1 <= k <= n:
+            raise ValueError(f"partitions={k} must be between 1 and the {n:,} points")
+        edges = np.linspace(0, n, k + 1).round().astype(np.int64)
+        return [int(b - a) for a, b in itertools.pairwise(edges)]
+    rows = [int(r) for r in partitions]
+    if sum(rows) != n or min(rows) < 1:
+        raise ValueError(f"partitions {rows} must be positive row counts adding up to "
+                         f"the {n:,} points")
+    return rows
+
+
+def load_partitions(client, X, family, partitions=None, columns=None):
+    """Put the data on the cluster, one future a partition, validated on the workers.
+
+    Parameters
+    ----------
+    X : dask array, NumPy array or sparse matrix, or shard files (a directory, a glob
+        pattern, a ``.npy``/``.parquet`` path or a list of them; one partition each)
+    family : the unresolved family (validates each partition)
+    partitions : int, sequence of row counts, or None
+        How to split a dask or NumPy array (None: the dask array's own row chunks, or one
+        partition per worker for a NumPy array).  Shards are one partition each.
+
+    Returns
+    -------
+    (DaskPartitions with the resolved family, the resolved family, fingerprint)
+    """
+    _dask()
+    submit = client.submit
+    block_futures = None
+    if hasattr(X, "dask") and hasattr(X, "chunks") and hasattr(X, "to_delayed"):
+        block_futures, rows = _blocks_of(client, X, partitions if partitions is None or
+                                         not isinstance(partitions, (int, np.integer))
+                                         else partition_rows(X.shape[0], partitions))
+        sources = [DaskBlock(i) for i in range(len(rows))]
+    elif isinstance(X, (str, list, tuple)) and not _is_nested_rows(X):
+        if partitions is not None:
+            raise ValueError("shard files are one partition each: leave partitions unset")
+        sources = [file_source(p.resolve(), columns) for p in shard_files(X)]
+        rows = None
+    else:
+        Xw = family.validate(X)
+        n = family.n_points(Xw)
+        if partitions is None:
+            partitions = max(1, min(len(client.scheduler_info()["workers"]), n))
+        rows = partition_rows(n, partitions)
+        edges = np.concatenate([[0], np.cumsum(rows)])
+        sources = [InMemory(family.subset(Xw, np.arange(a, b)), f"rows {a}-{b - 1}")
+                   for a, b in itertools.pairwise(edges)]
+    # load and validate; row offsets are fixed once every partition's size is known
+    if block_futures is not None:
+        raw = [submit(_w.prepare, s, family, 0, b, pure=False)
+               for s, b in zip(sources, block_futures)]
+    else:
+        raw = [submit(_w.prepare, s, family, 0, pure=False) for s in sources]
+    meta = client.gather([submit(_w.describe, r, pure=False) for r in raw])
+    rows = [m[0] for m in meta]
+    row0 = np.concatenate([[0], np.cumsum(rows)])
+    summary = None
+    for m in meta:
+        if m[1] is None:
+            raise ValueError(f"{type(family).__name__} cannot be fitted on a Dask cluster: it "
+                             "has no data summaries")
+        summary = m[1] if summary is None else family.merge_summaries(summary, m[1])
+    resolved = family.resolve_summary(summary)
+    parts = [submit(_rebase, r, int(a), resolved, summary, pure=False)
+             for r, a in zip(raw, row0[:-1])]
+    fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
+    data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])
+    if data.pass_kernel is None:
+        raise ValueError(f"{type(resolved).__name__} has no pass kernel: the sub-cluster "
+                         "sampler cannot run it on a Dask cluster")
+    return data, resolved, fingerprint
+
+
+def _rebase(part, row0, family, summary):
+    part = _w.with_kernel(part, family, summary)
+    part.row0 = int(row0)
+    return part
+
+
+def _is_nested_rows(X) -> bool:
+    """Whether a list is rows of numbers (data) rather than file names."""
+    return isinstance(X, (list, tuple)) and len(X) > 0 and not isinstance(X[0], (str, bytes)) \
+        and not hasattr(X[0], "__fspath__")
+
+
+def _combine_fingerprints(hashes, rows) -> str:
+    import hashlib
+
+    h = hashlib.sha1()
+    for r, x in zip(rows, hashes):
+        h.update(f"{r}:{x};".encode())
+    return "dask:" + h.hexdigest()[:16]
+
+
+def local_client(n_workers: int, threads_per_worker: int | None = None):
+    """A :class:`distributed.Client` on a new local cluster of ``n_workers`` processes
+    (the CLI's ``--workers``); closing the client closes the cluster."""
+    distributed = _dask()
+    import os
+
+    cores = os.cpu_count() or 1
+    threads = threads_per_worker or max(1, cores // max(n_workers, 1))
+    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                       processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    client._dpclust_cluster = cluster
+    return client
+
+
+__all__ = ["DaskModel", "DaskPartitions", "WorkerLost", "load_partitions", "local_client",
+           "partition_rows"]

@@ -1,0 +1,144 @@
+"""What runs on the workers: one partition's rows, labels and passes.
+
+Every function here is pure: it takes a partition (:class:`Part`) and the thin broadcast
+parameters and returns new arrays, so that Dask can run it again, on another worker, after a
+failure and get the same result.  The heavy lifting is the shared code of
+:mod:`dpclust.samplers._partitioned`, the same that runs in-process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .._validation import DataError
+from ..samplers import _partitioned as _p
+
+
+class Part:
+    """One partition on a worker: its rows in the family's working form, where they start
+    in the whole data set, and (once the family is resolved) the pass kernel."""
+
+    def __init__(self, name: str, row0: int, X, family, pk=None):
+        self.name = name
+        self.row0 = int(row0)
+        self.X = X
+        self.family = family
+        self.pk = pk
+
+    @property
+    def n(self) -> int:
+        return self.family.n_points(self.X)
+
+
+def _worker_threads():
+    """Threads a worker's passes use: the worker's own thread count."""
+    try:
+        from distributed import get_worker
+
+        return int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+def prepare(source, family, row0: int, block=None) -> Part:
+    """Load and validate one partition (errors name the partition)."""
+    raw = source.load(block) if block is not None else source.load()
+    try:
+        X = family.validate(raw)
+    except (DataError, ValueError, TypeError) as exc:
+        raise DataError(f"{source.name}: {exc}") from None
+    part = Part(source.name, row0, X, family)
+    if part.n == 0:
+        raise DataError(f"{source.name}: has no rows")
+    return part
+
+
+def describe(part: Part):
+    """``(rows, summary, fingerprint, empty rows)``: what the client needs to know."""
+    fam = part.family
+    h = hashlib.sha1()
+    X = part.X
+    if hasattr(X, "indptr"):
+        for a in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(a).tobytes())
+    else:
+        h.update(np.ascontiguousarray(X).tobytes())
+    h.update(repr(getattr(X, "shape", None)).encode())
+    return part.n, fam.summarize(X), h.hexdigest(), fam.subset(X, np.zeros(0, np.int64))
+
+
+def with_kernel(part: Part, family, summary) -> Part:
+    """The partition with the resolved family and its pass kernel."""
+    return Part(part.name, part.row0, part.X, family, family.pass_kernel(part.X, summary))
+
+
+def start(part: Part, key: int, n_clusters: int, bounds, chunk0: int, labels=None):
+    return _p.start_partition(key, n_clusters, part.n, bounds, chunk0, labels)
+
+
+def restore(part: Part, labels, sub):
+    """Labels and sub-labels given by the client (a resumed run)."""
+    if len(labels) != part.n:
+        raise ValueError(f"{part.name}: {len(labels)} labels for {part.n} rows")
+    return np.asarray(labels, dtype=np.int64), np.asarray(sub, dtype=np.int8)
+
+
+def run_pass(part: Part, box, state, bounds, chunk0: int):
+    """``(labels, codes, PartStats)`` of one pass; ``state[0]``/``state[1]`` are the labels
+    and sub-labels (or codes) left by the previous step."""
+    spec = box.value
+    with _p.threads(_worker_threads()):
+        return _p.pass_partition(part.pk, spec, state[0], state[1], part.row0, bounds, chunk0)
+
+
+def part_stats(result):
+    return result[2]
+
+
+def relabel(result, label_map, sub_map):
+    return _p.relabel_partition(result[0], result[1], label_map, sub_map)
+
+
+def rows(part: Part, local_index):
+    return part.family.subset(part.X, np.asarray(local_index, dtype=np.int64))
+
+
+def keep(state):
+    """A kept draw: the labels as int32."""
+    return state[0].astype(np.int32)
+
+
+def labels_of(state):
+    return state[0], state[1]
+
+
+def draw_tables(draws, n_clusters):
+    """For the kept draws of one partition: cluster sizes of each, a hash of each, and the
+    contingency table of every pair (i <= j) as a dense ``K_i x K_j`` count array."""
+    sizes = [np.bincount(z, minlength=k) for z, k in zip(draws, n_clusters)]
+    hashes = [hashlib.sha1(np.ascontiguousarray(z).tobytes()).hexdigest() for z in draws]
+    tables = {}
+    for i in range(len(draws)):
+        for j in range(i, len(draws)):
+            ki, kj = n_clusters[i], n_clusters[j]
+            code = draws[i].astype(np.int64) * kj + draws[j]
+            tables[i, j] = np.bincount(code, minlength=ki * kj).reshape(ki, kj)
+    return sizes, hashes, tables
+
+
+def cluster_stats(part: Part, draw, n_clusters: int):
+    """The family's statistics of the clusters of ``draw`` in this partition."""
+    return part.family.stats(part.X, np.asarray(draw, dtype=np.int64), int(n_clusters))
+
+
+class Box:
+    """Wraps a value so that Dask ships it as it is (no traversal of its contents)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def unbox(box):
+    return box

@@ -1,0 +1,306 @@
+"""The sub-cluster sampler's data side, split into partitions of rows.
+
+The sub-cluster sampler (:mod:`dpclust.samplers.subcluster`) touches the data in three
+places only: the data pass (labels in, labels and per-slot statistics out), the
+relabelling after its moves, and a few rows for seeding sub-clusters.  Everything here is a
+pure function of one partition's rows, labels and the broadcast pass parameters, so that the
+same code runs in-process (:class:`LocalPartitions`) or on the workers of a Dask cluster
+(:mod:`dpclust.distributed`), and gives the same numbers in both.
+
+**Why the result does not depend on where a partition runs.**  A partition of ``n_p`` rows
+is cut into chunks whose boundaries depend only on ``n_p`` (and the chunk size and the
+number of slots); chunk c of the whole data set draws from the SplitMix64 stream seeded by
+the iteration's key and c (:func:`~dpclust.samplers._subcluster_kernels.chunk_seeds`).  A
+partition sums its chunks' statistics in chunk order (:func:`reduce_chunks`), and the
+partitions' sums are added in partition order (:func:`combine_parts`): the same floating
+point operations in the same order wherever they run.  A slot's uniformly chosen member
+carries its random key, so members merge by the smaller key, with no random number drawn at
+the merge.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _subcluster_kernels as _sk
+
+#: the accumulators of one pass are kept under this many bytes by using fewer chunks
+ACC_BUDGET = 256 * 2**20
+
+
+class PassSpec(NamedTuple):
+    """What every partition receives for one data pass: the thin cluster parameters.
+
+    ``kparams``: the K cluster then 2K sub-cluster parameters packed by the family's pass
+    kernel; ``anchors``: global row index of each cluster's anchor; ``update``: 0 keeps the
+    labels, 1 draws sub-labels, 2 draws both; ``rand_c``/``rand_p``: the random split
+    proposal (-1: none); ``key``: the iteration's stream key; ``n_slots``: ``2K + 2``.
+    """
+
+    kparams: tuple
+    log_pi: np.ndarray
+    log_pibar: np.ndarray
+    fresh: np.ndarray
+    group_of: np.ndarray
+    group_start: np.ndarray
+    group_members: np.ndarray
+    anchors: np.ndarray
+    update: int
+    rand_c: int
+    rand_p: float
+    key: int
+    n_slots: int
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays shipped (what one pass sends to each partition)."""
+        arrays = list(self.kparams) + [self.log_pi, self.log_pibar, self.fresh, self.group_of,
+                                       self.group_start, self.group_members, self.anchors]
+        return int(sum(np.asarray(a).nbytes for a in arrays))
+
+
+class PartStats(NamedTuple):
+    """One partition's (or the whole data set's) per-slot results of a pass.
+
+    ``acc``: raw statistics (S, n_stats); ``cnt``: points; ``first``: smallest global row
+    (-1: empty); ``rkey``/``res``: key and global row of a uniformly chosen member
+    (key 1 and row -1 when empty); ``ll``: summed sub-cluster log-likelihoods.
+    """
+
+    acc: np.ndarray
+    cnt: np.ndarray
+    first: np.ndarray
+    rkey: np.ndarray
+    res: np.ndarray
+    ll: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self))
+
+
+def chunk_bounds(n_rows: int, chunk_size: int, n_slots: int, n_stats: int,
+                 n_partitions: int = 1) -> np.ndarray:
+    """Chunk boundaries (local, ``0 .. n_rows``) of one partition of ``n_rows`` rows.
+
+    About ``chunk_size`` rows a chunk, fewer chunks when their accumulators (``n_slots x
+    n_stats`` floats each) would pass :data:`ACC_BUDGET` over all partitions.
+    """
+    n_chunks = max(1, -(-n_rows // int(chunk_size)))
+    per_chunk = n_slots * n_stats * 8
+    cap = max(1, ACC_BUDGET // (per_chunk * max(n_partitions, 1)))
+    n_chunks = max(1, min(n_chunks, cap))
+    return np.linspace(0, n_rows, n_chunks + 1).round().astype(np.int64)
+
+
+def partition_layout(rows, chunk_size: int, n_slots: int, n_stats: int):
+    """For partitions of ``rows`` rows each: ``(local bounds, first global chunk index)`` of
+    every partition."""
+    out, offset = [], 0
+    for n_p in rows:
+        b = chunk_bounds(int(n_p), chunk_size, n_slots, n_stats, len(rows))
+        out.append((b, offset))
+        offset += len(b) - 1
+    return out
+
+
+def empty_chunks(n_chunks: int, n_slots: int, n_stats: int):
+    """Zeroed per-chunk outputs of a pass: ``acc, cnt, first, rkey, res, ll``."""
+    return (np.zeros((n_chunks, n_slots, n_stats)), np.zeros((n_chunks, n_slots), np.int64),
+            np.full((n_chunks, n_slots), -1, np.int64), np.ones((n_chunks, n_slots)),
+            np.full((n_chunks, n_slots), -1, np.int64), np.zeros((n_chunks, n_slots)))
+
+
+def reduce_chunks(acc, cnt, first, rkey, res, ll, row0: int = 0) -> PartStats:
+    """One partition's results from its chunks' (rows numbered from ``row0``)."""
+    big = np.iinfo(np.int64).max
+    f = np.where(first < 0, big, first).min(axis=0)
+    f = np.where(f == big, -1, f + row0)
+    j = np.argmin(rkey, axis=0)
+    cols = np.arange(rkey.shape[1])
+    key = rkey[j, cols]
+    member = res[j, cols]
+    member = np.where(member >= 0, member + row0, -1)
+    return PartStats(acc.sum(axis=0), cnt.sum(axis=0), f, key, member, ll.sum(axis=0))
+
+
+def combine_parts(parts) -> PartStats:
+    """The partitions' results added in partition order (the same order everywhere)."""
+    parts = list(parts)
+    acc = parts[0].acc.copy()
+    cnt = parts[0].cnt.copy()
+    ll = parts[0].ll.copy()
+    first = parts[0].first.copy()
+    rkey = parts[0].rkey.copy()
+    res = parts[0].res.copy()
+    for p in parts[1:]:
+        acc += p.acc
+        cnt += p.cnt
+        ll += p.ll
+        take = (first < 0) | ((p.first >= 0) & (p.first < first))
+        first = np.where(take, p.first, first)
+        smaller = p.rkey < rkey
+        rkey = np.where(smaller, p.rkey, rkey)
+        res = np.where(smaller, p.res, res)
+    return PartStats(acc, cnt, first, rkey, res, ll)
+
+
+def pass_function(pk):
+    """The family's compiled pass (its cached entry point, or the generic one) and the extra
+    arguments it needs."""
+    if pk.entry_points and "data_pass" in pk.entry_points:
+        return pk.entry_points["data_pass"], ()
+    return _sk.data_pass, (pk.log_likelihood, pk.accumulate)
+
+
+def run_chunks(pk, spec: PassSpec, labels, sub, bounds, seeds, anchors, labels_out, codes,
+               outputs):
+    """Run the compiled pass over the chunks ``bounds`` (indices into ``pk.data``)."""
+    fn, extra = pass_function(pk)
+    acc, cnt, first, rkey, res, ll = outputs
+    fn(pk.data, spec.kparams, spec.log_pi, spec.log_pibar, spec.fresh, spec.group_of,
+       spec.group_start, spec.group_members, labels, sub, anchors, int(spec.update),
+       int(spec.rand_c), float(spec.rand_p), bounds, seeds, labels_out, codes, acc, cnt, first,
+       rkey, res, ll, *extra)
+
+
+def pass_partition(pk, spec: PassSpec, labels, sub, row0: int, bounds, chunk0: int):
+    """The data pass over one partition whose rows are ``pk.data`` (global rows ``row0 ..``).
+
+    ``bounds`` are its local chunk boundaries and ``chunk0`` the global index of its first
+    chunk.  Returns ``(labels, codes, PartStats)``; the caller runs it under the thread
+    count it wants.
+    """
+    n_chunks = len(bounds) - 1
+    seeds = _sk.chunk_seeds(spec.key, chunk0 + n_chunks)[chunk0:]
+    n_stats = pk.n_stats
+    outputs = empty_chunks(n_chunks, spec.n_slots, n_stats)
+    labels_out = np.empty(len(labels), dtype=np.int64)
+    codes = np.empty(len(labels), dtype=np.int8)
+    anchors = np.ascontiguousarray(spec.anchors - row0, dtype=np.int64)
+    run_chunks(pk, spec, labels, sub, bounds, seeds, anchors, labels_out, codes, outputs)
+    return labels_out, codes, reduce_chunks(*outputs, row0=row0)
+
+
+def start_partition(key: int, n_clusters: int, n_rows: int, bounds, chunk0: int, labels=None):
+    """Starting labels (uniform over ``n_clusters``, unless given) and sub-labels of one
+    partition, from the streams of its chunks."""
+    n_chunks = len(bounds) - 1
+    seeds = _sk.chunk_seeds(key, chunk0 + n_chunks)[chunk0:]
+    z = np.empty(n_rows, dtype=np.int64)
+    s = np.empty(n_rows, dtype=np.int8)
+    _sk.random_labels(bounds, seeds, int(n_clusters), z, s)
+    if labels is not None:
+        z = np.asarray(labels, dtype=np.int64)
+    return z, s
+
+
+def relabel_partition(labels, codes, label_map, sub_map):
+    """Labels and sub-labels after the moves: ``label_map[4 z + code]`` (see
+    :func:`~dpclust.samplers._subcluster_kernels.relabel_pass`)."""
+    z = np.empty(len(labels), dtype=np.int64)
+    s = np.empty(len(labels), dtype=np.int8)
+    _sk.relabel_pass(labels, codes, label_map, sub_map, z, s)
+    return z, s
+
+
+class LocalPartitions:
+    """The data side of the sub-cluster sampler in this process (threads over chunks).
+
+    Parameters
+    ----------
+    model : MixtureModel
+    rows : sequence of int or None
+        Rows per partition (None: one partition).  Two runs with the same partitions and
+        ``random_state`` give the same labels, here or on a Dask cluster.
+    """
+
+    def __init__(self, model, rows=None):
+        self.model = model
+        self._chunk_size, self._n_jobs = 4096, None
+        n = model.n_samples
+        self.rows = [n] if rows is None else [int(r) for r in rows]
+        if sum(self.rows) != n or min(self.rows) < 1:
+            raise ValueError(f"partitions of {self.rows} rows do not cover the {n:,} points")
+        self.row0 = np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
+
+    @property
+    def pass_kernel(self):
+        return self.model.pass_kernel
+
+    def _layout(self, n_slots):
+        pk = self.pass_kernel
+        n_stats = 1 if pk is None else pk.n_stats
+        layout = partition_layout(self.rows, self._chunk_size, n_slots, n_stats)
+        bounds = np.concatenate(
+            [b[:-1] + self.row0[p] for p, (b, _) in enumerate(layout)] + [[self.row0[-1]]])
+        return layout, bounds.astype(np.int64)
+
+    def configure(self, chunk_size: int, n_jobs):
+        self._chunk_size = int(chunk_size)
+        self._n_jobs = n_jobs
+        return self
+
+    def start(self, key: int, n_clusters: int, labels=None, n_slots: int = 4):
+        """Starting labels and sub-labels (whole data set)."""
+        _, bounds = self._layout(n_slots)
+        n = int(self.row0[-1])
+        z = np.empty(n, dtype=np.int64)
+        s = np.empty(n, dtype=np.int8)
+        seeds = _sk.chunk_seeds(key, len(bounds) - 1)
+        _sk.random_labels(bounds, seeds, int(n_clusters), z, s)
+        if labels is not None:
+            z = np.asarray(labels, dtype=np.int64)
+        return z, s
+
+    def run_pass(self, spec: PassSpec, labels, sub):
+        """``(labels, codes, PartStats)`` of the whole data set."""
+        pk = self.pass_kernel
+        layout, bounds = self._layout(spec.n_slots)
+        n = len(labels)
+        seeds = _sk.chunk_seeds(spec.key, len(bounds) - 1)
+        outputs = empty_chunks(len(bounds) - 1, spec.n_slots, pk.n_stats)
+        labels_out = np.empty(n, dtype=np.int64)
+        codes = np.empty(n, dtype=np.int8)
+        anchors = np.ascontiguousarray(spec.anchors, dtype=np.int64)
+        with threads(self._n_jobs):
+            run_chunks(pk, spec, labels, sub, bounds, seeds, anchors, labels_out, codes,
+                       outputs)
+        parts = []
+        for b, c0 in layout:
+            c1 = c0 + len(b) - 1
+            parts.append(reduce_chunks(*(a[c0:c1] for a in outputs)))
+        return labels_out, codes, combine_parts(parts)
+
+    def relabel(self, labels, codes, label_map, sub_map):
+        return relabel_partition(labels, codes, label_map, sub_map)
+
+    def rows_of(self, index):
+        """The data rows ``index`` (global), in the family's working form."""
+        return self.model.family.subset(self.model.X, np.asarray(index, dtype=np.int64))
+
+    def pack(self, params):
+        return self.pass_kernel.pack(params)
+
+    def unpack(self, acc):
+        return self.pass_kernel.unpack(acc)
+
+
+class threads:
+    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all)."""
+
+    def __init__(self, n_jobs):
+        import numba
+
+        self._numba = numba
+        self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
+            int(n_jobs), numba.config.NUMBA_NUM_THREADS)
+
+    def __enter__(self):
+        self.old = self._numba.get_num_threads()
+        self._numba.set_num_threads(self.n)
+
+    def __exit__(self, *exc: object):
+        self._numba.set_num_threads(self.old)

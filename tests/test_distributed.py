@@ -1,0 +1,162 @@
+"""The sub-cluster sampler on a Dask cluster: the same chain as in-process, through a killed
+worker, a lost source and a resume, and from the command line."""
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from dpclust import DPMixture
+from dpclust.cli import main
+from dpclust.datasets import make_gaussian_mixture
+from dpclust.distributed import WorkerLost
+
+ROWS = (700, 900, 400)  # uneven partitions, on purpose
+KW = {"sampler": "subcluster", "n_iter": 24, "burn_in": 8, "init": "random",
+      "store_labels": True, "random_state": 3}
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_gaussian_mixture(n_samples=sum(ROWS), n_clusters=4, random_state=5)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def local_fit(data):
+    return DPMixture(partitions=ROWS, **KW).fit(data[0])
+
+
+def _same_chain(a, b):
+    np.testing.assert_array_equal(a.trace_.labels, b.trace_.labels)
+    np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.expected_loss_ == b.expected_loss_
+
+
+def _kill_a_worker(client):
+    pids = client.run(os.getpid)
+    os.kill(next(iter(pids.values())), 9)
+
+
+def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
+    X, _ = data
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    m = DPMixture(backend="dask", client=client, **KW).fit(dX)
+    _same_chain(local_fit, m)
+    assert m.n_clusters_ == local_fit.n_clusters_
+    np.testing.assert_allclose(m.weights_, local_fit.weights_)
+    np.testing.assert_allclose(m.score_samples(X[:20]), local_fit.score_samples(X[:20]),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(m.predict(X[:50]), local_fit.predict(X[:50]))
+    with pytest.raises(ValueError, match="co-clustering"):
+        m.posterior_similarity()
+
+
+def test_shards_give_the_in_process_chain(client, data, local_fit, tmp_path):
+    X, _ = data
+    edges = np.cumsum((0,) + ROWS)
+    for p, (a, b) in enumerate(itertools.pairwise(edges)):
+        np.save(tmp_path / f"part-{p:02d}.npy", X[a:b])
+    m = DPMixture(backend="dask", client=client, **KW).fit(str(tmp_path))
+    _same_chain(local_fit, m)
+
+
+def test_parquet_shards_and_partition_count(client, data, tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, _ = data
+    parts = np.array_split(X, 3)
+    for p, part in enumerate(parts):
+        pd.DataFrame(part, columns=["a", "b"]).to_parquet(tmp_path / f"p{p}.parquet")
+    m = DPMixture(backend="dask", client=client, **KW).fit(str(tmp_path / "*.parquet"))
+    ref = DPMixture(partitions=[len(p) for p in parts], **KW).fit(X)
+    _same_chain(ref, m)
+
+
+def test_a_killed_worker_changes_nothing(client, data, local_fit):
+    X, _ = data
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+
+    def kill(it, state, info):
+        if it == 10:
+            _kill_a_worker(client)
+
+    m = DPMixture(backend="dask", client=client, callback=kill, **KW).fit(dX)
+    _same_chain(local_fit, m)
+
+
+def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):
+    X, _ = data
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    path = tmp_path / "chain.ckpt"
+    DPMixture(backend="dask", client=client, checkpoint=path, checkpoint_every=5,
+              callback=lambda it, state, info: it < 13, **KW).fit(dX)
+    m = DPMixture.resume(path, dX, client=client)
+    _same_chain(local_fit, m)
+
+
+def test_a_lost_source_stops_with_a_checkpoint(client, data, local_fit, tmp_path):
+    X, _ = data
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    edges = np.cumsum((0,) + ROWS)
+    for p, (a, b) in enumerate(itertools.pairwise(edges)):
+        np.save(shards / f"part-{p:02d}.npy", X[a:b])
+    moved = tmp_path / "moved"
+    path = tmp_path / "chain.ckpt"
+
+    def lose(it, state, info):
+        if it == 11:  # the files go away, then a worker: its partitions cannot be reloaded
+            shards.rename(moved)
+            _kill_a_worker(client)
+
+    with pytest.raises(WorkerLost, match=r"holds iteration 10"):
+        DPMixture(backend="dask", client=client, checkpoint=path, checkpoint_every=5,
+                  callback=lose, **KW).fit(str(shards))
+    moved.rename(shards)
+    m = DPMixture.resume(path, str(shards), client=client)
+    _same_chain(local_fit, m)
+
+
+def test_errors_name_the_partition(client, tmp_path):
+    bad = np.ones((50, 2))
+    bad[7, 1] = np.nan
+    np.save(tmp_path / "a.npy", np.ones((50, 2)))
+    np.save(tmp_path / "b.npy", bad)
+    with pytest.raises(ValueError, match=r"b\.npy.*NaN"):
+        DPMixture(backend="dask", client=client, n_iter=2).fit(str(tmp_path))
+    with pytest.raises(ValueError, match="sub-cluster"):
+        DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2).fit(np.ones((9, 2)))
+    with pytest.raises(ValueError, match="kmeans"):
+        DPMixture(backend="dask", client=client, init="kmeans").fit(np.ones((9, 2)))
+
+
+def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
+    X, _ = data
+    csv = tmp_path / "x.csv"
+    np.savetxt(csv, X, delimiter=",")
+    address = client.scheduler.address
+    common = [str(csv), "--iters", "12", "--seed", "1", "--init", "random", "--no-plots",
+              "--no-progress", "--partitions", "3"]
+    assert main(["fit", *common, "--scheduler", address, "--out",
+                 str(tmp_path / "dask"), "--checkpoint-every", "4"]) == 0
+    assert main(["fit", *common, "--out", str(tmp_path / "local")]) == 0
+    a = np.loadtxt(tmp_path / "dask" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
+    b = np.loadtxt(tmp_path / "local" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
+    np.testing.assert_array_equal(a, b)
+    assert main(["resume", str(tmp_path / "dask"), "--iters", "16", "--no-progress"]) == 0
+    assert "16" in (tmp_path / "dask" / "summary.json").read_text()

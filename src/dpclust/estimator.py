@@ -553,6 +553,10 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     expected_loss_ : float
         Posterior expected loss of ``labels_``.
     n_features_in_ : int
+    transfer_ : dict
+        Only with ``backend="dask"``: ``params_bytes`` (the cluster parameters sent for
+        each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
+        statistics gathered from all partitions) per pass, and ``n_partitions``.
 
     Notes
     -----
@@ -607,16 +611,21 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         check_int(self.init_clusters, "init_clusters", 1)
         if self.init not in ("auto", "random", "kmeans"):
             raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
-        if self.backend not in ("local", "dask"):
-            raise ValueError(f"backend must be 'local' or 'dask', got {self.backend!r}")
-        if self.backend == "dask" and self.init == "kmeans":
+        backend = getattr(self, "backend", "local")  # estimators built on this one may lack it
+        if backend not in ("local", "dask"):
+            raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
+        if backend == "dask" and self.init == "kmeans":
             raise ValueError("init='kmeans' runs in-process only: use init='random' (or "
                              "'auto') with backend='dask'")
         return out
 
     @property
     def _distributed(self) -> bool:
-        return self.backend == "dask"
+        return getattr(self, "backend", "local") == "dask"
+
+    @property
+    def _partitions(self):
+        return getattr(self, "partitions", None)
 
     def _initial_labels(self, rng, family, X, sampler):
         """k-means labels when ``init`` asks for them (None: the sampler's random start)."""
@@ -636,7 +645,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         return kmeans_labels(rng, features, self.init_clusters)
 
     def _make_sampler(self, n_samples, family):
-        if self.partitions is not None or self._distributed:
+        if self._partitions is not None or self._distributed:
             sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
                                   n_samples, family)
             if not isinstance(sampler, SubclusterSplitMerge):
@@ -648,7 +657,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 
     def _make_model(self, family_, Xw, prior):
         rows = None
-        if self.partitions is not None:
+        if self._partitions is not None:
             from .distributed.backend import partition_rows
 
             rows = tuple(partition_rows(family_.n_points(Xw), self.partitions))
@@ -713,7 +722,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         if self._distributed:
             return self._dask_model(X, family, prior)
         Xw = family.validate(X)
-        if self.partitions is not None:
+        if self._partitions is not None:
             # the defaults from per-partition summaries, as on a Dask cluster
             from .distributed.backend import partition_rows
             from .samplers.base import summarize_partitions
@@ -729,6 +738,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     def _finish(self, model: MixtureModel, prog: _Progress):
         self._summarise_chain(model, prog)
         chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
+        traffic = getattr(getattr(model, "partitions", None), "traffic", None)
+        if traffic is not None:
+            self.transfer_ = {"params_bytes": np.array(traffic.sent),
+                              "stats_bytes": np.array(traffic.received),
+                              "n_partitions": len(model.partitions.rows)}
         fam = model.family
         self.family_ = fam
         self.n_features_in_ = fam.n_features()

@@ -48,9 +48,10 @@ def _same_chain(a, b):
     assert a.expected_loss_ == b.expected_loss_
 
 
-def _kill_a_worker(client):
-    pids = client.run(os.getpid)
-    os.kill(next(iter(pids.values())), 9)
+def _kill_workers(client, how_many=1):
+    pids = list(client.run(os.getpid).values())
+    for pid in pids[:how_many]:
+        os.kill(pid, 9)
 
 
 def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
@@ -93,7 +94,7 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit):
 
     def kill(it, state, info):
         if it == 10:
-            _kill_a_worker(client)
+            _kill_workers(client)
 
     m = DPMixture(backend="dask", client=client, callback=kill, **KW).fit(dX)
     _same_chain(local_fit, m)
@@ -120,9 +121,9 @@ def test_a_lost_source_stops_with_a_checkpoint(client, data, local_fit, tmp_path
     path = tmp_path / "chain.ckpt"
 
     def lose(it, state, info):
-        if it == 11:  # the files go away, then a worker: its partitions cannot be reloaded
+        if it == 11:  # the files go away, then the workers: no partition can be reloaded
             shards.rename(moved)
-            _kill_a_worker(client)
+            _kill_workers(client, how_many=2)
 
     with pytest.raises(WorkerLost, match=r"holds iteration 10"):
         DPMixture(backend="dask", client=client, checkpoint=path, checkpoint_every=5,

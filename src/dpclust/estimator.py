@@ -9,6 +9,7 @@ Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation an
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -27,7 +28,7 @@ from . import __version__
 from ._validation import DataError, check_int, check_random_state
 from .families import ConjugateFamily, get_family
 from .families.base import concatenate
-from .partitions import point_estimate, posterior_similarity
+from .partitions import posterior_similarity
 from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
 from .samplers.base import kmeans_labels
 from .samplers.crp import GammaPrior, resolve_alpha
@@ -266,7 +267,7 @@ class _ChainEstimator(BaseEstimator):
             est.client = client
         n_iter_, _, _ = est._settings()
         family_ = ckpt["family"]
-        alpha0, prior = resolve_alpha(est.alpha)
+        _, prior = resolve_alpha(est.alpha)
         model = est._resume_model(X, family_, prior)
         if model.fingerprint() != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
@@ -333,10 +334,8 @@ class _ChainEstimator(BaseEstimator):
             # a Dask cluster lost what it could not recompute: save the last complete
             # iteration if its labels can still be gathered, else point to the last save
             if self.checkpoint is not None and prog.snapshot.iteration > 0:
-                try:
+                with contextlib.suppress(Exception):  # its labels may be lost with it
                     saved_at = self._save(prog, model, fingerprint)
-                except Exception:  # noqa: BLE001 - the labels went with the cluster
-                    pass
             from .distributed import WorkerLost
 
             where = (f"the checkpoint {self.checkpoint} holds iteration {saved_at}: continue "

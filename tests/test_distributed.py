@@ -161,3 +161,13 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     np.testing.assert_array_equal(a, b)
     assert main(["resume", str(tmp_path / "dask"), "--iters", "16", "--no-progress"]) == 0
     assert "16" in (tmp_path / "dask" / "summary.json").read_text()
+
+
+def test_documents_give_the_in_process_chain(client):
+    from dpclust.datasets import make_documents
+
+    X, _ = make_documents(n_docs=300, random_state=0)
+    kw = {**KW, "family": "multinomial", "n_iter": 12, "burn_in": 4}
+    ref = DPMixture(partitions=2, **kw).fit(X)
+    m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(X)  # sparse rows
+    _same_chain(ref, m)

@@ -2,6 +2,7 @@
 worker, a lost source and a resume, and from the command line."""
 
 import itertools
+import json
 import os
 
 import numpy as np
@@ -151,7 +152,7 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     csv = tmp_path / "x.csv"
     np.savetxt(csv, X, delimiter=",")
     address = client.scheduler.address
-    common = [str(csv), "--iters", "12", "--seed", "1", "--init", "random", "--no-plots",
+    common = [str(csv), "--iters", "12", "--seed", "1", "--init", "random",
               "--no-progress", "--partitions", "3"]
     assert main(["fit", *common, "--scheduler", address, "--out",
                  str(tmp_path / "dask"), "--checkpoint-every", "4"]) == 0
@@ -160,7 +161,10 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     b = np.loadtxt(tmp_path / "local" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
     np.testing.assert_array_equal(a, b)
     assert main(["resume", str(tmp_path / "dask"), "--iters", "16", "--no-progress"]) == 0
-    assert "16" in (tmp_path / "dask" / "summary.json").read_text()
+    summary = json.loads((tmp_path / "dask" / "summary.json").read_text())
+    assert summary["settings"]["n_iter"] == 16 and summary["dask"]["partitions"] == 3
+    assert summary["dask"]["stats_bytes_per_pass"] > 0
+    assert (tmp_path / "dask" / "report.html").stat().st_size > 10_000
 
 
 def test_documents_give_the_in_process_chain(client):

@@ -134,6 +134,11 @@ class RunConfig:
     workers: int | None = None
     partitions: int | None = None
 
+    @property
+    def distributed(self) -> bool:
+        """Whether the run's chain runs on a Dask cluster."""
+        return bool(self.scheduler or self.workers)
+
     def to_json(self) -> dict:
         d = asdict(self)
         for key in ("columns", "missing"):
@@ -1078,8 +1083,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         from .report import write_report
 
         similarity = None
-        if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES:
-            similarity = model.posterior_similarity()
+        if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES and not config.distributed:
+            similarity = model.posterior_similarity()  # kept draws stay on a Dask cluster
         write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity,
                      positions=data.positions)
     else:
@@ -1162,6 +1167,14 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         summary["ddcrp"] = _ddcrp_summary(config, data, model)
     if config.family == "mallows":
         summary["mallows"] = _mallows_summary(config, model, sizes)
+    if config.distributed:
+        transfer = model.transfer_
+        passes = max(len(transfer["params_bytes"]), 1)
+        summary["dask"] = {
+            "scheduler": config.scheduler, "workers": config.workers,
+            "partitions": int(transfer["n_partitions"]),
+            "params_bytes_per_pass": float(np.sum(transfer["params_bytes"]) / passes),
+            "stats_bytes_per_pass": float(np.sum(transfer["stats_bytes"]) / passes)}
     if isinstance(parse_alpha(config.alpha), float):
         summary["alpha"] = float(model.alpha_)
     else:

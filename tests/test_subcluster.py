@@ -47,7 +47,7 @@ def test_super_clusters_keep_the_pass_exact():
 class _NoPassKernel(NormalInverseWishart):
     """The Gaussian family seen as a family without the numba pass face."""
 
-    def pass_kernel(self, X):
+    def pass_kernel(self, X, summary=None):
         return None
 
 

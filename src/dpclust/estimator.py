@@ -10,6 +10,7 @@ Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import math
 import os
@@ -30,7 +31,7 @@ from .families import ConjugateFamily, get_family
 from .families.base import concatenate
 from .partitions import posterior_similarity
 from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
-from .samplers.base import kmeans_labels
+from .samplers.base import kmeans_labels, summarize_partitions
 from .samplers.crp import GammaPrior, resolve_alpha
 
 _CHECKPOINT_FORMAT = 2
@@ -141,28 +142,30 @@ def _reservoir_add(reservoir: tuple, index: int, iteration: int, labels, capacit
     return stride, draws
 
 
+def _map_held(prog: _Progress, on_state, on_draw) -> _Progress:
+    """``prog`` with its state and kept draws passed through ``on_state(state)`` and
+    ``on_draw(labels, iteration)``."""
+    snap = prog.snapshot
+    stride, held = snap.reservoir
+    held = tuple((i, it, on_draw(z, it), params) for i, it, z, params in held)
+    snap = snap._replace(state=on_state(snap.state), reservoir=(stride, held))
+    return _Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+
+
 def _detach(model, prog: _Progress) -> _Progress:
     """``prog`` as a checkpoint holds it: the state and kept draws as arrays (a Dask model
     gathers them from its workers; in-process nothing changes)."""
     if model.X is not None:
         return prog
-    snap = prog.snapshot
-    stride, held = snap.reservoir
-    held = tuple((i, it, model.detach(z), params) for i, it, z, params in held)
-    snap = snap._replace(state=model.detach(snap.state), reservoir=(stride, held))
-    return _Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+    return _map_held(prog, model.detach, lambda z, it: model.detach(z))
 
 
 def _attach(model, prog: _Progress) -> _Progress:
     """The inverse of :func:`_detach`: arrays back onto the model's workers."""
     if model.X is not None:
         return prog
-    snap = prog.snapshot
-    stride, held = snap.reservoir
-    k_of = {it: int(prog.records[it][1]) for _, it, _, _ in held}
-    held = tuple((i, it, model.attach(z, k_of[it]), params) for i, it, z, params in held)
-    snap = snap._replace(state=model.attach(snap.state), reservoir=(stride, held))
-    return _Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+    return _map_held(prog, model.attach,
+                     lambda z, it: model.attach(z, int(prog.records[it][1])))
 
 
 def _cluster_failure(exc) -> bool:
@@ -374,9 +377,8 @@ class _ChainEstimator(BaseEstimator):
             pool_alpha = [alpha_of[d[1]] for d in held]
             pool_params = [d[3] for d in held]
         else:  # stopped during burn-in: the last state is the only draw
-            records = prog.records
-            draws = [model.keep_labels(snap.state.labels, int(records[-1][1]) if records
-                                       else len(np.unique(model.as_array(snap.state.labels))))]
+            # (the loop has run at least once: its record gives the number of clusters)
+            draws = [model.keep_labels(snap.state.labels, int(prog.records[-1][1]))]
             pool_alpha = [float(snap.state.alpha)]
             pool_params = [getattr(snap.state, "params", None)]
         labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
@@ -654,13 +656,17 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             return sampler
         return get_sampler(self.sampler, n_samples, family)
 
-    def _make_model(self, family_, Xw, prior):
-        rows = None
-        if self._partitions is not None:
-            from .distributed.backend import partition_rows
+    def _partition_rows(self, n_samples):
+        """Rows per partition of ``partitions`` for ``n_samples`` points (None: one)."""
+        if self._partitions is None:
+            return None
+        from .distributed.backend import partition_rows
 
-            rows = tuple(partition_rows(family_.n_points(Xw), self.partitions))
-        return MixtureModel(family_, Xw, prior, partition_rows=rows)
+        return tuple(partition_rows(n_samples, self._partitions))
+
+    def _make_model(self, family_, Xw, prior):
+        return MixtureModel(family_, Xw, prior,
+                            partition_rows=self._partition_rows(family_.n_points(Xw)))
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""
@@ -721,18 +727,17 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         if self._distributed:
             return self._dask_model(X, family, prior)
         Xw = family.validate(X)
-        if self._partitions is not None:
-            # the defaults from per-partition summaries, as on a Dask cluster
-            from .distributed.backend import partition_rows
-            from .samplers.base import summarize_partitions
-
-            rows = partition_rows(family.n_points(Xw), self.partitions)
-            summary = summarize_partitions(family, Xw, rows)
-            if summary is None:
+        rows = self._partition_rows(family.n_points(Xw))
+        # the defaults from per-partition summaries merged in order, as on a Dask cluster;
+        # the model keeps the summary (the sub-cluster pass takes its origin from it)
+        summary = summarize_partitions(family, Xw, rows)
+        if summary is None:
+            if rows is not None:
                 raise ValueError(f"partitions= needs a family with data summaries; "
                                  f"{type(family).__name__} has none")
-            return self._make_model(family.resolve_summary(summary), Xw, prior)
-        return self._make_model(family.resolve(Xw), Xw, prior)
+            return self._make_model(family.resolve(Xw), Xw, prior)
+        model = self._make_model(family.resolve_summary(summary), Xw, prior)
+        return dataclasses.replace(model, summary=summary)
 
     def _finish(self, model: MixtureModel, prog: _Progress):
         self._summarise_chain(model, prog)

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .._validation import DataError
 from ..samplers import _partitioned as _p
-from ..samplers.crp import sample_alpha
+from ..samplers.base import MixtureModel
 from . import worker as _w
 from .sources import DaskBlock, InMemory, file_source, shard_files
 
@@ -270,10 +270,7 @@ class DaskModel:
     def pass_kernel(self):
         return self.partitions.pass_kernel
 
-    def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
-        if self.alpha_prior is None:
-            return alpha
-        return sample_alpha(rng, alpha, n_clusters, self.n_samples, self.alpha_prior)
+    update_alpha = MixtureModel.update_alpha  # needs alpha_prior and n_samples only
 
     # hooks of the estimator
     def fingerprint(self) -> str:
@@ -359,9 +356,8 @@ def load_partitions(client, X, family, partitions=None, columns=None):
     submit = client.submit
     block_futures = None
     if hasattr(X, "dask") and hasattr(X, "chunks") and hasattr(X, "to_delayed"):
-        block_futures, rows = _blocks_of(client, X, partitions if partitions is None or
-                                         not isinstance(partitions, (int, np.integer))
-                                         else partition_rows(X.shape[0], partitions))
+        block_futures, rows = _blocks_of(
+            client, X, None if partitions is None else partition_rows(X.shape[0], partitions))
         sources = [DaskBlock(i) for i in range(len(rows))]
     elif isinstance(X, (str, list, tuple)) and not _is_nested_rows(X):
         if partitions is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from . import _subcluster_kernels as _sk
@@ -246,14 +247,7 @@ class LocalPartitions:
     def start(self, key: int, n_clusters: int, labels=None, n_slots: int = 4):
         """Starting labels and sub-labels (whole data set)."""
         _, bounds = self._layout(n_slots)
-        n = int(self.row0[-1])
-        z = np.empty(n, dtype=np.int64)
-        s = np.empty(n, dtype=np.int8)
-        seeds = _sk.chunk_seeds(key, len(bounds) - 1)
-        _sk.random_labels(bounds, seeds, int(n_clusters), z, s)
-        if labels is not None:
-            z = np.asarray(labels, dtype=np.int64)
-        return z, s
+        return start_partition(key, n_clusters, int(self.row0[-1]), bounds, 0, labels)
 
     def run_pass(self, spec: PassSpec, labels, sub):
         """``(labels, codes, PartStats)`` of the whole data set."""
@@ -292,15 +286,12 @@ class threads:
     """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all)."""
 
     def __init__(self, n_jobs):
-        import numba
-
-        self._numba = numba
         self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
             int(n_jobs), numba.config.NUMBA_NUM_THREADS)
 
     def __enter__(self):
-        self.old = self._numba.get_num_threads()
-        self._numba.set_num_threads(self.n)
+        self.old = numba.get_num_threads()
+        numba.set_num_threads(self.n)
 
     def __exit__(self, *exc: object):
-        self._numba.set_num_threads(self.old)
+        numba.set_num_threads(self.old)

@@ -91,12 +91,14 @@ class MixtureModel(ChainData):
         Each partition's random streams and statistics are its own and the partitions are
         combined in order, so the same partitions give the same chain here and on a Dask
         cluster (:mod:`dpclust.distributed`).
+    summary : the family's data summary, when the caller has made it (else made on demand)
     """
 
     family: ConjugateFamily
     X: Any
     alpha_prior: GammaPrior | None = None
     partition_rows: tuple | None = field(default=None, kw_only=True)
+    summary: Any = field(default=None, kw_only=True)
 
     @cached_property
     def n_samples(self) -> int:
@@ -115,6 +117,8 @@ class MixtureModel(ChainData):
     def data_summary(self):
         """The family's summary of the data (:meth:`~ConjugateFamily.summarize`), made
         partition by partition and merged in order, as on a Dask cluster."""
+        if self.summary is not None:
+            return self.summary
         return summarize_partitions(self.family, self.X, self.partition_rows)
 
     @cached_property

@@ -362,9 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
                             "Dirichlet approximation with 20 components; 'subcluster': the "
-                            "parallel sub-cluster split/merge sampler (Chang & Fisher 2013; "
-                            "its fast moves are approximate); 'subcluster-exact': its exact "
-                            "moves only; 'gibbs+sams': collapsed Gibbs with Dahl's "
+                            "parallel sub-cluster sampler (Chang & Fisher 2013's restricted "
+                            "Gibbs with exact parallel split-merge moves; 'subcluster-exact' "
+                            "is the same); 'subcluster-approx': the paper's fast sub-cluster "
+                            "splits and merges (NOT exact, for comparisons); 'gibbs+sams': "
+                            "collapsed Gibbs with Dahl's "
                             "merge-split moves; for --family mallows, 'slice-gibbs' (exact "
                             "MCMC) or 'beta-gibbs' (approximate: the n -> infinity Beta "
                             "approximation of Meila & Chen 2010) (default: auto, which is "
@@ -631,7 +633,7 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
     if config.family == "mallows":
         raise UsageError("--family mallows runs in-process only (no --scheduler, --workers "
                          "or --partitions)")
-    if config.sampler not in ("auto", "subcluster", "subcluster-exact"):
+    if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
         raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
                          f"sampler, not --sampler {config.sampler}")
     init = config.init

@@ -462,9 +462,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         explicit cluster parameters (Neal's algorithm 2, the lecture notes' variant);
         ``"fsd"``: finite symmetric Dirichlet approximation with 20 components (pass
         ``FiniteSymmetricDirichlet(n_components=K)`` for another K); ``"subcluster"``: the
-        parallel sub-cluster split/merge sampler of Chang & Fisher (2013), the one that
-        scales (:class:`~dpclust.samplers.SubclusterSplitMerge`; its fast moves are
-        approximate); ``"subcluster-exact"``: its exact configuration; ``"gibbs+sams"``:
+        parallel sampler of Chang & Fisher (2013), the one that scales: restricted Gibbs
+        with instantiated parameters and exact parallel split-merge moves
+        (:class:`~dpclust.samplers.SubclusterSplitMerge`; ``"subcluster-exact"`` is the
+        same); ``"subcluster-approx"``: the paper's fast sub-cluster splits and merges,
+        **not exact** (for comparisons with the paper); ``"gibbs+sams"``:
         collapsed Gibbs with Dahl's merge-split moves.  For rankings (``"mallows"``, which
         has no collapsed form): ``"slice-gibbs"`` (the default there; exact MCMC with its
         Metropolis-Hastings step for the central ranking) or ``"beta-gibbs"`` (faster,
@@ -652,7 +654,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             if not isinstance(sampler, SubclusterSplitMerge):
                 raise ValueError(
                     "backend='dask' and partitions= are for the sub-cluster sampler "
-                    f"('subcluster' or 'subcluster-exact'), not {self.sampler!r}")
+                    f"('subcluster' or 'subcluster-approx'), not {self.sampler!r}")
             return sampler
         return get_sampler(self.sampler, n_samples, family)
 

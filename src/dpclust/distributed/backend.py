@@ -144,6 +144,32 @@ class DaskPartitions:
         states = [self._submit(_w.relabel, r, label_map, sub_map) for r in labels.futures]
         return Handle(states, 0), Handle(states, 1)
 
+    def select(self, key, key2, thresholds, anchors, labels):
+        """The launch subsamples' global rows, labels and rows, gathered in partition order,
+        and the second anchors (what :meth:`LocalPartitions.select` returns)."""
+        futures = [self._submit(_w.select, part, state, thresholds, anchors, int(key),
+                                int(key2))
+                   for part, state in zip(self.parts, labels.futures)]
+        pieces = self._gather(futures)
+        rows = [p[2] for p in pieces]
+        stacked = sp.vstack(rows, format="csr") if sp.issparse(rows[0]) else np.concatenate(rows)
+        self.traffic.add(2 * np.asarray(thresholds).nbytes * len(self.parts),
+                         sum(p[0].nbytes + p[1].nbytes + p[3].nbytes + p[4].nbytes
+                             for p in pieces))
+        second = _p.combine_second([(p[3], p[4]) for p in pieces])
+        return (np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]),
+                stacked, second)
+
+    def launch_pass(self, spec, labels):
+        box = self._submit(_w.unbox, _w.Box(spec))
+        layout = _p.partition_layout(self.rows, self._chunk_size, 2 * spec.n_moves,
+                                     self.pass_kernel.n_stats)
+        results = [self._submit(_w.launch_pass, part, box, state, b, c0)
+                   for part, state, (b, c0) in zip(self.parts, labels.futures, layout)]
+        stats = self._gather([self._submit(_w.part_stats, r) for r in results])
+        self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
+        return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)
+
     def rows_of(self, index):
         index = np.asarray(index, dtype=np.int64)
         which = np.searchsorted(self.row0, index, side="right") - 1
@@ -269,6 +295,10 @@ class DaskModel:
     @property
     def pass_kernel(self):
         return self.partitions.pass_kernel
+
+    @property
+    def data_summary(self):
+        return self.partitions.summary
 
     update_alpha = MixtureModel.update_alpha  # needs alpha_prior and n_samples only
 

@@ -87,6 +87,23 @@ def run_pass(part: Part, box, state, bounds, chunk0: int):
         return _p.pass_partition(part.pk, spec, state[0], state[1], part.row0, bounds, chunk0)
 
 
+def launch_pass(part: Part, box, state, bounds, chunk0: int):
+    """``(labels, codes, PartStats)`` of one launch pass of the split-merge moves."""
+    spec = box.value
+    with _p.threads(_worker_threads()):
+        return _p.launch_partition(part.pk, spec, np.asarray(state[0], dtype=np.int64),
+                                   part.row0, bounds, chunk0)
+
+
+def select(part: Part, state, thresholds, anchors, key: int, key2: int):
+    """``(global rows, labels, rows, best_key, best_row)`` of this partition's points in the
+    launch subsamples and its candidates for the second anchors."""
+    local, best_key, best_row = _p.select_partition(state[0], thresholds, anchors, key, key2,
+                                                    part.row0)
+    return (local + part.row0, np.asarray(state[0])[local], part.family.subset(part.X, local),
+            best_key, best_row)
+
+
 def part_stats(result):
     return result[2]
 

@@ -159,6 +159,7 @@ class ConjugateFamily(ABC):
     ``log_marginal(stats)``             ``log f(X_k)``, shape (K,)
     ``log_predictive(X, stats)``        ``log f(x_i | X_k)``, shape (n, K)
     ``sample_posterior(stats, rng)``    ``theta_k ~ p(theta | X_k)``, batched parameters
+    ``point_params(stats, rng)``        a central parameter of each posterior (same form)
     ``log_likelihood(X, params)``       ``log f(x_i; theta_k)``, shape (n, K)
     ``sample_data(params, k, rng)``     one point from ``f(.; theta_{k_j})`` per entry of k
     ``mean_params(stats)``              posterior-mean parameters, for reporting
@@ -270,6 +271,15 @@ class ConjugateFamily(ABC):
     @abstractmethod
     def sample_posterior(self, stats: NamedTuple, rng: np.random.Generator) -> NamedTuple:
         """One draw ``theta_k ~ p(theta | X_k)`` per cluster (batched parameters)."""
+
+    def point_params(self, stats: NamedTuple, rng: np.random.Generator) -> NamedTuple:
+        """One parameter per cluster that represents its posterior, in the form of
+        :meth:`sample_posterior`: what the exact split-merge moves of the sub-cluster sampler
+        allocate points with (any value is valid there; a central one proposes better splits).
+
+        The default is a posterior draw; families return the posterior mean (or mode).
+        """
+        return self.sample_posterior(stats, rng)
 
     def sample_prior(self, rng: np.random.Generator, n_clusters: int = 1) -> NamedTuple:
         """``n_clusters`` independent draws from the prior."""

@@ -326,6 +326,15 @@ class NormalInverseWishart(ConjugateFamily):
         means = post.mean + np.einsum("kab,kb->ka", chols, z) / np.sqrt(post.kappa)[:, None]
         return GaussianParams(means, covs, chols)
 
+    def point_params(self, stats: GaussianStats, rng=None) -> GaussianParams:
+        """``(m_n, S_n / (nu_n - d - 1))``: the posterior means of ``mu`` and ``Sigma`` (the
+        divisor is kept at 1 or more where the mean of ``Sigma`` is undefined)."""
+        post = self.posterior(stats)
+        d = post.mean.shape[1]
+        div = np.maximum(post.dof - d - 1.0, 1.0)
+        return GaussianParams(post.mean, post.scale / div[:, None, None],
+                              post.scale_chol / np.sqrt(div)[:, None, None])
+
     def log_likelihood(self, X, params: GaussianParams) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         K, d = params.mean.shape
@@ -547,7 +556,26 @@ def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
                              _k._niw_log_predictive, _k._niw_log_join_gain)
 
 
+@njit(cache=True, parallel=True)
+def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds,
+                 seeds, codes, acc, cnt, first, rkey, res, logq):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds[c],
+                         bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
+                         res[c], logq[c], _k._gauss_log_likelihoods, _k._gauss_accumulate)
+
+
+@njit(cache=True, parallel=True)
+def _launch_pass_2d(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds,
+                    seeds, codes, acc, cnt, first, rkey, res, logq):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds[c],
+                         bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
+                         res[c], logq[c], _k._gauss2_log_likelihoods, _k._gauss2_accumulate)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
-                "ddcrp_sweep": _ddcrp_sweep}
-ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d)
+                "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass}
+ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d,
+                       launch_pass=_launch_pass_2d)

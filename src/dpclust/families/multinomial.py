@@ -251,6 +251,11 @@ class DirichletMultinomial(ConjugateFamily):
         """
         return MultinomialParams(log_dirichlet(rng, self.posterior(stats).concentration))
 
+    def point_params(self, stats: CountStats, rng=None) -> MultinomialParams:
+        """The posterior mean word distribution ``(beta + n_kw) / (B + n_k)``."""
+        conc = self.posterior(stats).concentration
+        return MultinomialParams(np.log(conc) - np.log(conc.sum(axis=1, keepdims=True)))
+
     def log_likelihood(self, X, params: MultinomialParams) -> np.ndarray:
         X = self._as_csr(X)
         return log_multinomial_coefficients(X)[:, None] + np.asarray(X @ params.log_prob.T)
@@ -370,6 +375,15 @@ def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
                              _k._dm_log_predictive, _k._dm_log_join_gain)
 
 
+@njit(cache=True, parallel=True)
+def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds,
+                 seeds, codes, acc, cnt, first, rkey, res, logq):
+    for c in prange(bounds.shape[0] - 1):
+        _sk.launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds[c],
+                         bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
+                         res[c], logq[c], _k._dm_log_likelihoods, _k._dm_accumulate)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
-                "ddcrp_sweep": _ddcrp_sweep}
+                "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass}

@@ -347,6 +347,11 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         name = "self-link weight" if ddcrp else "concentration"
         parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
     sentence = "".join(parts) + "."
+    if str(settings.get("sampler", "")).startswith("subcluster-approx"):
+        sentence += (" <b>The sampler is approximate</b> (the paper's sub-cluster splits and "
+                     "merges, which leave out the probability of proposing the sub-clusters): "
+                     "its draws are not from the posterior, and on overlapping clusters it "
+                     "loses clusters; <code>--sampler subcluster</code> is exact.")
     if ddcrp:
         sentence += " " + _ddcrp_sentence(ddcrp)
     if mallows:

@@ -1,7 +1,5 @@
 """MCMC samplers for DP mixtures, each an ``init`` + pure ``step`` pair (see ``base``)."""
 
-from functools import partial
-
 from .base import MixtureModel, StepInfo, relabel
 from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_alpha
 from .explicit import ExplicitGibbs
@@ -17,7 +15,8 @@ SAMPLERS = {
     "explicit": ExplicitGibbs,
     "fsd": FiniteSymmetricDirichlet,
     "subcluster": SubclusterSplitMerge,
-    "subcluster-exact": partial(SubclusterSplitMerge, subcluster_splits=False, merges="none"),
+    "subcluster-exact": SubclusterSplitMerge.exact,  # the default; the name is kept
+    "subcluster-approx": SubclusterSplitMerge.approximate,
     "gibbs+sams": GibbsSAMS,
     "slice-gibbs": SliceGibbs,
     "beta-gibbs": BetaGibbs,

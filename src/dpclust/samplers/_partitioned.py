@@ -62,6 +62,37 @@ class PassSpec(NamedTuple):
         return int(sum(np.asarray(a).nbytes for a in arrays))
 
 
+class LaunchSpec(NamedTuple):
+    """What every partition receives for one launch pass of the exact split-merge moves.
+
+    ``kparams``: the 2B launch components packed by the family's pass kernel (side s of
+    move b at ``2b + s``); ``log_w`` (B, 2): their log weights; ``block_of`` (K,): the move of
+    each cluster (-1: none); ``side_of`` (K,): -1 for a cluster that a move splits, else the
+    side that a merge move gives its points; ``pins`` (B, 2): the global rows that a move
+    keeps on side 0 and side 1 and leaves out of the proposal's probability (-1: none);
+    ``mode``: 0 refines the launch (a hard EM
+    step), 1 proposes; ``key``: the pass's stream key; ``n_slots``: ``K + 2B``.
+    """
+
+    kparams: tuple
+    log_w: np.ndarray
+    block_of: np.ndarray
+    side_of: np.ndarray
+    pins: np.ndarray
+    mode: int
+    key: int
+    n_slots: int
+
+    @property
+    def n_moves(self) -> int:
+        return int(self.log_w.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        arrays = list(self.kparams) + [self.log_w, self.block_of, self.side_of, self.pins]
+        return int(sum(np.asarray(a).nbytes for a in arrays))
+
+
 class PartStats(NamedTuple):
     """One partition's (or the whole data set's) per-slot results of a pass.
 
@@ -185,6 +216,80 @@ def pass_partition(pk, spec: PassSpec, labels, sub, row0: int, bounds, chunk0: i
     return labels_out, codes, reduce_chunks(*outputs, row0=row0)
 
 
+def launch_function(pk):
+    """The family's compiled launch pass and the extra arguments it needs."""
+    if pk.entry_points and "launch_pass" in pk.entry_points:
+        return pk.entry_points["launch_pass"], ()
+    return _sk.launch_pass, (pk.log_likelihood, pk.accumulate)
+
+
+def launch_outputs(n_chunks: int, spec: LaunchSpec, n_stats: int):
+    """Zeroed per-chunk outputs of a launch pass: ``acc, cnt, first, rkey, res, logq``."""
+    acc, cnt, first, rkey, res, _ = empty_chunks(n_chunks, spec.n_slots, 0)
+    B2 = 2 * spec.n_moves
+    return (np.zeros((n_chunks, B2, n_stats)), cnt, first, rkey, res, np.zeros((n_chunks, B2)))
+
+
+def run_launch_chunks(pk, spec: LaunchSpec, labels, bounds, seeds, codes, outputs,
+                      row0: int = 0):
+    """Run the compiled launch pass over the chunks ``bounds`` (indices into ``pk.data``,
+    whose first row is global row ``row0``)."""
+    fn, extra = launch_function(pk)
+    acc, cnt, first, rkey, res, logq = outputs
+    pins = np.asarray(spec.pins, dtype=np.int64)
+    pins = np.where(pins >= 0, pins - row0, -1)
+    fn(pk.data, spec.kparams, np.ascontiguousarray(spec.log_w, dtype=np.float64), labels,
+       np.ascontiguousarray(spec.block_of, dtype=np.int64),
+       np.ascontiguousarray(spec.side_of, dtype=np.int64), pins, int(spec.mode), bounds,
+       seeds, codes, acc, cnt, first, rkey, res, logq, *extra)
+
+
+def launch_partition(pk, spec: LaunchSpec, labels, row0: int, bounds, chunk0: int):
+    """The launch pass over one partition (global rows ``row0 ..``): ``(labels, codes,
+    PartStats)`` with ``PartStats.acc`` the sides' statistics and ``PartStats.ll`` their
+    ``logq`` (see :func:`~dpclust.samplers._subcluster_kernels.launch_chunk`)."""
+    n_chunks = len(bounds) - 1
+    seeds = _sk.chunk_seeds(spec.key, chunk0 + n_chunks)[chunk0:]
+    outputs = launch_outputs(n_chunks, spec, pk.n_stats)
+    codes = np.zeros(len(labels), dtype=np.int8)
+    run_launch_chunks(pk, spec, labels, bounds, seeds, codes, outputs, row0)
+    return labels, codes, reduce_chunks(*outputs, row0=row0)
+
+
+def select_partition(labels, thresholds, anchors, key: int, key2: int, row0: int,
+                     chunk_size: int = 65536):
+    """One partition's part of the launch subsamples and second anchors: ``(local rows of the
+    subsample, best_key, best_row)`` with ``best_key[k]``/``best_row[k]`` the smallest second
+    key of a point of cluster k other than its anchor and its global row (2 and -1 if none);
+    partitions combine them by the smaller key (:func:`combine_second`)."""
+    n = len(labels)
+    n_chunks = max(1, -(-n // chunk_size))
+    bounds = np.linspace(0, n, n_chunks + 1).round().astype(np.int64)
+    K = len(thresholds)
+    mask = np.zeros(n, dtype=np.bool_)
+    best_key = np.full((n_chunks, K), 2.0)
+    best_row = np.full((n_chunks, K), -1, dtype=np.int64)
+    _sk.select_points(np.asarray(labels, dtype=np.int64),
+                      np.ascontiguousarray(thresholds, dtype=np.float64),
+                      np.ascontiguousarray(anchors, dtype=np.int64), np.uint64(key),
+                      np.uint64(key2), int(row0), bounds, mask, best_key, best_row)
+    j = np.argmin(best_key, axis=0)
+    cols = np.arange(K)
+    return np.flatnonzero(mask), best_key[j, cols], best_row[j, cols]
+
+
+def combine_second(parts):
+    """The second anchors of several partitions (``(best_key, best_row)`` pairs), in
+    partition order: the smaller key wins."""
+    key, row = parts[0]
+    key, row = key.copy(), row.copy()
+    for k2, r2 in parts[1:]:
+        smaller = k2 < key
+        key = np.where(smaller, k2, key)
+        row = np.where(smaller, r2, row)
+    return row
+
+
 def start_partition(key: int, n_clusters: int, n_rows: int, bounds, chunk0: int, labels=None):
     """Starting labels (uniform over ``n_clusters``, unless given) and sub-labels of one
     partition, from the streams of its chunks."""
@@ -270,6 +375,39 @@ class LocalPartitions:
 
     def relabel(self, labels, codes, label_map, sub_map):
         return relabel_partition(labels, codes, label_map, sub_map)
+
+    def select(self, key: int, key2: int, thresholds, anchors, labels):
+        """``(global rows, their labels, the rows in working form, second)`` of the launch
+        subsamples (every point whose key falls below its cluster's threshold) and, for every
+        cluster with a positive threshold, a uniform member other than its anchor
+        (``second[k]``, -1 if none), chosen by independent keys."""
+        parts = []
+        for p in range(len(self.rows)):
+            a, b = self.row0[p], self.row0[p + 1]
+            local, best_key, best_row = select_partition(labels[a:b], thresholds, anchors, key,
+                                                         key2, a)
+            parts.append((local + a, best_key, best_row))
+        index = np.concatenate([p[0] for p in parts])
+        second = combine_second([(p[1], p[2]) for p in parts])
+        return index, np.asarray(labels)[index], self.rows_of(index), second
+
+    def launch_pass(self, spec: LaunchSpec, labels):
+        """``(labels, codes, PartStats)`` of a launch pass over the whole data set."""
+        pk = self.pass_kernel
+        layout = partition_layout(self.rows, self._chunk_size, 2 * spec.n_moves, pk.n_stats)
+        bounds = np.concatenate(
+            [b[:-1] + self.row0[p] for p, (b, _) in enumerate(layout)] + [[self.row0[-1]]])
+        bounds = bounds.astype(np.int64)
+        seeds = _sk.chunk_seeds(spec.key, len(bounds) - 1)
+        outputs = launch_outputs(len(bounds) - 1, spec, pk.n_stats)
+        codes = np.zeros(len(labels), dtype=np.int8)
+        with threads(self._n_jobs):
+            run_launch_chunks(pk, spec, labels, bounds, seeds, codes, outputs)
+        parts = []
+        for b, c0 in layout:
+            c1 = c0 + len(b) - 1
+            parts.append(reduce_chunks(*(a[c0:c1] for a in outputs)))
+        return labels, codes, combine_parts(parts)
 
     def rows_of(self, index):
         """The data rows ``index`` (global), in the family's working form."""

@@ -156,7 +156,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     the point's cluster (a second call only when the point changes cluster).
 
     ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
-    draws both.  With ``update == 2``, every point that is not its cluster's anchor (point i
+    draws both, 3 draws labels only (every sub-label 0: no sub-cluster is scored).  With ``update == 2``, every point that is not its cluster's anchor (point i
     of cluster k is when ``anchors[k] == i``) draws a label from ``pi_k f(x_i; theta_k)`` over
     the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); then a sub-label from
     ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the more likely of two seeds in a cluster
@@ -179,7 +179,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         k0 = labels_in[i]
         k = k0
         m = 0
-        if update == 2 and anchors[k0] != i:
+        if update >= 2 and anchors[k0] != i:
             g = group_of[k0]
             lo_g = group_start[g]
             n_g = group_start[g + 1] - lo_g
@@ -192,6 +192,16 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         if update == 0:
             labels_out[i] = k
             s = sub_in[i]
+            lsub = 0.0
+        elif update == 3:  # labels only: no sub-clusters to score
+            if m > 0:
+                log_likelihood(kdata, i, kparams, cand, 0, m, logw)
+                state, arg = _draw_label(logw, log_pi, cand, m, state)
+                k = cand[arg]
+            else:
+                g_cached = -1
+            labels_out[i] = k
+            s = 0
             lsub = 0.0
         else:
             if m == 0:
@@ -292,3 +302,131 @@ def random_labels(bounds, seeds, n_clusters, labels_out, sub_out):
             labels_out[i] = min(int(u * n_clusters), n_clusters - 1)
             state, u = next_uniform(state)
             sub_out[i] = 1 if u < 0.5 else 0
+
+
+# ------------------------------------------------------------------ split-merge launches
+# The exact split-merge moves (dpclust.samplers.subcluster, "launch" moves) touch the data
+# in two more places: the choice of each move's launch subsample, and the launch pass that
+# refines the launch on all the move's points (mode 0) or proposes the split and scores the
+# reverse (mode 1).  Slots of the launch pass, for K clusters and B moves: ``k`` for cluster k
+# (counted in mode 1: its first and a uniform member), ``K + 2b + s`` for side s of move b;
+# statistics ``acc`` and ``logq`` are kept for the 2B sides only (row ``2b + s``).
+
+@njit(cache=True)
+def point_keys(key, rows):
+    """:func:`point_key` of global ``rows`` (an array)."""
+    out = np.empty(rows.shape[0])
+    k64 = np.uint64(key)
+    for a in range(rows.shape[0]):
+        out[a] = point_key(k64, rows[a])
+    return out
+
+
+@njit(cache=True, _nrt=False)
+def point_key(key, i):
+    """The uniform key of global row ``i`` for the iteration's ``key``: the same wherever
+    the row is, so that a move's launch subsample depends on its points alone."""
+    return float(mix64(key + mix64(np.uint64(i + 1) * _GOLDEN)) >> _S11) * _INV53
+
+
+@njit(cache=True, parallel=True)
+def select_points(labels, thresholds, anchors, key, key2, row0, bounds, mask, best_key,
+                  best_row):
+    """The rows of each move's launch subsample, ``mask[i] = key(row0 + i) <
+    thresholds[labels[i]]`` (a Bernoulli subsample of its points), and per chunk c and moving
+    cluster k the point other than the anchor ``anchors[k]`` (a global row) with the smallest
+    second key ``key2`` (``best_key[c, k]``, ``best_row[c, k]``, global; 2 and -1 if none):
+    over chunks, a uniform member of the cluster other than its anchor, independent of the
+    subsample."""
+    k1 = np.uint64(key)
+    k2 = np.uint64(key2)
+    for c in prange(bounds.shape[0] - 1):
+        for i in range(bounds[c], bounds[c + 1]):
+            k = labels[i]
+            t = thresholds[k]
+            if t > 0.0:
+                g = row0 + i
+                mask[i] = point_key(k1, g) < t
+                if g != anchors[k]:
+                    u = point_key(k2, g)
+                    if u < best_key[c, k]:
+                        best_key[c, k] = u
+                        best_row[c, k] = g
+            else:
+                mask[i] = False
+
+
+@njit(cache=True)
+def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, lo, hi, seed,
+                 codes, acc, cnt, first, rkey, res, logq, log_likelihood, accumulate):
+    """One chunk (points ``lo .. hi - 1``) of a launch pass.
+
+    Point i of cluster ``k = labels[i]`` with ``b = block_of[k] >= 0`` is scored against
+    the two launch components ``kparams[2b]``, ``kparams[2b + 1]`` with log weights
+    ``log_w[b]``: ``p_i(s) ∝ w_bs f(x_i; phi_bs)``.
+
+    ``mode`` 0 (a step of the launch, as Jain & Neal's intermediate restricted Gibbs
+    scans): ``s ~ p_i``; the side's statistics and count are accumulated.  ``mode`` 1 (the proposal): a split move
+    (``side_of[k] < 0``) draws ``s ~ p_i``, a merge move takes ``s = side_of[k]`` (which of
+    the two clusters the point is in); both add ``log p_i(s)`` to ``logq[2b]`` and ``log
+    p_i(1 - s)`` to ``logq[2b + 1]`` (the log probability of proposing this split and of its
+    mirror image), ``codes[i] = s``, except the points ``pins[b, s]`` (local rows, or -1),
+    which are put on side s and add nothing to ``logq``; splits accumulate the side's statistics, count it and keep
+    its first and a uniform member; every point is counted in its cluster's slot ``k``.
+    """
+    K = block_of.shape[0]
+    out = np.empty(2)
+    comps = np.empty(2, dtype=np.int64)
+    nxt = np.ones(cnt.shape[0], dtype=np.int64)
+    state = seed
+    for i in range(lo, hi):
+        k = labels[i]
+        b = block_of[k]
+        if mode == 1:
+            codes[i] = 0
+            state = _count_member(i, k, cnt, first, rkey, res, nxt, state)
+        if b < 0:
+            continue
+        comps[0] = 2 * b
+        comps[1] = 2 * b + 1
+        log_likelihood(kdata, i, kparams, comps, 0, 2, out)
+        a0 = out[0] + log_w[b, 0]
+        a1 = out[1] + log_w[b, 1]
+        top = a0 if a0 > a1 else a1
+        lse = top + math.log(math.exp(a0 - top) + math.exp(a1 - top))
+        fixed = side_of[k] if mode == 1 else -1
+        pinned = 0 if i == pins[b, 0] else (1 if i == pins[b, 1] else -1)
+        if fixed >= 0:
+            s = fixed
+        elif pinned >= 0:
+            s = pinned
+        else:
+            state, u = next_uniform(state)
+            s = 1 if u < math.exp(a1 - lse) else 0
+        if mode == 0:
+            accumulate(kdata, i, acc, 2 * b + s)
+            cnt[K + 2 * b + s] += 1
+            continue
+        if pinned >= 0:
+            pass  # the move's pinned points are not part of the allocation's probability
+        elif s == 0:
+            logq[2 * b] += a0 - lse
+            logq[2 * b + 1] += a1 - lse
+        else:
+            logq[2 * b] += a1 - lse
+            logq[2 * b + 1] += a0 - lse
+        codes[i] = s
+        if fixed < 0:
+            accumulate(kdata, i, acc, 2 * b + s)
+            state = _count_member(i, K + 2 * b + s, cnt, first, rkey, res, nxt, state)
+
+
+@njit(cache=True, parallel=True)
+def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds, seeds,
+                codes, acc, cnt, first, rkey, res, logq, log_likelihood, accumulate):
+    """The launch pass over all chunks, in parallel (generic over the family's functions;
+    built-in families call :func:`launch_chunk` from cached entry points of their own)."""
+    for c in prange(bounds.shape[0] - 1):
+        launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds[c],
+                     bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
+                     res[c], logq[c], log_likelihood, accumulate)

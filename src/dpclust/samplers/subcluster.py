@@ -1,45 +1,81 @@
-"""The sub-cluster split/merge sampler of Chang & Fisher (2013): the sampler that scales.
+"""The parallel sampler of Chang & Fisher (2013) with exact split-merge moves: the
+sampler that scales.
 
 Restricted Gibbs sampling with instantiated weights and parameters never creates a cluster;
-clusters are created by split moves and removed by merges.  Every cluster carries two
-sub-clusters, sampled alongside, that propose its split.  One iteration (ALGORITHMS.md
-section 3):
+clusters are created by split moves and removed by merges.  One iteration:
 
-1. weights ``(pi_1..K, pi_new) ~ Dir(N_1..N_K, alpha)``, parameters ``theta_k ~ p(theta | X_k)``,
-   sub-weights ``~ Dir(N_kl + alpha/2, N_kr + alpha/2)`` and sub-parameters from their
-   posteriors: all from per-cluster statistics, no data touched;
+1. weights ``(pi_1..K, pi_new) ~ Dir(N_1..N_K, alpha)`` and parameters ``theta_k ~ p(theta |
+   X_k)``, from per-cluster statistics (no data touched);
 2. **the data pass**, parallel over chunks of points: ``z_i ∝ pi_k f(x_i; theta_k)`` (within
-   the point's super-cluster when those are on) and ``zbar_i ∝ pibar_{z_i s} f(x_i;
-   thetabar_{z_i s})``; it returns only per-slot sufficient statistics;
-3. split and merge moves, decided from those statistics alone: the exact random split/merge
-   pair, sub-cluster splits (the conjugate form of the paper's eq. 21) once a cluster's
-   sub-clusters have burned in, and the practical merge of DPMMSubClusters.jl;
+   the point's super-cluster when those are on); it returns per-cluster statistics;
+3. **split-merge moves**, one per group of clusters, all groups at once (below): a
+   subsample pass, a launch on the client, one refining pass and one proposal pass;
 4. one relabelling pass applies the accepted moves (and the canonical numbering).
 
-**Which moves are exact.**  The restricted Gibbs pass of the paper, with every label drawn in
-parallel among the occupied clusters, is *not* invariant: it can empty a cluster but never
-create one.  What is exact is to condition on every cluster staying non-empty.  The pass does
-this in parallel with one *anchor* per cluster, a member chosen uniformly at random that keeps
-its label (an auxiliary variable with density ``prod_k 1/N_k``): the other points are drawn
-independently, and the whole pass is accepted with the Metropolis-Hastings probability
-``min(1, prod_k N_k / N'_k)``.  At scale the ratio is close to one; on tiny data it rejects
-often.  The random split/merge pair carries its full Hastings ratio, the Beta-binomial
-proposal's probability included.  Restricted Gibbs and the random pair alone
-(``SubclusterSplitMerge.exact()``, ``sampler="subcluster-exact"``) pass the exact-posterior
-test.
+**The restricted Gibbs pass is exact.**  Every label drawn in parallel among the occupied
+clusters is not an invariant update: it can empty a cluster but never create one.  What is
+exact is to condition on every cluster staying non-empty.  The pass does this with one
+*anchor* per cluster, a member chosen uniformly at random that keeps its label (an
+auxiliary variable with density ``prod_k 1/N_k``): the other points are drawn independently,
+and the whole pass is accepted with the Metropolis-Hastings probability ``min(1, prod_k N_k /
+N'_k)`` (close to one at scale).
 
-The sub-cluster split and the practical merge are the paper's fast moves and are **not**
-exact: eq. 21 is the Hastings ratio only when the new clusters' sub-clusters are drawn from
-their exact conditional, which the paper (and this module) approximates by letting them burn
-in before the next split ("deferred" splits).  They are on by default, as in the paper; the
-test suite measures the default configuration's distance to the exact posterior.
+**The split-merge moves are exact.**  The paper's sub-cluster split (its eq. 21) is a
+Hastings ratio only when the new clusters' sub-clusters are drawn from their exact
+conditional; with burned-in sub-clusters its ratio leaves out the probability of proposing
+the sub-labels, a term that grows with N, and its chains lose clusters (on three
+overlapping 2-D clusters every chain ends at K = 1, at any N).  Those moves are kept as
+:meth:`SubclusterSplitMerge.approximate` for comparisons.  The default replaces them:
+
+* *Groups.*  Let each cluster carry a group label ``g_k`` uniform on ``1..P``, independent
+  of everything else.  Writing the DP as a mixture of P DPs of concentration ``alpha / P``
+  (Williamson, Dubey & Xing 2013), ``p(z, g) ∝ CRP_alpha(z) P^-K = prod_g CRP_{alpha/P}
+  (z_g)``: given the groups, the partitions of the groups' points are independent DP
+  mixtures with concentration ``alpha / P``.  Each iteration draws ``g`` afresh (its exact
+  conditional) and every non-empty group makes one Metropolis-Hastings move on its own
+  points, in parallel; split targets carry ``alpha / P`` instead of ``alpha``.  ``P`` is
+  drawn each iteration from a distribution that does not depend on the state (a mixture of
+  kernels): few groups propose merges of any pair, many propose splits of every cluster.
+* *The move.*  A group of ``K_g`` clusters proposes, with probability ``rho(K_g)`` (1 when
+  ``K_g = 1``, else 1/2), to split a uniformly chosen cluster, else to merge a uniformly
+  chosen pair.  Either way the move acts on a set S of points that is the same before and
+  after it (one cluster, or the union of two).
+* *The launch* is a function of S alone (its points and auxiliary randomness whose law
+  depends only on S), so it is the same whether S is one cluster or two and its density
+  cancels from the ratio.  Two kinds, chosen at random (``pinch``): an **EM launch** (a
+  Bernoulli subsample of S chosen by per-point keys, ``launch_iter`` stochastic EM steps on it
+  from two of its points, as Jain & Neal's intermediate restricted Gibbs scans, then
+  ``launch_passes`` steps over all of S) gives two components ``phi_0, phi_1`` and weights;
+  a **pinch launch** grows side 1 from one point j of S (``phi_1`` from ``x_j`` alone, weight
+  ``1 / N_S``) against ``phi_0`` from all of S, which proposes to cut off a few points —
+  how singletons are born and die.
+* *The proposal* allocates every point of S independently, ``p_i(s) ∝ w_s f(x_i; phi_s)``
+  (one parallel pass), so ``q(split) = prod_i p_i(s_i)``, summed over the two labellings for
+  an EM launch (the split is unordered).  For a merge the same pass scores the current split.
+  The pinch point is a cluster's anchor: forward it has probability ``1 / N_S``; reverse,
+  side 1 is chosen among the pair (1/2) and j is its anchor (``1 / N_1``).
+
+Split of c into (A, B) within a group of ``K_g`` clusters::
+
+    log r = log(alpha / P) + lgamma(N_A) + lgamma(N_B) - lgamma(N_c)
+            + log f(X_A) + log f(X_B) - log f(X_c)                       (target)
+            + log(1 - rho(K_g + 1)) - log C(K_g + 1, 2)                  (reverse: the pair)
+            - log rho(K_g) + log K_g - log q(A, B)                       (forward: c, split)
+            [pinch: - log(2 N_B) + log N_c]
+
+and a merge is the reverse.  Every move is checked against the exact posterior over the
+partitions of five points (the tests), and at a few thousand points against long
+collapsed-Gibbs chains.
 
 References
 ----------
 Chang, J. & Fisher III, J. W. (2013). Parallel sampling of DP mixture models using
     sub-cluster splits. NIPS (sections 4-5, eq. 21, Algorithm 1).
-Jain, S. & Neal, R. M. (2004). A split-merge Markov chain Monte Carlo procedure for the
-    Dirichlet process mixture model. JCGS (random split/merge proposals).
+Jain, S. & Neal, R. M. (2004, 2007). A split-merge Markov chain Monte Carlo procedure for
+    the Dirichlet process mixture model; Splitting and merging components of a nonconjugate
+    Dirichlet process mixture model. JCGS; Bayesian Analysis (launch states).
+Williamson, S. A., Dubey, A. & Xing, E. P. (2013). Parallel Markov chain Monte Carlo for
+    nonparametric mixture models. ICML (the DP as a mixture of DPs).
 Dinari, O., Yu, A., Freifeld, O. & Fisher III, J. W. (2019). Distributed MCMC inference in
     Dirichlet process mixture models using Julia. CCGrid (the practical merge).
 """
@@ -57,7 +93,9 @@ from scipy.special import gammaln
 
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
-from ._partitioned import PassSpec
+from . import _subcluster_kernels as _sk
+from ._partitioned import (LaunchSpec, PassSpec, launch_outputs, reduce_chunks,
+                           run_launch_chunks)
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
 
@@ -127,21 +165,40 @@ class _Cluster:
 
 @dataclass(frozen=True)
 class SubclusterSplitMerge:
-    """Chang & Fisher's parallel sub-cluster split/merge sampler.
+    """Chang & Fisher's parallel sampler, with exact split-merge moves by default.
 
     Parameters
     ----------
-    subcluster_splits : bool, default=True
-        Propose splitting each cluster into its two sub-clusters (eq. 21) once they have
-        burned in.  The fast move of the paper; approximate (see the module notes).
-    merges : {"reverse", "practical", "none"}, default="reverse"
+    split_merge : bool, default=True
+        The exact split-merge moves (see the module notes): one per random group of
+        clusters per iteration, all groups in parallel.
+    n_groups : int or None, default=None
+        Number of groups P.  None draws ``P = 2^u`` each iteration, u uniform on ``0 ..
+        ceil(log2(min(N, 512)))``.
+    launch_size : int, default=256
+        Expected size of an EM launch's subsample of the move's points (all of them below
+        that).
+    launch_iter : int, default=8
+        Stochastic EM steps of an EM launch on its subsample.
+    launch_passes : int, default=1
+        Further stochastic EM steps on all of the move's points (one data pass each).
+    pinch : float, default=0.5
+        Probability that a move uses a pinch launch (side 1 grown from one point: the moves
+        that create and remove small clusters) rather than an EM launch.
+    subcluster_splits : bool, default=False
+        **Approximate.**  Propose splitting each cluster into its two persistent
+        sub-clusters (eq. 21) once they have burned in: the paper's fast move, which leaves
+        out the probability of proposing the sub-clusters (see the module notes).  Only
+        with ``split_merge=False`` (:meth:`approximate`).
+    merges : {"reverse", "practical", "none"}, default="none"
         Propose merging every pair of clusters once per iteration; the merged cluster's
         sub-clusters are the two old clusters, so that its sub-cluster split is the exact
         reverse.  ``"reverse"`` accepts with the target ratio (the reciprocal of eq. 21);
         ``"practical"`` with the ratio of DPMMSubClusters.jl, which leaves out the CRP's
         ``Gamma(N_c) / (Gamma(N_l) Gamma(N_r))`` and so cannot merge two halves of one big
-        cluster (two Gaussians always fit its points better than one).  Both approximate.
-    random_split_merge : bool, default=True
+        cluster (two Gaussians always fit its points better than one).  Both approximate,
+        and only with ``split_merge=False``.
+    random_split_merge : bool, default=False
         One exact random split-or-merge proposal per iteration (a cluster split by a
         Beta-binomial draw, or a random pair merged), each with its full Hastings ratio.
     split_delay : int, default=2
@@ -190,9 +247,15 @@ class SubclusterSplitMerge:
     links are the super-clusters.
     """
 
-    subcluster_splits: bool = True
-    merges: str = "reverse"
-    random_split_merge: bool = True
+    split_merge: bool = True
+    n_groups: int | None = None
+    launch_size: int = 256
+    launch_iter: int = 8
+    launch_passes: int = 1
+    pinch: float = 0.5
+    subcluster_splits: bool = False
+    merges: str = "none"
+    random_split_merge: bool = False
     split_delay: int = 2
     burn_in: str = "fixed"
     max_split_delay: int = 10
@@ -224,16 +287,51 @@ class SubclusterSplitMerge:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
         if self.n_jobs is not None and (int(self.n_jobs) == 0 or int(self.n_jobs) < -1):
             raise ValueError(f"n_jobs must be a positive number of threads or -1, got {self.n_jobs}")
+        if self.n_groups is not None and int(self.n_groups) < 1:
+            raise ValueError(f"n_groups must be a positive number of groups or None, got "
+                             f"{self.n_groups}")
+        if int(self.launch_size) < 2:
+            raise ValueError(f"launch_size must be >= 2, got {self.launch_size}")
+        if int(self.launch_iter) < 0 or int(self.launch_passes) < 0:
+            raise ValueError("launch_iter and launch_passes must be >= 0")
+        if not 0.0 <= float(self.pinch) <= 1.0:
+            raise ValueError(f"pinch must be a probability, got {self.pinch}")
+        if self.split_merge and self._subclusters:
+            raise ValueError(
+                "the exact split-merge moves (split_merge=True) cannot be combined with the "
+                "approximate sub-cluster moves (subcluster_splits, merges): use "
+                "SubclusterSplitMerge() for the exact sampler or "
+                "SubclusterSplitMerge.approximate() for the paper's fast moves")
 
     @classmethod
     def exact(cls, **kwargs) -> SubclusterSplitMerge:
-        """The configuration that is exact MCMC: restricted Gibbs and the random pair only."""
-        return cls(subcluster_splits=False, merges="none", **kwargs)
+        """The default configuration, exact MCMC: restricted Gibbs and the launch split-merge
+        moves (keyword arguments override any option)."""
+        return cls(**kwargs)
+
+    @classmethod
+    def approximate(cls, **kwargs) -> SubclusterSplitMerge:
+        """The paper's fast moves: sub-cluster splits (eq. 21), pairwise "reverse" merges
+        and the random split/merge pair, without the launch moves.
+
+        **Not exact MCMC**, and the error does not shrink with the data: on overlapping
+        clusters its chains collapse to one cluster (see the module notes).  For
+        comparisons with the paper only.
+        """
+        options = dict(split_merge=False, subcluster_splits=True, merges="reverse",
+                       random_split_merge=True)
+        options.update(kwargs)
+        return cls(**options)
+
+    @property
+    def _subclusters(self) -> bool:
+        """Whether the approximate moves need persistent sub-clusters."""
+        return bool(self.subcluster_splits) or self.merges != "none"
 
     @property
     def is_exact(self) -> bool:
         """Whether every move of this configuration is exact MCMC."""
-        return not self.subcluster_splits and self.merges == "none"
+        return not self._subclusters
 
     # ------------------------------------------------------------------- init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
@@ -294,7 +392,10 @@ class SubclusterSplitMerge:
         sub_counts = fam.count(sub_stats).reshape(K, 2)
         log_pibar = log_dirichlet(rng, sub_counts + alpha / 2.0)
         thetabar = fam.sample_posterior(sub_stats, rng)
+        update = (2 if self._subclusters else 3) if self.restricted_gibbs else 1
         fresh = state.age == 0
+        if update == 3:  # no sub-clusters: nothing to seed
+            fresh = np.zeros(K, dtype=bool)
         if fresh.any():
             # new sub-clusters start from seeds: each point takes the more likely one
             idx = np.flatnonzero(fresh)
@@ -312,7 +413,6 @@ class SubclusterSplitMerge:
             rand_p = float(rng.beta(self.split_concentration, self.split_concentration))
 
         # 2. the data pass, accepted as a whole with prod_k N_k / N'_k (anchors stay put)
-        update = 2 if self.restricted_gibbs else 1
         run = self._data_pass(rng, model, state, theta, thetabar, log_pi, log_pibar, fresh,
                               groups, rand_c, rand_p, update)
         new_counts = run.counts[:2 * K].reshape(K, 2).sum(axis=1)
@@ -339,9 +439,15 @@ class SubclusterSplitMerge:
 
         # 4. relabel: canonical order by first member
         new_state = self._relabel(model, run, clusters, K, state, alpha)
+
+        # 5. the exact split-merge moves, in parallel over groups of clusters
+        if self.split_merge:
+            new_state, splits, merges = self._launch_moves(rng, model, new_state)
+            n_splits += splits
+            n_merges += merges
         k_new = len(new_state.age)
         alpha = model.update_alpha(rng, alpha, k_new)
-        stats = concatenate(*(c.stats for c in clusters if c is not None))
+        stats = _pairs_combined(fam, new_state.sub_stats, k_new)
         log_joint = crp_log_prior(fam.count(stats), alpha) + float(fam.log_marginal(stats).sum())
         return (new_state._replace(alpha=alpha),
                 StepInfo(log_joint, k_new, alpha, int(n_splits), int(n_merges)))
@@ -610,7 +716,378 @@ class SubclusterSplitMerge:
         return SubclusterState(labels, sub, alpha, age, sub_stats, anchors, sub_ll, best)
 
 
+    # ------------------------------------------------ exact split-merge moves
+    def _group_count(self, rng, n_samples: int) -> int:
+        """The number of groups P of this iteration: ``n_groups``, or by default ``2^u``
+        with u uniform on ``0 .. ceil(log2(min(N, 512)))`` (a mixture of kernels chosen
+        independently of the state: few groups propose merges of any pair, many groups
+        propose splits of every cluster)."""
+        if self.n_groups is not None:
+            return int(self.n_groups)
+        top = int(math.ceil(math.log2(max(2, min(int(n_samples), 512)))))
+        return 2 ** int(rng.integers(top + 1))
+
+    def _choose_moves(self, rng, K: int, n, n_groups: int):
+        """Each cluster joins one of ``n_groups`` groups uniformly; each non-empty group of
+        ``K_g`` clusters proposes one move: a split of a uniformly chosen cluster (always
+        when ``K_g = 1``, else with probability 1/2) or the merge of a uniformly chosen
+        pair, whose side 0 (the cluster whose anchor the merged cluster keeps) is chosen
+        uniformly.  Each move is a pinch with probability ``pinch``."""
+        group = rng.integers(n_groups, size=K)
+        moves = []
+        for g in np.unique(group):
+            members = np.flatnonzero(group == g)
+            k_g = len(members)
+            pinch = bool(rng.random() < self.pinch)
+            if k_g == 1 or rng.random() < 0.5:
+                c = int(members[rng.integers(k_g)])
+                if n[c] >= 2:  # a single point cannot be split (nor can the reverse merge)
+                    moves.append(_Move("split", (c,), k_g, pinch))
+            else:
+                pair = [int(members[a]) for a in rng.choice(k_g, size=2, replace=False)]
+                if pinch and n[pair[1]] != n[pair[0]]:
+                    pair.sort(key=lambda c: -n[c])  # a pinch merge pinches the smaller
+                moves.append(_Move("merge", tuple(pair), k_g, pinch))
+        return moves
+
+    def _launch_moves(self, rng, model, state: SubclusterState):
+        """One round of exact split-merge moves (the module notes give the ratio).
+
+        Every move is anchored by two points, i on side 0 and j on side 1: a merge's are
+        the anchors of its two clusters; a split's i is its cluster's anchor and j the
+        point with the smallest key in the launch subsample of its other points (uniform
+        over them).  The launch is a function of the move's points, i and j.
+        """
+        fam = model.family
+        data = self._data(model)
+        K = len(state.age)
+        alpha = state.alpha
+        stats = _pairs_combined(fam, state.sub_stats, K)
+        n = np.rint(fam.count(stats)).astype(np.int64)
+        n_groups = self._group_count(rng, model.n_samples)
+        moves = self._choose_moves(rng, K, n, n_groups)
+        if not moves:
+            return state, 0, 0
+        B = len(moves)
+        block_of = np.full(K, -1, dtype=np.int64)
+        side_of = np.full(K, -1, dtype=np.int64)
+        pins = np.full((B, 2), -1, dtype=np.int64)
+        size = np.zeros(B)
+        for b, move in enumerate(moves):
+            for side, c in enumerate(move.members):
+                block_of[c] = b
+                pins[b, side] = state.anchors[c]
+                if move.kind == "merge":
+                    side_of[c] = side
+            size[b] = n[list(move.members)].sum()
+        moving = block_of >= 0
+        rate = np.minimum(1.0, self.launch_size / size)
+        thresholds = np.zeros(K)
+        thresholds[moving] = rate[block_of[moving]]
+
+        # the launch subsamples, and the second anchor of each split (a uniform member of
+        # the cluster other than its anchor, chosen by keys independent of the subsample)
+        index, sub_labels, rows, second = data.select(
+            int(rng.integers(2**63)), int(rng.integers(2**63)), thresholds, state.anchors,
+            state.labels)
+        for b, move in enumerate(moves):
+            if move.kind == "split":
+                pins[b, 1] = second[move.members[0]]
+        ready = pins[:, 1] >= 0
+        pinched = np.array([m.pinch for m in moves])
+
+        # the anchors' rows seed every launch
+        flat = pins[ready].ravel()
+        seeds = fam.empty_stats(2 * B)
+        if len(flat):
+            one = fam.stats(data.rows_of(flat), np.arange(len(flat)), len(flat))
+            rows2 = np.stack([2 * np.flatnonzero(ready), 2 * np.flatnonzero(ready) + 1],
+                             axis=1).ravel()
+            seeds = _with_rows(seeds, rows2, one)
+        params = fam.point_params(seeds, rng)
+        log_w = np.full((B, 2), math.log(0.5))
+
+        # EM launches: stochastic EM on the subsample, then on all the move's points
+        em = ready & ~pinched
+        em_block = np.where(moving & em[np.maximum(block_of, 0)], block_of, -1)
+        if em.any():
+            params, log_w = self._launch_on_subsample(rng, model, rows, sub_labels, em_block,
+                                                      params, log_w)
+            for _ in range(int(self.launch_passes)):
+                run = self._launch_run(rng, model, data, state.labels, params, log_w,
+                                       em_block, side_of, pins, 0)
+                new_params, new_w = self._launch_params(rng, fam, run, size, K)
+                rows2 = np.stack([2 * np.flatnonzero(em), 2 * np.flatnonzero(em) + 1],
+                                 axis=1).ravel()
+                params = _with_rows(params, rows2, take(new_params, rows2))
+                log_w[em] = new_w[em]
+        # pinch launches: the whole move against its point j
+        pinch = ready & pinched
+        if pinch.any():
+            pb = np.flatnonzero(pinch)
+            whole = concatenate(*(stats_of(fam, stats, moves[b].members) for b in pb))
+            params = _with_rows(params, 2 * pb, fam.point_params(whole, rng))
+            log_w[pb, 0] = np.log1p(-1.0 / size[pb])
+            log_w[pb, 1] = -np.log(size[pb])
+
+        # the proposal: splits drawn, merges scored, every point counted
+        block_of = np.where(moving & ready[np.maximum(block_of, 0)], block_of, -1)
+        run = self._launch_run(rng, model, data, state.labels, params, log_w, block_of,
+                               side_of, pins, 1)
+        return self._apply_launch_moves(rng, model, data, state, run, moves, stats, n,
+                                        n_groups, alpha, pins, ready)
+
+    def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
+        """``launch_iter`` stochastic EM steps on each EM move's subsample, from the launch
+        ``params`` (seeded by the anchors); returns the new ``(params, log_w)``."""
+        fam = model.family
+        if self.launch_iter == 0 or len(sub_labels) == 0:
+            return params, log_w
+        B = log_w.shape[0]
+        blocks = block_of[sub_labels]
+        live = np.unique(blocks[blocks >= 0])
+        rows2 = np.stack([2 * live, 2 * live + 1], axis=1).ravel()
+        size = np.bincount(blocks[blocks >= 0], minlength=B).astype(np.float64)
+        local = _SubsampleRows(model, rows)
+        no_side = np.full(len(block_of), -1, dtype=np.int64)
+        no_pins = np.full((B, 2), -1, dtype=np.int64)
+        log_w = log_w.copy()
+        for _ in range(int(self.launch_iter)):
+            run = self._launch_run(rng, model, local, sub_labels, params, log_w, block_of,
+                                   no_side, no_pins, 0)
+            new_params, new_w = self._launch_params(rng, fam, run, size, len(block_of))
+            params = _with_rows(params, rows2, take(new_params, rows2))
+            log_w[live] = new_w[live]
+        return params, log_w
+
+    @staticmethod
+    def _launch_params(rng, fam, run, size, K):
+        """Launch parameters and weights from the sides' statistics of a hard EM step."""
+        params = fam.point_params(run.stats, rng)
+        counts = run.counts[K:].reshape(-1, 2).astype(np.float64)
+        log_w = np.log(counts + 1.0) - np.log(size[:, None] + 2.0)
+        return params, log_w
+
+    def _launch_run(self, rng, model, data, labels, params, log_w, block_of, side_of, pins,
+                    mode):
+        """One launch pass of ``mode`` over ``data`` (all the points, or a subsample)."""
+        K = len(block_of)
+        B = log_w.shape[0]
+        spec = LaunchSpec(None, log_w, block_of, side_of, pins, int(mode),
+                          int(rng.integers(2**63)), K + 2 * B)
+        if data.pass_kernel is None:
+            return _reference_launch(rng, model.family, data.rows_of(None)
+                                     if isinstance(data, _SubsampleRows) else model.X,
+                                     params, spec, labels)
+        spec = spec._replace(kparams=data.pack(params))
+        labels, codes, part = data.launch_pass(spec, labels)
+        return LaunchResult(labels, codes, data.unpack(part.acc), part.cnt, part.first,
+                            part.res, part.ll)
+
+    def _apply_launch_moves(self, rng, model, data, state, run, moves, stats, n, n_groups,
+                            alpha, pins, ready):
+        """Accept or reject every move with its ratio (module notes); relabel once."""
+        fam = model.family
+        K = len(n)
+        log_p = math.log(n_groups)
+        records = []  # per cluster: [stats, first, anchor] (None: merged away)
+        for k in range(K):
+            records.append([take(stats, [k]), int(run.first[k]), int(state.anchors[k])])
+        label_map = np.repeat(np.arange(K, dtype=np.int64), 4)
+        splits = merges = 0
+        for b, move in enumerate(moves):
+            if not ready[b]:
+                continue
+            k_g = move.k_g
+            log_q = float(run.logq[2 * b])  # the allocation of all but the two anchors
+            if move.kind == "split":
+                c = move.members[0]
+                n_a, n_b = int(run.counts[K + 2 * b]), int(run.counts[K + 2 * b + 1])
+                n_c = n_a + n_b
+                if move.pinch and n_b > n_a:
+                    continue  # its reverse merge would pinch the other cluster
+                halves = take(run.stats, [2 * b, 2 * b + 1])
+                log_ratio = (_log_split_target(fam, take(halves, [0]), take(halves, [1]),
+                                               records[c][0], n_a, n_b, alpha) - log_p
+                             + _log_anchored_split(n_a, n_b, k_g, log_q, move.pinch))
+                if math.log(rng.random()) < log_ratio:
+                    slot = K + 2 * b
+                    records[c] = [take(halves, [0]), int(run.first[slot]), int(pins[b, 0])]
+                    records.append([take(halves, [1]), int(run.first[slot + 1]),
+                                    int(pins[b, 1])])
+                    label_map[4 * c + 1] = len(records) - 1
+                    splits += 1
+            else:
+                left, right = move.members  # side 0, side 1
+                s_l, s_r = records[left][0], records[right][0]
+                both = fam.combine(s_l, s_r)
+                n_l, n_r = int(n[left]), int(n[right])
+                log_ratio = -(_log_split_target(fam, s_l, s_r, both, n_l, n_r, alpha) - log_p
+                              + _log_anchored_split(n_l, n_r, k_g - 1, log_q, move.pinch))
+                if math.log(rng.random()) < log_ratio:
+                    records[left] = [both, min(records[left][1], records[right][1]),
+                                     int(pins[b, 0])]
+                    records[right] = None
+                    label_map[4 * right:4 * right + 4] = left
+                    merges += 1
+        if splits == 0 and merges == 0:
+            return state, 0, 0
+        live = [a for a, r in enumerate(records) if r is not None]
+        order = sorted(live, key=lambda a: records[a][1])
+        new_id = np.full(len(records), -1, dtype=np.int64)
+        new_id[order] = np.arange(len(order))
+        label_map = new_id[label_map]
+        labels, sub = data.relabel(run.labels, run.codes, label_map,
+                                   np.zeros(4 * K, dtype=np.int8))
+        k_new = len(order)
+        cluster_stats = concatenate(*(records[a][0] for a in order))
+        sub_stats = concatenate(*(concatenate(take(cluster_stats, [j]), fam.empty_stats(1))
+                                  for j in range(k_new)))
+        anchors = np.array([records[a][2] for a in order], dtype=np.int64)
+        return (SubclusterState(labels, sub, alpha, np.ones(k_new, dtype=np.int64), sub_stats,
+                                anchors, np.full(k_new, -np.inf), np.full(k_new, -np.inf)),
+                splits, merges)
+
+
+class _Move(NamedTuple):
+    """One split-merge move: ``kind`` "split" (``members = (c,)``) or "merge" (two
+    clusters, side 0 and side 1), the size ``k_g`` of its group, and whether it is a pinch
+    move (side 1 grows from one point: the last member's anchor)."""
+
+    kind: str
+    members: tuple
+    k_g: int
+    pinch: bool
+
+
+def stats_of(fam, stats, members):
+    """Statistics of the union of clusters ``members``."""
+    out = take(stats, [members[0]])
+    for c in members[1:]:
+        out = fam.combine(out, take(stats, [c]))
+    return out
+
+
+class LaunchResult(NamedTuple):
+    """What a launch pass returns: the labels it read and the sides (``codes``; handles to
+    arrays on a Dask cluster), the 2B sides' statistics, counts per slot (K clusters then the
+    2B sides), first and a uniform member per slot, and ``logq`` per move (``log q`` of the
+    allocation and of its mirror image)."""
+
+    labels: Any
+    codes: Any
+    stats: Any
+    counts: np.ndarray
+    first: np.ndarray
+    member: np.ndarray
+    logq: np.ndarray
+
+
+class _SubsampleRows:
+    """The launch subsample as a data side of its own (rows numbered from 0)."""
+
+    def __init__(self, model, rows):
+        self.model = model
+        self.rows = rows
+        fam = model.family
+        self.pass_kernel = (None if model.pass_kernel is None
+                            else fam.pass_kernel(rows, model.data_summary))
+
+    def rows_of(self, index):
+        return self.rows
+
+    def pack(self, params):
+        return self.pass_kernel.pack(params)
+
+    def unpack(self, acc):
+        return self.pass_kernel.unpack(acc)
+
+    def launch_pass(self, spec, labels):
+        n = len(labels)
+        bounds = np.array([0, n], dtype=np.int64)
+        seeds = _sk.chunk_seeds(spec.key, 1)
+        outputs = launch_outputs(1, spec, self.pass_kernel.n_stats)
+        codes = np.zeros(n, dtype=np.int8)
+        run_launch_chunks(self.pass_kernel, spec, np.asarray(labels, dtype=np.int64), bounds,
+                          seeds, codes, outputs)
+        return labels, codes, reduce_chunks(*outputs)
+
+
 # ---------------------------------------------------------------- helpers
+def _log_anchored_split(n_a: int, n_b: int, k_g: int, log_q: float, pinch: bool = False):
+    """The proposal and anchor part of the log Hastings ratio of splitting a cluster of a
+    group of ``k_g`` clusters into sides of ``n_a`` and ``n_b`` points (the target ratio
+    apart); a merge's is minus this, with ``k_g`` the group's size after the merge.
+
+    Forward: the cluster (``rho(k_g) / k_g``), its second anchor j (uniform over its other
+    ``N_c - 1`` points) and the allocation of the rest (``q``).
+    Reverse: the pair (``(1 - rho(k_g + 1)) / C(k_g + 1, 2)``) and which one is side 0 (1/2;
+    a pinch merge pinches the smaller cluster, so 1 unless the two are the same size, and a
+    pinch split whose side 1 is the larger is never made).
+    The anchors are auxiliary variables, uniform members: ``1 / (N_a N_b)`` after, ``1 / N_c``
+    before."""
+    n_c = n_a + n_b
+    forward = math.log(_p_split(k_g)) - math.log(k_g) - math.log(n_c - 1.0) + log_q
+    reverse = math.log(1.0 - _p_split(k_g + 1)) - math.log(math.comb(k_g + 1, 2))
+    if not pinch or n_a == n_b:
+        reverse -= math.log(2.0)
+    anchors = math.log(n_c) - math.log(n_a) - math.log(n_b)
+    return anchors + reverse - forward
+
+
+def _p_split(k_g: int) -> float:
+    """Probability that a group of ``k_g`` clusters proposes a split rather than a merge."""
+    return 1.0 if k_g == 1 else 0.5
+
+
+def _reference_launch(rng, fam, X, params, spec, labels) -> LaunchResult:
+    """The launch pass in NumPy, for families without a :class:`PassKernel` (same
+    distribution as the numba pass, different random numbers; in-process only)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    K = len(spec.block_of)
+    B = spec.n_moves
+    n = len(labels)
+    blocks = spec.block_of[labels]
+    moving = np.flatnonzero(blocks >= 0)
+    codes = np.zeros(n, dtype=np.int8)
+    logq = np.zeros(2 * B)
+    s = np.zeros(len(moving), dtype=np.int64)
+    if len(moving):
+        ll = fam.log_likelihood(fam.subset(X, moving), params)  # (m, 2B)
+        b = blocks[moving]
+        a0 = ll[np.arange(len(b)), 2 * b] + spec.log_w[b, 0]
+        a1 = ll[np.arange(len(b)), 2 * b + 1] + spec.log_w[b, 1]
+        lse = np.logaddexp(a0, a1)
+        fixed = spec.side_of[labels[moving]] if spec.mode == 1 else np.full(len(b), -1)
+        pins = np.asarray(spec.pins).reshape(-1, 2)
+        pin_side = np.where(moving == pins[b, 0], 0, np.where(moving == pins[b, 1], 1, -1))
+        pinned = pin_side >= 0
+        drawn = (rng.random(len(b)) < np.exp(a1 - lse)).astype(np.int64)
+        s = np.where(fixed >= 0, fixed, np.where(pinned, pin_side, drawn))
+        if spec.mode == 1:
+            lp = np.where(pinned, 0.0, np.where(s == 0, a0 - lse, a1 - lse))
+            lq = np.where(pinned, 0.0, np.where(s == 0, a1 - lse, a0 - lse))
+            logq = (np.bincount(2 * b, weights=lp, minlength=2 * B)
+                    + np.bincount(2 * b + 1, weights=lq, minlength=2 * B))
+            codes[moving] = s
+    counted = np.ones(len(moving), dtype=bool) if spec.mode == 0 else \
+        spec.side_of[labels[moving]] < 0
+    side_rows = moving[counted]
+    side_slot = 2 * blocks[side_rows] + s[counted]
+    stats = fam.stats(fam.subset(X, side_rows), side_slot, 2 * B) if len(side_rows) \
+        else fam.empty_stats(2 * B)
+    slots = np.concatenate([labels, K + side_slot]) if spec.mode == 1 else K + side_slot
+    points = np.concatenate([np.arange(n), side_rows]) if spec.mode == 1 else side_rows
+    counts = np.bincount(slots, minlength=K + 2 * B)
+    first = np.full(K + 2 * B, -1, dtype=np.int64)
+    member = np.full(K + 2 * B, -1, dtype=np.int64)
+    rev = np.arange(len(slots))[::-1]
+    first[slots[rev]] = points[rev]
+    perm = rng.permutation(len(slots))
+    member[slots[perm]] = points[perm]
+    return LaunchResult(labels, codes, stats, counts, first, member, logq)
+
+
 def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 

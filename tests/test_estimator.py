@@ -319,7 +319,7 @@ def test_kmeans_start():
         spy = Spy()
         DPMixture(sampler=spy, n_iter=2, init=init, random_state=0).fit(X)
         assert (spy.start is not None) == expect_kmeans
-    sub = DPMixture(sampler="subcluster", n_iter=20, init_clusters=4, random_state=0).fit(X)
+    sub = DPMixture(sampler="subcluster", n_iter=100, init_clusters=4, random_state=0).fit(X)
     assert nmi(sub.labels_, y) > 0.9
     with pytest.raises(ValueError, match="init must be"):
         DPMixture(init="spectral").fit(X)

@@ -40,30 +40,35 @@ overlapping 2-D clusters every chain ends at K = 1, at any N).  Those moves are 
   ``K_g = 1``, else 1/2), to split a uniformly chosen cluster, else to merge a uniformly
   chosen pair.  Either way the move acts on a set S of points that is the same before and
   after it (one cluster, or the union of two).
-* *The launch* is a function of S alone (its points and auxiliary randomness whose law
-  depends only on S), so it is the same whether S is one cluster or two and its density
-  cancels from the ratio.  Two kinds, chosen at random (``pinch``): an **EM launch** (a
-  Bernoulli subsample of S chosen by per-point keys, ``launch_iter`` stochastic EM steps on it
-  from two of its points, as Jain & Neal's intermediate restricted Gibbs scans, then
+* *Anchors.*  Every move is anchored by two points, i on side 0 and j on side 1.  A
+  merge's are the anchors of its two clusters (which one is side 0: uniform, or the larger
+  for a pinch); a split's i is its cluster's anchor and j a uniform member of its other
+  points (chosen by point keys, independently of everything else).  The anchors are the
+  auxiliary variables of the restricted Gibbs pass (density ``1 / N_k``): after a split
+  they anchor the two sides, after a merge i anchors the union.
+* *The launch* is a function of S, i and j only (and of auxiliary randomness whose law
+  depends on them only), so it is the same whether S is one cluster or two and its density
+  cancels from the ratio.  Two kinds, chosen at random (``pinch``): an **EM launch** (seeded
+  at ``x_i`` and ``x_j``; ``launch_iter`` stochastic EM steps on a Bernoulli subsample of S
+  chosen by point keys, as Jain & Neal's intermediate restricted Gibbs scans, then
   ``launch_passes`` steps over all of S) gives two components ``phi_0, phi_1`` and weights;
-  a **pinch launch** grows side 1 from one point j of S (``phi_1`` from ``x_j`` alone, weight
-  ``1 / N_S``) against ``phi_0`` from all of S, which proposes to cut off a few points —
-  how singletons are born and die.
-* *The proposal* allocates every point of S independently, ``p_i(s) ∝ w_s f(x_i; phi_s)``
-  (one parallel pass), so ``q(split) = prod_i p_i(s_i)``, summed over the two labellings for
-  an EM launch (the split is unordered).  For a merge the same pass scores the current split.
-  The pinch point is a cluster's anchor: forward it has probability ``1 / N_S``; reverse,
-  side 1 is chosen among the pair (1/2) and j is its anchor (``1 / N_1``).
+  a **pinch launch** grows side 1 from ``x_j`` alone (weight ``1 / N_S``) against ``phi_0``
+  from all of S, which proposes to cut off a few points: how small clusters are born and
+  die.
+* *The proposal* allocates every other point of S independently, ``p_i(s) ∝ w_s f(x_i;
+  phi_s)`` (one parallel pass), so ``q(split) = prod_i p_i(s_i)``.  For a merge the same
+  pass scores the current split.
 
-Split of c into (A, B) within a group of ``K_g`` clusters::
+Split of c into (A ∋ i, B ∋ j) within a group of ``K_g`` clusters::
 
     log r = log(alpha / P) + lgamma(N_A) + lgamma(N_B) - lgamma(N_c)
             + log f(X_A) + log f(X_B) - log f(X_c)                       (target)
-            + log(1 - rho(K_g + 1)) - log C(K_g + 1, 2)                  (reverse: the pair)
-            - log rho(K_g) + log K_g - log q(A, B)                       (forward: c, split)
-            [pinch: - log(2 N_B) + log N_c]
+            + log N_c - log N_A - log N_B                                (anchor densities)
+            + log(1 - rho(K_g + 1)) - log C(K_g + 1, 2) - log 2          (reverse: pair, sides)
+            - log rho(K_g) + log K_g + log(N_c - 1) - log q(A, B)        (forward: c, j, q)
 
-and a merge is the reverse.  Every move is checked against the exact posterior over the
+(a pinch merge pinches the smaller cluster, so its ``log 2`` is 0 unless the sizes tie,
+and a pinch split with ``N_B > N_A`` is rejected), and a merge is the reverse.  Every move is checked against the exact posterior over the
 partitions of five points (the tests), and at a few thousand points against long
 collapsed-Gibbs chains.
 

@@ -43,6 +43,13 @@ def test_launch_moves_alone_match_exact_posterior(family, pinch):
 
 
 @pytest.mark.slow
+def test_grow_launches_match_exact_posterior():
+    sampler = SubclusterSplitMerge(restricted_gibbs=False, pinch=0.0, grow=1.0)
+    tv = tv_to_exact(sampler, "gaussian", 5, 100_000, seed=8)
+    assert tv < 0.03, tv
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("n_groups", [1, 3])
 def test_fixed_group_counts_match_exact_posterior(n_groups):
     sampler = SubclusterSplitMerge(restricted_gibbs=False, n_groups=n_groups)
@@ -270,6 +277,8 @@ def test_options_are_validated():
         SubclusterSplitMerge(n_groups=0)
     with pytest.raises(ValueError, match="pinch"):
         SubclusterSplitMerge(pinch=1.5)
+    with pytest.raises(ValueError, match="add up"):
+        SubclusterSplitMerge(pinch=0.6, grow=0.6)
     assert EXACT.is_exact and SubclusterSplitMerge.exact().is_exact
     assert not SubclusterSplitMerge.approximate().is_exact
     model, _ = _model(n=200)

@@ -374,6 +374,16 @@ def test_rankings_report_has_table_1_and_figures_10_and_11(tmp_path, rankings_fi
     assert "The sampler is approximate</b> (Beta-Gibbs)" in page
 
 
+def test_report_says_when_the_sub_cluster_sampler_was_approximate():
+    labels = np.repeat(np.arange(3), 10)
+    summary = {"n_clusters": 3, "settings": {"sampler": "subcluster-approx",
+                                             "family": "gaussian"}}
+    page = render_html(summary, {}, labels=labels)
+    assert "The sampler is approximate</b> (the paper's sub-cluster splits" in page
+    summary["settings"]["sampler"] = "subcluster"
+    assert "approximate" not in render_html(summary, {}, labels=labels)
+
+
 def test_rankings_report_without_matplotlib_keeps_table_1(tmp_path, rankings_fit, monkeypatch):
     summary, trace, labels, *_ = rankings_fit
 

@@ -48,7 +48,8 @@ overlapping 2-D clusters every chain ends at K = 1, at any N).  Those moves are 
   they anchor the two sides, after a merge i anchors the union.
 * *The launch* is a function of S, i and j only (and of auxiliary randomness whose law
   depends on them only), so it is the same whether S is one cluster or two and its density
-  cancels from the ratio.  Two kinds, chosen at random (``pinch``): an **EM launch** (seeded
+  cancels from the ratio.  Two kinds, chosen at random (``pinch``; a third, ``grow``, is an
+  EM launch started like a pinch and is off by default): an **EM launch** (seeded
   at ``x_i`` and ``x_j``; ``launch_iter`` stochastic EM steps on a Bernoulli subsample of S
   chosen by point keys, as Jain & Neal's intermediate restricted Gibbs scans, then
   ``launch_passes`` steps over all of S) gives two components ``phi_0, phi_1`` and weights;
@@ -771,8 +772,8 @@ class SubclusterSplitMerge:
 
         Every move is anchored by two points, i on side 0 and j on side 1: a merge's are
         the anchors of its two clusters; a split's i is its cluster's anchor and j the
-        point with the smallest key in the launch subsample of its other points (uniform
-        over them).  The launch is a function of the move's points, i and j.
+        other point with the smallest of independent keys (uniform over them).  The launch
+        is a function of the move's points, i and j.
         """
         fam = model.family
         data = self._data(model)
@@ -877,7 +878,7 @@ class SubclusterSplitMerge:
 
     @staticmethod
     def _launch_params(rng, fam, run, size, K):
-        """Launch parameters and weights from the sides' statistics of a hard EM step."""
+        """Launch parameters and weights from the sides' statistics of an EM step."""
         params = fam.point_params(run.stats, rng)
         counts = run.counts[K:].reshape(-1, 2).astype(np.float64)
         log_w = np.log(counts + 1.0) - np.log(size[:, None] + 2.0)

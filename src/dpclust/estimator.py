@@ -488,10 +488,12 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     init : {"auto", "random", "kmeans"}, default="auto"
         How the ``init_clusters`` starting clusters are made: points assigned at random, or
         k-means (k-means++ seeds, 20 Lloyd iterations; documents by their word
-        proportions).  ``"auto"``: k-means for the sub-cluster sampler (with its sub-cluster
-        splits) on Gaussian data, whose binary splits find the groups inside a big cluster
-        of many dimensions slowly (on scikit-learn's digits in 50 dimensions it ends at NMI
-        0.78 from k-means against 0.48 from one cluster), random otherwise.
+        proportions).  ``"auto"``: k-means for the sub-cluster sampler on Gaussian data,
+        random otherwise.  The sub-cluster sampler's splits break a cluster that mixes
+        several groups into pieces that its exact merges reassemble slowly: on the bundled
+        demo (1,500 points, six clusters) it reaches NMI 0.997 in 100 iterations from
+        k-means, but K = 58 after 10 iterations and NMI 0.987 after 400 from ten random
+        clusters; on 10^5 points it reaches NMI 0.9999 from k-means.
     point_estimate : {"vi", "binder"}, default="vi"
         Loss whose posterior expectation ``labels_`` minimises among the kept draws.
     max_draws : int or "auto", default="auto"
@@ -636,7 +638,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             return None
         use_kmeans = (self.init == "kmeans"
                       or (self.init == "auto" and isinstance(sampler, SubclusterSplitMerge)
-                          and sampler.subcluster_splits and family.kmeans_start))
+                          and family.kmeans_start))
         if not use_kmeans or self.init_clusters == 1:
             return None
         features = family.init_features(X)

@@ -175,3 +175,16 @@ def test_documents_give_the_in_process_chain(client):
     ref = DPMixture(partitions=2, **kw).fit(X)
     m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(X)  # sparse rows
     _same_chain(ref, m)
+
+
+def test_staged_proposals_give_the_in_process_chain(client, data):
+    """Proposals in three stages carry each partition's sides from stage to stage."""
+    from dpclust.samplers import SubclusterSplitMerge
+
+    X, _ = data
+    kw = dict(KW, sampler=SubclusterSplitMerge(stages=3, launch_size=64), n_iter=12)
+    local = DPMixture(partitions=ROWS, **kw).fit(X)
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
+    _same_chain(local, on_dask)
+    assert local.trace_.n_accepted_splits.sum() > 0

@@ -59,8 +59,9 @@ def test_fixed_group_counts_match_exact_posterior(n_groups):
 
 @pytest.mark.slow
 def test_subsampled_launches_match_exact_posterior():
-    """Launch subsamples smaller than the moves (2 points) and EM passes over all points."""
-    sampler = SubclusterSplitMerge(launch_size=2, launch_passes=2)
+    """Launch subsamples smaller than the moves (2 points), EM passes over all points and
+    proposals in three stages."""
+    sampler = SubclusterSplitMerge(launch_size=2, launch_passes=2, stages=3)
     tv = tv_to_exact(sampler, "gaussian", 5, 60_000, seed=10)
     assert tv < 0.03, tv
 
@@ -162,7 +163,7 @@ def test_launch_pass_matches_the_numpy_reference(family):
     side_of = np.array([-1, 0, 1, -1])
     pin, pin0 = (int(v) for v in np.flatnonzero(labels == 0)[[5, 9]])
     log_w = np.log(np.array([[0.3, 0.7], [0.5, 0.5]]))
-    spec = LaunchSpec(None, log_w, block_of, side_of, np.array([[pin0, pin], [-1, -1]]), 1,
+    spec = LaunchSpec(None, log_w, block_of, side_of, np.array([[pin0, pin], [-1, -1]]), 2,
                       99, 8)
     data = model.partitions.configure(256, None)
     _, codes, part = data.launch_pass(spec._replace(kparams=data.pack(params)), labels)
@@ -275,6 +276,8 @@ def test_options_are_validated():
         SubclusterSplitMerge(subcluster_splits=True)
     with pytest.raises(ValueError, match="n_groups"):
         SubclusterSplitMerge(n_groups=0)
+    with pytest.raises(ValueError, match="stages"):
+        SubclusterSplitMerge(stages=4)
     with pytest.raises(ValueError, match="pinch"):
         SubclusterSplitMerge(pinch=1.5)
     with pytest.raises(ValueError, match="add up"):

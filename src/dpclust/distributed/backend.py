@@ -160,12 +160,14 @@ class DaskPartitions:
         return (np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]),
                 stacked, second)
 
-    def launch_pass(self, spec, labels):
+    def launch_pass(self, spec, labels, codes=None):
         box = self._submit(_w.unbox, _w.Box(spec))
         layout = _p.partition_layout(self.rows, self._chunk_size, 2 * spec.n_moves,
                                      self.pass_kernel.n_stats)
-        results = [self._submit(_w.launch_pass, part, box, state, b, c0)
-                   for part, state, (b, c0) in zip(self.parts, labels.futures, layout)]
+        before = [None] * len(self.parts) if codes is None else codes.futures
+        results = [self._submit(_w.launch_pass, part, box, state, b, c0, prev)
+                   for part, state, (b, c0), prev in zip(self.parts, labels.futures, layout,
+                                                         before)]
         stats = self._gather([self._submit(_w.part_stats, r) for r in results])
         self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
         return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)

@@ -87,12 +87,14 @@ def run_pass(part: Part, box, state, bounds, chunk0: int):
         return _p.pass_partition(part.pk, spec, state[0], state[1], part.row0, bounds, chunk0)
 
 
-def launch_pass(part: Part, box, state, bounds, chunk0: int):
-    """``(labels, codes, PartStats)`` of one launch pass of the split-merge moves."""
+def launch_pass(part: Part, box, state, bounds, chunk0: int, before=None):
+    """``(labels, codes, PartStats)`` of one launch pass of the split-merge moves
+    (``before``: the result of the previous stage, whose sides are kept)."""
     spec = box.value
     with _p.threads(_worker_threads()):
         return _p.launch_partition(part.pk, spec, np.asarray(state[0], dtype=np.int64),
-                                   part.row0, bounds, chunk0)
+                                   part.row0, bounds, chunk0,
+                                   None if before is None else before[1])
 
 
 def select(part: Part, state, thresholds, anchors, key: int, key2: int):

@@ -70,8 +70,9 @@ class LaunchSpec(NamedTuple):
     each cluster (-1: none); ``side_of`` (K,): -1 for a cluster that a move splits, else the
     side that a merge move gives its points; ``pins`` (B, 2): the global rows that a move
     keeps on side 0 and side 1 and leaves out of the proposal's probability (-1: none);
-    ``mode``: 0 refines the launch (a hard EM
-    step), 1 proposes; ``key``: the pass's stream key; ``n_slots``: ``K + 2B``.
+    ``stages`` (B, 2): the key range of the points that this pass allocates (None: all);
+    ``stage_key``: the key of that range; ``mode``: 0 refines the launch (an EM step), 1 proposes, 2 proposes and counts every point in its cluster's
+    slot (the last stage); ``key``: the pass's stream key; ``n_slots``: ``K + 2B``.
     """
 
     kparams: tuple
@@ -82,6 +83,8 @@ class LaunchSpec(NamedTuple):
     mode: int
     key: int
     n_slots: int
+    stages: np.ndarray | None = None
+    stage_key: int = 0
 
     @property
     def n_moves(self) -> int:
@@ -238,20 +241,25 @@ def run_launch_chunks(pk, spec: LaunchSpec, labels, bounds, seeds, codes, output
     acc, cnt, first, rkey, res, logq = outputs
     pins = np.asarray(spec.pins, dtype=np.int64)
     pins = np.where(pins >= 0, pins - row0, -1)
+    stages = spec.stages
+    if stages is None:  # every point, pinned ones included
+        stages = np.tile([0.0, 2.0], (spec.n_moves, 1))
     fn(pk.data, spec.kparams, np.ascontiguousarray(spec.log_w, dtype=np.float64), labels,
        np.ascontiguousarray(spec.block_of, dtype=np.int64),
-       np.ascontiguousarray(spec.side_of, dtype=np.int64), pins, int(spec.mode), bounds,
-       seeds, codes, acc, cnt, first, rkey, res, logq, *extra)
+       np.ascontiguousarray(spec.side_of, dtype=np.int64), pins,
+       np.ascontiguousarray(stages, dtype=np.float64), np.uint64(spec.stage_key), int(row0),
+       int(spec.mode), bounds, seeds, codes, acc, cnt, first, rkey, res, logq, *extra)
 
 
-def launch_partition(pk, spec: LaunchSpec, labels, row0: int, bounds, chunk0: int):
+def launch_partition(pk, spec: LaunchSpec, labels, row0: int, bounds, chunk0: int,
+                     codes=None):
     """The launch pass over one partition (global rows ``row0 ..``): ``(labels, codes,
     PartStats)`` with ``PartStats.acc`` the sides' statistics and ``PartStats.ll`` their
     ``logq`` (see :func:`~dpclust.samplers._subcluster_kernels.launch_chunk`)."""
     n_chunks = len(bounds) - 1
     seeds = _sk.chunk_seeds(spec.key, chunk0 + n_chunks)[chunk0:]
     outputs = launch_outputs(n_chunks, spec, pk.n_stats)
-    codes = np.zeros(len(labels), dtype=np.int8)
+    codes = np.zeros(len(labels), dtype=np.int8) if codes is None else np.array(codes)
     run_launch_chunks(pk, spec, labels, bounds, seeds, codes, outputs, row0)
     return labels, codes, reduce_chunks(*outputs, row0=row0)
 
@@ -391,8 +399,9 @@ class LocalPartitions:
         second = combine_second([(p[1], p[2]) for p in parts])
         return index, np.asarray(labels)[index], self.rows_of(index), second
 
-    def launch_pass(self, spec: LaunchSpec, labels):
-        """``(labels, codes, PartStats)`` of a launch pass over the whole data set."""
+    def launch_pass(self, spec: LaunchSpec, labels, codes=None):
+        """``(labels, codes, PartStats)`` of a launch pass over the whole data set
+        (``codes``: the sides of an earlier stage, kept where this pass allocates none)."""
         pk = self.pass_kernel
         layout = partition_layout(self.rows, self._chunk_size, 2 * spec.n_moves, pk.n_stats)
         bounds = np.concatenate(
@@ -400,7 +409,7 @@ class LocalPartitions:
         bounds = bounds.astype(np.int64)
         seeds = _sk.chunk_seeds(spec.key, len(bounds) - 1)
         outputs = launch_outputs(len(bounds) - 1, spec, pk.n_stats)
-        codes = np.zeros(len(labels), dtype=np.int8)
+        codes = np.zeros(len(labels), dtype=np.int8) if codes is None else np.array(codes)
         with threads(self._n_jobs):
             run_launch_chunks(pk, spec, labels, bounds, seeds, codes, outputs)
         parts = []

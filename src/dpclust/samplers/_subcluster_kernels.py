@@ -357,8 +357,9 @@ def select_points(labels, thresholds, anchors, key, key2, row0, bounds, mask, be
 
 
 @njit(cache=True)
-def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, lo, hi, seed,
-                 codes, acc, cnt, first, rkey, res, logq, log_likelihood, accumulate):
+def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
+                 row0, mode, lo, hi, seed, codes, acc, cnt, first, rkey, res, logq,
+                 log_likelihood, accumulate):
     """One chunk (points ``lo .. hi - 1``) of a launch pass.
 
     Point i of cluster ``k = labels[i]`` with ``b = block_of[k] >= 0`` is scored against
@@ -371,22 +372,34 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, l
     the two clusters the point is in); both add ``log p_i(s)`` to ``logq[2b]`` and ``log
     p_i(1 - s)`` to ``logq[2b + 1]`` (the log probability of proposing this split and of its
     mirror image), ``codes[i] = s``, except the points ``pins[b, s]`` (local rows, or -1),
-    which are put on side s and add nothing to ``logq``; splits accumulate the side's statistics, count it and keep
-    its first and a uniform member; every point is counted in its cluster's slot ``k``.
+    which are put on side s and add nothing to ``logq``; splits accumulate the side's
+    statistics, count it and keep its first and a uniform member.
+
+    Stages: only the points of a move whose key ``key(stage_key, row0 + i)`` lies in
+    ``[stages[b, 0], stages[b, 1])`` are allocated (the pinned points with the first stage,
+    ``stages[b, 0] == 0``); ``codes`` keeps the sides of earlier stages.  With ``mode`` 2
+    (the last stage of a proposal) every point is also counted in its cluster's slot ``k``.
     """
     K = block_of.shape[0]
     out = np.empty(2)
     comps = np.empty(2, dtype=np.int64)
     nxt = np.ones(cnt.shape[0], dtype=np.int64)
     state = seed
+    skey = np.uint64(stage_key)
     for i in range(lo, hi):
         k = labels[i]
         b = block_of[k]
-        if mode == 1:
-            codes[i] = 0
+        if mode == 2:
             state = _count_member(i, k, cnt, first, rkey, res, nxt, state)
         if b < 0:
             continue
+        if i == pins[b, 0] or i == pins[b, 1]:
+            if stages[b, 0] > 0.0:
+                continue
+        else:
+            u3 = point_key(skey, row0 + i)
+            if u3 < stages[b, 0] or u3 >= stages[b, 1]:
+                continue
         comps[0] = 2 * b
         comps[1] = 2 * b + 1
         log_likelihood(kdata, i, kparams, comps, 0, 2, out)
@@ -394,7 +407,7 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, l
         a1 = out[1] + log_w[b, 1]
         top = a0 if a0 > a1 else a1
         lse = top + math.log(math.exp(a0 - top) + math.exp(a1 - top))
-        fixed = side_of[k] if mode == 1 else -1
+        fixed = side_of[k] if mode >= 1 else -1
         pinned = 0 if i == pins[b, 0] else (1 if i == pins[b, 1] else -1)
         if fixed >= 0:
             s = fixed
@@ -422,11 +435,13 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, l
 
 
 @njit(cache=True, parallel=True)
-def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds, seeds,
-                codes, acc, cnt, first, rkey, res, logq, log_likelihood, accumulate):
+def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
+                row0, mode, bounds, seeds, codes, acc, cnt, first, rkey, res, logq,
+                log_likelihood, accumulate):
     """The launch pass over all chunks, in parallel (generic over the family's functions;
     built-in families call :func:`launch_chunk` from cached entry points of their own)."""
     for c in prange(bounds.shape[0] - 1):
-        launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, mode, bounds[c],
+        launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
+                     stage_key, row0, mode, bounds[c],
                      bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
                      res[c], logq[c], log_likelihood, accumulate)

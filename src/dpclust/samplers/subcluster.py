@@ -188,6 +188,17 @@ class SubclusterSplitMerge:
         Stochastic EM steps of an EM launch on its subsample.
     launch_passes : int, default=1
         Further stochastic EM steps on all of the move's points (one data pass each).
+    stages : {1, 2, 3}, default=1
+        The proposal allocates an EM move's points in this many stages, in the order of
+        independent keys (about ``launch_size`` points, then eight times as many, then the
+        rest), each stage with components fitted to the sides of the points already
+        allocated (for a merge: their current sides), so that a merge scores the current
+        boundary with components that follow it (Jain & Neal's sequential final scan,
+        blocked so that each stage is one parallel pass).  Exact; each stage costs a pass.
+        On 10^5 points from one cluster (five data sets, 100 iterations) 3 stages end at
+        NMI 0.949-0.999 (mean 0.970) against 0.881-0.998 (mean 0.952) for 1, and let a
+        run stuck in fragments merge some of them (8 merges in 100 iterations, log joint
+        6,263 to 3,531 nats below the truth's); not yet the default.
     grow : float, default=0.0
         Probability that a move uses a grow launch: side 1 grown by EM from one point
         against the whole move.  Exact, but on 10^5 Gaussian points it creates fragments of
@@ -263,6 +274,7 @@ class SubclusterSplitMerge:
     launch_size: int = 256
     launch_iter: int = 8
     launch_passes: int = 1
+    stages: int = 1
     pinch: float = 0.5
     grow: float = 0.0
     subcluster_splits: bool = False
@@ -306,6 +318,8 @@ class SubclusterSplitMerge:
             raise ValueError(f"launch_size must be >= 2, got {self.launch_size}")
         if int(self.launch_iter) < 0 or int(self.launch_passes) < 0:
             raise ValueError("launch_iter and launch_passes must be >= 0")
+        if int(self.stages) not in (1, 2, 3):
+            raise ValueError(f"stages must be 1, 2 or 3, got {self.stages}")
         if not (0.0 <= float(self.pinch) <= 1.0 and 0.0 <= float(self.grow) <= 1.0
                 and float(self.pinch) + float(self.grow) <= 1.0):
             raise ValueError(f"pinch and grow must be probabilities that add up to at most 1, "
@@ -848,10 +862,53 @@ class SubclusterSplitMerge:
 
         # the proposal: splits drawn, merges scored, every point counted
         block_of = np.where(moving & ready[np.maximum(block_of, 0)], block_of, -1)
-        run = self._launch_run(rng, model, data, state.labels, params, log_w, block_of,
-                               side_of, pins, 1)
+        run = self._staged_proposal(rng, model, data, state.labels, params, log_w, block_of,
+                                    side_of, pins, seeds, size, kind == "pinch")
         return self._apply_launch_moves(rng, model, data, state, run, moves, stats, n,
                                         n_groups, alpha, pins, ready)
+
+    def _staged_proposal(self, rng, model, data, labels, params, log_w, block_of, side_of,
+                         pins, seeds, size, pinch):
+        """The proposal pass, in ``stages`` stages for the EM moves (see the parameter):
+        stage m allocates the points whose stage key lies in its range, with components
+        fitted to the anchors and the sides allocated so far; the result adds up the
+        stages (``logq`` is the sum of the stages' log probabilities)."""
+        fam = model.family
+        K = len(block_of)
+        B = log_w.shape[0]
+        m = float(self.launch_size)
+        cuts = [np.minimum(1.0, m / size), np.minimum(1.0, 8.0 * m / size)][:self.stages - 1]
+        edges = [np.zeros(B)] + cuts + [np.full(B, 2.0)]
+        edges = [np.where(pinch, e if a in (0, len(edges) - 1) else 2.0, e)
+                 for a, e in enumerate(edges)]
+        edges[-1] = np.full(B, 2.0)
+        for a in range(1, len(edges) - 1):  # a pinch allocates everything in the first stage
+            edges[a] = np.where(pinch, 2.0, edges[a])
+        stage_key = int(rng.integers(2**63))
+        total = None
+        codes = None
+        n_stages = len(edges) - 1
+        for a in range(n_stages):
+            last = a == n_stages - 1
+            stage = np.stack([edges[a], edges[a + 1]], axis=1)
+            if not last and not np.any(stage[:, 0] < np.minimum(stage[:, 1], 1.0)):
+                continue  # no move has points in this stage
+            run = self._launch_run(rng, model, data, labels, params, log_w, block_of,
+                                   side_of, pins, 2 if last else 1, stages=stage,
+                                   stage_key=stage_key, codes=codes)
+            labels, codes = run.labels, run.codes
+            total = run if total is None else _add_stages(fam, total, run, K)
+            if not last:
+                grown = fam.combine(seeds, total.stats)
+                fitted = fam.point_params(grown, rng)
+                em = np.flatnonzero(~pinch)
+                rows2 = np.stack([2 * em, 2 * em + 1], axis=1).ravel()
+                params = _with_rows(params, rows2, take(fitted, rows2))
+                counts = fam.count(grown).reshape(-1, 2)
+                log_w = log_w.copy()
+                log_w[em] = (np.log(counts[em] + 1.0)
+                             - np.log(counts[em].sum(axis=1, keepdims=True) + 2.0))
+        return total
 
     def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
         """``launch_iter`` stochastic EM steps on each EM move's subsample, from the launch
@@ -885,20 +942,20 @@ class SubclusterSplitMerge:
         return params, log_w
 
     def _launch_run(self, rng, model, data, labels, params, log_w, block_of, side_of, pins,
-                    mode):
+                    mode, stages=None, stage_key=0, codes=None):
         """One launch pass of ``mode`` over ``data`` (all the points, or a subsample)."""
         K = len(block_of)
         B = log_w.shape[0]
         spec = LaunchSpec(None, log_w, block_of, side_of, pins, int(mode),
-                          int(rng.integers(2**63)), K + 2 * B)
+                          int(rng.integers(2**63)), K + 2 * B, stages, int(stage_key))
         if data.pass_kernel is None:
             return _reference_launch(rng, model.family, data.rows_of(None)
                                      if isinstance(data, _SubsampleRows) else model.X,
-                                     params, spec, labels)
+                                     params, spec, labels, codes)
         spec = spec._replace(kparams=data.pack(params))
-        labels, codes, part = data.launch_pass(spec, labels)
+        labels, codes, part = data.launch_pass(spec, labels, codes)
         return LaunchResult(labels, codes, data.unpack(part.acc), part.cnt, part.first,
-                            part.res, part.ll)
+                            part.res, part.ll, part.rkey)
 
     def _apply_launch_moves(self, rng, model, data, state, run, moves, stats, n, n_groups,
                             alpha, pins, ready):
@@ -998,6 +1055,23 @@ class LaunchResult(NamedTuple):
     first: np.ndarray
     member: np.ndarray
     logq: np.ndarray
+    member_key: np.ndarray | None = None
+
+
+def _add_stages(fam, a: LaunchResult, b: LaunchResult, K: int) -> LaunchResult:
+    """Two stages of a proposal added up: the sides' statistics, counts, first points,
+    members (the smaller key) and ``logq``; the clusters' slots are the later stage's."""
+    counts = b.counts.copy()
+    counts[K:] += a.counts[K:]
+    first = b.first.copy()
+    take_a = (a.first[K:] >= 0) & ((b.first[K:] < 0) | (a.first[K:] < b.first[K:]))
+    first[K:] = np.where(take_a, a.first[K:], b.first[K:])
+    member, key = b.member.copy(), b.member_key.copy()
+    smaller = a.member_key[K:] < b.member_key[K:]
+    member[K:] = np.where(smaller, a.member[K:], b.member[K:])
+    key[K:] = np.where(smaller, a.member_key[K:], b.member_key[K:])
+    return LaunchResult(b.labels, b.codes, fam.combine(a.stats, b.stats), counts, first,
+                        member, a.logq + b.logq, key)
 
 
 class _SubsampleRows:
@@ -1019,7 +1093,7 @@ class _SubsampleRows:
     def unpack(self, acc):
         return self.pass_kernel.unpack(acc)
 
-    def launch_pass(self, spec, labels):
+    def launch_pass(self, spec, labels, codes=None):
         n = len(labels)
         bounds = np.array([0, n], dtype=np.int64)
         seeds = _sk.chunk_seeds(spec.key, 1)
@@ -1057,7 +1131,7 @@ def _p_split(k_g: int) -> float:
     return 1.0 if k_g == 1 else 0.5
 
 
-def _reference_launch(rng, fam, X, params, spec, labels) -> LaunchResult:
+def _reference_launch(rng, fam, X, params, spec, labels, codes=None) -> LaunchResult:
     """The launch pass in NumPy, for families without a :class:`PassKernel` (same
     distribution as the numba pass, different random numbers; in-process only)."""
     labels = np.asarray(labels, dtype=np.int64)
@@ -1066,22 +1140,27 @@ def _reference_launch(rng, fam, X, params, spec, labels) -> LaunchResult:
     n = len(labels)
     blocks = spec.block_of[labels]
     moving = np.flatnonzero(blocks >= 0)
-    codes = np.zeros(n, dtype=np.int8)
+    pins = np.asarray(spec.pins).reshape(-1, 2)
+    b = blocks[moving]
+    pin_side = np.where(moving == pins[b, 0], 0, np.where(moving == pins[b, 1], 1, -1))
+    if spec.stages is not None:  # the points of this stage (pinned ones with the first)
+        u3 = _sk.point_keys(np.uint64(spec.stage_key), moving.astype(np.int64))
+        lo, hi = spec.stages[b, 0], spec.stages[b, 1]
+        inside = np.where(pin_side >= 0, lo == 0.0, (u3 >= lo) & (u3 < hi))
+        moving, b, pin_side = moving[inside], b[inside], pin_side[inside]
+    codes = np.zeros(n, dtype=np.int8) if codes is None else np.array(codes)
     logq = np.zeros(2 * B)
     s = np.zeros(len(moving), dtype=np.int64)
     if len(moving):
         ll = fam.log_likelihood(fam.subset(X, moving), params)  # (m, 2B)
-        b = blocks[moving]
         a0 = ll[np.arange(len(b)), 2 * b] + spec.log_w[b, 0]
         a1 = ll[np.arange(len(b)), 2 * b + 1] + spec.log_w[b, 1]
         lse = np.logaddexp(a0, a1)
-        fixed = spec.side_of[labels[moving]] if spec.mode == 1 else np.full(len(b), -1)
-        pins = np.asarray(spec.pins).reshape(-1, 2)
-        pin_side = np.where(moving == pins[b, 0], 0, np.where(moving == pins[b, 1], 1, -1))
+        fixed = spec.side_of[labels[moving]] if spec.mode >= 1 else np.full(len(b), -1)
         pinned = pin_side >= 0
         drawn = (rng.random(len(b)) < np.exp(a1 - lse)).astype(np.int64)
         s = np.where(fixed >= 0, fixed, np.where(pinned, pin_side, drawn))
-        if spec.mode == 1:
+        if spec.mode >= 1:
             lp = np.where(pinned, 0.0, np.where(s == 0, a0 - lse, a1 - lse))
             lq = np.where(pinned, 0.0, np.where(s == 0, a1 - lse, a0 - lse))
             logq = (np.bincount(2 * b, weights=lp, minlength=2 * B)
@@ -1090,11 +1169,11 @@ def _reference_launch(rng, fam, X, params, spec, labels) -> LaunchResult:
     counted = np.ones(len(moving), dtype=bool) if spec.mode == 0 else \
         spec.side_of[labels[moving]] < 0
     side_rows = moving[counted]
-    side_slot = 2 * blocks[side_rows] + s[counted]
+    side_slot = 2 * b[counted] + s[counted]
     stats = fam.stats(fam.subset(X, side_rows), side_slot, 2 * B) if len(side_rows) \
         else fam.empty_stats(2 * B)
-    slots = np.concatenate([labels, K + side_slot]) if spec.mode == 1 else K + side_slot
-    points = np.concatenate([np.arange(n), side_rows]) if spec.mode == 1 else side_rows
+    slots = np.concatenate([labels, K + side_slot]) if spec.mode == 2 else K + side_slot
+    points = np.concatenate([np.arange(n), side_rows]) if spec.mode == 2 else side_rows
     counts = np.bincount(slots, minlength=K + 2 * B)
     first = np.full(K + 2 * B, -1, dtype=np.int64)
     member = np.full(K + 2 * B, -1, dtype=np.int64)
@@ -1102,7 +1181,9 @@ def _reference_launch(rng, fam, X, params, spec, labels) -> LaunchResult:
     first[slots[rev]] = points[rev]
     perm = rng.permutation(len(slots))
     member[slots[perm]] = points[perm]
-    return LaunchResult(labels, codes, stats, counts, first, member, logq)
+    # keys of the members: the smallest of that many uniforms, as in the compiled pass
+    key = np.where(counts > 0, rng.beta(1.0, np.maximum(counts, 1)), 1.0)
+    return LaunchResult(labels, codes, stats, counts, first, member, logq, key)
 
 
 def _log_beta(a, b):

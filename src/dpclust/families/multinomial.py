@@ -377,13 +377,13 @@ def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
 
 @njit(cache=True, parallel=True)
 def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
-                 stage_key, row0, mode, bounds,
-                 seeds, codes, acc, cnt, first, rkey, res, logq):
+                 stage_key, row0, mode, bounds, seeds, codes, acc, cnt, first, rkey, res,
+                 logq):
     for c in prange(bounds.shape[0] - 1):
         _sk.launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
-                         stage_key, row0, mode, bounds[c],
-                         bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
-                         res[c], logq[c], _k._dm_log_likelihoods, _k._dm_accumulate)
+                         stage_key, row0, mode, bounds[c], bounds[c + 1], seeds[c], codes,
+                         acc[c], cnt[c], first[c], rkey[c], res[c], logq[c],
+                         _k._dm_log_likelihoods, _k._dm_accumulate)
 
 
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,

@@ -71,8 +71,9 @@ class LaunchSpec(NamedTuple):
     side that a merge move gives its points; ``pins`` (B, 2): the global rows that a move
     keeps on side 0 and side 1 and leaves out of the proposal's probability (-1: none);
     ``stages`` (B, 2): the key range of the points that this pass allocates (None: all);
-    ``stage_key``: the key of that range; ``mode``: 0 refines the launch (an EM step), 1 proposes, 2 proposes and counts every point in its cluster's
-    slot (the last stage); ``key``: the pass's stream key; ``n_slots``: ``K + 2B``.
+    ``stage_key``: the key of that range; ``mode``: 0 refines the launch (an EM step), 1
+    proposes, 2 proposes and counts every point in its cluster's slot (the last stage);
+    ``key``: the pass's stream key; ``n_slots``: ``K + 2B``.
     """
 
     kparams: tuple

@@ -156,9 +156,10 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     the point's cluster (a second call only when the point changes cluster).
 
     ``update``: 0 keeps labels and sub-labels (statistics only), 1 draws sub-labels only, 2
-    draws both, 3 draws labels only (every sub-label 0: no sub-cluster is scored).  With ``update == 2``, every point that is not its cluster's anchor (point i
-    of cluster k is when ``anchors[k] == i``) draws a label from ``pi_k f(x_i; theta_k)`` over
-    the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); then a sub-label from
+    draws both, 3 draws labels only (every sub-label 0: no sub-cluster is scored).  With
+    ``update`` 2 or 3, every point that is not its cluster's anchor (point i of cluster k is
+    when ``anchors[k] == i``) draws a label from ``pi_k f(x_i; theta_k)`` over
+    the clusters of its super-cluster (Chang & Fisher 2013, eq. 9); with 2, a sub-label from
     ``pibar_ks f(x_i; thetabar_ks)`` (eq. 15), or the more likely of two seeds in a cluster
     whose sub-clusters start afresh (``fresh``).  A point of cluster ``rand_cluster`` also
     gets a side of the random split, right with probability ``1 - rand_p``.
@@ -367,7 +368,8 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
     ``log_w[b]``: ``p_i(s) ∝ w_bs f(x_i; phi_bs)``.
 
     ``mode`` 0 (a step of the launch, as Jain & Neal's intermediate restricted Gibbs
-    scans): ``s ~ p_i``; the side's statistics and count are accumulated.  ``mode`` 1 (the proposal): a split move
+    scans): ``s ~ p_i``; the side's statistics and count are accumulated.  ``mode`` 1 (the
+    proposal): a split move
     (``side_of[k] < 0``) draws ``s ~ p_i``, a merge move takes ``s = side_of[k]`` (which of
     the two clusters the point is in); both add ``log p_i(s)`` to ``logq[2b]`` and ``log
     p_i(1 - s)`` to ``logq[2b + 1]`` (the log probability of proposing this split and of its

@@ -69,8 +69,10 @@ Split of c into (A ∋ i, B ∋ j) within a group of ``K_g`` clusters::
             - log rho(K_g) + log K_g + log(N_c - 1) - log q(A, B)        (forward: c, j, q)
 
 (a pinch merge pinches the smaller cluster, so its ``log 2`` is 0 unless the sizes tie,
-and a pinch split with ``N_B > N_A`` is rejected), and a merge is the reverse.  Every move is checked against the exact posterior over the
-partitions of five points (the tests), and at a few thousand points against long
+and a pinch split with ``N_B > N_A`` is rejected), and a merge is the reverse.  With
+``stages`` > 1 the proposal is made in stages whose components follow the sides allocated so
+far, and q is the product over the stages.  Every move is checked against the exact
+posterior over the partitions of five points (the tests), and at a few thousand points against long
 collapsed-Gibbs chains.
 
 References

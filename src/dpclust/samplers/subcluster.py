@@ -102,8 +102,7 @@ from scipy.special import gammaln
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
 from . import _subcluster_kernels as _sk
-from ._partitioned import (LaunchSpec, PassSpec, launch_outputs, reduce_chunks,
-                           run_launch_chunks)
+from ._partitioned import LaunchSpec, PassSpec, launch_partition
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
 
@@ -397,7 +396,7 @@ class SubclusterSplitMerge:
             label_map[4 * k:4 * k + 4] = new_id
         z, sub = data.relabel(run.labels, run.codes, label_map, np.full(4 * k0, 2, np.int8))
         k = len(order)
-        sub_stats = take(run.stats, np.stack([2 * order, 2 * order + 1], axis=1).ravel())
+        sub_stats = take(run.stats, _pair_rows(order))
         anchors = np.array([_smaller_key(run, 2 * c, 2 * c + 1)[0] for c in order],
                            dtype=np.int64)
         return SubclusterState(z, sub, float(alpha), np.zeros(k, dtype=np.int64),
@@ -430,7 +429,7 @@ class SubclusterSplitMerge:
             # new sub-clusters start from seeds: each point takes the more likely one
             idx = np.flatnonzero(fresh)
             seeds = self._seeds(rng, model, cluster_stats, state.anchors, idx)
-            rows = np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()
+            rows = _pair_rows(idx)
             thetabar = _with_rows(thetabar, rows, seeds)
             log_pibar[fresh] = math.log(0.5)
         groups = self._super_clusters(rng, fam, theta, K)
@@ -834,15 +833,13 @@ class SubclusterSplitMerge:
         seeds = fam.empty_stats(2 * B)
         if len(flat):
             one = fam.stats(data.rows_of(flat), np.arange(len(flat)), len(flat))
-            rows2 = np.stack([2 * np.flatnonzero(ready), 2 * np.flatnonzero(ready) + 1],
-                             axis=1).ravel()
-            seeds = _with_rows(seeds, rows2, one)
+            seeds = _with_rows(seeds, _pair_rows(np.flatnonzero(ready)), one)
         params = fam.point_params(seeds, rng)
         log_w = np.full((B, 2), math.log(0.5))
         # one-sided launches: the whole move against its point j, weighted 1 / N_S
         sided = np.flatnonzero(ready & (kind != "em"))
         if len(sided):
-            whole = concatenate(*(stats_of(fam, stats, moves[b].members) for b in sided))
+            whole = concatenate(*(_stats_of(fam, stats, moves[b].members) for b in sided))
             params = _with_rows(params, 2 * sided, fam.point_params(whole, rng))
             log_w[sided, 0] = np.log1p(-1.0 / size[sided])
             log_w[sided, 1] = -np.log(size[sided])
@@ -853,12 +850,11 @@ class SubclusterSplitMerge:
         if em.any():
             params, log_w = self._launch_on_subsample(rng, model, rows, sub_labels, em_block,
                                                       params, log_w)
+            rows2 = _pair_rows(np.flatnonzero(em))
             for _ in range(int(self.launch_passes)):
                 run = self._launch_run(rng, model, data, state.labels, params, log_w,
                                        em_block, side_of, pins, 0)
                 new_params, new_w = self._launch_params(rng, fam, run, size, K)
-                rows2 = np.stack([2 * np.flatnonzero(em), 2 * np.flatnonzero(em) + 1],
-                                 axis=1).ravel()
                 params = _with_rows(params, rows2, take(new_params, rows2))
                 log_w[em] = new_w[em]
 
@@ -880,12 +876,8 @@ class SubclusterSplitMerge:
         B = log_w.shape[0]
         m = float(self.launch_size)
         cuts = [np.minimum(1.0, m / size), np.minimum(1.0, 8.0 * m / size)][:self.stages - 1]
-        edges = [np.zeros(B)] + cuts + [np.full(B, 2.0)]
-        edges = [np.where(pinch, e if a in (0, len(edges) - 1) else 2.0, e)
-                 for a, e in enumerate(edges)]
-        edges[-1] = np.full(B, 2.0)
-        for a in range(1, len(edges) - 1):  # a pinch allocates everything in the first stage
-            edges[a] = np.where(pinch, 2.0, edges[a])
+        # a pinch allocates everything in the first stage
+        edges = [np.zeros(B)] + [np.where(pinch, 2.0, c) for c in cuts] + [np.full(B, 2.0)]
         stage_key = int(rng.integers(2**63))
         total = None
         codes = None
@@ -904,7 +896,7 @@ class SubclusterSplitMerge:
                 grown = fam.combine(seeds, total.stats)
                 fitted = fam.point_params(grown, rng)
                 em = np.flatnonzero(~pinch)
-                rows2 = np.stack([2 * em, 2 * em + 1], axis=1).ravel()
+                rows2 = _pair_rows(em)
                 params = _with_rows(params, rows2, take(fitted, rows2))
                 counts = fam.count(grown).reshape(-1, 2)
                 log_w = log_w.copy()
@@ -921,7 +913,7 @@ class SubclusterSplitMerge:
         B = log_w.shape[0]
         blocks = block_of[sub_labels]
         live = np.unique(blocks[blocks >= 0])
-        rows2 = np.stack([2 * live, 2 * live + 1], axis=1).ravel()
+        rows2 = _pair_rows(live)
         size = np.bincount(blocks[blocks >= 0], minlength=B).astype(np.float64)
         local = _SubsampleRows(model, rows)
         no_side = np.full(len(block_of), -1, dtype=np.int64)
@@ -951,9 +943,8 @@ class SubclusterSplitMerge:
         spec = LaunchSpec(None, log_w, block_of, side_of, pins, int(mode),
                           int(rng.integers(2**63)), K + 2 * B, stages, int(stage_key))
         if data.pass_kernel is None:
-            return _reference_launch(rng, model.family, data.rows_of(None)
-                                     if isinstance(data, _SubsampleRows) else model.X,
-                                     params, spec, labels, codes)
+            X = data.X if isinstance(data, _SubsampleRows) else model.X
+            return _reference_launch(rng, model.family, X, params, spec, labels, codes)
         spec = spec._replace(kparams=data.pack(params))
         labels, codes, part = data.launch_pass(spec, labels, codes)
         return LaunchResult(labels, codes, data.unpack(part.acc), part.cnt, part.first,
@@ -1036,7 +1027,7 @@ class _Move(NamedTuple):
     launch: str
 
 
-def stats_of(fam, stats, members):
+def _stats_of(fam, stats, members):
     """Statistics of the union of clusters ``members``."""
     out = take(stats, [members[0]])
     for c in members[1:]:
@@ -1057,7 +1048,7 @@ class LaunchResult(NamedTuple):
     first: np.ndarray
     member: np.ndarray
     logq: np.ndarray
-    member_key: np.ndarray | None = None
+    member_key: np.ndarray
 
 
 def _add_stages(fam, a: LaunchResult, b: LaunchResult, K: int) -> LaunchResult:
@@ -1077,17 +1068,13 @@ def _add_stages(fam, a: LaunchResult, b: LaunchResult, K: int) -> LaunchResult:
 
 
 class _SubsampleRows:
-    """The launch subsample as a data side of its own (rows numbered from 0)."""
+    """The launch subsample as a data side of its own: one partition (and one chunk) of
+    ``X``, rows numbered from 0."""
 
-    def __init__(self, model, rows):
-        self.model = model
-        self.rows = rows
-        fam = model.family
+    def __init__(self, model, X):
+        self.X = X
         self.pass_kernel = (None if model.pass_kernel is None
-                            else fam.pass_kernel(rows, model.data_summary))
-
-    def rows_of(self, index):
-        return self.rows
+                            else model.family.pass_kernel(X, model.data_summary))
 
     def pack(self, params):
         return self.pass_kernel.pack(params)
@@ -1096,17 +1083,19 @@ class _SubsampleRows:
         return self.pass_kernel.unpack(acc)
 
     def launch_pass(self, spec, labels, codes=None):
-        n = len(labels)
-        bounds = np.array([0, n], dtype=np.int64)
-        seeds = _sk.chunk_seeds(spec.key, 1)
-        outputs = launch_outputs(1, spec, self.pass_kernel.n_stats)
-        codes = np.zeros(n, dtype=np.int8)
-        run_launch_chunks(self.pass_kernel, spec, np.asarray(labels, dtype=np.int64), bounds,
-                          seeds, codes, outputs)
-        return labels, codes, reduce_chunks(*outputs)
+        bounds = np.array([0, len(labels)], dtype=np.int64)
+        return launch_partition(self.pass_kernel, spec, np.asarray(labels, dtype=np.int64),
+                                0, bounds, 0, codes)
 
 
 # ---------------------------------------------------------------- helpers
+def _pair_rows(index):
+    """Rows ``2k, 2k + 1`` of each ``k`` of ``index``, in order: the two sub-clusters of
+    clusters, or the two sides of moves."""
+    index = np.asarray(index, dtype=np.int64)
+    return np.stack([2 * index, 2 * index + 1], axis=1).ravel()
+
+
 def _log_anchored_split(n_a: int, n_b: int, k_g: int, log_q: float, one_sided: bool = False):
     """The proposal and anchor part of the log Hastings ratio of splitting a cluster of a
     group of ``k_g`` clusters into sides of ``n_a`` and ``n_b`` points (the target ratio

@@ -322,3 +322,22 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     X, y = make_gaussian_mixture(n_samples=AUTO_SUBCLUSTER_FROM, n_clusters=3, random_state=0)
     m = DPMixture(n_iter=30, init_clusters=1, random_state=0).fit(X)
     assert m.trace_.n_accepted_splits.sum() >= 2 and nmi(m.labels_, y) > 0.95
+
+
+def test_numpy_reference_pass_draws_labels_without_sub_clusters():
+    """update 3 (the default's labels-only pass) moves points in the NumPy pass too."""
+    from dpclust.samplers._partitioned import PassSpec
+    from dpclust.samplers.subcluster import _reference_pass
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 0.3, (50, 2)), rng.normal(6, 0.3, (50, 2))])
+    fam = NormalInverseWishart().resolve(X)
+    labels = np.zeros(100, dtype=np.int64)
+    labels[60] = 1  # cluster 1 holds one point of the second blob, its anchor
+    theta = fam.point_params(fam.stats(X, np.repeat([0, 1], 50), 2), rng)
+    spec = PassSpec(None, np.log([0.5, 0.5]), np.zeros((2, 2)), np.zeros(2, np.uint8),
+                    np.zeros(2, np.int64), np.array([0, 2]), np.arange(2), np.array([0, 60]),
+                    3, -1, 0.5, 1, 6)
+    run = _reference_pass(rng, fam, X, theta, None, spec, labels, np.zeros(100, np.int8))
+    np.testing.assert_array_equal(run.labels, np.repeat([0, 1], 50))
+    assert np.all(run.codes == 0)

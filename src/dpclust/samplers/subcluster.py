@@ -1234,7 +1234,7 @@ def _reference_pass(rng, fam, X, theta, thetabar, spec, labels, sub) -> PassResu
     group_of = spec.group_of
     if update:
         new = np.asarray(labels, dtype=np.int64)
-        if update == 2:
+        if update >= 2:
             logp = fam.log_likelihood(X, theta) + log_pi[None, :]
             logp[group_of[labels][:, None] != group_of[None, :]] = -np.inf
             drawn = np.empty(n, dtype=np.int64)
@@ -1242,6 +1242,10 @@ def _reference_pass(rng, fam, X, theta, thetabar, spec, labels, sub) -> PassResu
             is_anchor = np.zeros(n, dtype=bool)
             is_anchor[spec.anchors[spec.anchors >= 0]] = True
             new = np.where(is_anchor, new, drawn)
+    if update == 3:  # labels only: every sub-label 0, as in the compiled pass
+        s = np.zeros(n, dtype=np.int8)
+        lsub = np.zeros(n)
+    elif update:
         ll_bar = fam.log_likelihood(X, thetabar)
         rows = np.arange(n)
         l0 = ll_bar[rows, 2 * new]

@@ -88,6 +88,42 @@ class _NoPassKernel(NormalInverseWishart):
         return None
 
 
+class _Blocked(NormalInverseWishart):
+    """The Gaussian family with its blocked pass (GEMM per block of points) on blocks of
+    two points, whatever the dimension."""
+
+    def pass_kernel(self, X, summary=None):
+        return super().pass_kernel(X, summary)._replace(block=2)
+
+
+class _PointByPoint(NormalInverseWishart):
+    """The Gaussian family scoring point by point in any dimension."""
+
+    def pass_kernel(self, X, summary=None):
+        return super().pass_kernel(X, summary)._replace(block=0)
+
+
+def test_blocked_pass_matches_exact_posterior():
+    """The blocked scoring and accumulation (used from 8 features) is the same kernel: 5
+    points in 3-D, blocks of 2 points so that blocks end mid-cluster and mid-move."""
+    from test_samplers_exact import FAMILIES, X_GAUSS
+
+    def prep(X):
+        return np.column_stack([X, 0.5 * X[:, 0] + 0.5 * X[:, 1]])
+
+    def make(X):
+        return _Blocked(mean=np.zeros(3), kappa=0.5, dof=5.0,
+                        scale=0.5 * np.eye(3)).resolve(prep(X))
+
+    assert make(X_GAUSS).pass_kernel(prep(X_GAUSS)).block == 2
+    FAMILIES["blocked-gaussian"] = (make, prep)
+    try:
+        tv = tv_to_exact(EXACT, "blocked-gaussian", 5, 20_000, seed=5)
+    finally:
+        del FAMILIES["blocked-gaussian"]
+    assert tv < 0.045, tv
+
+
 @pytest.mark.slow
 def test_numpy_reference_pass_matches_exact_posterior():
     from test_samplers_exact import FAMILIES
@@ -112,8 +148,10 @@ def test_approximate_configuration_distance_is_measured():
 
 # ----------------------------------------------------------------- the data pass
 def _model(family="gaussian", n=3000, seed=0):
-    if family == "gaussian":
-        X, y = make_gaussian_mixture(n_samples=n, n_clusters=4, random_state=seed)
+    if family.startswith("gaussian"):  # "gaussian" (2-D) or "gaussian-9d" (the blocked pass)
+        d = int(family[9:-1]) if family != "gaussian" else 2
+        X, y = make_gaussian_mixture(n_samples=n, n_clusters=4, n_features=d,
+                                     random_state=seed)
         fam = NormalInverseWishart().resolve(X)
     else:
         X, y = make_documents(n_docs=n // 10, n_topics=3, random_state=seed)
@@ -122,7 +160,7 @@ def _model(family="gaussian", n=3000, seed=0):
     return MixtureModel(fam, X), y
 
 
-@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+@pytest.mark.parametrize("family", ["gaussian", "gaussian-9d", "multinomial"])
 def test_pass_statistics_match_the_labels(family):
     model, _ = _model(family)
     sampler = SubclusterSplitMerge(chunk_size=97)
@@ -144,7 +182,7 @@ def test_pass_statistics_match_the_labels(family):
                                                rel=1e-9)
 
 
-@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+@pytest.mark.parametrize("family", ["gaussian", "gaussian-9d", "multinomial"])
 def test_launch_pass_matches_the_numpy_reference(family):
     """The compiled launch pass against the NumPy one: a merge move's ``logq`` (sides fixed
     by the clusters) is the same sum; a split move's side statistics are those of the sides
@@ -185,8 +223,9 @@ def test_launch_pass_matches_the_numpy_reference(family):
     assert part.ll[1] == pytest.approx(lp[mine, 1 - codes[mine]].sum(), rel=1e-9)
 
 
-def test_result_does_not_depend_on_the_number_of_threads():
-    model, _ = _model(n=5000)
+@pytest.mark.parametrize("family", ["gaussian", "gaussian-9d"])
+def test_result_does_not_depend_on_the_number_of_threads(family):
+    model, _ = _model(family, n=5000)
     runs = []
     for n_jobs in (1, 2):
         sampler = SubclusterSplitMerge(n_jobs=n_jobs, chunk_size=500)
@@ -197,6 +236,28 @@ def test_result_does_not_depend_on_the_number_of_threads():
         runs.append(state)
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
     np.testing.assert_array_equal(runs[0].sublabels, runs[1].sublabels)
+
+
+def test_blocked_pass_is_the_point_by_point_pass():
+    """From 8 features the pass scores blocks of points with GEMM and adds their statistics
+    by blocks; point by point (``block=0``) the chain is the same (labels equal, statistics
+    equal to rounding)."""
+    runs = []
+    for cls in (_PointByPoint, NormalInverseWishart):
+        X, _ = make_gaussian_mixture(n_samples=4000, n_clusters=4, n_features=9,
+                                     random_state=2)
+        model = MixtureModel(cls().resolve(X), X)
+        assert model.pass_kernel.block == (0 if cls is _PointByPoint else 256)
+        sampler = SubclusterSplitMerge(chunk_size=1000)
+        rng = np.random.default_rng(8)
+        state = sampler.init(rng, model, n_clusters=1)
+        for _ in range(10):
+            state, info = sampler.step(rng, state, model)
+        runs.append((state, info))
+    (a, ia), (b, ib) = runs
+    assert ia.n_clusters >= 3
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert ia.log_joint == pytest.approx(ib.log_joint, rel=1e-10)
 
 
 def test_chunk_streams_are_distinct_and_reproducible():

@@ -107,7 +107,18 @@ class PassKernel(NamedTuple):
         ``accumulate(kdata, i, acc, slot)``: add point i's raw statistics to ``acc[slot]``,
         ``@njit``.
     entry_points : dict or None
-        Cached specialisations of the pass to this family (see :class:`FamilyKernel`).
+        Cached specialisations of the pass to this family (see :class:`FamilyKernel`);
+        they take ``block`` as their last argument.
+    block : int, default=0
+        Points scored at a time with ``score_block`` (0: one at a time with
+        ``log_likelihood``).
+    score_block : callable or None
+        ``score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base)``: ``out[rows[r]
+        - base, col0 + a - c0] = log f(x_{rows[r]}; theta_{comps[a]})`` for ``s <= r < e`` and
+        ``c0 <= a < c1`` (see :mod:`dpclust.samplers._subcluster_kernels`), ``@njit``.
+    accumulate_block : callable or None
+        ``accumulate_block(kdata, rows, s, e, acc, slot)``: add the raw statistics of the
+        points ``rows[s:e]`` to ``acc[slot]``, ``@njit`` (with ``score_block``).
     """
 
     data: tuple
@@ -117,6 +128,9 @@ class PassKernel(NamedTuple):
     log_likelihood: Any
     accumulate: Any
     entry_points: dict | None = None
+    block: int = 0
+    score_block: Any = None
+    accumulate_block: Any = None
 
 
 def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:

@@ -353,13 +353,15 @@ def _sum_log_marginals(kstats, khyper, active, n_active):
 @njit(cache=True, parallel=True)
 def _subcluster_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                      group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
-                     bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll):
+                     bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll,
+                     block):
     for c in prange(bounds.shape[0] - 1):
         _sk.chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of,
                        group_start, group_members, labels_in, sub_in, anchors, update,
                        rand_cluster, rand_p, bounds[c], bounds[c + 1], seeds[c], labels_out,
                        code_out, acc[c], cnt[c], first[c], rkey[c], res[c], ll[c],
-                       _k._dm_log_likelihoods, _k._dm_accumulate)
+                       _k._dm_log_likelihoods, _k._dm_accumulate, block,
+                       _sk.no_score_block, _sk.no_accumulate_block)
 
 
 @njit(cache=True)
@@ -378,12 +380,13 @@ def _ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev,
 @njit(cache=True, parallel=True)
 def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
                  stage_key, row0, mode, bounds, seeds, codes, acc, cnt, first, rkey, res,
-                 logq):
+                 logq, block):
     for c in prange(bounds.shape[0] - 1):
         _sk.launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
                          stage_key, row0, mode, bounds[c], bounds[c + 1], seeds[c], codes,
                          acc[c], cnt[c], first[c], rkey[c], res[c], logq[c],
-                         _k._dm_log_likelihoods, _k._dm_accumulate)
+                         _k._dm_log_likelihoods, _k._dm_accumulate, block,
+                       _sk.no_score_block, _sk.no_accumulate_block)
 
 
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,

@@ -20,6 +20,7 @@ the merge.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numba
@@ -187,8 +188,17 @@ def pass_function(pk):
     """The family's compiled pass (its cached entry point, or the generic one) and the extra
     arguments it needs."""
     if pk.entry_points and "data_pass" in pk.entry_points:
-        return pk.entry_points["data_pass"], ()
-    return _sk.data_pass, (pk.log_likelihood, pk.accumulate)
+        return pk.entry_points["data_pass"], (int(pk.block),)
+    return _sk.data_pass, _generic_extra(pk)
+
+
+def _generic_extra(pk):
+    """The family's functions for the generic compiled passes."""
+    if pk.score_block is None:
+        return (pk.log_likelihood, pk.accumulate, 0, _sk.no_score_block,
+                _sk.no_accumulate_block)
+    return (pk.log_likelihood, pk.accumulate, int(pk.block), pk.score_block,
+            pk.accumulate_block)
 
 
 def run_chunks(pk, spec: PassSpec, labels, sub, bounds, seeds, anchors, labels_out, codes,
@@ -223,8 +233,8 @@ def pass_partition(pk, spec: PassSpec, labels, sub, row0: int, bounds, chunk0: i
 def launch_function(pk):
     """The family's compiled launch pass and the extra arguments it needs."""
     if pk.entry_points and "launch_pass" in pk.entry_points:
-        return pk.entry_points["launch_pass"], ()
-    return _sk.launch_pass, (pk.log_likelihood, pk.accumulate)
+        return pk.entry_points["launch_pass"], (int(pk.block),)
+    return _sk.launch_pass, _generic_extra(pk)
 
 
 def launch_outputs(n_chunks: int, spec: LaunchSpec, n_stats: int):
@@ -431,7 +441,9 @@ class LocalPartitions:
 
 
 class threads:
-    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all)."""
+    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all), with BLAS on
+    one thread inside them: the blocked passes call GEMM from every numba thread, and a
+    BLAS that started threads of its own there would oversubscribe the cores."""
 
     def __init__(self, n_jobs):
         self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
@@ -440,6 +452,17 @@ class threads:
     def __enter__(self):
         self.old = numba.get_num_threads()
         numba.set_num_threads(self.n)
+        self.blas = _blas_controller().limit(limits=1, user_api="blas")
 
     def __exit__(self, *exc: object):
+        self.blas.restore_original_limits()
         numba.set_num_threads(self.old)
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """The process's BLAS libraries (found once: the search walks the loaded libraries)."""
+    import scipy.linalg  # noqa: F401  (loads the BLAS that numba's np.dot calls)
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()

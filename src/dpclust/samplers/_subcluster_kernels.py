@@ -143,11 +143,114 @@ def _draw_label(logw, log_pi, cand, m, state):
     return state, arg
 
 
+# ------------------------------------------------------------------ blocked scoring
+# A family whose densities are cheaper by the block (the Gaussian in many dimensions, where
+# one GEMM scores many points against a component) provides
+#   score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base):
+#     out[rows[r] - base, col0 + a - c0] = log f(x_rows[r]; theta_comps[a])
+#     for s <= r < e and c0 <= a < c1, and
+#   accumulate_block(kdata, rows, s, e, acc, slot): the raw statistics of rows[s:e] added
+#     to acc[slot],
+# and the passes below then score ``block`` points at a time: the block's points are sorted
+# by the components they need (counting sort), each group scored by one call, and the
+# per-point loop reads the scores; the points' statistics are added at the end of the block,
+# one call per slot.  Every point gets the same numbers wherever its block is
+# run (the blocks depend on the chunks only), so the chain does not depend on the thread
+# count.  ``block = 0`` scores point by point with ``log_likelihood``.
+
+@njit(cache=True, _nrt=False)
+def no_score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base):
+    """The ``score_block`` of families that score point by point (never called)."""
+    return
+
+
+@njit(cache=True, _nrt=False)
+def no_accumulate_block(kdata, rows, s, e, acc, slot):
+    """The ``accumulate_block`` of families that accumulate point by point (never called)."""
+    return
+
+
+@njit(cache=True, _nrt=False)
+def _sort_block(keys, n, n_keys, base, order, start, fill):
+    """Counting sort of the block's rows ``base + r`` (``r < n``) with ``keys[r] >= 0``:
+    ``order[start[g]:start[g + 1]]`` are the (global) rows of key g, in increasing order."""
+    for g in range(n_keys + 1):
+        start[g] = 0
+    for r in range(n):
+        if keys[r] >= 0:
+            start[keys[r] + 1] += 1
+    for g in range(n_keys):
+        start[g + 1] += start[g]
+    for g in range(n_keys):
+        fill[g] = start[g]
+    for r in range(n):
+        g = keys[r]
+        if g >= 0:
+            order[fill[g]] = base + r
+            fill[g] += 1
+
+
+@njit(cache=True)
+def _pass_block(kdata, kparams, labels_in, anchors, update, group_of, group_start,
+                group_members, n_clusters, blo, bhi, keys, order, start, fill, pair, buf,
+                subbuf, score_block):
+    """Scores of the data pass for points ``blo .. bhi - 1``: ``buf[r, a]`` against the a-th
+    member of the point's super-cluster (the points that draw a label), ``subbuf[r, s]``
+    against its cluster's sub-cluster s (update 1 and 2)."""
+    n = bhi - blo
+    if update >= 2:
+        for r in range(n):
+            i = blo + r
+            k0 = labels_in[i]
+            g = group_of[k0]
+            keys[r] = g if (anchors[k0] != i and group_start[g + 1] - group_start[g] > 1) else -1
+        n_groups = group_start.shape[0] - 1
+        _sort_block(keys, n, n_groups, blo, order, start, fill)
+        for g in range(n_groups):
+            if start[g + 1] > start[g]:
+                score_block(kdata, kparams, order, start[g], start[g + 1], group_members,
+                            group_start[g], group_start[g + 1], buf, 0, blo)
+    if update == 1 or update == 2:
+        for r in range(n):
+            keys[r] = labels_in[blo + r]
+        _sort_block(keys, n, n_clusters, blo, order, start, fill)
+        for k in range(n_clusters):
+            if start[k + 1] > start[k]:
+                pair[0] = n_clusters + 2 * k
+                pair[1] = n_clusters + 2 * k + 1
+                score_block(kdata, kparams, order, start[k], start[k + 1], pair, 0, 2, subbuf,
+                            0, blo)
+
+
+@njit(cache=True)
+def _flush_block(kdata, slots, n, blo, acc, order, start, fill, accumulate_block):
+    """Add the block's points ``blo + r`` (``r < n``) to ``acc[slots[r]]`` (-1: none), one
+    ``accumulate_block`` call per slot."""
+    n_slots = acc.shape[0]
+    _sort_block(slots, n, n_slots, blo, order, start, fill)
+    for t in range(n_slots):
+        if start[t + 1] > start[t]:
+            accumulate_block(kdata, order, start[t], start[t + 1], acc, t)
+    for r in range(n):
+        slots[r] = -1
+
+
+@njit(cache=True, _nrt=False)
+def _scores(kdata, i, kparams, cand, m, out, buf, r, log_likelihood):
+    """``out[a]`` for ``a < m``: from the block's scores (row r) or point by point
+    (``r < 0``)."""
+    if r < 0:
+        log_likelihood(kdata, i, kparams, cand, 0, m, out)
+    else:
+        for a in range(m):
+            out[a] = buf[r, a]
+
+
 @njit(cache=True)
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                lo, hi, seed, labels_out, code_out, acc, cnt, first, rkey, res, ll,
-               log_likelihood, accumulate):
+               log_likelihood, accumulate, block, score_block, accumulate_block):
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
 
     ``kparams`` holds the K cluster parameters followed by the 2K sub-cluster parameters
@@ -168,15 +271,46 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     ``first`` (smallest index, -1 if none), ``res`` and ``rkey`` (a uniformly chosen member
     and its key, see :func:`_count_member`; ``rkey`` starts at 1) and ``ll`` (the sub-cluster log-likelihood ``log f(x_i; thetabar_ks)`` summed,
     to watch the sub-clusters burn in).  ``code_out[i] = s + 2 * side``.
+
+    ``block > 0``: the points are scored ``block`` at a time with ``score_block`` and
+    their statistics added with ``accumulate_block`` (see the notes above
+    :func:`no_score_block`); 0: one at a time with ``log_likelihood`` and ``accumulate``.
     """
     n_clusters = log_pi.shape[0]
     logw = np.empty(n_clusters + 2)
     cand = np.empty(n_clusters + 2, dtype=np.int64)
     pair = np.empty(2, dtype=np.int64)
     nxt = np.ones(acc.shape[0], dtype=np.int64)  # count of the next kept member, per slot
+    nb = max(block, 1)
+    keys = np.empty(nb, dtype=np.int64)
+    order = np.empty(nb, dtype=np.int64)
+    start = np.empty(n_clusters + 1, dtype=np.int64)
+    fill = np.empty(n_clusters + 1, dtype=np.int64)
+    buf = np.empty((nb if block > 0 else 1, n_clusters))
+    subbuf = np.empty((nb, 2))
+    slots1 = np.full(nb, -1, dtype=np.int64)
+    slots2 = np.full(nb, -1, dtype=np.int64)
+    astart = np.empty(acc.shape[0] + 1, dtype=np.int64)
+    afill = np.empty(acc.shape[0] + 1, dtype=np.int64)
+    blo = lo
+    bhi = lo
+    r = -1
     state = seed
     g_cached = -1  # the super-cluster whose members fill cand[:m]
     for i in range(lo, hi):
+        if block > 0:
+            if i >= bhi:
+                if i > lo:
+                    _flush_block(kdata, slots1, bhi - blo, blo, acc, order, astart, afill,
+                                 accumulate_block)
+                    _flush_block(kdata, slots2, bhi - blo, blo, acc, order, astart, afill,
+                                 accumulate_block)
+                blo = i
+                bhi = min(i + block, hi)
+                _pass_block(kdata, kparams, labels_in, anchors, update, group_of,
+                            group_start, group_members, n_clusters, blo, bhi, keys, order,
+                            start, fill, pair, buf, subbuf, score_block)
+            r = i - blo
         k0 = labels_in[i]
         k = k0
         m = 0
@@ -196,7 +330,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             lsub = 0.0
         elif update == 3:  # labels only: no sub-clusters to score
             if m > 0:
-                log_likelihood(kdata, i, kparams, cand, 0, m, logw)
+                _scores(kdata, i, kparams, cand, m, logw, buf, r, log_likelihood)
                 state, arg = _draw_label(logw, log_pi, cand, m, state)
                 k = cand[arg]
             else:
@@ -209,9 +343,14 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                 g_cached = -1
             cand[m] = n_clusters + 2 * k0
             cand[m + 1] = n_clusters + 2 * k0 + 1
-            log_likelihood(kdata, i, kparams, cand, 0, m + 2, logw)
-            l0 = logw[m]
-            l1 = logw[m + 1]
+            if r < 0:
+                log_likelihood(kdata, i, kparams, cand, 0, m + 2, logw)
+                l0 = logw[m]
+                l1 = logw[m + 1]
+            else:
+                _scores(kdata, i, kparams, cand, m, logw, buf, r, log_likelihood)
+                l0 = subbuf[r, 0]
+                l1 = subbuf[r, 1]
             if m > 0:
                 state, arg = _draw_label(logw, log_pi, cand, m, state)
                 k = cand[arg]
@@ -247,7 +386,10 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                 s = 0
                 lsub = l0
         slot = 2 * k + s
-        accumulate(kdata, i, acc, slot)
+        if r < 0:
+            accumulate(kdata, i, acc, slot)
+        else:
+            slots1[r] = slot
         ll[slot] += lsub
         state = _count_member(i, slot, cnt, first, rkey, res, nxt, state)
         code = s
@@ -256,16 +398,24 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
             side = 1 if u >= rand_p else 0
             code += 2 * side
             slot = 2 * n_clusters + side
-            accumulate(kdata, i, acc, slot)
+            if r < 0:
+                accumulate(kdata, i, acc, slot)
+            else:
+                slots2[r] = slot
             state = _count_member(i, slot, cnt, first, rkey, res, nxt, state)
         code_out[i] = code
+    if block > 0 and hi > lo:
+        _flush_block(kdata, slots1, bhi - blo, blo, acc, order, astart, afill,
+                     accumulate_block)
+        _flush_block(kdata, slots2, bhi - blo, blo, acc, order, astart, afill,
+                     accumulate_block)
 
 
 @njit(cache=True, parallel=True)
 def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
               group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
               bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll,
-              log_likelihood, accumulate):
+              log_likelihood, accumulate, block, score_block, accumulate_block):
     """The data pass over all chunks, in parallel (generic over the family's functions).
 
     Built-in families call :func:`chunk_pass` from a cached entry point of their own
@@ -275,7 +425,8 @@ def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
         chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                    group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                    bounds[c], bounds[c + 1], seeds[c], labels_out, code_out, acc[c], cnt[c],
-                   first[c], rkey[c], res[c], ll[c], log_likelihood, accumulate)
+                   first[c], rkey[c], res[c], ll[c], log_likelihood, accumulate, block,
+                   score_block, accumulate_block)
 
 
 @njit(cache=True, _nrt=False)
@@ -357,10 +508,21 @@ def select_points(labels, thresholds, anchors, key, key2, row0, bounds, mask, be
                 mask[i] = False
 
 
+@njit(cache=True, _nrt=False)
+def _launch_active(i, b, pins, stages, skey, row0):
+    """Whether point i (of move b, -1: none) is allocated in this stage."""
+    if b < 0:
+        return False
+    if i == pins[b, 0] or i == pins[b, 1]:
+        return stages[b, 0] <= 0.0
+    u3 = point_key(skey, row0 + i)
+    return stages[b, 0] <= u3 < stages[b, 1]
+
+
 @njit(cache=True)
 def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
                  row0, mode, lo, hi, seed, codes, acc, cnt, first, rkey, res, logq,
-                 log_likelihood, accumulate):
+                 log_likelihood, accumulate, block, score_block, accumulate_block):
     """One chunk (points ``lo .. hi - 1``) of a launch pass.
 
     Point i of cluster ``k = labels[i]`` with ``b = block_of[k] >= 0`` is scored against
@@ -381,30 +543,58 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
     ``[stages[b, 0], stages[b, 1])`` are allocated (the pinned points with the first stage,
     ``stages[b, 0] == 0``); ``codes`` keeps the sides of earlier stages.  With ``mode`` 2
     (the last stage of a proposal) every point is also counted in its cluster's slot ``k``.
+
+    ``block > 0``: the points are scored ``block`` at a time with ``score_block`` and
+    their statistics added with ``accumulate_block``.
     """
     K = block_of.shape[0]
+    B = pins.shape[0]
     out = np.empty(2)
     comps = np.empty(2, dtype=np.int64)
     nxt = np.ones(cnt.shape[0], dtype=np.int64)
+    nb = max(block, 1)
+    keys = np.empty(nb, dtype=np.int64)
+    order = np.empty(nb, dtype=np.int64)
+    start = np.empty(B + 1, dtype=np.int64)
+    fill = np.empty(B + 1, dtype=np.int64)
+    buf = np.empty((nb, 2))
+    slots1 = np.full(nb, -1, dtype=np.int64)
+    astart = np.empty(acc.shape[0] + 1, dtype=np.int64)
+    afill = np.empty(acc.shape[0] + 1, dtype=np.int64)
+    blo = lo
+    bhi = lo
+    r = -1
     state = seed
     skey = np.uint64(stage_key)
     for i in range(lo, hi):
+        if block > 0:
+            if i >= bhi:
+                if i > lo:
+                    _flush_block(kdata, slots1, bhi - blo, blo, acc, order, astart, afill,
+                                 accumulate_block)
+                blo = i
+                bhi = min(i + block, hi)
+                for t in range(bhi - blo):
+                    bt = block_of[labels[blo + t]]
+                    keys[t] = bt if _launch_active(blo + t, bt, pins, stages, skey,
+                                                   row0) else -1
+                _sort_block(keys, bhi - blo, B, blo, order, start, fill)
+                for bt in range(B):
+                    if start[bt + 1] > start[bt]:
+                        comps[0] = 2 * bt
+                        comps[1] = 2 * bt + 1
+                        score_block(kdata, kparams, order, start[bt], start[bt + 1], comps, 0,
+                                    2, buf, 0, blo)
+            r = i - blo
         k = labels[i]
         b = block_of[k]
         if mode == 2:
             state = _count_member(i, k, cnt, first, rkey, res, nxt, state)
-        if b < 0:
+        if not _launch_active(i, b, pins, stages, skey, row0):
             continue
-        if i == pins[b, 0] or i == pins[b, 1]:
-            if stages[b, 0] > 0.0:
-                continue
-        else:
-            u3 = point_key(skey, row0 + i)
-            if u3 < stages[b, 0] or u3 >= stages[b, 1]:
-                continue
         comps[0] = 2 * b
         comps[1] = 2 * b + 1
-        log_likelihood(kdata, i, kparams, comps, 0, 2, out)
+        _scores(kdata, i, kparams, comps, 2, out, buf, r, log_likelihood)
         a0 = out[0] + log_w[b, 0]
         a1 = out[1] + log_w[b, 1]
         top = a0 if a0 > a1 else a1
@@ -419,7 +609,10 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
             state, u = next_uniform(state)
             s = 1 if u < math.exp(a1 - lse) else 0
         if mode == 0:
-            accumulate(kdata, i, acc, 2 * b + s)
+            if r < 0:
+                accumulate(kdata, i, acc, 2 * b + s)
+            else:
+                slots1[r] = 2 * b + s
             cnt[K + 2 * b + s] += 1
             continue
         if pinned >= 0:
@@ -432,18 +625,25 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
             logq[2 * b + 1] += a0 - lse
         codes[i] = s
         if fixed < 0:
-            accumulate(kdata, i, acc, 2 * b + s)
+            if r < 0:
+                accumulate(kdata, i, acc, 2 * b + s)
+            else:
+                slots1[r] = 2 * b + s
             state = _count_member(i, K + 2 * b + s, cnt, first, rkey, res, nxt, state)
+    if block > 0 and hi > lo:
+        _flush_block(kdata, slots1, bhi - blo, blo, acc, order, astart, afill,
+                     accumulate_block)
 
 
 @njit(cache=True, parallel=True)
 def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
                 row0, mode, bounds, seeds, codes, acc, cnt, first, rkey, res, logq,
-                log_likelihood, accumulate):
+                log_likelihood, accumulate, block, score_block, accumulate_block):
     """The launch pass over all chunks, in parallel (generic over the family's functions;
     built-in families call :func:`launch_chunk` from cached entry points of their own)."""
     for c in prange(bounds.shape[0] - 1):
         launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
                      stage_key, row0, mode, bounds[c],
                      bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
-                     res[c], logq[c], log_likelihood, accumulate)
+                     res[c], logq[c], log_likelihood, accumulate, block, score_block,
+                     accumulate_block)

@@ -230,11 +230,11 @@ def _niw_log_join_gain(kstats, a, b, khyper):
 # ------------------------------------------------------- instantiated-parameter pass
 # kdata = (X, shift): raw statistics are accumulated about ``shift`` (the data mean) so that
 #   the scatter recovered from plain sums keeps its precision;
-# kparams = (mean (K, d), prec (K, d, d), const (K,), Wt (K, d, d), cs (K, d), shift (d,)):
+# kparams = (mean (K, d), prec (K, d, d), const (K,), cs (K, d), shift (d,)):
 #   prec[k] is the lower-triangular inverse of the Cholesky factor of Sigma_k and const[k] =
 #   -(d log 2 pi + log|Sigma_k|) / 2, so that log f(x; theta_k) = const[k] - |prec[k] (x -
-#   mean[k])|^2 / 2; Wt[k] = prec[k]^T and cs[k] = prec[k] (mean[k] - shift) serve the
-#   blocked form, log f(x; theta_k) = const[k] - |(x - shift) Wt[k] - cs[k]|^2 / 2;
+#   mean[k])|^2 / 2; cs[k] = prec[k] (mean[k] - shift) serves the blocked form,
+#   log f(x; theta_k) = const[k] - |prec[k] (x - shift) - cs[k]|^2 / 2;
 #   in two dimensions kparams = (flat (K, 6),) with rows [m0, m1, p00, p10, p11, const], 48 bytes a component;
 # raw statistics row = [n, sum (x - shift) (d), upper triangle of sum (x - shift)(x - shift)^T].
 
@@ -277,30 +277,35 @@ def _gauss_accumulate(kdata, i, acc, slot):
 def _gauss_score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base):
     """``out[rows[r] - base, col0 + a - c0] = log f(x_{rows[r]}; theta_{comps[a]})`` for
     ``s <= r < e``, ``c0 <= a < c1``: the rows gathered once, then one GEMM per component,
-    ``Z = (X_rows - shift) Wt[k]``, and ``|Z - cs[k]|^2`` (see the packed form above).
+    ``Z = prec[k] (X_rows - shift)^T`` (d x n), and the columns' ``|Z - cs[k]|^2`` summed
+    feature by feature over contiguous rows of Z (vectorised: no chain of dependent adds).
 
-    Scores a row the same way whatever other rows share its call (the GEMM's sum over the
+    A row's score does not depend on the other rows of its call (the GEMM's sum over the
     features runs in the same order for each output), up to the BLAS kernel chosen for the
     call's shape, which depends on the chunking only."""
     X = kdata[0]
-    const, Wt, cs, shift = kparams[2], kparams[3], kparams[4], kparams[5]
+    prec, const, cs, shift = kparams[1], kparams[2], kparams[3], kparams[4]
     n = e - s
     d = X.shape[1]
-    Xg = np.empty((n, d))
+    Y = np.empty((n, d))
     for r in range(n):
         i = rows[s + r]
         for a in range(d):
-            Xg[r, a] = X[i, a] - shift[a]
+            Y[r, a] = X[i, a] - shift[a]
+    q = np.empty(n)
     for a in range(c0, c1):
         k = comps[a]
-        Z = np.dot(Xg, Wt[k])
+        Z = np.dot(prec[k], Y.T)
+        for r in range(n):
+            q[r] = 0.0
+        for b in range(d):
+            c = cs[k, b]
+            for r in range(n):
+                z = Z[b, r] - c
+                q[r] += z * z
         col = col0 + a - c0
         for r in range(n):
-            q = 0.0
-            for b in range(d):
-                z = Z[r, b] - cs[k, b]
-                q += z * z
-            out[rows[s + r] - base, col] = const[k] - 0.5 * q
+            out[rows[s + r] - base, col] = const[k] - 0.5 * q[r]
 
 
 @njit(cache=True)
@@ -311,17 +316,17 @@ def _gauss_accumulate_block(kdata, rows, s, e, acc, slot):
     n = e - s
     d = X.shape[1]
     Y = np.empty((n, d))
+    col = np.zeros(d)
     for r in range(n):
         i = rows[s + r]
         for a in range(d):
-            Y[r, a] = X[i, a] - shift[a]
+            y = X[i, a] - shift[a]
+            Y[r, a] = y
+            col[a] += y
     S = np.dot(Y.T, Y)
     acc[slot, 0] += n
     for a in range(d):
-        t = 0.0
-        for r in range(n):
-            t += Y[r, a]
-        acc[slot, 1 + a] += t
+        acc[slot, 1 + a] += col[a]
     idx = 1 + d
     for a in range(d):
         for b in range(a, d):

@@ -389,6 +389,16 @@ def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
                        _sk.no_score_block, _sk.no_accumulate_block)
 
 
+@njit(cache=True, parallel=True)
+def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, codes, logq):
+    for b in prange(start.shape[0] - 1):
+        _, lq = _sk.sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                    fixed, pins[b, 0], pins[b, 1], 2 * b, seeds[b], codes,
+                                    _k._dm_reset, _k._dm_add, _k._dm_log_predictive)
+        logq[b] = lq
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
-                "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass}
+                "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
+                "sequential_moves": _sequential_moves}

@@ -35,9 +35,10 @@ ACC_BUDGET = 256 * 2**20
 class PassSpec(NamedTuple):
     """What every partition receives for one data pass: the thin cluster parameters.
 
-    ``kparams``: the K cluster then 2K sub-cluster parameters packed by the family's pass
+    ``kparams``: the K cluster then 2K sub-cluster parameters (labels-only passes,
+    ``update`` 3: the K clusters' alone) packed by the family's pass
     kernel; ``anchors``: global row index of each cluster's anchor; ``update``: 0 keeps the
-    labels, 1 draws sub-labels, 2 draws both; ``rand_c``/``rand_p``: the random split
+    labels, 1 draws sub-labels, 2 draws both, 3 labels alone; ``rand_c``/``rand_p``: the random split
     proposal (-1: none); ``key``: the iteration's stream key; ``n_slots``: ``2K + 2``.
     """
 

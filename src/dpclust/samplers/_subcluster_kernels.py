@@ -254,7 +254,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
 
     ``kparams`` holds the K cluster parameters followed by the 2K sub-cluster parameters
-    (sub-cluster s of cluster k at ``K + 2k + s``), so that one call of the family's
+    (sub-cluster s of cluster k at ``K + 2k + s``; with ``update`` 3 the K alone), so that one call of the family's
     ``log_likelihood`` per point scores both the candidate clusters and the sub-clusters of
     the point's cluster (a second call only when the point changes cluster).
 
@@ -537,7 +537,9 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
     p_i(1 - s)`` to ``logq[2b + 1]`` (the log probability of proposing this split and of its
     mirror image), ``codes[i] = s``, except the points ``pins[b, s]`` (local rows, or -1),
     which are put on side s and add nothing to ``logq``; splits accumulate the side's
-    statistics, count it and keep its first and a uniform member.
+    statistics, count it and keep its first and a uniform member; merges accumulate theirs
+    in the intermediate stages (``mode`` 1), whose sides the next stage's components are
+    fitted to, as a split's are.
 
     Stages: only the points of a move whose key ``key(stage_key, row0 + i)`` lies in
     ``[stages[b, 0], stages[b, 1])`` are allocated (the pinned points with the first stage,
@@ -624,11 +626,12 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
             logq[2 * b] += a1 - lse
             logq[2 * b + 1] += a0 - lse
         codes[i] = s
-        if fixed < 0:
+        if fixed < 0 or mode == 1:
             if r < 0:
                 accumulate(kdata, i, acc, 2 * b + s)
             else:
                 slots1[r] = 2 * b + s
+        if fixed < 0:
             state = _count_member(i, K + 2 * b + s, cnt, first, rkey, res, nxt, state)
     if block > 0 and hi > lo:
         _flush_block(kdata, slots1, bhi - blo, blo, acc, order, astart, afill,
@@ -647,3 +650,57 @@ def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, 
                      bounds[c + 1], seeds[c], codes, acc[c], cnt[c], first[c], rkey[c],
                      res[c], logq[c], log_likelihood, accumulate, block, score_block,
                      accumulate_block)
+
+
+# ------------------------------------------------------------- sequential proposals
+# A sequential move (Dahl 2003, "SAMS") allocates its points one at a time, each to a side
+# with probability proportional to the side's size times the collapsed predictive given the
+# points already there, so that q telescopes towards the two sides' marginal likelihood and
+# a merge of two fragments of one cluster scores its current split as well as a split would
+# propose it.  The moves are independent: one thread per move.
+
+@njit(cache=True, _nrt=False)
+def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes,
+                    reset, add, log_predictive):
+    """Allocate ``rows[lo:hi]`` in that order between slots ``slot`` (seeded with point i)
+    and ``slot + 1`` (seeded with j): side s with probability ``n_s f(x | X_s) / (n_0 f(x |
+    X_0) + n_1 f(x | X_1))``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]``
+    (scored).  Writes ``codes[t]``; returns ``(state, log q)``."""
+    reset(kstats, slot, khyper)
+    reset(kstats, slot + 1, khyper)
+    add(kdata, i, kstats, slot, khyper)
+    add(kdata, j, kstats, slot + 1, khyper)
+    n0 = 1.0
+    n1 = 1.0
+    log_q = 0.0
+    for t in range(lo, hi):
+        r = rows[t]
+        l0 = math.log(n0) + log_predictive(kdata, r, kstats, slot, khyper)
+        l1 = math.log(n1) + log_predictive(kdata, r, kstats, slot + 1, khyper)
+        top = l0 if l0 > l1 else l1
+        lse = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
+        s = fixed[t]
+        if s < 0:
+            state, u = next_uniform(state)
+            s = 1 if u < math.exp(l1 - lse) else 0
+        log_q += (l1 if s == 1 else l0) - lse
+        codes[t] = s
+        add(kdata, r, kstats, slot + s, khyper)
+        if s == 1:
+            n1 += 1.0
+        else:
+            n0 += 1.0
+    return state, log_q
+
+
+@njit(cache=True, parallel=True)
+def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, codes, logq,
+                     reset, add, log_predictive):
+    """:func:`sequential_move` for every move b (rows ``rows[start[b]:start[b + 1]]``,
+    anchors ``pins[b]``, slots ``2b, 2b + 1``), in parallel (generic over the family's
+    collapsed functions; built-in families call it from cached entry points)."""
+    for b in prange(start.shape[0] - 1):
+        _, lq = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1], fixed,
+                                pins[b, 0], pins[b, 1], 2 * b, seeds[b], codes, reset, add,
+                                log_predictive)
+        logq[b] = lq

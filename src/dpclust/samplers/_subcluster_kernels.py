@@ -223,6 +223,18 @@ def _pass_block(kdata, kparams, labels_in, anchors, update, group_of, group_star
 
 
 @njit(cache=True)
+def _block_scratch(block, n_keys, n_slots):
+    """Scratch arrays of a blocked pass over one chunk: ``(rows per block, keys, order, start,
+    fill, slots, slot start, slot fill)`` for sorting a block's rows by ``n_keys`` keys and
+    its statistics by ``n_slots`` slots (``slots`` starts at -1: none)."""
+    nb = max(block, 1)
+    return (nb, np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64),
+            np.empty(n_keys + 1, dtype=np.int64), np.empty(n_keys + 1, dtype=np.int64),
+            np.full(nb, -1, dtype=np.int64), np.empty(n_slots + 1, dtype=np.int64),
+            np.empty(n_slots + 1, dtype=np.int64))
+
+
+@njit(cache=True)
 def _flush_block(kdata, slots, n, blo, acc, order, start, fill, accumulate_block):
     """Add the block's points ``blo + r`` (``r < n``) to ``acc[slots[r]]`` (-1: none), one
     ``accumulate_block`` call per slot."""
@@ -281,17 +293,11 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
     cand = np.empty(n_clusters + 2, dtype=np.int64)
     pair = np.empty(2, dtype=np.int64)
     nxt = np.ones(acc.shape[0], dtype=np.int64)  # count of the next kept member, per slot
-    nb = max(block, 1)
-    keys = np.empty(nb, dtype=np.int64)
-    order = np.empty(nb, dtype=np.int64)
-    start = np.empty(n_clusters + 1, dtype=np.int64)
-    fill = np.empty(n_clusters + 1, dtype=np.int64)
+    nb, keys, order, start, fill, slots1, astart, afill = _block_scratch(block, n_clusters,
+                                                                         acc.shape[0])
     buf = np.empty((nb if block > 0 else 1, n_clusters))
     subbuf = np.empty((nb, 2))
-    slots1 = np.full(nb, -1, dtype=np.int64)
     slots2 = np.full(nb, -1, dtype=np.int64)
-    astart = np.empty(acc.shape[0] + 1, dtype=np.int64)
-    afill = np.empty(acc.shape[0] + 1, dtype=np.int64)
     blo = lo
     bhi = lo
     r = -1
@@ -554,15 +560,9 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
     out = np.empty(2)
     comps = np.empty(2, dtype=np.int64)
     nxt = np.ones(cnt.shape[0], dtype=np.int64)
-    nb = max(block, 1)
-    keys = np.empty(nb, dtype=np.int64)
-    order = np.empty(nb, dtype=np.int64)
-    start = np.empty(B + 1, dtype=np.int64)
-    fill = np.empty(B + 1, dtype=np.int64)
+    nb, keys, order, start, fill, slots1, astart, afill = _block_scratch(block, B,
+                                                                         acc.shape[0])
     buf = np.empty((nb, 2))
-    slots1 = np.full(nb, -1, dtype=np.int64)
-    astart = np.empty(acc.shape[0] + 1, dtype=np.int64)
-    afill = np.empty(acc.shape[0] + 1, dtype=np.int64)
     blo = lo
     bhi = lo
     r = -1

@@ -235,7 +235,8 @@ def _niw_log_join_gain(kstats, a, b, khyper):
 #   -(d log 2 pi + log|Sigma_k|) / 2, so that log f(x; theta_k) = const[k] - |prec[k] (x -
 #   mean[k])|^2 / 2; cs[k] = prec[k] (mean[k] - shift) serves the blocked form,
 #   log f(x; theta_k) = const[k] - |prec[k] (x - shift) - cs[k]|^2 / 2;
-#   in two dimensions kparams = (flat (K, 6),) with rows [m0, m1, p00, p10, p11, const], 48 bytes a component;
+#   in two dimensions kparams = (flat (K, 6),) with rows [m0, m1, p00, p10, p11, const],
+#   48 bytes a component;
 # raw statistics row = [n, sum (x - shift) (d), upper triangle of sum (x - shift)(x - shift)^T].
 
 @njit(cache=True, _nrt=False)

@@ -704,3 +704,23 @@ def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, cod
                                 pins[b, 0], pins[b, 1], 2 * b, seeds[b], codes, reset, add,
                                 log_predictive)
         logq[b] = lq
+
+
+def sequential_allocation(kern, rows, start, fixed, pins, seeds):
+    """``(sides, logq)`` of the sequential moves ``b`` (rows ``rows[start[b]:start[b + 1]]``
+    in that order, anchors ``pins[b]``, fixed sides ``fixed`` or -1 to draw, stream
+    ``seeds[b]``) for the family kernel ``kern``: its cached entry point, or the generic
+    :func:`sequential_moves`.  The caller chooses the thread count."""
+    n_moves = len(start) - 1
+    kstats = kern.alloc(2 * n_moves)
+    sides = np.empty(len(rows), dtype=np.int64)
+    logq = np.zeros(n_moves)
+    fn = (kern.entry_points or {}).get("sequential_moves")
+    extra = () if fn is not None else (kern.reset, kern.add, kern.log_predictive)
+    (fn or sequential_moves)(kern.data, kstats, kern.hyper,
+                             np.ascontiguousarray(rows, dtype=np.int64),
+                             np.ascontiguousarray(start, dtype=np.int64),
+                             np.ascontiguousarray(fixed, dtype=np.int64),
+                             np.ascontiguousarray(pins, dtype=np.int64),
+                             np.asarray(seeds, dtype=np.uint64), sides, logq, *extra)
+    return sides, logq

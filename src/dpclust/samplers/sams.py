@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
+from ._subcluster_kernels import sequential_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 
 
@@ -116,27 +117,14 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
 
 
 def _allocate(rng, kern, i, j, rest, target):
-    """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1).
+    """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1)
+    (:func:`~dpclust.samplers._subcluster_kernels.sequential_move`, the sub-cluster
+    sampler's sequential moves).
 
     With ``target`` None, sides are drawn; otherwise the probability of ``target`` is scored.
     Returns the sides and the log probability of the allocation.
     """
-    kstats = kern.alloc(2)
-    kern.reset(kstats, 0, kern.hyper)
-    kern.reset(kstats, 1, kern.hyper)
-    kern.add(kern.data, i, kstats, 0, kern.hyper)
-    kern.add(kern.data, j, kstats, 1, kern.hyper)
-    sizes = [1, 1]
-    sides = np.empty(len(rest), dtype=np.int64)
-    log_q = 0.0
-    for t, k in enumerate(rest):
-        l0 = math.log(sizes[0]) + kern.log_predictive(kern.data, k, kstats, 0, kern.hyper)
-        l1 = math.log(sizes[1]) + kern.log_predictive(kern.data, k, kstats, 1, kern.hyper)
-        norm = np.logaddexp(l0, l1)
-        log_p1 = l1 - norm
-        s = int(target[t]) if target is not None else int(math.log(rng.random()) < log_p1)
-        log_q += log_p1 if s == 1 else l0 - norm  # log p0 directly: p1 may round to 1
-        kern.add(kern.data, k, kstats, s, kern.hyper)
-        sizes[s] += 1
-        sides[t] = s
-    return sides, log_q
+    fixed = np.full(len(rest), -1, dtype=np.int64) if target is None else target
+    seed = np.array([rng.integers(2**63)], dtype=np.uint64)
+    sides, log_q = sequential_allocation(kern, rest, [0, len(rest)], fixed, [[i, j]], seed)
+    return sides, float(log_q[0])

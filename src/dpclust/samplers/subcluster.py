@@ -114,7 +114,7 @@ from scipy.special import gammaln
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
 from . import _subcluster_kernels as _sk
-from ._partitioned import LaunchSpec, PassSpec, launch_partition, threads
+from ._partitioned import LaunchSpec, PassSpec, chunk_bounds, launch_partition, threads
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
 
@@ -998,7 +998,6 @@ class SubclusterSplitMerge:
         _subcluster_kernels.sequential_move`, one thread per move; their sides, statistics,
         counts, first members and ``logq`` written into ``run``."""
         fam = model.family
-        kern = model.kernel
         K = len(side_of)
         labels = np.asarray(labels, dtype=np.int64)
         move_of = np.full(K, -1, dtype=np.int64)
@@ -1015,15 +1014,10 @@ class SubclusterSplitMerge:
         start = np.searchsorted(at, np.arange(len(seq) + 1)).astype(np.int64)
         fixed = side_of[labels[rows]].astype(np.int64)  # merges: the current side; splits: -1
         spins = np.ascontiguousarray(pins[seq], dtype=np.int64)
-        kstats = kern.alloc(2 * len(seq))
-        sides = np.empty(len(rows), dtype=np.int64)
-        logq = np.zeros(len(seq))
         seeds = _sk.chunk_seeds(int(rng.integers(2**63)), len(seq))
-        fn = (kern.entry_points or {}).get("sequential_moves")
-        extra = () if fn is not None else (kern.reset, kern.add, kern.log_predictive)
         with threads(self.n_jobs):
-            (fn or _sk.sequential_moves)(kern.data, kstats, kern.hyper, rows, start, fixed,
-                                         spins, seeds, sides, logq, *extra)
+            sides, logq = _sk.sequential_allocation(model.kernel, rows, start, fixed, spins,
+                                                    seeds)
         # the bookkeeping of the launch pass, for these moves
         all_rows = np.concatenate([rows, spins[:, 0], spins[:, 1]])
         all_sides = np.concatenate([sides, np.zeros(len(seq), np.int64),
@@ -1227,12 +1221,11 @@ class _SubsampleRows:
         return self.pass_kernel.unpack(acc)
 
     def launch_pass(self, spec, labels, codes=None):
-        n = len(labels)
-        bounds = np.linspace(0, n, max(1, -(-n // SUBSAMPLE_CHUNK)) + 1).round()
+        bounds = chunk_bounds(len(labels), SUBSAMPLE_CHUNK, 2 * spec.n_moves,
+                              self.pass_kernel.n_stats)
         with threads(self.n_jobs):
             return launch_partition(self.pass_kernel, spec,
-                                    np.asarray(labels, dtype=np.int64), 0,
-                                    bounds.astype(np.int64), 0, codes)
+                                    np.asarray(labels, dtype=np.int64), 0, bounds, 0, codes)
 
 
 # ---------------------------------------------------------------- helpers

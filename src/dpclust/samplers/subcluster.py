@@ -4,8 +4,8 @@ sampler that scales.
 Restricted Gibbs sampling with instantiated weights and parameters never creates a cluster;
 clusters are created by split moves and removed by merges.  One iteration:
 
-1. weights ``(pi_1..K, pi_new) ~ Dir(N_1..N_K, alpha)`` and parameters ``theta_k ~ p(theta |
-   X_k)``, from per-cluster statistics (no data touched);
+1. weights ``pi ~ Dir(N_1 - 1 + epsilon, ..., N_K - 1 + epsilon)`` (below) and parameters
+   ``theta_k ~ p(theta | X_k)``, from per-cluster statistics (no data touched);
 2. **the data pass**, parallel over chunks of points: ``z_i ∝ pi_k f(x_i; theta_k)`` (within
    the point's super-cluster when those are on); it returns per-cluster statistics;
 3. **split-merge moves**, one per group of clusters, all groups at once (below): a
@@ -17,8 +17,17 @@ clusters is not an invariant update: it can empty a cluster but never create one
 exact is to condition on every cluster staying non-empty.  The pass does this with one
 *anchor* per cluster, a member chosen uniformly at random that keeps its label (an
 auxiliary variable with density ``prod_k 1/N_k``): the other points are drawn independently,
-and the whole pass is accepted with the Metropolis-Hastings probability ``min(1, prod_k N_k /
-N'_k)`` (close to one at scale).
+and the whole pass is accepted with a Metropolis-Hastings probability.  The weights are an
+auxiliary variable too, and any conditional law given the partition is valid; with ``pi ~
+Dir(N_k - 1 + epsilon)`` the target given the anchors is ``CRP(z) prod_k N_k^-1 Dir(pi;
+N - 1 + epsilon) prod_i f(x_i; theta_z_i)``, and the pass's proposal ``prod_(i not an anchor)
+pi_z_i f(x_i; theta_z_i)`` divides it into ``w(z) prod_k pi_k^(epsilon - 1)`` with ``w(z) =
+prod_k Gamma(N_k) / (N_k Gamma(N_k - 1 + epsilon))`` (K and N are fixed in the pass, and so is
+the product of the weights), so the pass is accepted with ``min(1, w(z') / w(z))``, about
+``prod_k (N_k / N'_k)^epsilon``.  The paper's ``Dir(N_k, alpha)`` is ``epsilon = 1``: a
+cluster just cut off by a move, of a few points, that the pass would grow to its share was
+then refused in proportion (3 points growing to 500: 0.006, with ``epsilon = 0.1``: 0.6),
+and the whole pass with it (10^6 points: 8 passes of 28 refused and run again).
 
 **The split-merge moves are exact.**  The paper's sub-cluster split (its eq. 21) is a
 Hastings ratio only when the new clusters' sub-clusters are drawn from their exact
@@ -118,6 +127,9 @@ from ._partitioned import LaunchSpec, PassSpec, chunk_bounds, launch_partition, 
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
 
+
+#: ``epsilon`` of the data pass's weights ``Dir(N_k - 1 + epsilon)`` (module notes)
+PASS_WEIGHT_OFFSET = 0.1
 
 #: the launches that grow side 1 from its anchor alone (a merge grows the smaller cluster)
 _ONE_SIDED = ("pinch", "grow")
@@ -461,7 +473,7 @@ class SubclusterSplitMerge:
         counts = fam.count(cluster_stats)
 
         # 1. weights and parameters given the labels
-        log_pi = log_dirichlet(rng, np.append(counts, alpha))[:K]
+        log_pi = log_dirichlet(rng, counts - 1.0 + PASS_WEIGHT_OFFSET)
         theta = fam.sample_posterior(cluster_stats, rng)
         update = (2 if self._subclusters else 3) if self.restricted_gibbs else 1
         if update == 3:  # labels only: no sub-cluster is drawn, seeded or scored
@@ -489,11 +501,11 @@ class SubclusterSplitMerge:
             rand_c = int(rng.integers(K))
             rand_p = float(rng.beta(self.split_concentration, self.split_concentration))
 
-        # 2. the data pass, accepted as a whole with prod_k N_k / N'_k (anchors stay put)
+        # 2. the data pass, accepted as a whole with w(z') / w(z) (anchors stay put)
         run = self._data_pass(rng, model, state, theta, thetabar, log_pi, log_pibar, fresh,
                               groups, rand_c, rand_p, update)
         new_counts = run.counts[:2 * K].reshape(K, 2).sum(axis=1)
-        log_r = float(np.sum(np.log(counts) - np.log(new_counts)))
+        log_r = _log_pass_weight(new_counts) - _log_pass_weight(counts)
         accepted = log_r >= 0 or math.log(rng.random()) < log_r
         if not accepted:
             run = self._data_pass(rng, model, state, theta, thetabar, log_pi, log_pibar,
@@ -1315,6 +1327,13 @@ def _reference_launch(rng, fam, X, params, spec, labels, codes=None) -> LaunchRe
     # keys of the members: the smallest of that many uniforms, as in the compiled pass
     key = np.where(counts > 0, rng.beta(1.0, np.maximum(counts, 1)), 1.0)
     return LaunchResult(labels, codes, stats, counts, first, member, logq, key)
+
+
+def _log_pass_weight(counts) -> float:
+    """``log w(z)`` of the data pass's Metropolis-Hastings ratio ``w(z') / w(z)`` (module
+    notes): ``sum_k log Gamma(N_k) - log N_k - log Gamma(N_k - 1 + epsilon)``."""
+    n = np.asarray(counts, dtype=np.float64)
+    return float(np.sum(gammaln(n) - np.log(n) - gammaln(n - 1.0 + PASS_WEIGHT_OFFSET)))
 
 
 def _log_beta(a, b):

@@ -609,12 +609,18 @@ def _launch_pass_2d(kdata, kparams, log_w, labels, block_of, side_of, pins, stag
 
 
 @njit(cache=True, parallel=True)
-def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, codes, logq):
+def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, shuffle, codes,
+                      logq, counts, logf):
     for b in prange(start.shape[0] - 1):
-        _, lq = _sk.sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
-                                    fixed, pins[b, 0], pins[b, 1], 2 * b, seeds[b], codes,
-                                    _k._niw_reset, _k._niw_add, _k._niw_log_predictive)
+        _, lq, n0, n1 = _sk.sequential_move(kdata, kstats, khyper, rows, start[b],
+                                            start[b + 1], fixed, pins[b, 0], pins[b, 1],
+                                            2 * b, seeds[b], codes, shuffle, _k._niw_reset,
+                                            _k._niw_add, _k._niw_log_predictive)
         logq[b] = lq
+        counts[2 * b] = n0
+        counts[2 * b + 1] = n1
+        logf[2 * b] = _k._niw_log_marginal(kstats, 2 * b, khyper)
+        logf[2 * b + 1] = _k._niw_log_marginal(kstats, 2 * b + 1, khyper)
 
 
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,

@@ -661,11 +661,28 @@ def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, 
 
 @njit(cache=True, _nrt=False)
 def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes,
-                    reset, add, log_predictive):
-    """Allocate ``rows[lo:hi]`` in that order between slots ``slot`` (seeded with point i)
-    and ``slot + 1`` (seeded with j): side s with probability ``n_s f(x | X_s) / (n_0 f(x |
-    X_0) + n_1 f(x | X_1))``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]``
-    (scored).  Writes ``codes[t]``; returns ``(state, log q)``."""
+                    shuffle, reset, add, log_predictive):
+    """Allocate ``rows[lo:hi]`` between slots ``slot`` (seeded with point i) and ``slot +
+    1`` (seeded with j): side s with probability ``n_s f(x | X_s) / (n_0 f(x | X_0) + n_1
+    f(x | X_1))``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]`` (scored), in that
+    order, or with ``shuffle`` in a uniformly random order (``rows[lo:hi]`` and
+    ``fixed[lo:hi]`` permuted in place first; an order of the same law for a move and its
+    reverse).  A random affine order (strided, no permutation) was no faster and proposed
+    worse splits: 10^5 points from one cluster, 12 data sets, NMI 0.977 against 0.992 after
+    100 iterations.  Writes ``codes[t]`` for ``rows[t]``; returns ``(state, log q, n_0,
+    n_1)``, the slots holding the sides."""
+    if shuffle:  # Fisher-Yates, rows and fixed together
+        for t in range(hi - 1, lo, -1):
+            state, u = next_uniform(state)
+            b = lo + int(u * (t - lo + 1))
+            if b > t:
+                b = t
+            r = rows[t]
+            rows[t] = rows[b]
+            rows[b] = r
+            f = fixed[t]
+            fixed[t] = fixed[b]
+            fixed[b] = f
     reset(kstats, slot, khyper)
     reset(kstats, slot + 1, khyper)
     add(kdata, i, kstats, slot, khyper)
@@ -675,52 +692,93 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
     log_q = 0.0
     for t in range(lo, hi):
         r = rows[t]
-        l0 = math.log(n0) + log_predictive(kdata, r, kstats, slot, khyper)
-        l1 = math.log(n1) + log_predictive(kdata, r, kstats, slot + 1, khyper)
-        top = l0 if l0 > l1 else l1
-        lse = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
+        # side 1 with probability sigmoid(g), g its log odds: one exp and one log1p
+        g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
+             - log_predictive(kdata, r, kstats, slot, khyper))
+        e = math.exp(-abs(g))
         s = fixed[t]
         if s < 0:
             state, u = next_uniform(state)
-            s = 1 if u < math.exp(l1 - lse) else 0
-        log_q += (l1 if s == 1 else l0) - lse
+            p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
+            s = 1 if u < p1 else 0
+        # log p(s) = -log1p(exp(-g)) for side 1, -log1p(exp(g)) for side 0
+        against = g if s == 0 else -g  # the log odds against the side taken
+        log_q -= math.log1p(e) + (against if against > 0.0 else 0.0)
         codes[t] = s
         add(kdata, r, kstats, slot + s, khyper)
         if s == 1:
             n1 += 1.0
         else:
             n0 += 1.0
-    return state, log_q
+    return state, log_q, n0, n1
 
 
 @njit(cache=True, parallel=True)
-def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, codes, logq,
-                     reset, add, log_predictive):
+def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, shuffle, codes,
+                     logq, counts, logf, reset, add, log_predictive, log_marginal):
     """:func:`sequential_move` for every move b (rows ``rows[start[b]:start[b + 1]]``,
-    anchors ``pins[b]``, slots ``2b, 2b + 1``), in parallel (generic over the family's
+    anchors ``pins[b]``, slots ``2b, 2b + 1``), in parallel, with the sides' sizes and log
+    marginals in ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]`` (generic over the family's
     collapsed functions; built-in families call it from cached entry points)."""
     for b in prange(start.shape[0] - 1):
-        _, lq = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1], fixed,
-                                pins[b, 0], pins[b, 1], 2 * b, seeds[b], codes, reset, add,
-                                log_predictive)
+        _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                        fixed, pins[b, 0], pins[b, 1], 2 * b, seeds[b],
+                                        codes, shuffle, reset, add, log_predictive)
         logq[b] = lq
+        counts[2 * b] = n0
+        counts[2 * b + 1] = n1
+        logf[2 * b] = log_marginal(kstats, 2 * b, khyper)
+        logf[2 * b + 1] = log_marginal(kstats, 2 * b + 1, khyper)
 
 
-def sequential_allocation(kern, rows, start, fixed, pins, seeds):
-    """``(sides, logq)`` of the sequential moves ``b`` (rows ``rows[start[b]:start[b + 1]]``
-    in that order, anchors ``pins[b]``, fixed sides ``fixed`` or -1 to draw, stream
-    ``seeds[b]``) for the family kernel ``kern``: its cached entry point, or the generic
-    :func:`sequential_moves`.  The caller chooses the thread count."""
+@njit(cache=True)
+def rows_by_move(labels, move_of, side_of, pins):
+    """The points of the sequential moves, grouped by move (a counting sort, in row order):
+    ``(rows, start, fixed)`` with move b's points other than its anchors ``pins[b]`` in
+    ``rows[start[b]:start[b + 1]]`` and their current sides ``side_of[labels[r]]`` (-1 for a
+    split) in ``fixed``; ``move_of[k]`` is the move of cluster k, or -1."""
+    n_moves = pins.shape[0]
+    start = np.zeros(n_moves + 1, dtype=np.int64)
+    for r in range(labels.shape[0]):
+        b = move_of[labels[r]]
+        if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+            start[b + 1] += 1
+    for b in range(n_moves):
+        start[b + 1] += start[b]
+    at = start[:n_moves].copy()
+    rows = np.empty(start[n_moves], dtype=np.int64)
+    fixed = np.empty(start[n_moves], dtype=np.int64)
+    for r in range(labels.shape[0]):
+        k = labels[r]
+        b = move_of[k]
+        if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+            rows[at[b]] = r
+            fixed[at[b]] = side_of[k]
+            at[b] += 1
+    return rows, start, fixed
+
+
+def sequential_allocation(kern, rows, start, fixed, pins, seeds, shuffle=False):
+    """``(sides, logq, counts, logf)`` of the sequential moves ``b`` (rows ``rows[start[b]:
+    start[b + 1]]`` in that order, or shuffled in place with ``fixed`` when ``shuffle``;
+    anchors ``pins[b]``, fixed sides ``fixed`` or -1 to draw, stream ``seeds[b]``) for the
+    family kernel ``kern``: its cached entry point, or the generic
+    :func:`sequential_moves`.  ``counts`` and ``logf`` hold the sides' sizes and log
+    marginals (``2b``, ``2b + 1``).  The caller chooses the thread count."""
     n_moves = len(start) - 1
     kstats = kern.alloc(2 * n_moves)
     sides = np.empty(len(rows), dtype=np.int64)
     logq = np.zeros(n_moves)
+    counts = np.zeros(2 * n_moves)
+    logf = np.zeros(2 * n_moves)
     fn = (kern.entry_points or {}).get("sequential_moves")
-    extra = () if fn is not None else (kern.reset, kern.add, kern.log_predictive)
-    (fn or sequential_moves)(kern.data, kstats, kern.hyper,
-                             np.ascontiguousarray(rows, dtype=np.int64),
-                             np.ascontiguousarray(start, dtype=np.int64),
-                             np.ascontiguousarray(fixed, dtype=np.int64),
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    fixed = np.ascontiguousarray(fixed, dtype=np.int64)
+    (fn or sequential_moves)(kern.data, kstats, kern.hyper, rows,
+                             np.ascontiguousarray(start, dtype=np.int64), fixed,
                              np.ascontiguousarray(pins, dtype=np.int64),
-                             np.asarray(seeds, dtype=np.uint64), sides, logq, *extra)
-    return sides, logq
+                             np.asarray(seeds, dtype=np.uint64), bool(shuffle), sides, logq,
+                             counts, logf, *extra)
+    return sides, logq, counts, logf

@@ -126,5 +126,6 @@ def _allocate(rng, kern, i, j, rest, target):
     """
     fixed = np.full(len(rest), -1, dtype=np.int64) if target is None else target
     seed = np.array([rng.integers(2**63)], dtype=np.uint64)
-    sides, log_q = sequential_allocation(kern, rest, [0, len(rest)], fixed, [[i, j]], seed)
+    sides, log_q, _, _ = sequential_allocation(kern, rest, [0, len(rest)], fixed, [[i, j]],
+                                               seed)
     return sides, float(log_q[0])

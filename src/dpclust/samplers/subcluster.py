@@ -118,7 +118,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.special import gammaln
+from scipy.special import gammaln, logsumexp
 
 from ..families.base import concatenate, log_dirichlet, take
 from . import _kernels
@@ -130,6 +130,9 @@ from .crp import crp_log_prior
 
 #: ``epsilon`` of the data pass's weights ``Dir(N_k - 1 + epsilon)`` (module notes)
 PASS_WEIGHT_OFFSET = 0.1
+
+#: groups of more clusters than this pick merge pairs uniformly (``merge_pairs``)
+TARGETED_PAIRS_MAX = 64
 
 #: the launches that grow side 1 from its anchor alone (a merge grows the smaller cluster)
 _ONE_SIDED = ("pinch", "grow")
@@ -246,6 +249,16 @@ class SubclusterSplitMerge:
         Probability that a move uses a pinch launch (side 1 grown from one point: the moves
         that create and remove small clusters) rather than a sequential allocation (or an
         EM launch).
+    merge_pairs : {"targeted", "uniform"}, default="targeted"
+        How a group that proposes a merge picks its pair.  ``"uniform"``: any pair alike.
+        ``"targeted"``: with probability 1/2 uniformly, else in proportion to ``exp(min(s,
+        0))``, ``s`` the log target ratio of merging the pair (from the clusters'
+        statistics), so that pairs the posterior would merge are proposed far more often
+        than pairs it never would; exact (the reverse split's ratio scores the pair among
+        its group after the split), and uniform in groups of more than
+        ``TARGETED_PAIRS_MAX`` clusters.  10^6 points from one cluster: fragments of one
+        Gaussian, proposed for merging once in ~100 iterations with uniform pairs, are
+        merged within a few.
     subcluster_splits : bool, default=False
         **Approximate.**  Propose splitting each cluster into its two persistent
         sub-clusters (eq. 21) once they have burned in: the paper's fast move, which leaves
@@ -333,6 +346,7 @@ class SubclusterSplitMerge:
     n_rounds: int | None = None
     pinch: float = 0.5
     grow: float = 0.0
+    merge_pairs: str = "targeted"
     subcluster_splits: bool = False
     merges: str = "none"
     random_split_merge: bool = False
@@ -360,6 +374,9 @@ class SubclusterSplitMerge:
             raise ValueError("max_split_delay must be >= split_delay")
         if not self.split_concentration > 0:
             raise ValueError("split_concentration must be positive")
+        if self.merge_pairs not in ("targeted", "uniform"):
+            raise ValueError(
+                f"merge_pairs must be 'targeted' or 'uniform', got {self.merge_pairs!r}")
         if self.seeding not in ("mixed", "family", "point"):
             raise ValueError(
                 f"seeding must be 'mixed', 'family' or 'point', got {self.seeding!r}")
@@ -843,16 +860,62 @@ class SubclusterSplitMerge:
         top = int(math.ceil(math.log2(max(2, min(int(n_samples), 512)))))
         return 2 ** int(rng.integers(top + 1))
 
-    def _choose_moves(self, rng, K: int, n, n_groups: int, sequential: bool = False):
+    def _pair_log_probs(self, fam, stats, n, alpha, groups):
+        """``log P(pair)`` of every pair in each group of ``groups`` (lists of rows of
+        ``stats``/``n``), as ``(first, second, log_p)`` arrays, pairs in group order and
+        ``i < j`` within a group (see ``merge_pairs``)."""
+        firsts, seconds, sizes = [], [], []
+        for members in groups:
+            m = np.asarray(members, dtype=np.int64)
+            a, b = np.triu_indices(len(m), 1)
+            firsts.append(m[a])
+            seconds.append(m[b])
+            sizes.append(len(a))
+        first = np.concatenate(firsts)
+        second = np.concatenate(seconds)
+        log_p = np.empty(len(first))
+        uniform = (self.merge_pairs == "uniform")
+        targeted = np.zeros(len(first), dtype=bool)
+        start = 0
+        for members, size in zip(groups, sizes):
+            if uniform or len(members) > TARGETED_PAIRS_MAX:
+                log_p[start:start + size] = -math.log(size)
+            else:
+                targeted[start:start + size] = True
+            start += size
+        if targeted.any():
+            i, j = first[targeted], second[targeted]
+            both = fam.combine(take(stats, i), take(stats, j))
+            logf = fam.log_marginal(concatenate(take(stats, i), take(stats, j), both))
+            t = len(i)
+            merge = -_split_log_ratio(logf[:t], logf[t:2 * t], logf[2 * t:], n[i], n[j],
+                                      alpha)
+            log_w = np.minimum(merge, 0.0)
+            part = log_p[targeted]
+            start = 0
+            at = 0
+            for members, size in zip(groups, sizes):
+                if not uniform and len(members) <= TARGETED_PAIRS_MAX:
+                    w = log_w[at:at + size]
+                    part[at:at + size] = np.logaddexp(-math.log(2.0 * size),
+                                                      w - logsumexp(w) - math.log(2.0))
+                    at += size
+            log_p[targeted] = part
+        return first, second, log_p
+
+    def _choose_moves(self, rng, fam, stats, n, alpha, n_groups: int,
+                      sequential: bool = False):
         """Each cluster joins one of ``n_groups`` groups uniformly; each non-empty group of
         ``K_g`` clusters proposes one move: a split of a uniformly chosen cluster (always
         when ``K_g = 1``, else with probability 1/2) or the merge of a uniformly chosen
         pair, whose side 0 (the cluster whose anchor the merged cluster keeps) is chosen
         uniformly (the smaller for the one-sided launches).  Each move's launch is a pinch
         with probability ``pinch``, a grow with probability ``grow``, else sequential (with
-        ``sequential``) or EM."""
+        ``sequential``) or EM.  The pair is uniform, or targeted (``merge_pairs``)."""
+        K = len(n)
         group = rng.integers(n_groups, size=K)
         moves = []
+        merging = []
         for g in np.unique(group):
             members = np.flatnonzero(group == g)
             k_g = len(members)
@@ -862,12 +925,27 @@ class SubclusterSplitMerge:
             if k_g == 1 or rng.random() < 0.5:
                 c = int(members[rng.integers(k_g)])
                 if n[c] >= 2:  # a single point cannot be split (nor can the reverse merge)
-                    moves.append(_Move("split", (c,), k_g, launch))
+                    moves.append(_Move("split", (c,), k_g, launch, tuple(members.tolist())))
             else:
-                pair = [int(members[a]) for a in rng.choice(k_g, size=2, replace=False)]
-                if launch in _ONE_SIDED and n[pair[1]] != n[pair[0]]:
+                merging.append(len(moves))
+                moves.append(_Move("merge", (), k_g, launch, tuple(members.tolist())))
+        if merging:
+            first, second, log_p = self._pair_log_probs(
+                fam, stats, n, alpha / n_groups, [moves[b].group for b in merging])
+            start = 0
+            for b in merging:
+                move = moves[b]
+                size = move.k_g * (move.k_g - 1) // 2
+                cdf = np.cumsum(np.exp(log_p[start:start + size]))
+                pick = start + min(int(np.searchsorted(cdf, rng.random() * cdf[-1],
+                                                       side="right")), size - 1)
+                pair = [int(first[pick]), int(second[pick])]
+                if rng.random() < 0.5:
+                    pair.reverse()  # side 0 (whose anchor the union keeps) is uniform
+                if move.launch in _ONE_SIDED and n[pair[1]] != n[pair[0]]:
                     pair.sort(key=lambda c: -n[c])  # side 1, the grown side, is the smaller
-                moves.append(_Move("merge", tuple(pair), k_g, launch))
+                moves[b] = move._replace(members=tuple(pair), log_pair=float(log_p[pick]))
+                start += size
         return moves
 
     def _launch_moves(self, rng, model, state: SubclusterState):
@@ -885,7 +963,8 @@ class SubclusterSplitMerge:
         stats = _pairs_combined(fam, state.sub_stats, K)
         n = np.rint(fam.count(stats)).astype(np.int64)
         n_groups = self._group_count(rng, model.n_samples)
-        moves = self._choose_moves(rng, K, n, n_groups, self._sequential_here(model))
+        moves = self._choose_moves(rng, fam, stats, n, alpha, n_groups,
+                                   self._sequential_here(model))
         if not moves:
             return state, 0, 0
         B = len(moves)
@@ -953,11 +1032,13 @@ class SubclusterSplitMerge:
         block_of = np.where(moving & launched[np.maximum(block_of, 0)], block_of, -1)
         run = self._staged_proposal(rng, model, data, state.labels, params, log_w, block_of,
                                     side_of, pins, seeds, size, kind == "pinch")
+        seq_sides = None
         if seq.any():
-            run = self._sequential_proposal(rng, model, data, state.labels, run, moves,
-                                            np.flatnonzero(seq), side_of, pins)
+            run, seq_sides = self._sequential_proposal(rng, model, data, state.labels, run,
+                                                       moves, np.flatnonzero(seq), side_of,
+                                                       pins)
         return self._apply_launch_moves(rng, model, data, state, run, moves, stats, n,
-                                        n_groups, alpha, pins, ready)
+                                        n_groups, alpha, pins, ready, seq_sides)
 
     def _staged_proposal(self, rng, model, data, labels, params, log_w, block_of, side_of,
                          pins, seeds, size, pinch):
@@ -1004,53 +1085,37 @@ class SubclusterSplitMerge:
         return total
 
     def _sequential_proposal(self, rng, model, data, labels, run, moves, seq, side_of, pins):
-        """The sequential moves ``seq`` (indices into ``moves``): their points other than
-        the anchors in one random order (an auxiliary variable drawn afresh, the same law
-        for a move and its reverse), allocated by :func:`~dpclust.samplers.
-        _subcluster_kernels.sequential_move`, one thread per move; their sides, statistics,
-        counts, first members and ``logq`` written into ``run``."""
-        fam = model.family
+        """The sequential moves ``seq`` (indices into ``moves``): each move's points other
+        than its anchors in a uniformly random order (an auxiliary variable drawn afresh,
+        the same law for a move and its reverse), allocated by :func:`~dpclust.samplers.
+        _subcluster_kernels.sequential_move`, one thread per move.  Returns ``run`` with
+        their sides (codes), counts, ``logq`` and the sides' log marginals (``logf``), and a
+        :class:`_SequentialSides` that counts a side's statistics when a move needs them."""
         K = len(side_of)
-        labels = np.asarray(labels, dtype=np.int64)
         move_of = np.full(K, -1, dtype=np.int64)
         for a, b in enumerate(seq):
             for c in moves[b].members:
                 move_of[c] = a
-        order = rng.permutation(len(labels))
-        at = move_of[labels[order]]
-        keep = at >= 0
-        keep[np.isin(order, pins[seq].ravel())] = False
-        rows, at = order[keep], at[keep]
-        by_move = np.argsort(at, kind="stable")
-        rows, at = rows[by_move], at[by_move]
-        start = np.searchsorted(at, np.arange(len(seq) + 1)).astype(np.int64)
-        fixed = side_of[labels[rows]].astype(np.int64)  # merges: the current side; splits: -1
         spins = np.ascontiguousarray(pins[seq], dtype=np.int64)
+        rows, start, fixed = _sk.rows_by_move(np.asarray(labels, dtype=np.int64), move_of,
+                                              np.asarray(side_of, dtype=np.int64), spins)
         seeds = _sk.chunk_seeds(int(rng.integers(2**63)), len(seq))
         with threads(self.n_jobs):
-            sides, logq = _sk.sequential_allocation(model.kernel, rows, start, fixed, spins,
-                                                    seeds)
-        # the bookkeeping of the launch pass, for these moves
-        all_rows = np.concatenate([rows, spins[:, 0], spins[:, 1]])
-        all_sides = np.concatenate([sides, np.zeros(len(seq), np.int64),
-                                    np.ones(len(seq), np.int64)])
-        all_moves = np.concatenate([at, np.arange(len(seq)), np.arange(len(seq))])
+            sides, logq, counts, logf = _sk.sequential_allocation(
+                model.kernel, rows, start, fixed, spins, seeds, shuffle=True)
         codes = np.array(run.codes)
-        codes[all_rows] = all_sides
-        slot = 2 * np.asarray(seq)[all_moves] + all_sides
-        B2 = len(run.logq)
-        side_stats = fam.stats(data.rows_of(all_rows), slot, B2)
+        codes[rows] = sides
+        codes[spins[:, 0]] = 0
+        codes[spins[:, 1]] = 1
         rows2 = _pair_rows(seq)
-        stats = _with_rows(run.stats, rows2, take(side_stats, rows2))
-        counts = run.counts.copy()
-        counts[K + rows2] = np.bincount(slot, minlength=B2)[rows2]
-        first = run.first.copy()
-        low = np.full(B2, np.iinfo(np.int64).max)
-        np.minimum.at(low, slot, all_rows)
-        first[K + rows2] = low[rows2]
+        cnt = run.counts.copy()
+        cnt[K + rows2] = counts
         lq = run.logq.copy()
         lq[2 * np.asarray(seq)] = logq
-        return run._replace(codes=codes, stats=stats, counts=counts, first=first, logq=lq)
+        lf = np.full(len(run.logq), np.nan)
+        lf[rows2] = logf
+        sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq)
+        return run._replace(codes=codes, counts=cnt, logq=lq, logf=lf), sides_of
 
     def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
         """``launch_iter`` stochastic EM steps on each EM move's subsample, from the launch
@@ -1099,8 +1164,9 @@ class SubclusterSplitMerge:
                             part.res, part.ll, part.rkey)
 
     def _apply_launch_moves(self, rng, model, data, state, run, moves, stats, n, n_groups,
-                            alpha, pins, ready):
-        """Accept or reject every move with its ratio (module notes); relabel once."""
+                            alpha, pins, ready, seq_sides=None):
+        """Accept or reject every move with its ratio (module notes); relabel once.
+        ``seq_sides``: the sequential moves' sides (:class:`_SequentialSides`)."""
         fam = model.family
         K = len(n)
         log_p = math.log(n_groups)
@@ -1108,6 +1174,34 @@ class SubclusterSplitMerge:
         for k in range(K):
             records.append([take(stats, [k]), int(run.first[k]), int(state.anchors[k])])
         label_map = np.repeat(np.arange(K, dtype=np.int64), 4)
+        cache = {}
+
+        def halves_of(b):
+            """The sides' statistics and first members of split b (a sequential move's
+            are counted here, only for the moves that need them)."""
+            if b not in cache:
+                if seq_sides is not None and b in seq_sides:
+                    cache[b] = seq_sides.halves(b)
+                else:
+                    cache[b] = (take(run.stats, [2 * b, 2 * b + 1]),
+                                (int(run.first[K + 2 * b]), int(run.first[K + 2 * b + 1])))
+            return cache[b]
+
+        # a split's reverse: its two sides as a pair of its group after the split (the only
+        # pair of a group of one cluster)
+        split_pair = {b: 0.0 for b, m in enumerate(moves) if m.kind == "split"}
+        proposed = [b for b, m in enumerate(moves)
+                    if ready[b] and m.kind == "split" and m.k_g > 1]
+        if proposed:
+            pool = concatenate(stats, *(halves_of(b)[0] for b in proposed))
+            n_pool = np.concatenate([np.asarray(n, dtype=np.float64)]
+                                    + [run.counts[K + 2 * b:K + 2 * b + 2] for b in proposed])
+            after = [tuple(c for c in moves[b].group if c != moves[b].members[0])
+                     + (K + 2 * a, K + 2 * a + 1) for a, b in enumerate(proposed)]
+            _, _, pair_p = self._pair_log_probs(fam, pool, n_pool.astype(np.float64),
+                                                alpha / n_groups, after)
+            ends = np.cumsum([len(g) * (len(g) - 1) // 2 for g in after])
+            split_pair.update({b: float(pair_p[end - 1]) for b, end in zip(proposed, ends)})
         splits = merges = 0
         for b, move in enumerate(moves):
             if not ready[b]:
@@ -1117,19 +1211,24 @@ class SubclusterSplitMerge:
             if move.kind == "split":
                 c = move.members[0]
                 n_a, n_b = int(run.counts[K + 2 * b]), int(run.counts[K + 2 * b + 1])
-                n_c = n_a + n_b
                 if move.launch in _ONE_SIDED and n_b > n_a:
                     continue  # its reverse merge would grow the other cluster
-                halves = take(run.stats, [2 * b, 2 * b + 1])
-                log_ratio = (_log_split_target(fam, take(halves, [0]), take(halves, [1]),
-                                               records[c][0], n_a, n_b, alpha) - log_p
+                if seq_sides is not None and b in seq_sides and b not in cache:
+                    # the sides' log marginals from the allocation itself
+                    logf_c = float(fam.log_marginal(records[c][0])[0])
+                    target = float(_split_log_ratio(run.logf[2 * b], run.logf[2 * b + 1],
+                                                    logf_c, n_a, n_b, alpha))
+                else:
+                    halves = halves_of(b)[0]
+                    target = _log_split_target(fam, take(halves, [0]), take(halves, [1]),
+                                               records[c][0], n_a, n_b, alpha)
+                log_ratio = (target - log_p
                              + _log_anchored_split(n_a, n_b, k_g, log_q,
-                                                   move.launch in _ONE_SIDED))
+                                                   move.launch in _ONE_SIDED, split_pair[b]))
                 if math.log(rng.random()) < log_ratio:
-                    slot = K + 2 * b
-                    records[c] = [take(halves, [0]), int(run.first[slot]), int(pins[b, 0])]
-                    records.append([take(halves, [1]), int(run.first[slot + 1]),
-                                    int(pins[b, 1])])
+                    halves, first = halves_of(b)
+                    records[c] = [take(halves, [0]), int(first[0]), int(pins[b, 0])]
+                    records.append([take(halves, [1]), int(first[1]), int(pins[b, 1])])
                     label_map[4 * c + 1] = len(records) - 1
                     splits += 1
             else:
@@ -1139,7 +1238,7 @@ class SubclusterSplitMerge:
                 n_l, n_r = int(n[left]), int(n[right])
                 log_ratio = -(_log_split_target(fam, s_l, s_r, both, n_l, n_r, alpha) - log_p
                               + _log_anchored_split(n_l, n_r, k_g - 1, log_q,
-                                                    move.launch in _ONE_SIDED))
+                                                    move.launch in _ONE_SIDED, move.log_pair))
                 if math.log(rng.random()) < log_ratio:
                     records[left] = [both, min(records[left][1], records[right][1]),
                                      int(pins[b, 0])]
@@ -1167,13 +1266,16 @@ class SubclusterSplitMerge:
 
 class _Move(NamedTuple):
     """One split-merge move: ``kind`` "split" (``members = (c,)``) or "merge" (two
-    clusters, side 0 and side 1), the size ``k_g`` of its group, and its launch: "em"
-    (symmetric), "grow" or "pinch" (side 1 grown from one point, j)."""
+    clusters, side 0 and side 1), the size ``k_g`` of its group, its launch: "em"
+    (symmetric), "grow" or "pinch" (side 1 grown from one point, j), the clusters of its
+    group, and for a merge the log probability of choosing its pair."""
 
     kind: str
     members: tuple
     k_g: int
     launch: str
+    group: tuple = ()
+    log_pair: float = 0.0  # a merge's: log P(its pair | its group)
 
 
 def _stats_of(fam, stats, members):
@@ -1182,6 +1284,28 @@ def _stats_of(fam, stats, members):
     for c in members[1:]:
         out = fam.combine(out, take(stats, [c]))
     return out
+
+
+class _SequentialSides:
+    """The sides drawn by the sequential moves ``seq`` (rows grouped by move as
+    :func:`~dpclust.samplers._subcluster_kernels.rows_by_move` gives them, the anchors
+    apart); ``halves(b)`` counts move b's two sides' statistics and first members."""
+
+    def __init__(self, fam, data, rows, start, sides, pins, seq):
+        self.fam, self.data = fam, data
+        self.rows, self.start, self.sides, self.pins = rows, start, sides, pins
+        self.at = {int(b): a for a, b in enumerate(seq)}
+
+    def __contains__(self, b) -> bool:
+        return int(b) in self.at
+
+    def halves(self, b):
+        a = self.at[int(b)]
+        lo, hi = self.start[a], self.start[a + 1]
+        rows = np.concatenate([self.rows[lo:hi], self.pins[a]])
+        sides = np.concatenate([self.sides[lo:hi], [0, 1]])
+        stats = self.fam.stats(self.data.rows_of(rows), sides, 2)
+        return stats, (int(rows[sides == 0].min()), int(rows[sides == 1].min()))
 
 
 class LaunchResult(NamedTuple):
@@ -1198,6 +1322,7 @@ class LaunchResult(NamedTuple):
     member: np.ndarray
     logq: np.ndarray
     member_key: np.ndarray
+    logf: Any = None  # the sides' log marginals, where a sequential move counted them
 
 
 def _add_stages(fam, a: LaunchResult, b: LaunchResult, K: int) -> LaunchResult:
@@ -1248,21 +1373,25 @@ def _pair_rows(index):
     return np.stack([2 * index, 2 * index + 1], axis=1).ravel()
 
 
-def _log_anchored_split(n_a: int, n_b: int, k_g: int, log_q: float, one_sided: bool = False):
+def _log_anchored_split(n_a: int, n_b: int, k_g: int, log_q: float, one_sided: bool = False,
+                        log_pair: float | None = None):
     """The proposal and anchor part of the log Hastings ratio of splitting a cluster of a
     group of ``k_g`` clusters into sides of ``n_a`` and ``n_b`` points (the target ratio
     apart); a merge's is minus this, with ``k_g`` the group's size after the merge.
 
     Forward: the cluster (``rho(k_g) / k_g``), its second anchor j (uniform over its other
     ``N_c - 1`` points) and the allocation of the rest (``q``).
-    Reverse: the pair (``(1 - rho(k_g + 1)) / C(k_g + 1, 2)``) and which one is side 0 (1/2;
+    Reverse: the pair (``(1 - rho(k_g + 1)) P(pair)``, ``P(pair) = 1 / C(k_g + 1, 2)``
+    unless ``log_pair`` is given) and which one is side 0 (1/2;
     a one-sided (grow or pinch) merge grows the smaller cluster, so 1 unless the two are the
     same size, and a one-sided split whose side 1 is the larger is never made).
     The anchors are auxiliary variables, uniform members: ``1 / (N_a N_b)`` after, ``1 / N_c``
     before."""
     n_c = n_a + n_b
     forward = math.log(_p_split(k_g)) - math.log(k_g) - math.log(n_c - 1.0) + log_q
-    reverse = math.log(1.0 - _p_split(k_g + 1)) - math.log(math.comb(k_g + 1, 2))
+    if log_pair is None:
+        log_pair = -math.log(math.comb(k_g + 1, 2))
+    reverse = math.log(1.0 - _p_split(k_g + 1)) + log_pair
     if not one_sided or n_a == n_b:
         reverse -= math.log(2.0)
     anchors = math.log(n_c) - math.log(n_a) - math.log(n_b)

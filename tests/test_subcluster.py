@@ -332,6 +332,89 @@ def test_reservoir_keeps_a_uniform_member_and_the_first():
     assert kstest(keys, "beta", args=(1, n)).pvalue > 1e-3
 
 
+def test_targeted_pairs_are_a_distribution_that_favours_mergeable_pairs():
+    """Per group the pair probabilities add up to one; two halves of one Gaussian are far
+    likelier than a pair of distinct clusters, and no pair falls below half its uniform
+    share; groups above the cap, and ``merge_pairs="uniform"``, are uniform."""
+    from dpclust.samplers.subcluster import TARGETED_PAIRS_MAX
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (200, 2)), rng.normal(0, 1, (200, 2)),
+                   rng.normal(8, 1, (200, 2)), rng.normal(-8, 1, (200, 2))])
+    fam = NormalInverseWishart().resolve(X)
+    stats = fam.stats(X, np.repeat(np.arange(4), 200), 4)
+    n = fam.count(stats)
+    groups = [(0, 1, 2, 3), (1, 2)]
+    first, second, log_p = SubclusterSplitMerge()._pair_log_probs(fam, stats, n, 1.0, groups)
+    p = np.exp(log_p)
+    assert np.isclose(p[:6].sum(), 1.0) and np.isclose(p[6], 1.0)
+    halves = np.flatnonzero((first[:6] == 0) & (second[:6] == 1))[0]
+    assert p[halves] > 0.5 and np.all(p[:6] >= 0.5 / 6 - 1e-12)
+    _, _, uniform = SubclusterSplitMerge(merge_pairs="uniform")._pair_log_probs(
+        fam, stats, n, 1.0, groups)
+    np.testing.assert_allclose(np.exp(uniform[:6]), 1.0 / 6)
+    big = [tuple(range(TARGETED_PAIRS_MAX + 1))]
+    many = fam.stats(np.repeat(X[:1], TARGETED_PAIRS_MAX + 1, axis=0),
+                     np.arange(TARGETED_PAIRS_MAX + 1), TARGETED_PAIRS_MAX + 1)
+    _, _, capped = SubclusterSplitMerge()._pair_log_probs(
+        fam, many, fam.count(many), 1.0, big)
+    assert np.allclose(capped, capped[0])
+
+
+def test_sequential_rows_are_grouped_by_move_without_their_anchors():
+    from dpclust.samplers._subcluster_kernels import rows_by_move
+
+    labels = np.array([0, 1, 2, 1, 0, 2, 2, 3, 1, 0], dtype=np.int64)
+    move_of = np.array([0, 1, 0, -1], dtype=np.int64)   # move 0 merges 0 and 2, move 1 splits 1
+    side_of = np.array([0, -1, 1, -1], dtype=np.int64)
+    pins = np.array([[0, 2], [1, 8]], dtype=np.int64)
+    rows, start, fixed = rows_by_move(labels, move_of, side_of, pins)
+    np.testing.assert_array_equal(start, [0, 4, 5])
+    np.testing.assert_array_equal(rows, [4, 5, 6, 9, 3])
+    np.testing.assert_array_equal(fixed, [0, 1, 1, 0, -1])
+
+
+def test_shuffled_allocation_keeps_rows_and_sides_together():
+    """With ``shuffle`` the rows are permuted in place with their fixed sides: scoring a
+    given split gives the same sides back, whatever the order, and the sizes and log
+    marginals are those of the sides."""
+    from dpclust.samplers._subcluster_kernels import sequential_allocation
+
+    X, _ = make_gaussian_mixture(n_samples=60, n_clusters=2, random_state=3)
+    model = MixtureModel(NormalInverseWishart().resolve(X), X)
+    rows = np.arange(2, 60, dtype=np.int64)
+    truth = (X[rows, 0] > X[:, 0].mean()).astype(np.int64)
+    fixed = truth.copy()
+    side_of_row = dict(zip(rows.tolist(), truth.tolist()))
+    sides, logq, counts, logf = sequential_allocation(
+        model.kernel, rows, [0, len(rows)], fixed, [[0, 1]], chunk_seeds(1, 1), shuffle=True)
+    assert not np.array_equal(rows, np.arange(2, 60))
+    assert all(side_of_row[r] == s for r, s in zip(rows.tolist(), sides.tolist()))
+    assert counts.tolist() == [1 + (truth == 0).sum(), 1 + (truth == 1).sum()]
+    fam = model.family
+    members = [np.concatenate([[0], rows[sides == 0]]), np.concatenate([[1], rows[sides == 1]])]
+    want = [float(fam.log_marginal(fam.stats(X[m], np.zeros(len(m), np.int64), 1))[0])
+            for m in members]
+    np.testing.assert_allclose(logf, want, rtol=1e-8)
+    assert logq[0] < 0
+
+
+def test_pass_weight_ratio_is_that_of_the_offset_dirichlet():
+    """``w(z)`` of the data pass: ``Gamma(N) / (N Gamma(N - 1 + epsilon))`` per cluster, the
+    paper's ``prod 1 / N_k`` at epsilon = 1."""
+    from scipy.special import gammaln
+
+    from dpclust.samplers import subcluster as sc
+
+    counts = np.array([1.0, 3.0, 500.0])
+    want = np.sum(gammaln(counts) - np.log(counts)
+                  - gammaln(counts - 1.0 + sc.PASS_WEIGHT_OFFSET))
+    assert np.isclose(sc._log_pass_weight(counts), want)
+    # growing a 3-point cluster to 500 costs about (3 / 500)^epsilon, not 3 / 500
+    r = sc._log_pass_weight([500.0]) - sc._log_pass_weight([3.0])
+    assert -1.0 < r < 0.0
+
+
 # ------------------------------------------------------------------ behaviour
 def test_splits_find_clusters_from_one():
     X, y = make_gaussian_mixture(n_samples=4000, n_clusters=5, random_state=2)

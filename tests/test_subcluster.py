@@ -375,28 +375,44 @@ def test_sequential_rows_are_grouped_by_move_without_their_anchors():
 
 
 def test_shuffled_allocation_keeps_rows_and_sides_together():
-    """With ``shuffle`` the rows are permuted in place with their fixed sides: scoring a
-    given split gives the same sides back, whatever the order, and the sizes and log
-    marginals are those of the sides."""
-    from dpclust.samplers._subcluster_kernels import sequential_allocation
+    """``shuffle_moves`` permutes each move's rows with their fixed sides; scoring a given
+    split gives its sides back, with the sides' sizes and log marginals; the same moves on
+    the rows copied in order (``gathered_kernel``) are the same allocation."""
+    from dpclust.samplers._subcluster_kernels import (move_lanes, sequential_allocation,
+                                                      shuffle_moves)
 
-    X, _ = make_gaussian_mixture(n_samples=60, n_clusters=2, random_state=3)
+    X, _ = make_gaussian_mixture(n_samples=80, n_clusters=2, random_state=3)
     model = MixtureModel(NormalInverseWishart().resolve(X), X)
-    rows = np.arange(2, 60, dtype=np.int64)
-    truth = (X[rows, 0] > X[:, 0].mean()).astype(np.int64)
-    fixed = truth.copy()
-    side_of_row = dict(zip(rows.tolist(), truth.tolist()))
-    sides, logq, counts, logf = sequential_allocation(
-        model.kernel, rows, [0, len(rows)], fixed, [[0, 1]], chunk_seeds(1, 1), shuffle=True)
-    assert not np.array_equal(rows, np.arange(2, 60))
-    assert all(side_of_row[r] == s for r, s in zip(rows.tolist(), sides.tolist()))
-    assert counts.tolist() == [1 + (truth == 0).sum(), 1 + (truth == 1).sum()]
     fam = model.family
-    members = [np.concatenate([[0], rows[sides == 0]]), np.concatenate([[1], rows[sides == 1]])]
+    rows = np.arange(4, 80, dtype=np.int64)
+    start = np.array([0, 40, 76], dtype=np.int64)
+    pins = np.array([[0, 1], [2, 3]], dtype=np.int64)
+    truth = (X[rows, 0] > X[:, 0].mean()).astype(np.int64)
+    side_of_row = dict(zip(rows.tolist(), truth.tolist()))
+    fixed = truth.copy()
+    fixed[40:] = -1  # move 0 scores a split, move 1 draws one
+    lanes = move_lanes(np.diff(start), 2)
+    shuffle_moves(rows, fixed, start, chunk_seeds(5, 2), *lanes)
+    assert not np.array_equal(rows, np.arange(4, 80))
+    assert sorted(rows[:40].tolist()) == list(range(4, 44))
+    assert all(side_of_row[r] == f for r, f in zip(rows[:40].tolist(), fixed[:40].tolist()))
+    seeds = chunk_seeds(1, 2)
+    sides, logq, counts, logf = sequential_allocation(model.kernel, rows, start, fixed, pins,
+                                                      seeds)
+    np.testing.assert_array_equal(sides[:40], fixed[:40])
+    assert counts[:2].tolist() == [1 + (fixed[:40] == 0).sum(), 1 + (fixed[:40] == 1).sum()]
+    members = [np.concatenate([[0], rows[:40][sides[:40] == 0]]),
+               np.concatenate([[1], rows[:40][sides[:40] == 1]])]
     want = [float(fam.log_marginal(fam.stats(X[m], np.zeros(len(m), np.int64), 1))[0])
             for m in members]
-    np.testing.assert_allclose(logf, want, rtol=1e-8)
-    assert logq[0] < 0
+    np.testing.assert_allclose(logf[:2], want, rtol=1e-8)
+    assert np.all(logq < 0)
+    gathered = fam.gathered_kernel(model.kernel, np.concatenate([rows, pins.ravel()]))
+    local_pins = len(rows) + np.arange(4).reshape(2, 2)
+    again = sequential_allocation(gathered, np.arange(len(rows)), start, fixed, local_pins,
+                                  seeds)
+    np.testing.assert_array_equal(again[0], sides)
+    np.testing.assert_allclose(again[1], logq)
 
 
 def test_pass_weight_ratio_is_that_of_the_offset_dirichlet():

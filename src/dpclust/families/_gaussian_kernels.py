@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._linalg import chol_downdate, chol_update, log_multigamma
 
@@ -23,6 +23,14 @@ from ._linalg import chol_downdate, chol_update, log_multigamma
 #   work[k] is scratch space for the slot's updates.
 # khyper = (m0, L0, [kappa0, nu0, log|S0|], tables) with the count-only factors of
 # _count_tables.
+
+@njit(cache=True, parallel=True)
+def gather_rows(X, rows, out):
+    """``out[t] = X[rows[t]]``, in parallel (many independent reads in flight)."""
+    for t in prange(rows.shape[0]):
+        for a in range(X.shape[1]):
+            out[t, a] = X[rows[t], a]
+
 
 @njit(cache=True, _nrt=False)
 def _chol2_rank_one(L, v0, v1, sign):

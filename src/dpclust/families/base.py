@@ -356,6 +356,13 @@ class ConjugateFamily(ABC):
         """Rows ``index`` of ``X`` (working form)."""
         return X[index]
 
+    def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel | None:
+        """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
+        (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random
+        order reads memory in sequence; None where the family does not copy rows (the scan
+        then reads the rows where they are)."""
+        return None
+
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
     kmeans_start = True
 

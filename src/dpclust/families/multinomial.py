@@ -390,18 +390,21 @@ def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
 
 
 @njit(cache=True, parallel=True)
-def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, shuffle, codes,
-                      logq, counts, logf):
-    for b in prange(start.shape[0] - 1):
-        _, lq, n0, n1 = _sk.sequential_move(kdata, kstats, khyper, rows, start[b],
-                                            start[b + 1], fixed, pins[b, 0], pins[b, 1],
-                                            2 * b, seeds[b], codes, shuffle, _k._dm_reset,
-                                            _k._dm_add, _k._dm_log_predictive)
-        logq[b] = lq
-        counts[2 * b] = n0
-        counts[2 * b + 1] = n1
-        logf[2 * b] = _k._dm_log_marginal(kstats, 2 * b, khyper)
-        logf[2 * b + 1] = _k._dm_log_marginal(kstats, 2 * b + 1, khyper)
+def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
+                      lane_start, codes, logq, counts, logf):
+    for lane in prange(lane_start.shape[0] - 1):
+        for at in range(lane_start[lane], lane_start[lane + 1]):
+            b = lanes[at]
+            slot = _sk.SLOT_STRIDE * b
+            _, lq, n0, n1 = _sk.sequential_move(kdata, kstats, khyper, rows, start[b],
+                                                start[b + 1], fixed, pins[b, 0], pins[b, 1],
+                                                slot, seeds[b], codes, _k._dm_reset,
+                                                _k._dm_add, _k._dm_log_predictive)
+            logq[b] = lq
+            counts[2 * b] = n0
+            counts[2 * b + 1] = n1
+            logf[2 * b] = _k._dm_log_marginal(kstats, slot, khyper)
+            logf[2 * b + 1] = _k._dm_log_marginal(kstats, slot + 1, khyper)
 
 
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,

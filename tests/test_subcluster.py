@@ -9,6 +9,7 @@ from dpclust import DPMixture
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.families.base import take
+from dpclust.families.multinomial import CountStats
 from dpclust.metrics import nmi
 from dpclust.partitions import canonical_labels
 from dpclust.samplers import MixtureModel, SubclusterSplitMerge
@@ -359,6 +360,11 @@ def test_targeted_pairs_are_a_distribution_that_favours_mergeable_pairs():
     _, _, capped = SubclusterSplitMerge()._pair_log_probs(
         fam, many, fam.count(many), 1.0, big)
     assert np.allclose(capped, capped[0])
+    # many words: fewer pairs are scored (each costs a log marginal over the vocabulary)
+    docs = DirichletMultinomial(concentration=0.1)
+    docs_stats = CountStats(np.ones(2), np.ones((2, 61_188)), np.zeros(2))
+    assert SubclusterSplitMerge()._targeted_pairs_max(docs_stats) == 65
+    assert SubclusterSplitMerge(merge_pairs="uniform")._targeted_pairs_max(stats) == 0
 
 
 def test_sequential_rows_are_grouped_by_move_without_their_anchors():

@@ -223,9 +223,14 @@ class DirichletMultinomial(ConjugateFamily):
     def log_marginal(self, stats: CountStats) -> np.ndarray:
         beta = self.beta
         B = beta.sum()
-        total = stats.counts.sum(axis=1)
-        return (stats.log_mult + gammaln(B) - gammaln(B + total)
-                + (gammaln(beta[None, :] + stats.counts) - gammaln(beta)[None, :]).sum(axis=1))
+        counts = np.asarray(stats.counts)
+        total = counts.sum(axis=1)
+        # only the words a cluster holds contribute (a cluster of a few hundred documents
+        # holds a few thousand of tens of thousands of words)
+        rows, cols = np.nonzero(counts)
+        per = gammaln(beta[cols] + counts[rows, cols]) - gammaln(beta[cols])
+        words = np.bincount(rows, weights=per, minlength=counts.shape[0])
+        return stats.log_mult + gammaln(B) - gammaln(B + total) + words
 
     def log_predictive(self, X, stats: CountStats) -> np.ndarray:
         X = self._as_csr(X)

@@ -138,8 +138,10 @@ from .crp import crp_log_prior
 #: ``epsilon`` of the data pass's weights ``Dir(N_k - 1 + epsilon)`` (module notes)
 PASS_WEIGHT_OFFSET = 0.1
 
-#: groups of more clusters than this pick merge pairs uniformly (``merge_pairs``)
+#: groups of more clusters than this pick merge pairs uniformly (``merge_pairs``) ...
 TARGETED_PAIRS_MAX = 64
+#: ... and so do groups whose pairs' statistics add up to more numbers than this
+PAIR_SCORE_BUDGET = 4_000_000
 
 #: the launches that grow side 1 from its anchor alone (a merge grows the smaller cluster)
 _ONE_SIDED = ("pinch", "grow")
@@ -268,7 +270,8 @@ class SubclusterSplitMerge:
         statistics), so that pairs the posterior would merge are proposed far more often
         than pairs it never would; exact (the reverse split's ratio scores the pair among
         its group after the split), and uniform in groups of more than
-        ``TARGETED_PAIRS_MAX`` clusters.  10^6 points from one cluster: fragments of one
+        ``TARGETED_PAIRS_MAX`` clusters, or whose pairs' statistics would exceed
+        ``PAIR_SCORE_BUDGET`` numbers (many words: 61,188 allow groups of 11).  10^6 points from one cluster: fragments of one
         Gaussian, proposed for merging once in ~100 iterations with uniform pairs, are
         merged within a few.
     subcluster_splits : bool, default=False
@@ -873,6 +876,15 @@ class SubclusterSplitMerge:
         top = int(math.ceil(math.log2(max(2, min(int(n_samples), 512)))))
         return 2 ** int(rng.integers(top + 1))
 
+    def _targeted_pairs_max(self, stats) -> int:
+        """The most pairs a group scores for ``merge_pairs="targeted"`` (0 for uniform):
+        ``C(TARGETED_PAIRS_MAX, 2)``, fewer where a cluster's statistics are large (a pair
+        costs a log marginal: 61,188 words allow 65 pairs, groups of 11)."""
+        if self.merge_pairs == "uniform":
+            return 0
+        row = sum(int(np.asarray(a)[0].size) for a in stats)
+        return int(min(math.comb(TARGETED_PAIRS_MAX, 2), PAIR_SCORE_BUDGET // max(row, 1)))
+
     def _pair_log_probs(self, fam, stats, n, alpha, groups):
         """``log P(pair)`` of every pair in each group of ``groups`` (lists of rows of
         ``stats``/``n``), as ``(first, second, log_p)`` arrays, pairs in group order and
@@ -887,28 +899,28 @@ class SubclusterSplitMerge:
         first = np.concatenate(firsts)
         second = np.concatenate(seconds)
         log_p = np.empty(len(first))
-        uniform = (self.merge_pairs == "uniform")
+        most = self._targeted_pairs_max(stats)
         targeted = np.zeros(len(first), dtype=bool)
         start = 0
         for members, size in zip(groups, sizes):
-            if uniform or len(members) > TARGETED_PAIRS_MAX:
+            if size > most:
                 log_p[start:start + size] = -math.log(size)
             else:
                 targeted[start:start + size] = True
             start += size
         if targeted.any():
             i, j = first[targeted], second[targeted]
-            both = fam.combine(take(stats, i), take(stats, j))
-            logf = fam.log_marginal(concatenate(take(stats, i), take(stats, j), both))
-            t = len(i)
-            merge = -_split_log_ratio(logf[:t], logf[t:2 * t], logf[2 * t:], n[i], n[j],
-                                      alpha)
+            single = np.unique(np.concatenate([i, j]))
+            logf = np.zeros(int(single.max()) + 1)
+            logf[single] = fam.log_marginal(take(stats, single))
+            both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
+            merge = -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)
             log_w = np.minimum(merge, 0.0)
             part = log_p[targeted]
             start = 0
             at = 0
             for members, size in zip(groups, sizes):
-                if not uniform and len(members) <= TARGETED_PAIRS_MAX:
+                if size <= most:
                     w = log_w[at:at + size]
                     part[at:at + size] = np.logaddexp(-math.log(2.0 * size),
                                                       w - logsumexp(w) - math.log(2.0))

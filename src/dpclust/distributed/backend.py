@@ -225,7 +225,8 @@ class DaskPartitions:
 
     def point_estimate(self, draws, loss: str):
         """The kept draw with least expected loss, from contingency tables made on the
-        workers (the same numbers as :func:`dpclust.partitions.point_estimate`)."""
+        workers (the numbers of :func:`dpclust.partitions.point_estimate`, added in
+        another order: equal up to rounding)."""
         ks = [d.n_clusters for d in draws]
         per_part = self._gather([
             self._submit(_w.draw_tables, [d.futures[p] for d in draws], ks)

@@ -418,6 +418,10 @@ def write_markdown(payload, path):
     md = ["# Sub-cluster sampler benchmark", "",
           f"Machine: {payload['machine']['cpu_model']}, {payload['machine']['nproc']} cores; "
           f"{payload['machine']['date']}.", ""]
+    when = {part: payload[part].get("run_at", "an earlier run (before 2026-11-24)")
+            for part in PARTS if isinstance(payload.get(part), dict)}
+    md += ["Parts and when they ran (a run of some parts keeps the others' last figures): "
+           + "; ".join(f"`{part}` {at}" for part, at in when.items()) + ".", ""]
     sp = payload.get("speed")
     if sp:
         md += [f"## Speed: N = {sp['n_samples']:,}, d = 2, ten clusters, alpha = 10, "
@@ -492,6 +496,7 @@ def main(argv=None):
     for part in args.parts:
         print(f"\n== {part}", flush=True)
         payload[part] = globals()[f"part_{part}"](args.quick, args.seed)
+        payload[part]["run_at"] = payload["machine"]["date"]  # parts may come from other runs
     payload["machine"]["load_average_end"] = _load_average()
     stem = RESULTS / ("subcluster_quick" if args.quick else "subcluster")
     save_results(stem, payload, write_markdown)

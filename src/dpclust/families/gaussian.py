@@ -618,18 +618,10 @@ def _launch_pass_2d(kdata, kparams, log_w, labels, block_of, side_of, pins, stag
 def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
                       lane_start, codes, logq, counts, logf):
     for lane in prange(lane_start.shape[0] - 1):
-        for at in range(lane_start[lane], lane_start[lane + 1]):
-            b = lanes[at]
-            slot = _sk.SLOT_STRIDE * b
-            _, lq, n0, n1 = _sk.sequential_move(kdata, kstats, khyper, rows, start[b],
-                                                start[b + 1], fixed, pins[b, 0], pins[b, 1],
-                                                slot, seeds[b], codes, _k._niw_reset,
-                                                _k._niw_add, _k._niw_log_predictive)
-            logq[b] = lq
-            counts[2 * b] = n0
-            counts[2 * b + 1] = n1
-            logf[2 * b] = _k._niw_log_marginal(kstats, slot, khyper)
-            logf[2 * b + 1] = _k._niw_log_marginal(kstats, slot + 1, khyper)
+        _sk.sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+                            lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
+                            logf, _k._niw_reset, _k._niw_add, _k._niw_log_predictive,
+                            _k._niw_log_marginal)
 
 
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,

@@ -730,28 +730,36 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
 SLOT_STRIDE = 16
 
 
+@njit(cache=True, _nrt=False)
+def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, moves, codes,
+                    logq, counts, logf, reset, add, log_predictive, log_marginal):
+    """:func:`sequential_move` for the moves ``moves`` one after another (one thread's
+    lane), move b in slots ``SLOT_STRIDE b`` and the next, its sides' sizes and log
+    marginals written to ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]``."""
+    for at in range(moves.shape[0]):
+        b = moves[at]
+        slot = SLOT_STRIDE * b
+        _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                        fixed, pins[b, 0], pins[b, 1], slot, seeds[b], codes,
+                                        reset, add, log_predictive)
+        logq[b] = lq
+        counts[2 * b] = n0
+        counts[2 * b + 1] = n1
+        logf[2 * b] = log_marginal(kstats, slot, khyper)
+        logf[2 * b + 1] = log_marginal(kstats, slot + 1, khyper)
+
+
 @njit(cache=True, parallel=True)
 def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
                      lane_start, codes, logq, counts, logf, reset, add, log_predictive,
                      log_marginal):
-    """:func:`sequential_move` for every move b (rows ``rows[start[b]:start[b + 1]]``,
-    anchors ``pins[b]``, slots ``SLOT_STRIDE b`` and the next), one thread per lane of moves (``lanes[
-    lane_start[l]:lane_start[l + 1]]``, :func:`move_lanes`), with the sides' sizes and log
-    marginals in ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]`` (generic over the family's
+    """:func:`sequential_lane` for every lane of moves (``lanes[lane_start[l]:
+    lane_start[l + 1]]``, :func:`move_lanes`), one thread each (generic over the family's
     collapsed functions; built-in families call it from cached entry points)."""
     for lane in prange(lane_start.shape[0] - 1):
-        for at in range(lane_start[lane], lane_start[lane + 1]):
-            b = lanes[at]
-            slot = SLOT_STRIDE * b
-            _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b],
-                                            start[b + 1], fixed, pins[b, 0], pins[b, 1],
-                                            slot, seeds[b], codes, reset, add,
-                                            log_predictive)
-            logq[b] = lq
-            counts[2 * b] = n0
-            counts[2 * b + 1] = n1
-            logf[2 * b] = log_marginal(kstats, slot, khyper)
-            logf[2 * b + 1] = log_marginal(kstats, slot + 1, khyper)
+        sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+                        lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
+                        logf, reset, add, log_predictive, log_marginal)
 
 
 def move_lanes(sizes, n_lanes):

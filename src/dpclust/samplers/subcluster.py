@@ -1243,8 +1243,7 @@ class SubclusterSplitMerge:
                                     + [run.counts[K + 2 * b:K + 2 * b + 2] for b in proposed])
             after = [tuple(c for c in moves[b].group if c != moves[b].members[0])
                      + (K + 2 * a, K + 2 * a + 1) for a, b in enumerate(proposed)]
-            _, _, pair_p = self._pair_log_probs(fam, pool, n_pool.astype(np.float64),
-                                                alpha / n_groups, after)
+            _, _, pair_p = self._pair_log_probs(fam, pool, n_pool, alpha / n_groups, after)
             ends = np.cumsum([len(g) * (len(g) - 1) // 2 for g in after])
             split_pair.update({b: float(pair_p[end - 1]) for b, end in zip(proposed, ends)})
         splits = merges = 0
@@ -1258,7 +1257,7 @@ class SubclusterSplitMerge:
                 n_a, n_b = int(run.counts[K + 2 * b]), int(run.counts[K + 2 * b + 1])
                 if move.launch in _ONE_SIDED and n_b > n_a:
                     continue  # its reverse merge would grow the other cluster
-                if seq_sides is not None and b in seq_sides and b not in cache:
+                if seq_sides is not None and b in seq_sides:
                     # the sides' log marginals from the allocation itself
                     logf_c = float(fam.log_marginal(records[c][0])[0])
                     target = float(_split_log_ratio(run.logf[2 * b], run.logf[2 * b + 1],

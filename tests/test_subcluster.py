@@ -17,12 +17,21 @@ from dpclust.samplers._subcluster_kernels import chunk_seeds
 from dpclust.samplers.subcluster import _pairs_combined
 
 EXACT = SubclusterSplitMerge()  # the default: restricted Gibbs + sequential split-merge moves
+#: the paper's data pass (restricted Gibbs given sampled weights and parameters); on 5 points
+#: the default pass is the collapsed one
+INSTANTIATED = SubclusterSplitMerge(data_pass="instantiated")
 
 
 # ------------------------------------------------------------- exact posterior
 def test_default_matches_exact_posterior():
-    # measured TV 0.030 at 10,000 steps, 0.020 at 40,000
+    # the collapsed pass on 5 points; measured TV 0.016 at 20,000 steps
     tv = tv_to_exact(EXACT, "gaussian", 5, 20_000, seed=7)
+    assert tv < 0.045, tv
+
+
+def test_instantiated_pass_matches_exact_posterior():
+    # measured TV 0.030 at 10,000 steps, 0.020 at 40,000
+    tv = tv_to_exact(INSTANTIATED, "gaussian", 5, 20_000, seed=7)
     assert tv < 0.045, tv
 
 
@@ -106,9 +115,20 @@ def test_random_pair_alone_matches_exact_posterior():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+@pytest.mark.parametrize("pass_groups", [1, 3])
+def test_collapsed_pass_matches_exact_posterior(family, pass_groups):
+    """The collapsed pass with one group (every point may join any cluster) and with three
+    (most clusters alone in their group), with sequential moves without pinches."""
+    sampler = SubclusterSplitMerge(data_pass="collapsed", pass_groups=pass_groups, pinch=0.0)
+    tv = tv_to_exact(sampler, family, 5, 60_000, seed=12)
+    assert tv < 0.03, tv
+
+
+@pytest.mark.slow
 def test_super_clusters_keep_the_pass_exact():
-    tv = tv_to_exact(SubclusterSplitMerge(super_clusters=True), "gaussian", 5, 60_000,
-                     seed=9)
+    tv = tv_to_exact(SubclusterSplitMerge(super_clusters=True, data_pass="instantiated"),
+                     "gaussian", 5, 60_000, seed=9)
     assert tv < 0.025, tv
 
 
@@ -149,7 +169,7 @@ def test_blocked_pass_matches_exact_posterior():
     assert make(X_GAUSS).pass_kernel(prep(X_GAUSS)).block == 2
     FAMILIES["blocked-gaussian"] = (make, prep)
     try:
-        tv = tv_to_exact(EXACT, "blocked-gaussian", 5, 20_000, seed=5)
+        tv = tv_to_exact(INSTANTIATED, "blocked-gaussian", 5, 20_000, seed=5)
     finally:
         del FAMILIES["blocked-gaussian"]
     assert tv < 0.045, tv
@@ -162,7 +182,7 @@ def test_numpy_reference_pass_matches_exact_posterior():
     make, prep = FAMILIES["gaussian"]
     FAMILIES["plain-gaussian"] = (lambda X: _NoPassKernel(**make(X).get_params()), prep)
     try:
-        tv = tv_to_exact(EXACT, "plain-gaussian", 5, 40_000, seed=7)
+        tv = tv_to_exact(INSTANTIATED, "plain-gaussian", 5, 40_000, seed=7)
     finally:
         del FAMILIES["plain-gaussian"]
     assert tv < 0.03, tv
@@ -213,6 +233,58 @@ def test_pass_statistics_match_the_labels(family):
                                                rel=1e-9)
 
 
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_collapsed_pass_draws_from_the_restricted_conditional(family):
+    """One free point among three clusters of its group: it joins cluster k with probability
+    ``N_k f(x | X_k) / sum``; the points of the other group and a point alone in its cluster
+    stay, and the counts follow the labels."""
+    from dpclust.samplers import _subcluster_kernels as sk
+
+    model, _ = _model(family, n=400, seed=4)
+    fam, kern = model.family, model.kernel
+    n = model.n_samples
+    labels0 = np.arange(n) % 4  # clusters 0, 1, 2 in group 0, cluster 3 in group 1
+    labels0[7] = 4  # point 7 alone in cluster 4 (group 0)
+    i = 10  # the free point, of cluster 2
+    K = 5
+    members = np.array([0, 1, 2, 4, 3])
+    mstart = np.array([0, 4, 5])
+    rest = np.delete(np.arange(n), i)
+    stats = fam.stats(take_rows(fam, model.X, rest), labels0[rest], K)
+    probe = take_rows(fam, model.X, [i])
+    group = [0, 1, 2, 4]
+    want = (fam.log_predictive(probe, stats)[0] + np.log(fam.count(stats)))[group]
+    want = np.exp(want - want.max())
+    want /= want.sum()
+    from dpclust.samplers import _kernels
+
+    rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
+    hits = np.zeros(K)
+    n_draws = 4000
+    for seed in range(n_draws):
+        labels = labels0.copy()
+        kstats = kern.alloc(K)
+        counts = np.zeros(K, dtype=np.int64)
+        rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
+        rows = np.array([i, 7, 11], dtype=np.int64)  # 11 is in cluster 3 (group 1)
+        start = np.array([0, 2, 3], dtype=np.int64)
+        seeds = np.array([seed * 7919 + 1, 5], dtype=np.uint64)
+        fn = kern.entry_points["collapsed_groups"]
+        fn(kern.data, kstats, kern.hyper, rows, start, members, mstart, labels, counts,
+           seeds, np.array([0, 1], dtype=np.int64), np.array([0, 2], dtype=np.int64),
+           np.empty((1, K)))
+        assert labels[7] == 4 and labels[11] == 3 and labels[i] in group
+        np.testing.assert_array_equal(counts, np.bincount(labels, minlength=K))
+        hits[labels[i]] += 1
+    assert hits[3] == 0 and want.max() < 0.9, want
+    se = np.sqrt(want * (1 - want) / n_draws)
+    assert np.all(np.abs(hits[group] / n_draws - want) < 4 * se + 1e-3), (hits, want)
+
+
+def take_rows(fam, X, rows):
+    return fam.subset(X, np.asarray(rows, dtype=np.int64))
+
+
 @pytest.mark.parametrize("family", ["gaussian", "gaussian-9d", "multinomial"])
 def test_launch_pass_matches_the_numpy_reference(family):
     """The compiled launch pass against the NumPy one: a merge move's ``logq`` (sides fixed
@@ -254,12 +326,14 @@ def test_launch_pass_matches_the_numpy_reference(family):
     assert part.ll[1] == pytest.approx(lp[mine, 1 - codes[mine]].sum(), rel=1e-9)
 
 
-@pytest.mark.parametrize("family", ["gaussian", "gaussian-9d"])
-def test_result_does_not_depend_on_the_number_of_threads(family):
+@pytest.mark.parametrize("family", ["gaussian", "gaussian-9d", "multinomial"])
+@pytest.mark.parametrize("data_pass", ["instantiated", "collapsed"])
+def test_result_does_not_depend_on_the_number_of_threads(family, data_pass):
     model, _ = _model(family, n=5000)
     runs = []
     for n_jobs in (1, 2):
-        sampler = SubclusterSplitMerge(n_jobs=n_jobs, chunk_size=500)
+        sampler = SubclusterSplitMerge(n_jobs=n_jobs, chunk_size=500, data_pass=data_pass,
+                                       pass_groups=2)
         rng = np.random.default_rng(3)
         state = sampler.init(rng, model, n_clusters=1)
         for _ in range(8):

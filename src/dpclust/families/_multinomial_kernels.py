@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from numba import njit, prange
 
 
 # --------------------------------------------------------------------- kernels
@@ -72,6 +72,26 @@ def _dm_log_predictive(kdata, i, kstats, k, khyper):
         w = indices[p]
         s += _log_rising(beta[w] + counts[k, w], values[p])
     return s
+
+
+@njit(cache=True, parallel=True)
+def log_marginal_words(counts, beta, out, total):
+    """``out[k] = sum_w lgamma(beta_w + n_kw) - lgamma(beta_w)`` over the words a row of
+    ``counts`` holds (rows of tens of thousands of words hold a few thousand), and
+    ``total[k] = sum_w n_kw``; rows in parallel."""
+    for k in prange(counts.shape[0]):
+        s = 0.0
+        t = 0.0
+        for w in range(counts.shape[1]):
+            c = counts[k, w]
+            if c != 0.0:
+                t += c
+                if c <= 12.0 and c == math.floor(c):
+                    s += _log_rising(beta[w], c)
+                else:
+                    s += math.lgamma(beta[w] + c) - math.lgamma(beta[w])
+        out[k] = s
+        total[k] = t
 
 
 @njit(cache=True, _nrt=False)

@@ -366,6 +366,11 @@ class ConjugateFamily(ABC):
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
     kmeans_start = True
 
+    def collapsed_pass(self, n_samples: int) -> bool:
+        """Whether the sub-cluster sampler's data pass is collapsed by default on
+        ``n_samples`` points (``SubclusterSplitMerge(data_pass=None)``; both are exact)."""
+        return False
+
     def init_features(self, X):
         """The points as rows of a (dense or sparse) matrix on which k-means makes a
         sensible starting partition (``init="kmeans"``); ``None`` when there is none."""

@@ -33,6 +33,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #: one GEMM per block and component (measured: below 8 features the scalar loop is as fast)
 BLOCKED_MIN_FEATURES = 8
 BLOCK_ROWS = 256
+#: the sub-cluster sampler's data pass is collapsed up to this many points (its cost per
+#: point is a rank-one update and K predictive densities, O(K d^2) scalar work, where the
+#: instantiated pass of many points is a few GEMMs)
+COLLAPSED_PASS_MAX = 10_000
 
 
 class GaussianStats(NamedTuple):
@@ -367,6 +371,13 @@ class NormalInverseWishart(ConjugateFamily):
         return {"means": post.mean, "covariances": post.scale / denom[:, None, None]}
 
     # ---------------------------------------------------------------- kernels
+    def collapsed_pass(self, n_samples: int) -> bool:
+        """Up to ``COLLAPSED_PASS_MAX`` points: scikit-learn's digits in 50 principal
+        components (1,797 images), 30 s from 10 clusters: log joint -2.013e5 collapsed (with
+        sequential moves) against -2.117e5 instantiated (collapsed Gibbs with SAMS moves:
+        -2.021e5)."""
+        return int(n_samples) <= COLLAPSED_PASS_MAX
+
     def kernel(self, X) -> FamilyKernel:
         m0, kappa0, nu0, S0 = self._hyper()
         L0 = np.linalg.cholesky(S0)
@@ -624,9 +635,18 @@ def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, la
                             _k._niw_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
+                      seeds, lanes, lane_start, logw):
+    for lane in prange(lane_start.shape[0] - 1):
+        _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
+                           counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
+                           logw[lane], _k._niw_add, _k._niw_remove, _k._niw_log_predictive)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
-                "sequential_moves": _sequential_moves}
+                "sequential_moves": _sequential_moves, "collapsed_groups": _collapsed_groups}
 ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d,
                        launch_pass=_launch_pass_2d)

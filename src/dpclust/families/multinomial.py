@@ -104,6 +104,12 @@ class DirichletMultinomial(ConjugateFamily):
     #: proportions, which on 20 Newsgroups ended lower (NMI 0.24 against 0.34)
     kmeans_start = False
 
+    def collapsed_pass(self, n_samples: int) -> bool:
+        """Always: sampled word distributions pin each document to its cluster (its own
+        rare words), so the instantiated pass barely moves documents (20 Newsgroups, beta =
+        0.1, 60 s: log joint -8.30e6 and NMI 0.34 against -8.07e6 and 0.58 collapsed)."""
+        return True
+
     def __init__(self, concentration=1.0):
         self.concentration = concentration
         self._n_features = None
@@ -223,13 +229,13 @@ class DirichletMultinomial(ConjugateFamily):
     def log_marginal(self, stats: CountStats) -> np.ndarray:
         beta = self.beta
         B = beta.sum()
-        counts = np.asarray(stats.counts)
-        total = counts.sum(axis=1)
+        counts = np.ascontiguousarray(stats.counts, dtype=np.float64)
         # only the words a cluster holds contribute (a cluster of a few hundred documents
         # holds a few thousand of tens of thousands of words)
-        rows, cols = np.nonzero(counts)
-        per = gammaln(beta[cols] + counts[rows, cols]) - gammaln(beta[cols])
-        words = np.bincount(rows, weights=per, minlength=counts.shape[0])
+        words = np.empty(counts.shape[0])
+        total = np.empty(counts.shape[0])
+        _k.log_marginal_words(counts, np.ascontiguousarray(beta, dtype=np.float64), words,
+                              total)
         return stats.log_mult + gammaln(B) - gammaln(B + total) + words
 
     def log_predictive(self, X, stats: CountStats) -> np.ndarray:
@@ -404,7 +410,16 @@ def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, la
                             _k._dm_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
+                      seeds, lanes, lane_start, logw):
+    for lane in prange(lane_start.shape[0] - 1):
+        _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
+                           counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
+                           logw[lane], _k._dm_add, _k._dm_remove, _k._dm_log_predictive)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
-                "sequential_moves": _sequential_moves}
+                "sequential_moves": _sequential_moves, "collapsed_groups": _collapsed_groups}

@@ -371,6 +371,8 @@ def part_documents(quick, seed):
                                RESULTS / f"{stem}.png")
             out[name] = {"n_docs": X.shape[0], "vocab": X.shape[1], "runs": _thin_runs(runs),
                          "plot": plot}
+        X, labels = sets["newsgroups"]
+        out["newsgroups_grid"] = newsgroups_grid(X.tocsr(), labels, seconds, seed, quick)
     else:
         print(f"  {SHARED_DATA} not found: real-document runs skipped")
     scale = []
@@ -393,6 +395,38 @@ def part_documents(quick, seed):
               f"{t:.3f} s / iteration", flush=True)
     out["generated_scaling"] = scale
     return out
+
+
+def newsgroups_grid(X, labels, seconds, seed, quick):
+    """The sub-cluster sampler against collapsed Gibbs on 20 Newsgroups at beta = 0.1 and
+    1, full vocabulary and its 20,000 most frequent words, the same wall time each."""
+    grid = []
+    for top in (None, 20_000):
+        Xv, yv = X, labels
+        if top is not None:
+            keep = np.sort(np.argsort(-np.asarray(X.sum(axis=0)).ravel())[:top])
+            Xv = X[:, keep]
+            ok = np.asarray(Xv.sum(axis=1)).ravel() > 0
+            Xv, yv = Xv[ok], labels[ok]
+        if quick:
+            Xv, yv = Xv[:2000], yv[:2000]
+        for beta in (0.1, 1.0):
+            print(f"  newsgroups, {Xv.shape[1]:,} words, beta = {beta:g}:")
+            runs = trace_runs(document_model(Xv, beta), ["SUBC", "GIBBS"], seconds, (1.0,),
+                              (1,), seed, yv)
+            grid.append({"vocab": int(Xv.shape[1]), "n_docs": int(Xv.shape[0]), "beta": beta,
+                         "runs": [{k: r[k] for k in ("sampler", "iterations", "nmi")}
+                                  | {"n_clusters": r["n_clusters"][-1],
+                                     "log_joint": r["log_joint"][-1],
+                                     "log_joint_half": _at_time(r, seconds / 2)}
+                                  for r in runs]})
+    return grid
+
+
+def _at_time(run, t):
+    """The log joint of ``run`` at wall time ``t`` (the last step before it)."""
+    i = int(np.searchsorted(run["time"], t, side="right")) - 1
+    return run["log_joint"][max(i, 0)]
 
 
 # ---------------------------------------------------------------------------- digits
@@ -475,6 +509,15 @@ def write_markdown(payload, path):
                 if d.get("plot"):
                     md += ["", f"![{name}]({Path(d['plot']).name})"]
                 md.append("")
+        if docs.get("newsgroups_grid"):
+            md += ["### 20 Newsgroups: the sub-cluster sampler against collapsed Gibbs", "",
+                   "The same wall time each (the benchmark's seconds), from one cluster, alpha = 1.",
+                   "", "| words | beta | sampler | iterations | final K | log joint at half time "
+                   "| final log joint | NMI |", "|---|---|---|---|---|---|---|---|"]
+            md += [f"| {g['vocab']:,} | {g['beta']:g} | {r['sampler']} | {r['iterations']} | "
+                   f"{r['n_clusters']} | {r['log_joint_half']:.6g} | {r['log_joint']:.6g} | "
+                   f"{r['nmi']:.3f} |" for g in docs["newsgroups_grid"] for r in g["runs"]]
+            md.append("")
         md += ["Generated documents (V = 1,000, 50 words each, 20 topics), seconds per "
                "iteration: "
                + ", ".join(f"N = {r['n_docs']:,}: {r['seconds_per_iter']:.3f}"

@@ -358,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "(Generalized Mallows, Meila & Chen 2010) (default: gaussian; "
                             "mallows with --dataset dublin-west)")
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
-                       help="'auto': gibbs below 5,000 points, subcluster from there on; "
+                       help="'auto': gibbs below 5,000 points or documents, subcluster "
+                            "from there on; "
                             "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
                             "Dirichlet approximation with 20 components; 'subcluster': the "

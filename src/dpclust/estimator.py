@@ -457,13 +457,15 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         DP concentration.  A :class:`~dpclust.GammaPrior` (or ``("gamma", shape, rate)``)
         puts a prior on it and resamples it every iteration (Escobar & West 1995).
     sampler : str or sampler object, default="auto"
-        ``"auto"``: ``"gibbs"`` below 5,000 points, ``"subcluster"`` from there on.
+        ``"auto"``: ``"gibbs"`` below 5,000 points (or documents), ``"subcluster"`` from
+        there on.
         ``"gibbs"``: collapsed Gibbs (Neal's algorithm 3); ``"explicit"``: Gibbs with
         explicit cluster parameters (Neal's algorithm 2, the lecture notes' variant);
         ``"fsd"``: finite symmetric Dirichlet approximation with 20 components (pass
         ``FiniteSymmetricDirichlet(n_components=K)`` for another K); ``"subcluster"``: the
         parallel sampler of Chang & Fisher (2013), the one that scales: restricted Gibbs
-        with instantiated parameters and exact parallel split-merge moves
+        with instantiated parameters (collapsed for documents and for Gaussian data up to
+        10,000 points) and exact parallel split-merge moves
         (:class:`~dpclust.samplers.SubclusterSplitMerge`; ``"subcluster-exact"`` is the
         same); ``"subcluster-approx"``: the paper's fast sub-cluster splits and merges,
         **not exact** (for comparisons with the paper); ``"gibbs+sams"``:

@@ -14,7 +14,7 @@ from numba import njit, prange
 # --------------------------------------------------------------------- kernels
 # kdata  = (indptr, indices, values, lengths, log_mult)
 # kstats = (n_docs, total_words, counts (cap, V), log_mult_sum)
-# khyper = (beta (V,), [B, sum_w lgamma(beta_w)])
+# khyper = (beta (V,), [B])
 
 @njit(cache=True, _nrt=False)
 def _dm_reset(kstats, k, khyper):
@@ -74,34 +74,36 @@ def _dm_log_predictive(kdata, i, kstats, k, khyper):
     return s
 
 
+@njit(cache=True, _nrt=False)
+def _word_terms(counts, k, beta):
+    """``(sum_w lgamma(beta_w + n_kw) - lgamma(beta_w), sum_w n_kw)`` over the words row k
+    of ``counts`` holds (rows of tens of thousands of words hold a few thousand)."""
+    s = 0.0
+    t = 0.0
+    for w in range(counts.shape[1]):
+        c = counts[k, w]
+        if c != 0.0:
+            t += c
+            if c <= 12.0 and c == math.floor(c):
+                s += _log_rising(beta[w], c)
+            else:
+                s += math.lgamma(beta[w] + c) - math.lgamma(beta[w])
+    return s, t
+
+
 @njit(cache=True, parallel=True)
 def log_marginal_words(counts, beta, out, total):
-    """``out[k] = sum_w lgamma(beta_w + n_kw) - lgamma(beta_w)`` over the words a row of
-    ``counts`` holds (rows of tens of thousands of words hold a few thousand), and
-    ``total[k] = sum_w n_kw``; rows in parallel."""
+    """:func:`_word_terms` of every row of ``counts`` (``out``, ``total``), in parallel."""
     for k in prange(counts.shape[0]):
-        s = 0.0
-        t = 0.0
-        for w in range(counts.shape[1]):
-            c = counts[k, w]
-            if c != 0.0:
-                t += c
-                if c <= 12.0 and c == math.floor(c):
-                    s += _log_rising(beta[w], c)
-                else:
-                    s += math.lgamma(beta[w] + c) - math.lgamma(beta[w])
-        out[k] = s
-        total[k] = t
+        out[k], total[k] = _word_terms(counts, k, beta)
 
 
 @njit(cache=True, _nrt=False)
 def _dm_log_marginal(kstats, k, khyper):
     n, total, counts, lm = kstats
     beta, h = khyper
-    s = lm[k] + math.lgamma(h[0]) - math.lgamma(h[0] + total[k]) - h[1]
-    for w in range(beta.shape[0]):
-        s += math.lgamma(beta[w] + counts[k, w])
-    return s
+    s, _ = _word_terms(counts, k, beta)
+    return lm[k] + math.lgamma(h[0]) - math.lgamma(h[0] + total[k]) + s
 
 
 @njit(cache=True, _nrt=False)

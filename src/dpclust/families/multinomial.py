@@ -294,7 +294,7 @@ class DirichletMultinomial(ConjugateFamily):
         data = (X.indptr.astype(np.int64), X.indices.astype(np.int64),
                 X.data.astype(np.float64), np.asarray(X.sum(axis=1)).ravel().astype(np.float64),
                 log_multinomial_coefficients(X))
-        hyper = (beta, np.array([beta.sum(), gammaln(beta).sum()]))
+        hyper = (beta, np.array([beta.sum()]))
 
         def alloc(capacity: int):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, V)),

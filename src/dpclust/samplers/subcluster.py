@@ -896,8 +896,7 @@ class SubclusterSplitMerge:
         """Whether this run's moves may be sequential: they need a move's points in one
         process, so not on a Dask cluster, nor in-process with its partition layout (whose
         chain must be the cluster's)."""
-        if self.sequential is False or getattr(model, "partition_rows", ()) is not None \
-                or model.kernel is None:
+        if self.sequential is False or not _in_one_process(model):
             return False
         if self.sequential is None:  # not where the pass is blocked (many dimensions) ...
             pk = model.pass_kernel  # ... unless it is collapsed (a few thousand points)
@@ -907,8 +906,7 @@ class SubclusterSplitMerge:
     def _collapsed_here(self, model) -> bool:
         """Whether the data pass is collapsed (``data_pass``): it needs the points in one
         process, like the sequential moves."""
-        if self.data_pass == "instantiated" or getattr(model, "partition_rows", ()) is not None \
-                or model.kernel is None:
+        if self.data_pass == "instantiated" or not _in_one_process(model):
             return False
         return self.data_pass == "collapsed" or (
             self.data_pass is None and model.family.collapsed_pass(model.n_samples))
@@ -1591,6 +1589,13 @@ def _reference_launch(rng, fam, X, params, spec, labels, codes=None) -> LaunchRe
     # keys of the members: the smallest of that many uniforms, as in the compiled pass
     key = np.where(counts > 0, rng.beta(1.0, np.maximum(counts, 1)), 1.0)
     return LaunchResult(labels, codes, stats, counts, first, member, logq, key)
+
+
+def _in_one_process(model) -> bool:
+    """Whether the model's points are in this process with a collapsed kernel, as the
+    sequential moves and the collapsed pass need (not on a Dask cluster, nor in-process with
+    its partition layout, whose chain must be the cluster's)."""
+    return getattr(model, "partition_rows", ()) is None and model.kernel is not None
 
 
 def _log_pass_weight(counts) -> float:

@@ -211,6 +211,28 @@ def test_gaussian_batched_stats_with_labels(gaussian):
     assert len(fam.count(fam.stats(X, labels))) == labels.max() + 1
 
 
+@pytest.mark.parametrize("d", [2, 3, 9])
+def test_stats_at_rows_matches_stats_of_the_subset(d):
+    """``stats_at`` (compiled below 8 features, reading rows where they are) gives the
+    statistics of the copied rows; the multinomial family uses the base default."""
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(400, d)) * 3.0 + 5.0
+    fam = NormalInverseWishart().resolve(X)
+    rows = rng.choice(400, 150, replace=False)
+    labels = rng.integers(0, 3, size=150)  # slot 3 stays empty
+    got = fam.stats_at(X, rows, labels, 4)
+    want = fam.stats(X[rows], labels, 4)
+    np.testing.assert_array_equal(got.n, want.n)
+    np.testing.assert_allclose(got.mean, want.mean, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got.scatter, want.scatter, rtol=1e-11, atol=1e-10)
+    D = sp.random(50, 20, density=0.3, random_state=1, format="csr") * 10
+    D.data = np.ceil(D.data)
+    dm = DirichletMultinomial().resolve(D)
+    Dw = dm.validate(D)
+    got = dm.stats_at(Dw, rows[rows < 50], np.zeros((rows < 50).sum(), dtype=np.int64), 1)
+    np.testing.assert_allclose(dm.count(got), [(rows < 50).sum()])
+
+
 def test_gaussian_posterior_matches_textbook(gaussian):
     fam, X = gaussian
     labels = np.arange(X.shape[0]) % 3

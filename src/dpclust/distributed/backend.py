@@ -172,6 +172,10 @@ class DaskPartitions:
         self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
         return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)
 
+    def stats_at(self, index, labels, n_clusters):
+        """Statistics of the data rows ``index`` (global) in clusters ``labels``."""
+        return self.family.stats(self.rows_of(index), labels, n_clusters)
+
     def rows_of(self, index):
         index = np.asarray(index, dtype=np.int64)
         which = np.searchsorted(self.row0, index, side="right") - 1

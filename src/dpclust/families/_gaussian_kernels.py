@@ -32,6 +32,36 @@ def gather_rows(X, rows, out):
             out[t, a] = X[rows[t], a]
 
 
+@njit(cache=True)
+def rows_stats(X, rows, slots, n, mean, scatter):
+    """Count, mean and centred scatter of the points ``X[rows[t]]`` in slots ``slots[t]``,
+    added to zeroed ``n`` (K,), ``mean`` (K, d) and ``scatter`` (K, d, d): sums first, then
+    the scatter about each slot's mean (the two-pass form of :meth:`NormalInverseWishart.
+    stats`), reading the rows where they are."""
+    d = X.shape[1]
+    for t in range(rows.shape[0]):
+        k = slots[t]
+        n[k] += 1.0
+        for a in range(d):
+            mean[k, a] += X[rows[t], a]
+    for k in range(n.shape[0]):
+        if n[k] > 0.0:
+            for a in range(d):
+                mean[k, a] /= n[k]
+    c = np.empty(d)
+    for t in range(rows.shape[0]):
+        k = slots[t]
+        for a in range(d):
+            c[a] = X[rows[t], a] - mean[k, a]
+        for a in range(d):
+            for b in range(a + 1):
+                scatter[k, a, b] += c[a] * c[b]
+    for k in range(n.shape[0]):
+        for a in range(d):
+            for b in range(a):
+                scatter[k, b, a] = scatter[k, a, b]
+
+
 @njit(cache=True, _nrt=False)
 def _chol2_rank_one(L, v0, v1, sign):
     """2 x 2 case of :func:`chol_update` (sign +1) / :func:`chol_downdate` (sign -1)."""

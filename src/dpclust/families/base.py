@@ -356,6 +356,12 @@ class ConjugateFamily(ABC):
         """Rows ``index`` of ``X`` (working form)."""
         return X[index]
 
+    def stats_at(self, X, rows, labels, n_clusters: int) -> NamedTuple:
+        """Statistics of the points ``rows`` of ``X`` in clusters ``labels`` (one per row):
+        ``stats(subset(X, rows), labels, n_clusters)``, which a family may compute without
+        copying the rows."""
+        return self.stats(self.subset(X, rows), labels, n_clusters)
+
     def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel | None:
         """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
         (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random

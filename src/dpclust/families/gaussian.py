@@ -233,6 +233,18 @@ class NormalInverseWishart(ConjugateFamily):
             scatter[k] = rows.T @ rows
         return GaussianStats(counts, mean, scatter)
 
+    def stats_at(self, X, rows, labels, n_clusters: int) -> GaussianStats:
+        X = np.asarray(X, dtype=np.float64)
+        d = X.shape[1]
+        if d >= BLOCKED_MIN_FEATURES or not X.flags.c_contiguous:
+            return self.stats(X[rows], labels, n_clusters)  # BLAS for the scatter
+        n = np.zeros(n_clusters)
+        mean = np.zeros((n_clusters, d))
+        scatter = np.zeros((n_clusters, d, d))
+        _k.rows_stats(X, np.ascontiguousarray(rows, dtype=np.int64),
+                      np.ascontiguousarray(labels, dtype=np.int64), n, mean, scatter)
+        return GaussianStats(n, mean, scatter)
+
     def empty_stats(self, n_clusters=1) -> GaussianStats:
         d = self.n_features()
         return GaussianStats(np.zeros(n_clusters), np.zeros((n_clusters, d)),

@@ -434,6 +434,11 @@ class LocalPartitions:
         """The data rows ``index`` (global), in the family's working form."""
         return self.model.family.subset(self.model.X, np.asarray(index, dtype=np.int64))
 
+    def stats_at(self, index, labels, n_clusters):
+        """Statistics of the data rows ``index`` (global) in clusters ``labels``."""
+        return self.model.family.stats_at(self.model.X, np.asarray(index, dtype=np.int64),
+                                          labels, n_clusters)
+
     def pack(self, params):
         return self.pass_kernel.pack(params)
 

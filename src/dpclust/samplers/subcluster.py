@@ -1437,7 +1437,7 @@ class _SequentialSides:
         lo, hi = self.start[a], self.start[a + 1]
         rows = np.concatenate([self.rows[lo:hi], self.pins[a]])
         sides = np.concatenate([self.sides[lo:hi], [0, 1]])
-        stats = self.fam.stats(self.data.rows_of(rows), sides, 2)
+        stats = self.data.stats_at(rows, sides, 2)
         return stats, (int(rows[sides == 0].min()), int(rows[sides == 1].min()))
 
 

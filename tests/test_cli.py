@@ -35,7 +35,8 @@ except ImportError:
 
 SRC = Path(dpclust.__file__).resolve().parents[1]
 FAST = ["--iters", "12", "--no-progress", "--no-plots"]
-OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html")
+OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html",
+                "trace.nc")
 
 
 # --------------------------------------------------------------------------------------------
@@ -148,6 +149,40 @@ def test_summary_json_content(tmp_path, capsys):
     # --no-plots: a report with tables and no figures
     html = (out / "report.html").read_text()
     assert "data:image/png" not in html and not list(out.glob("*.png"))
+
+
+def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
+    """summary.json's verdict (strict JSON), the ArviZ trace and the report's banner: red
+    with the failing quantities for a short run, green for a long easy one."""
+    import warnings
+
+    out = tmp_path / "short"
+    status, stdout, err = run(capsys, "fit", *FAST, "--seed", "0", "--out", out)
+    assert status == 0, err
+    conv = summary_of(out)["convergence"]
+    assert conv["converged"] is False and conv["n_chains"] == 1 and conv["n_draws"] == 6
+    assert set(conv["log_joint"]) == {"rhat", "ess_bulk", "ess_tail", "converged"}
+    json.loads((out / "summary.json").read_text(), parse_constant=pytest.fail)  # no NaN
+    assert "NOT converged" in err and "log joint" in err
+    html = (out / "report.html").read_text()
+    assert 'class="verdict bad"' in html and "Not converged" in html and "R-hat" in html
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import arviz as az
+
+        idata = az.from_netcdf(out / "trace.nc")
+    assert idata.posterior["log_joint"].shape == (1, 6)
+
+    X, _ = make_gaussian_mixture(1000, 3, separation=5.0, random_state=0)
+    path = tmp_path / "easy.csv"
+    np.savetxt(path, X, delimiter=",")
+    out = tmp_path / "easy"
+    status, stdout, err = run(capsys, "fit", path, "--iters", "1000", "--seed", "0",
+                              "--no-progress", "--no-plots", "--out", out)
+    assert status == 0, err
+    assert summary_of(out)["convergence"]["converged"] is True
+    assert "converged: R-hat" in stdout and "NOT" not in err
+    assert 'class="verdict ok"' in (out / "report.html").read_text()
 
 
 def test_gamma_alpha_is_resampled_and_labels_can_be_stored(tmp_path, blobs, capsys):

@@ -218,8 +218,8 @@ def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
     with pytest.raises(KeyboardInterrupt):
         DPMixture(n_iter=30, random_state=2, checkpoint=ckpt, checkpoint_every=5,
                   callback=crash).fit(X)
-    from dpclust.estimator import load_checkpoint
-    assert load_checkpoint(ckpt)["progress"].snapshot.iteration == 18  # saved on the interrupt
+    from dpclust.estimator import checkpoint_iteration, load_checkpoint
+    assert checkpoint_iteration(load_checkpoint(ckpt)) == 18  # saved on the interrupt
     resumed = DPMixture.resume(ckpt, X)
     np.testing.assert_array_equal(resumed.labels_, full.labels_)
     np.testing.assert_array_equal(resumed.trace_.log_joint, full.trace_.log_joint)

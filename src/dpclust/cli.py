@@ -38,6 +38,7 @@ exit status 2; Ctrl-C ends with exit status 130 (and says how to resume, when ch
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -45,6 +46,7 @@ import re
 import shlex
 import sys
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -544,9 +546,9 @@ def _interrupted(out_dir: Path, exc: KeyboardInterrupt) -> int:
     print(f"\n{PROG}: {what}", file=sys.stderr)
     ckpt = out_dir / CHECKPOINT_FILE
     if _checkpointing(out_dir) and ckpt.is_file():
-        from .estimator import load_checkpoint
+        from .estimator import checkpoint_iteration, load_checkpoint
         try:
-            done = load_checkpoint(ckpt)["progress"].snapshot.iteration
+            done = checkpoint_iteration(load_checkpoint(ckpt))
             at = f" (saved at iteration {done})"
         except (DataError, KeyError, AttributeError):
             at = ""
@@ -760,7 +762,8 @@ def _fit(args, command_line: str) -> int:
         model = _estimator(config, data, out_dir, progress=not args.no_progress,
                            callback=callback, client=client)
         t0 = time.perf_counter()
-        model.fit(data.X)
+        with _verdict_in_summary():
+            model.fit(data.X)
         total = time.perf_counter() - t0
     finally:
         _close(client)
@@ -771,7 +774,7 @@ def _fit(args, command_line: str) -> int:
 
 
 def _resume(args, command_line: str) -> int:
-    from .estimator import load_checkpoint
+    from .estimator import checkpoint_iteration, checkpoint_seconds, load_checkpoint
 
     out_dir = Path(args.dir)
     if not out_dir.is_dir():
@@ -789,7 +792,7 @@ def _resume(args, command_line: str) -> int:
         raise DataError(f"{out_dir} has no checkpoint ({CHECKPOINT_FILE}); only runs started "
                         "with --checkpoint-every can be resumed")
     ckpt = load_checkpoint(ckpt_path)
-    done = ckpt["progress"].snapshot.iteration
+    done = checkpoint_iteration(ckpt)
     # the checkpoint knows the run's length, including an earlier `resume --iters`
     config = replace(config, n_iter=int(ckpt["params"]["n_iter"]))
     if args.no_plots:
@@ -806,11 +809,13 @@ def _resume(args, command_line: str) -> int:
     t0 = time.perf_counter()
     client = _dask_client(config)
     try:
-        model = _estimator_class(config).resume(ckpt_path, data.X, n_iter=config.n_iter,
-                                                progress=not args.no_progress, client=client)
+        with _verdict_in_summary():
+            model = _estimator_class(config).resume(
+                ckpt_path, data.X, n_iter=config.n_iter, progress=not args.no_progress,
+                client=client)
     finally:
         _close(client)
-    total = time.perf_counter() - t0 + ckpt["progress"].snapshot.elapsed
+    total = time.perf_counter() - t0 + checkpoint_seconds(ckpt)
     summary = _write_outputs(
         out_dir, config, data, model, total_seconds=total,
         command_line=run.get("command_line"), resume_command_line=command_line,
@@ -870,6 +875,29 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
         partitions=config.partitions)
 
 
+@contextlib.contextmanager
+def _verdict_in_summary():
+    """The estimator's not-converged warning is left to the summary, the report and the
+    closing line (:func:`_print_done`), which say it in the run's terms."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*has not converged", category=UserWarning)
+        yield
+
+
+def _convergence_summary(conv: dict) -> dict:
+    """``convergence_`` as strict JSON (an infinite or undefined R-hat as null)."""
+    def num(v):
+        return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+    out = {}
+    for key, value in conv.items():
+        if isinstance(value, dict):
+            out[key] = {k: (bool(v) if k == "converged" else num(v)) for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
 def _prepare_out_dir(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise DataError(f"--out {out_dir} exists and is not a directory")
@@ -888,7 +916,18 @@ def _print_done(out_dir: Path, summary: dict) -> None:
         line += f" ({scores})"
     files = "report.html, labels.csv, links.csv" if "ddcrp" in summary else (
         "report.html, labels.csv")
-    print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json)")
+    print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
+    conv = summary.get("convergence")
+    if conv is not None:
+        from .diagnostics import QUANTITIES
+
+        if conv["converged"]:
+            print(f"{PROG}: converged: {conv['rule']}")
+        else:
+            names = ", ".join(q.replace("_", " ") for q in QUANTITIES if q in conv["failing"])
+            print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run more iterations"
+                  f" (--iters) or more chains; the report's diagnostics table has the figures",
+                  file=sys.stderr)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1068,6 +1107,9 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     iteration = np.arange(n_iter)
 
     save_labels_csv(out_dir / "labels.csv", labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.to_arviz().to_netcdf(str(out_dir / "trace.nc"))
     if config.model == "ddcrp":
         _write_links_csv(out_dir / "links.csv", model.links_)
     _write_trace_csv(out_dir / "trace.csv", iteration, trace)
@@ -1165,6 +1207,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
                       "best_iteration": int(np.argmax(log_joint))},
         "point_estimate": {"loss": config.point_estimate,
                            "expected_loss": float(model.expected_loss_)},
+        "convergence": _convergence_summary(model.convergence_),
     }
     if config.model == "ddcrp":
         summary["ddcrp"] = _ddcrp_summary(config, data, model)

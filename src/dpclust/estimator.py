@@ -16,6 +16,7 @@ import math
 import os
 import pickle
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -33,15 +34,21 @@ from .partitions import posterior_similarity
 from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
 from .samplers.base import kmeans_labels, summarize_partitions
 from .samplers.crp import GammaPrior, resolve_alpha
+from .diagnostics import advice, chain_entropy, convergence
 
-_CHECKPOINT_FORMAT = 2
+_CHECKPOINT_FORMAT = 3
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
 
 
 @dataclass
 class Trace:
-    """Per-iteration record of a chain.
+    """Per-iteration record of the chains.
+
+    With one chain the arrays are indexed by iteration, as below; with ``n_chains = C > 1``
+    every per-iteration array gains a leading chain axis (``log_joint`` of shape (C,
+    n_iter), ``labels`` of shape (C, n_kept, n_samples)); ``kept`` is the same for every
+    chain.
 
     Attributes
     ----------
@@ -57,6 +64,10 @@ class Trace:
         Iterations (0-based) whose draws were kept (after burn-in, every ``thin``-th).
     labels : ndarray of shape (n_kept, n_samples) or None
         The kept partitions, when ``store_labels=True``.
+    size_entropy : ndarray of shape (n_iter,)
+        Entropy (nats) of the cluster sizes after each iteration, ``-sum_k (N_k / N) log(N_k
+        / N)``: a summary of the partition that relabelling does not change (one of the
+        quantities of ``convergence_``).
     """
 
     log_joint: np.ndarray
@@ -67,6 +78,12 @@ class Trace:
     n_accepted_merges: np.ndarray
     kept: np.ndarray
     labels: np.ndarray | None = None
+    size_entropy: np.ndarray | None = None
+
+    @property
+    def n_chains(self) -> int:
+        """Number of chains (1 when the arrays have no chain axis)."""
+        return 1 if np.ndim(self.log_joint) == 1 else int(np.shape(self.log_joint)[0])
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -168,6 +185,37 @@ def _attach(model, prog: _Progress) -> _Progress:
                      lambda z, it: model.attach(z, int(prog.records[it][1])))
 
 
+def _size_entropy(model, state) -> float:
+    """Entropy of the cluster sizes of a sampler state (from the sub-cluster sampler's
+    statistics, which stay in this process on a Dask cluster, or from the labels)."""
+    sub = getattr(state, "sub_stats", None)
+    if sub is not None:
+        counts = np.asarray(model.family.count(sub), dtype=np.float64)
+        counts = counts.reshape(-1, 2).sum(axis=1)  # a cluster's two sub-clusters
+    else:
+        counts = np.bincount(np.asarray(state.labels))
+    return chain_entropy(counts)
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of a warning that points at the caller's line outside dpclust
+    (``fit`` reaches the verdict through a depth that differs between estimators)."""
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _chain_rngs(random_state, n_chains: int) -> list:
+    """One generator per chain: ``random_state`` itself for one chain (as before chains
+    existed), else independent streams spawned from its ``numpy.random.SeedSequence``."""
+    rng = check_random_state(random_state)
+    return [rng] if n_chains == 1 else list(rng.spawn(n_chains))
+
+
 def _cluster_failure(exc) -> bool:
     """Whether an error came from a Dask cluster or the sources it reloads data from."""
     from .distributed import WorkerLost
@@ -212,7 +260,11 @@ class _ChainEstimator(BaseEstimator):
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         if self.checkpoint_every is not None:
             check_int(self.checkpoint_every, "checkpoint_every", 1)
+        self._n_chains()
         return n_iter, burn_in, thin
+
+    def _n_chains(self) -> int:
+        return check_int(getattr(self, "n_chains", 1), "n_chains", 1)
 
     # ------------------------------------------------------------------- run
     def fit(self, X, y=None):
@@ -222,15 +274,19 @@ class _ChainEstimator(BaseEstimator):
         model = self._target(X)
         alpha0, _ = resolve_alpha(self.alpha)
         sampler = self._make_sampler(model.n_samples, model.family)
-        rng = check_random_state(self.random_state)
-        return self._start_chain(model, sampler, rng, alpha0)
+        rngs = _chain_rngs(self.random_state, self._n_chains())
+        return self._start_chains(model, sampler, rngs, alpha0)
 
-    def _start_chain(self, model, sampler, rng, alpha0):
-        """Run a new chain from the sampler's starting state; returns ``self``."""
+    def _start_chains(self, model, sampler, rngs, alpha0):
+        """Run new chains (one per generator of ``rngs``) from the sampler's starting
+        states; returns ``self``."""
         n_iter, burn_in, thin = self._settings()
-        state = self._initial_state(rng, model, sampler, alpha0)
-        snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
-        self._run(model, sampler, rng, _Progress(snapshot, burn_in, thin), n_iter)
+        progs = []
+        for rng in rngs:
+            state = self._initial_state(rng, model, sampler, alpha0)
+            snapshot = _Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
+            progs.append(_Progress(snapshot, burn_in, thin))
+        self._run(model, sampler, rngs, progs, n_iter)
         return self
 
     @classmethod
@@ -253,15 +309,15 @@ class _ChainEstimator(BaseEstimator):
             those of the original run).
         """
         ckpt = load_checkpoint(path)
-        prog = ckpt["progress"]
+        progs = ckpt["progress"]
         est = cls(**ckpt["params"])
         if n_iter is not None:
             est.n_iter = n_iter
-        done = prog.snapshot.iteration
+        done = max(p.snapshot.iteration for p in progs)
         if check_int(est.n_iter, "n_iter", 1) < done:
             raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
                              f"{est.n_iter} would discard some (pass n_iter >= {done})")
-        est.burn_in = prog.burn_in  # as resolved when the run started
+        est.burn_in = progs[0].burn_in  # as resolved when the run started
         if progress is not None:
             est.progress = progress
         est.callback = callback
@@ -275,112 +331,144 @@ class _ChainEstimator(BaseEstimator):
         if model.fingerprint() != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
                             f"(checkpoint {path})")
-        prog = _attach(model, prog)
-        rng = np.random.default_rng()
-        rng.bit_generator.state = prog.snapshot.rng_state
-        est._run(model, est._make_sampler(model.n_samples, family_), rng, prog, n_iter_,
-                 fingerprint=ckpt["fingerprint"], saved_at=done)
+        progs = [_attach(model, p) for p in progs]
+        rngs = []
+        for p in progs:
+            rng = np.random.default_rng()
+            rng.bit_generator.state = p.snapshot.rng_state
+            rngs.append(rng)
+        est._run(model, est._make_sampler(model.n_samples, family_), rngs, progs, n_iter_,
+                 fingerprint=ckpt["fingerprint"],
+                 saved_at=min(p.snapshot.iteration for p in progs))
         return est
 
     def _resume_model(self, X, family_, prior):
         """The model of a resumed run: ``X`` validated by the checkpoint's family."""
         return self._make_model(family_, family_.validate(X), prior)
 
-    def _run(self, model, sampler, rng, prog: _Progress, n_iter, *, fingerprint=None,
-             saved_at=None):
+    def _run(self, model, sampler, rngs, progs, n_iter, *, fingerprint=None, saved_at=None):
+        """Advance the chains ``progs`` (with their generators ``rngs``) to ``n_iter``
+        iterations, one iteration of each chain in turn, with checkpoints, the callback
+        and the progress bar; then summarise them (``_finish``)."""
         every = self.checkpoint_every
         if self.checkpoint is not None and fingerprint is None:
             fingerprint = model.fingerprint()
-        bar = _progress_bar(self.progress, n_iter, prog.snapshot.iteration)
-        t_start = time.perf_counter() - prog.snapshot.elapsed
+        C = len(progs)
+        capacity = -(-_max_draws(self.max_draws, model.n_samples) // C)  # pooled: max_draws
+        bar = _progress_bar(self.progress, n_iter * C,
+                            sum(p.snapshot.iteration for p in progs))
+        stop = False
         try:
-            while prog.snapshot.iteration < n_iter:
-                snap = prog.snapshot
-                it = snap.iteration
-                state, info = sampler.step(rng, snap.state, model)
-                elapsed = time.perf_counter() - t_start
-                del prog.records[it:]  # a record left by an interrupted iteration
-                prog.records.append((info.log_joint, info.n_clusters, info.alpha,
-                                     info.n_accepted_splits, info.n_accepted_merges, elapsed))
-                n_kept, reservoir = snap.n_kept, snap.reservoir
-                if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
-                    labels = model.keep_labels(state.labels, info.n_clusters)
-                    del prog.kept[n_kept:], prog.all_labels[n_kept:]
-                    prog.kept.append((it, float(state.alpha)))
-                    if self.store_labels:
-                        prog.all_labels.append(model.as_array(labels).astype(np.int32))
-                    reservoir = _reservoir_add(
-                        reservoir, n_kept, it, labels,
-                        _max_draws(self.max_draws, model.n_samples),
-                        None if getattr(model.family, "collapsible", True) else state.params)
-                    n_kept += 1
-                # the commit: one assignment
-                prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed,
-                                          n_kept, reservoir)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
-                                    refresh=False)
-                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
-                    saved_at = self._save(prog, model, fingerprint)
-                if self.callback is not None and self.callback(it, state, info) is False:
+            while not stop:
+                it = min(p.snapshot.iteration for p in progs)
+                if it >= n_iter:
                     break
+                for rng, prog in zip(rngs, progs):
+                    if prog.snapshot.iteration != it:
+                        continue  # ahead after an interrupted round
+                    info = self._step_chain(model, sampler, rng, prog, capacity)
+                    if bar is not None:
+                        bar.update(1)
+                        bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
+                                        refresh=False)
+                    if (self.callback is not None
+                            and self.callback(it, prog.snapshot.state, info) is False):
+                        stop = True  # the other chains finish this iteration
+                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                    saved_at = self._save(progs, model, fingerprint)
         except KeyboardInterrupt:
-            # nothing lost: the last complete iteration (with the random stream as it was
-            # then) goes to the checkpoint, so a resumed chain is the uninterrupted one
-            if self.checkpoint is not None and prog.snapshot.iteration > 0:
-                self._save(prog, model, fingerprint)
+            # nothing lost: the last complete iteration of each chain (with the random
+            # stream as it was then) goes to the checkpoint, so a resumed chain is the
+            # uninterrupted one
+            if self.checkpoint is not None and max(p.snapshot.iteration for p in progs) > 0:
+                self._save(progs, model, fingerprint)
             raise
         except Exception as exc:
             if model.X is not None or not _cluster_failure(exc):
                 raise
             # a Dask cluster lost what it could not recompute: save the last complete
             # iteration if its labels can still be gathered, else point to the last save
-            if self.checkpoint is not None and prog.snapshot.iteration > 0:
+            done = min(p.snapshot.iteration for p in progs)
+            if self.checkpoint is not None and done > 0:
                 with contextlib.suppress(Exception):  # its labels may be lost with it
-                    saved_at = self._save(prog, model, fingerprint)
+                    saved_at = self._save(progs, model, fingerprint)
             from .distributed import WorkerLost
 
             where = (f"the checkpoint {self.checkpoint} holds iteration {saved_at}: continue "
                      f"with {type(self).__name__}.resume (or 'dpclust resume')"
                      if self.checkpoint is not None and saved_at
                      else "no checkpoint was written (pass checkpoint= and checkpoint_every=)")
-            raise WorkerLost(f"the run stopped after iteration {prog.snapshot.iteration}: "
+            raise WorkerLost(f"the run stopped after iteration {done}: "
                              f"{exc}; {where}") from exc
         finally:
             if bar is not None:
                 bar.close()
-        if self.checkpoint is not None and saved_at != prog.snapshot.iteration:
-            self._save(prog, model, fingerprint)
-        self._finish(model, prog.consistent())
+        done = min(p.snapshot.iteration for p in progs)
+        if self.checkpoint is not None and saved_at != done:
+            self._save(progs, model, fingerprint)
+        self._finish(model, [p.consistent() for p in progs])
 
-    def _save(self, prog: _Progress, model, fingerprint) -> int:
-        """Write the checkpoint; returns the iteration it holds."""
-        consistent = _detach(model, prog.consistent())
+    def _step_chain(self, model, sampler, rng, prog: _Progress, capacity: int):
+        """One iteration of one chain, committed to ``prog`` in one assignment; returns the
+        sampler's step information."""
+        snap = prog.snapshot
+        it = snap.iteration
+        t0 = time.perf_counter()
+        state, info = sampler.step(rng, snap.state, model)
+        del prog.records[it:]  # a record left by an interrupted iteration
+        n_kept, reservoir = snap.n_kept, snap.reservoir
+        if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
+            labels = model.keep_labels(state.labels, info.n_clusters)
+            del prog.kept[n_kept:], prog.all_labels[n_kept:]
+            prog.kept.append((it, float(state.alpha)))
+            if self.store_labels:
+                prog.all_labels.append(model.as_array(labels).astype(np.int32))
+            reservoir = _reservoir_add(
+                reservoir, n_kept, it, labels, capacity,
+                None if getattr(model.family, "collapsible", True) else state.params)
+            n_kept += 1
+        entropy = _size_entropy(model, state)
+        elapsed = snap.elapsed + (time.perf_counter() - t0)
+        prog.records.append((info.log_joint, info.n_clusters, info.alpha,
+                             info.n_accepted_splits, info.n_accepted_merges, elapsed,
+                             entropy))
+        # the commit: one assignment
+        prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed, n_kept,
+                                  reservoir)
+        return info
+
+    def _save(self, progs, model, fingerprint) -> int:
+        """Write the checkpoint (every chain's last complete iteration); returns the
+        iteration all of them hold."""
+        consistent = [_detach(model, p.consistent()) for p in progs]
         save_checkpoint(self.checkpoint, {
             "format": _CHECKPOINT_FORMAT, "version": __version__,
             "params": {k: v for k, v in self.get_params().items()
                        if k not in ("callback", "client")},
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
-        return consistent.snapshot.iteration
+        return min(p.snapshot.iteration for p in consistent)
 
-    def _summarise_chain(self, model, prog: _Progress):
-        """What any chain gives: the point estimate, the trace, alpha, the draws kept for
-        prediction (``_predictive_draws``) and the data (``_X_fit``)."""
+    def _summarise_chain(self, model, progs):
+        """What any run gives: the point estimate, the trace, alpha, the convergence
+        verdict, the draws kept for prediction (``_predictive_draws``) and the data
+        (``_X_fit``).  The kept draws of all chains are pooled."""
         X = model.X
-        snap = prog.snapshot
-        _, held = snap.reservoir
-        if held:
-            draws = [d[2] for d in held]
-            alpha_of = dict(prog.kept)
-            pool_alpha = [alpha_of[d[1]] for d in held]
-            pool_params = [d[3] for d in held]
-        else:  # stopped during burn-in: the last state is the only draw
-            # (the loop has run at least once: its record gives the number of clusters)
-            draws = [model.keep_labels(snap.state.labels, int(prog.records[-1][1]))]
-            pool_alpha = [float(snap.state.alpha)]
-            pool_params = [getattr(snap.state, "params", None)]
+        C = len(progs)
+        draws, pool_alpha, pool_params = [], [], []
+        for prog in progs:
+            snap = prog.snapshot
+            _, held = snap.reservoir
+            if held:
+                alpha_of = dict(prog.kept)
+                draws += [d[2] for d in held]
+                pool_alpha += [alpha_of[d[1]] for d in held]
+                pool_params += [d[3] for d in held]
+            else:  # stopped during burn-in: the last state is the only draw
+                # (the loop has run at least once: its record gives the number of clusters)
+                draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
+                pool_alpha.append(float(snap.state.alpha))
+                pool_params.append(getattr(snap.state, "params", None))
         labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
         # the parameters of the chosen draw (instantiated samplers)
         self._labels_params = pool_params[chosen]
@@ -388,19 +476,28 @@ class _ChainEstimator(BaseEstimator):
         self.labels_ = labels.astype(np.int64)
         self.expected_loss_ = float(loss)
         self.n_clusters_ = int(self.labels_.max()) + 1
-        self.n_iter_ = snap.iteration
-        self.alpha_ = float(np.mean([a for _, a in prog.kept] or pool_alpha))
+        n_done = min(p.snapshot.iteration for p in progs)
+        self.n_iter_ = n_done
+        kept_alpha = [a for p in progs for _, a in p.kept]
+        self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
         n = model.n_samples
-        records = np.array(prog.records, dtype=np.float64).reshape(-1, 6)
-        self.log_joint_ = float(records[-1, 0])
-        self.best_log_joint_ = float(records[:, 0].max())
+        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 7)
+                            for p in progs])
+        n_kept = min(len(p.kept) for p in progs)
+        last = records[:, -1, 0]
+        self.log_joint_ = float(last.max())
+        self.best_log_joint_ = float(records[:, :, 0].max())
+        one = (lambda a: a[0]) if C == 1 else (lambda a: a)
         self.trace_ = Trace(
-            log_joint=records[:, 0], n_clusters=records[:, 1].astype(np.int64),
-            alpha=records[:, 2], seconds=records[:, 5],
-            n_accepted_splits=records[:, 3].astype(np.int64),
-            n_accepted_merges=records[:, 4].astype(np.int64),
-            kept=np.array([it for it, _ in prog.kept], dtype=np.int64),
-            labels=np.array(prog.all_labels) if self.store_labels else None)
+            log_joint=one(records[:, :, 0]), n_clusters=one(records[:, :, 1].astype(np.int64)),
+            alpha=one(records[:, :, 2]), seconds=one(records[:, :, 5]),
+            n_accepted_splits=one(records[:, :, 3].astype(np.int64)),
+            n_accepted_merges=one(records[:, :, 4].astype(np.int64)),
+            kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
+            labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
+                    if self.store_labels else None),
+            size_entropy=one(records[:, :, 6]))
+        self._check_convergence()
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
         local = X is not None
         self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
@@ -421,6 +518,58 @@ class _ChainEstimator(BaseEstimator):
                 for j in idx]
         self._X_fit = X
         self._n_fit = n
+
+    def _check_convergence(self):
+        """``convergence_`` from the trace; a ``UserWarning`` naming what fails when the
+        run has not converged (:mod:`dpclust.diagnostics` states the rule)."""
+        _, prior = resolve_alpha(self.alpha)
+        self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
+        if not self.convergence_["converged"]:
+            warnings.warn(f"{type(self).__name__}: " + advice(self.convergence_),
+                          UserWarning, stacklevel=_outside_package())
+
+    def to_arviz(self):
+        """The chains as an ArviZ ``InferenceData``.
+
+        Its ``posterior`` group holds ``log_joint``, ``n_clusters``, ``alpha`` and
+        ``size_entropy`` with dimensions (chain, draw), over the kept iterations, and
+        ``labels`` (chain, draw, point) when the run had ``store_labels=True``; its
+        ``sample_stats`` group the per-iteration ``seconds`` and accepted splits and
+        merges of the same draws.  ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and
+        ``arviz.plot_trace`` work on it, and ``to_netcdf`` writes it.
+
+        Returns
+        -------
+        arviz.InferenceData
+        """
+        check_is_fitted(self, "trace_")
+        from .diagnostics import arviz
+
+        tr = self.trace_
+        kept = tr.kept
+
+        def chains(a):
+            a = np.asarray(a)
+            a = a[None] if tr.n_chains == 1 else a
+            return a[:, kept]
+
+        posterior = {name: chains(getattr(tr, name))
+                     for name in ("log_joint", "n_clusters", "alpha", "size_entropy")}
+        dims = {}
+        if tr.labels is not None:
+            posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \
+                else np.asarray(tr.labels)
+            dims["labels"] = ["point"]
+        stats = {"seconds": chains(tr.seconds),
+                 "n_accepted_splits": chains(tr.n_accepted_splits),
+                 "n_accepted_merges": chains(tr.n_accepted_merges)}
+        az = arviz()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return az.from_dict(posterior=posterior, sample_stats=stats, dims=dims,
+                                coords={"draw": kept},
+                                attrs={"estimator": type(self).__name__,
+                                       "dpclust_version": __version__})
 
     # ---------------------------------------------------------------- summary
     def posterior_similarity(self, max_samples=10_000):
@@ -532,6 +681,14 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         in order, so the same ``random_state`` and partitions give exactly the same chain
         in-process and on a Dask cluster.  None: one partition in-process, a dask array's
         own row chunks (or one partition per worker) with ``backend="dask"``.
+    n_chains : int, default=1
+        Independent chains, their streams spawned from ``random_state``
+        (``numpy.random.SeedSequence``), run one iteration of each in turn in this process
+        (on a Dask cluster, one after another on the same workers).  Their kept draws are
+        pooled for ``labels_``, the co-clustering matrix, ``predict``, ``score_samples``
+        and ``sample`` (at most ``max_draws`` in all); ``trace_`` gains a leading chain
+        axis; ``convergence_`` compares them.  With one chain, R-hat compares the chain's
+        quarters.
 
     Attributes
     ----------
@@ -554,7 +711,15 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     alpha_ : float
         Posterior mean of alpha over the kept draws (the fixed value if not resampled).
     trace_ : Trace
-        Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``seconds`` (and ``labels``).
+        Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``size_entropy``,
+        ``seconds`` (and ``labels``), with a leading chain axis when ``n_chains > 1``.
+    convergence_ : dict
+        The verdict of :func:`dpclust.diagnostics.convergence` on the kept iterations:
+        per quantity (``log_joint``, ``n_clusters``, ``size_entropy``, and ``alpha`` when
+        resampled) the rank-normalised split ``rhat``, ``ess_bulk``, ``ess_tail`` and
+        ``converged`` (R-hat < 1.01, both ESS >= 100 per chain; Vehtari et al. 2021), and
+        overall ``converged`` and ``failing``.  A run that has not converged warns
+        (``UserWarning``) with what to do.  :meth:`to_arviz` gives the chains to ArviZ.
     n_iter_ : int
         Iterations run.
     expected_loss_ : float
@@ -590,7 +755,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
-                 client=None, partitions=None):
+                 client=None, partitions=None, n_chains=1):
         self.family = family
         self.alpha = alpha
         self.sampler = sampler
@@ -611,6 +776,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         self.backend = backend
         self.client = client
         self.partitions = partitions
+        self.n_chains = n_chains
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
@@ -745,8 +911,8 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         model = self._make_model(family.resolve_summary(summary), Xw, prior)
         return dataclasses.replace(model, summary=summary)
 
-    def _finish(self, model: MixtureModel, prog: _Progress):
-        self._summarise_chain(model, prog)
+    def _finish(self, model: MixtureModel, progs):
+        self._summarise_chain(model, progs)
         chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
         traffic = getattr(getattr(model, "partitions", None), "traffic", None)
         if traffic is not None:
@@ -917,6 +1083,16 @@ def load_checkpoint(path) -> dict:
     if not isinstance(payload, dict) or payload.get("format") != _CHECKPOINT_FORMAT:
         raise DataError(f"{path} is not a dpclust checkpoint of format {_CHECKPOINT_FORMAT}")
     return payload
+
+
+def checkpoint_iteration(payload: dict) -> int:
+    """The iteration every chain of a loaded checkpoint has completed."""
+    return min(p.snapshot.iteration for p in payload["progress"])
+
+
+def checkpoint_seconds(payload: dict) -> float:
+    """Sampling seconds of a loaded checkpoint's longest-running chain."""
+    return max(p.snapshot.elapsed for p in payload["progress"])
 
 
 def _collapsible(family) -> bool:

@@ -46,7 +46,7 @@ class DDCRPMixture(DPMixture):
     sequential : bool, default=False
         Links only to oneself or to earlier rows (sort the data by time).
     n_iter, burn_in, thin, store_labels, point_estimate, max_draws, n_predictive_draws,
-    random_state, progress, checkpoint, checkpoint_every, callback
+    random_state, progress, checkpoint, checkpoint_every, callback, n_chains
         As for :class:`~dpclust.DPMixture`.
     start : {"prior", "singletons"}, default="prior"
         Starting links: a prior draw, or every customer alone (the paper's Figure 5).  Which
@@ -88,7 +88,7 @@ class DDCRPMixture(DPMixture):
                  burn_in=None, thin=1, store_labels=False, start="prior",
                  point_estimate="vi", max_draws="auto", n_predictive_draws=20,
                  random_state=None, progress=False, checkpoint=None, checkpoint_every=None,
-                 callback=None):
+                 callback=None, n_chains=1):
         self.family = family
         self.alpha = alpha
         self.decay = decay
@@ -109,6 +109,7 @@ class DDCRPMixture(DPMixture):
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
         self.callback = callback
+        self.n_chains = n_chains
 
     def _make_sampler(self, n_samples, family):
         return DDCRPGibbs(start=self.start)
@@ -126,9 +127,10 @@ class DDCRPMixture(DPMixture):
     def _initial_state(self, rng, model, sampler, alpha0):
         return sampler.init(rng, model, alpha=alpha0)
 
-    def _finish(self, model, prog):
-        super()._finish(model, prog)
-        self.links_ = np.asarray(prog.snapshot.state.links, dtype=np.int64).copy()
+    def _finish(self, model, progs):
+        super()._finish(model, progs)
+        # the first chain's (the links of several chains are not pooled)
+        self.links_ = np.asarray(progs[0].snapshot.state.links, dtype=np.int64).copy()
         self.candidates_ = model.candidates
 
     # ------------------------------------------------------------- prediction
@@ -207,7 +209,7 @@ class DDCRPLanguageModel(_ChainEstimator):
     n_words : int, optional
         Vocabulary size when the words are integer ids (default: largest id + 1).
     n_iter, burn_in, thin, store_labels, start, point_estimate, max_draws,
-    n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback
+    n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback, n_chains
         As for :class:`DDCRPMixture`.
 
     Attributes
@@ -240,7 +242,7 @@ class DDCRPLanguageModel(_ChainEstimator):
                  n_words=None, n_iter=200, burn_in=None, thin=1, store_labels=False,
                  start="prior", point_estimate="vi", max_draws="auto",
                  n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
-                 checkpoint_every=None, callback=None):
+                 checkpoint_every=None, callback=None, n_chains=1):
         self.alpha = alpha
         self.decay = decay
         self.distances = distances
@@ -263,6 +265,7 @@ class DDCRPLanguageModel(_ChainEstimator):
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
         self.callback = callback
+        self.n_chains = n_chains
 
     def _positions(self, n):
         """The tokens' positions: as given, else their indices (when a decay needs them)."""
@@ -311,11 +314,11 @@ class DDCRPLanguageModel(_ChainEstimator):
         _, prior = resolve_alpha(self.alpha)
         return self._make_model(base.resolve(words), words, prior)
 
-    def _finish(self, model, prog):
-        self._summarise_chain(model, prog)
+    def _finish(self, model, progs):
+        self._summarise_chain(model, progs)
         self.base_ = model.family
         self.vocabulary_ = model.family.vocabulary
-        self.links_ = np.asarray(prog.snapshot.state.links, dtype=np.int64).copy()
+        self.links_ = np.asarray(progs[0].snapshot.state.links, dtype=np.int64).copy()
         self.candidates_ = model.candidates
         first = np.empty(self.n_clusters_, dtype=np.int64)
         first[self.labels_[::-1]] = model.X[::-1]

@@ -165,6 +165,15 @@ h3 { margin:0 0 8px; font-size:1.02em; color:var(--accent); }
   border-radius:8px; padding:10px 18px; margin:16px 0; }
 .warnings h2 { margin:4px 0 6px; border:none; font-size:1.1em; color:#8a4b00; }
 .warnings ul { margin:0; padding-left:20px; }
+.verdict { border-radius:6px; padding:10px 16px; margin:14px 0; border:1px solid; }
+.verdict h2 { margin:4px 0 6px; border:none; font-size:1.1em; }
+.verdict.ok { background:#e9f7ec; border-color:#7cc48a; border-left:6px solid #2e8b45; }
+.verdict.ok h2 { color:#1f6b33; }
+.verdict.bad { background:#fdeaea; border-color:#e08b8b; border-left:6px solid #c62828; }
+.verdict.bad h2 { color:#a01d1d; }
+.verdict table { border-collapse:collapse; margin-top:6px; }
+.verdict td, .verdict th { padding:2px 10px; text-align:right; }
+.verdict td:first-child, .verdict th:first-child { text-align:left; }
 .note { background:#e8f1fb; border:1px solid #b6d0ec; border-left:6px solid var(--accent);
   border-radius:8px; padding:10px 18px; margin:16px 0; }
 .tables { display:grid; grid-template-columns:repeat(auto-fit, minmax(320px, 1fr)); gap:16px; }
@@ -466,6 +475,46 @@ def _warnings(summary: Mapping[str, Any]) -> str:
     lis = "".join(f"<li>{_esc(w)}</li>" for w in items)
     return (f'<section class="warnings" role="alert"><h2>⚠ Warnings ({len(items)})</h2>'
             f"<ul>{lis}</ul></section>")
+
+
+_QUANTITY_LABELS = {"log_joint": "log joint", "n_clusters": "number of clusters",
+                    "size_entropy": "entropy of the cluster sizes", "alpha": "alpha"}
+
+
+def _verdict(summary: Mapping[str, Any]) -> str:
+    """The convergence banner: green when every quantity passes the rule, red otherwise,
+    with the diagnostics table (R-hat, bulk and tail ESS per quantity)."""
+    conv = summary.get("convergence")
+    if not conv:
+        return ""
+
+    def fmt(v, digits):
+        return "–" if v is None else f"{v:.{digits}f}"
+
+    rows = "".join(
+        f"<tr><td>{_esc(label)}</td><td>{fmt(conv[q]['rhat'], 3)}</td>"
+        f"<td>{fmt(conv[q]['ess_bulk'], 0)}</td><td>{fmt(conv[q]['ess_tail'], 0)}</td>"
+        f"<td>{'✓' if conv[q]['converged'] else '✗'}</td></tr>"
+        for q, label in _QUANTITY_LABELS.items() if isinstance(conv.get(q), dict))
+    table = ("<table><tr><th>quantity</th><th>R-hat</th><th>bulk ESS</th><th>tail ESS</th>"
+             f"<th>passes</th></tr>{rows}</table>")
+    chains = int(conv.get("n_chains", 1))
+    draws = int(conv.get("n_draws", 0))
+    scope = (f"{chains} chains × {draws} kept draws" if chains > 1 else
+             f"one chain, {draws} kept draws: split R-hat compares the chain's quarters, so a "
+             "mode the chain never visited goes unseen; several chains see more")
+    if conv["converged"]:
+        head = "✓ Converged"
+        text = f"Every quantity passes the rule ({conv['rule']}); {scope}."
+        cls = "ok"
+    else:
+        head = "✗ Not converged: these results cannot be trusted yet"
+        text = (f"Fails the rule ({conv['rule']}); {scope}. Run more iterations (a longer "
+                "burn-in if the traces still drift) or several chains, or use a sampler with "
+                "split-merge moves.")
+        cls = "bad"
+    return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
+            f"<p>{_esc(text)}</p>{table}</section>")
 
 
 def _detail_tables(summary: Mapping[str, Any]) -> str:
@@ -792,6 +841,7 @@ def render_html(
         f'<p class="subtitle">{_esc(" · ".join(sub))}</p>' if sub else "",
         "</header>",
         _lead_paragraph(summary, sizes),
+        _verdict(summary),
         _warnings(summary),
         _cards(summary, sizes),
         note,

@@ -1,0 +1,185 @@
+"""Convergence diagnostics of dpclust's chains, computed by ArviZ.
+
+A fitted estimator's ``trace_`` records, per chain and iteration, the log joint, the number
+of clusters, alpha and the entropy of the cluster sizes (a summary of the partition that
+does not change when clusters are relabelled).  :func:`convergence` gives, for each of them
+over the kept iterations, the rank-normalised split R-hat and the bulk and tail effective
+sample sizes of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), as ArviZ computes
+them, and a verdict.
+
+**The rule.**  A quantity has converged when ``rhat < 1.01`` and both effective sample
+sizes are at least ``100`` per chain (``ess_bulk >= 100 C`` and ``ess_tail >= 100 C``), the
+thresholds Vehtari et al. recommend; the run has converged when every quantity has.  With
+one chain, its two halves are given to ArviZ as two chains, so that its split R-hat
+compares the four quarters of the chain: a verdict that sees a trend or a chain stuck in
+one part of its run, but not a second mode that the chain never visited (only several
+chains from different starting points can see that).  A quantity that takes one value
+throughout every chain (a number of clusters that never changes, alpha when it is fixed)
+is converged, with R-hat 1 and as many effective draws as draws; one that is constant in
+each chain but differs between chains is not.  Under the rule, a few hundred kept draws
+of a well-mixing chain pass; a hundred often do not (R-hat of 100 independent draws
+exceeds 1.01 about a third of the time), so short runs warn.
+
+References
+----------
+Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. & Bürkner, P.-C. (2021).
+    Rank-normalization, folding, and localization: an improved R-hat for assessing
+    convergence of MCMC. Bayesian Analysis 16(2).
+Kumar, R., Carroll, C., Hartikainen, A. & Martin, O. (2019). ArviZ a unified library for
+    exploratory analysis of Bayesian models in Python. JOSS 4(33).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import warnings
+
+import numpy as np
+
+#: the rule's thresholds (Vehtari et al. 2021)
+RHAT_MAX = 1.01
+ESS_PER_CHAIN = 100
+
+#: the quantities of the trace that get a verdict, in the order they are reported
+QUANTITIES = ("log_joint", "n_clusters", "size_entropy", "alpha")
+
+_NAMES = {"log_joint": "the log joint", "n_clusters": "the number of clusters",
+          "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha"}
+
+
+def arviz():
+    """ArviZ, imported quietly (its start-up notice and shape warnings are not the user's
+    concern)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    return az
+
+
+@contextlib.contextmanager
+def _quiet(az):
+    """No warnings, and ArviZ's own logger (which warns about a single chain) held at
+    ERROR for the duration only."""
+    log = getattr(az, "_log", None)
+    level = log.level if isinstance(log, logging.Logger) else None
+    try:
+        if level is not None:
+            log.setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                yield
+    finally:
+        if level is not None:
+            log.setLevel(level)
+
+
+def chain_entropy(sizes) -> float:
+    """Entropy (nats) of the cluster sizes ``sizes``: ``-sum_k p_k log p_k``, ``p_k = N_k /
+    N``; 0 for one cluster, ``log K`` for K equal clusters."""
+    n = np.asarray(sizes, dtype=np.float64)
+    n = n[n > 0]
+    p = n / n.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def diagnose(draws) -> dict:
+    """R-hat, bulk and tail ESS and the verdict of one quantity.
+
+    Parameters
+    ----------
+    draws : array of shape (n_chains, n_draws)
+
+    Returns
+    -------
+    dict with ``rhat``, ``ess_bulk``, ``ess_tail`` (floats) and ``converged`` (bool)
+    """
+    x = np.asarray(draws, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"draws must have shape (n_chains, n_draws), got {x.shape}")
+    C, n = x.shape
+    if n < (8 if C == 1 else 4) or not np.isfinite(x).all():
+        return {"rhat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan,
+                "converged": False}
+    if np.ptp(x) == 0.0:  # one value throughout
+        return {"rhat": 1.0, "ess_bulk": float(C * n), "ess_tail": float(C * n),
+                "converged": True}
+    az = arviz()
+    # one chain: its halves as two chains, so that split R-hat compares its quarters
+    for_rhat = x if C > 1 else x[:, : 2 * (n // 2)].reshape(2, n // 2)
+    with _quiet(az):
+        rhat = float(np.asarray(az.rhat(for_rhat)))
+        ess_bulk = float(np.asarray(az.ess(x, method="bulk")))
+        ess_tail = float(np.asarray(az.ess(x, method="tail")))
+    if (np.ptp(x, axis=1) == 0.0).all():  # constant in each chain, not the same constant
+        rhat = math.inf
+    need = ESS_PER_CHAIN * C
+    ok = (math.isfinite(rhat) and rhat < RHAT_MAX and ess_bulk >= need and ess_tail >= need)
+    return {"rhat": rhat, "ess_bulk": ess_bulk, "ess_tail": ess_tail, "converged": bool(ok)}
+
+
+def convergence(trace, *, alpha_resampled: bool = True) -> dict:
+    """The verdict on a fitted estimator's trace (the kept iterations of every chain).
+
+    Parameters
+    ----------
+    trace : Trace
+        ``trace_`` of a fitted estimator (one chain or several).
+    alpha_resampled : bool, default=True
+        Whether alpha is a quantity of the chain (False: it was fixed, and is left out).
+
+    Returns
+    -------
+    dict
+        One entry per quantity (``log_joint``, ``n_clusters``, ``size_entropy`` and, when
+        resampled, ``alpha``): ``{"rhat", "ess_bulk", "ess_tail", "converged"}``; and
+        ``"converged"`` (every quantity has), ``"n_chains"``, ``"n_draws"`` (kept draws per
+        chain), ``"failing"`` (the quantities that have not) and ``"rule"`` (in words).
+    """
+    kept = np.asarray(trace.kept, dtype=np.int64)
+    out = {}
+    failing = []
+    n_chains = 1
+    for name in QUANTITIES:
+        if name == "alpha" and not alpha_resampled:
+            continue
+        series = np.asarray(getattr(trace, name), dtype=np.float64)
+        series = series[None, :] if series.ndim == 1 else series
+        n_chains = series.shape[0]
+        verdict = diagnose(series[:, kept])
+        out[name] = verdict
+        if not verdict["converged"]:
+            failing.append(name)
+    out["converged"] = not failing
+    out["n_chains"] = int(n_chains)
+    out["n_draws"] = int(len(kept))
+    out["failing"] = failing
+    out["rule"] = (f"R-hat < {RHAT_MAX} and bulk and tail ESS >= {ESS_PER_CHAIN} per chain "
+                   "for every quantity (Vehtari et al. 2021)"
+                   + ("; one chain: split R-hat over its quarters" if n_chains == 1 else ""))
+    return out
+
+
+def advice(conv: dict) -> str:
+    """One paragraph saying which quantities fail the rule and what to do."""
+    if conv["converged"]:
+        return "the chains have converged by the rule"
+    parts = []
+    for name in conv["failing"]:
+        v = conv[name]
+        parts.append(f"{_NAMES[name]} (R-hat {v['rhat']:.3f}, bulk ESS {v['ess_bulk']:.0f}, "
+                     f"tail ESS {v['ess_tail']:.0f})")
+    todo = ["run more iterations (n_iter; a longer burn_in if the trace still drifts)"]
+    if conv["n_chains"] == 1:
+        todo.append("run several chains (n_chains=4) so that R-hat compares them")
+    todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
+                "'subcluster')")
+    return (f"the run has not converged by the rule ({conv['rule']}; "
+            f"{conv['n_draws']} kept draws per chain): " + "; ".join(parts)
+            + ". To do: " + ", ".join(todo) + ".")
+
+
+__all__ = ["convergence", "diagnose", "advice", "chain_entropy", "RHAT_MAX",
+           "ESS_PER_CHAIN", "QUANTITIES"]

@@ -1,0 +1,201 @@
+"""Several chains and their convergence verdict (``n_chains``, ``convergence_``,
+``to_arviz``), for every estimator; the rule of :mod:`dpclust.diagnostics` on known draws."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpclust import DDCRPMixture, DPMixture
+from dpclust.datasets import make_gaussian_mixture
+from dpclust.diagnostics import advice, chain_entropy, convergence, diagnose
+
+
+def _fit_quietly(est, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return est.fit(X)
+
+
+@pytest.fixture(scope="module")
+def easy():
+    """Three well-separated clusters of 1,000 points: K stays 3."""
+    return make_gaussian_mixture(1000, 3, separation=5.0, random_state=0)
+
+
+# ------------------------------------------------------------------- the rule itself
+def test_diagnose_independent_draws_pass_and_stuck_chains_fail():
+    rng = np.random.default_rng(0)
+    iid = rng.normal(size=(4, 500))
+    assert diagnose(iid)["converged"]
+    assert diagnose(iid[:1])["converged"]  # one chain: split R-hat over its quarters
+    shifted = iid.copy()
+    shifted[0] += 1.0  # one chain elsewhere
+    v = diagnose(shifted)
+    assert not v["converged"] and v["rhat"] > 1.1
+    trend = np.linspace(0, 3, 500)[None, :] + rng.normal(size=(1, 500))
+    assert not diagnose(trend)["converged"]  # a drifting single chain
+    walk = np.cumsum(rng.normal(size=(2, 500)), axis=1)  # ESS far below 200
+    assert not diagnose(walk)["converged"]
+
+
+def test_diagnose_constant_quantities():
+    same = np.full((3, 50), 4.0)
+    assert diagnose(same) == {"rhat": 1.0, "ess_bulk": 150.0, "ess_tail": 150.0,
+                              "converged": True}
+    apart = np.full((2, 50), 4.0)
+    apart[1] = 5.0  # each chain constant, not the same constant
+    v = diagnose(apart)
+    assert v["rhat"] == math.inf and not v["converged"]
+    assert not diagnose(np.ones((1, 3)))["converged"]  # too few draws for a verdict
+    with pytest.raises(ValueError, match="n_chains, n_draws"):
+        diagnose(np.ones(10))
+
+
+def test_chain_entropy():
+    assert chain_entropy([10]) == 0.0
+    assert chain_entropy([5, 5, 0, 5]) == pytest.approx(math.log(3))
+
+
+# ------------------------------------------------------------------- estimators
+def test_easy_run_is_converged_without_a_warning(easy):
+    X, _ = easy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        m = DPMixture(n_iter=1000, random_state=0).fit(X)
+    conv = m.convergence_
+    assert conv["converged"] and conv["failing"] == []
+    assert set(conv) >= {"log_joint", "n_clusters", "size_entropy", "converged", "rule"}
+    assert "alpha" not in conv  # fixed alpha is not a quantity of the chain
+    assert conv["n_chains"] == 1 and conv["n_draws"] == 500
+
+
+def test_short_run_from_one_cluster_warns_and_names_what_fails(easy):
+    X, _ = easy
+    with pytest.warns(UserWarning, match="has not converged") as rec:
+        m = DPMixture(n_iter=12, init_clusters=1, random_state=0).fit(X)
+    assert not m.convergence_["converged"]
+    msg = str(rec[0].message)
+    assert "the log joint" in msg and "n_chains=4" in msg and "more iterations" in msg
+
+
+def test_several_chains_shapes_pooling_and_reproducibility(easy):
+    X, _ = easy
+    X = X[:300]
+    kw = dict(n_iter=40, n_chains=3, random_state=1, store_labels=True,
+              alpha=("gamma", 1.0, 1.0))
+    m = _fit_quietly(DPMixture(**kw), X)
+    tr = m.trace_
+    assert tr.n_chains == 3
+    assert tr.log_joint.shape == tr.n_clusters.shape == tr.alpha.shape == (3, 40)
+    assert tr.size_entropy.shape == tr.seconds.shape == (3, 40)
+    assert tr.labels.shape == (3, 20, 300) and tr.kept.shape == (20,)
+    assert "alpha" in m.convergence_ and m.convergence_["n_chains"] == 3
+    # independent streams: the chains differ
+    assert not np.array_equal(tr.log_joint[0], tr.log_joint[1])
+    # the entropy recorded is that of the kept partitions
+    for c in range(3):
+        z = tr.labels[c, -1]
+        assert tr.size_entropy[c, -1] == pytest.approx(chain_entropy(np.bincount(z)))
+    # the same random_state gives the same chains
+    again = _fit_quietly(DPMixture(**kw), X)
+    np.testing.assert_array_equal(again.trace_.log_joint, tr.log_joint)
+    np.testing.assert_array_equal(again.labels_, m.labels_)
+    # the point estimate is one of the pooled draws of some chain
+    pooled = tr.labels.reshape(-1, 300)
+    assert any(np.array_equal(m.labels_, d) for d in pooled)
+    assert m.alpha_ == pytest.approx(np.mean(tr.alpha[:, tr.kept]))
+    # prediction works on the pooled draws
+    assert m.score_samples(X[:5]).shape == (5,)
+    assert m.predict(X[:5]).shape == (5,)
+
+
+def test_one_chain_keeps_its_shapes_and_stream(easy):
+    X, _ = easy
+    X = X[:200]
+    a = _fit_quietly(DPMixture(n_iter=20, random_state=3), X)
+    b = _fit_quietly(DPMixture(n_iter=20, random_state=3, n_chains=1), X)
+    assert a.trace_.log_joint.shape == (20,) and a.trace_.n_chains == 1
+    np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
+
+
+def test_to_arviz_gives_the_kept_draws_of_every_chain(easy):
+    import arviz as az
+
+    X, _ = easy
+    m = _fit_quietly(DPMixture(n_iter=30, n_chains=2, random_state=0, store_labels=True),
+                     X[:150])
+    idata = m.to_arviz()
+    post = idata.posterior
+    assert post["log_joint"].dims == ("chain", "draw")
+    assert post["log_joint"].shape == (2, 15)
+    assert post["labels"].shape == (2, 15, 150)
+    np.testing.assert_array_equal(post["n_clusters"].values,
+                                  m.trace_.n_clusters[:, m.trace_.kept])
+    np.testing.assert_array_equal(post["draw"].values, m.trace_.kept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = az.rhat(idata, var_names=["log_joint"])["log_joint"].values
+    assert float(r) == pytest.approx(m.convergence_["log_joint"]["rhat"])
+    one = _fit_quietly(DPMixture(n_iter=20, random_state=0), X[:100]).to_arviz()
+    assert one.posterior["log_joint"].shape == (1, 10)
+    assert "labels" not in one.posterior
+
+
+def test_checkpoint_resume_with_several_chains_is_the_uninterrupted_run(tmp_path, easy):
+    X, _ = easy
+    X = X[:200]
+    kw = dict(n_iter=30, n_chains=2, random_state=5, store_labels=True)
+    whole = _fit_quietly(DPMixture(**kw), X)
+    ckpt = tmp_path / "run.ckpt"
+    calls = []
+
+    def stop_at_11(it, state, info):
+        calls.append(it)
+        if it == 11 and len(calls) == 2 * 12:
+            raise KeyboardInterrupt  # during the second chain's 12th iteration
+
+    est = DPMixture(**kw, checkpoint=ckpt, checkpoint_every=5, callback=stop_at_11)
+    with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        resumed = DPMixture.resume(ckpt, X)
+    np.testing.assert_array_equal(resumed.trace_.log_joint, whole.trace_.log_joint)
+    np.testing.assert_array_equal(resumed.trace_.labels, whole.trace_.labels)
+    np.testing.assert_array_equal(resumed.labels_, whole.labels_)
+
+
+def test_callback_false_stops_every_chain_at_the_same_iteration(easy):
+    X, _ = easy
+    m = _fit_quietly(DPMixture(n_iter=50, n_chains=2, random_state=0,
+                               callback=lambda it, s, i: it < 9), X[:100])
+    assert m.n_iter_ == 10 and m.trace_.log_joint.shape == (2, 10)
+
+
+def test_ddcrp_several_chains(easy):
+    X, _ = easy
+    m = _fit_quietly(DDCRPMixture(family="gaussian", decay="window:30",
+                                  positions=np.arange(120), n_iter=20, n_chains=2,
+                                  random_state=0), X[:120])
+    assert m.trace_.log_joint.shape == (2, 20)
+    assert m.links_.shape == (120,)
+    assert set(m.convergence_) >= {"log_joint", "n_clusters", "converged"}
+
+
+def test_n_chains_is_checked():
+    with pytest.raises(ValueError, match="n_chains"):
+        DPMixture(n_chains=0).fit(np.zeros((5, 2)) + np.arange(5)[:, None])
+
+
+def test_convergence_of_a_trace_and_advice(easy):
+    X, _ = easy
+    m = _fit_quietly(DPMixture(n_iter=12, init_clusters=1, random_state=0), X)
+    conv = convergence(m.trace_, alpha_resampled=False)
+    assert conv == m.convergence_
+    text = advice(conv)
+    assert "not converged" in text and "R-hat" in text

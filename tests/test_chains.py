@@ -199,3 +199,112 @@ def test_convergence_of_a_trace_and_advice(easy):
     assert conv == m.convergence_
     text = advice(conv)
     assert "not converged" in text and "R-hat" in text
+
+
+# ------------------------------------------------------------------- processes
+def test_chains_in_processes_are_the_chains_in_this_process(easy):
+    X, _ = easy
+    X = X[:300]
+    kw = dict(n_iter=60, n_chains=3, random_state=4, store_labels=True)
+    here = _fit_quietly(DPMixture(**kw), X)
+    there = _fit_quietly(DPMixture(**kw, n_jobs=2), X)
+    np.testing.assert_array_equal(there.trace_.log_joint, here.trace_.log_joint)
+    np.testing.assert_array_equal(there.trace_.labels, here.trace_.labels)
+    np.testing.assert_array_equal(there.labels_, here.labels_)
+    assert there.convergence_ == here.convergence_
+
+
+def test_interrupted_processes_save_every_chain_and_resume_exactly(tmp_path, easy,
+                                                                    monkeypatch):
+    """Ctrl-C while workers run: each stops after its current iteration, the checkpoint
+    holds every chain, and the resumed run is the uninterrupted one."""
+    import _thread
+
+    from dpclust import _chains
+    from dpclust.estimator import checkpoint_iteration, load_checkpoint
+
+    X, _ = easy
+    X = X[:200]
+    kw = dict(n_iter=400, n_chains=2, random_state=6)
+    whole = _fit_quietly(DPMixture(**kw), X)
+    advance = _chains.ChainWorkers.advance
+
+    def interrupting(self, target, tick=None):
+        seen = []
+
+        def tick_then_interrupt(*args):
+            seen.append(args)
+            if len(seen) == 30:
+                _thread.interrupt_main()
+            if tick is not None:
+                tick(*args)
+
+        return advance(self, target, tick_then_interrupt)
+
+    monkeypatch.setattr(_chains.ChainWorkers, "advance", interrupting)
+    ckpt = tmp_path / "par.ckpt"
+    with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        DPMixture(**kw, n_jobs=2, checkpoint=ckpt).fit(X)
+    done = checkpoint_iteration(load_checkpoint(ckpt))
+    assert 0 < done < 400
+    monkeypatch.setattr(_chains.ChainWorkers, "advance", advance)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        resumed = DPMixture.resume(ckpt, X)
+    np.testing.assert_array_equal(resumed.trace_.log_joint, whole.trace_.log_joint)
+    np.testing.assert_array_equal(resumed.labels_, whole.labels_)
+
+
+def test_n_jobs_settings_are_checked(easy):
+    X, _ = easy
+    with pytest.raises(ValueError, match="callback"):
+        DPMixture(n_iter=5, n_chains=2, n_jobs=2, callback=lambda *a: True).fit(X[:50])
+    with pytest.raises(ValueError, match="n_jobs"):
+        DPMixture(n_iter=5, n_chains=2, n_jobs=0).fit(X[:50])
+
+
+def test_a_worker_error_is_raised_here_with_its_traceback():
+    from dpclust._chains import ChainWorkers
+    from dpclust._validation import DataError
+
+    est = DPMixture(n_iter=5)
+    bad = np.array([[0.0, np.nan], [1.0, 2.0]])  # the worker's validation refuses it
+    with pytest.raises(DataError, match="NaN") as info:
+        ChainWorkers(est, (bad, None, None), [None, None], 2, 10)
+    assert any("chain worker" in note for note in getattr(info.value, "__notes__", []))
+
+
+# ------------------------------------------------------------------- until converged
+def test_until_converged_doubles_the_run_until_the_rule_passes(easy):
+    X, _ = easy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        m = DPMixture(n_iter=100, until_converged=True, max_iter=3200,
+                      random_state=0).fit(X)
+    assert m.convergence_["converged"]
+    assert m.n_iter_ in (200, 400, 800, 1600, 3200)  # doubled from 100
+    assert m.trace_.log_joint.shape == (m.n_iter_,)
+    # the default burn-in moved with it: half of the run
+    assert m.trace_.kept[0] == m.n_iter_ // 2
+    assert m.convergence_["n_draws"] == m.n_iter_ // 2
+    # the verdict of the first 100 iterations alone fails
+    short = _fit_quietly(DPMixture(n_iter=100, random_state=0), X)
+    assert not short.convergence_["converged"]
+    np.testing.assert_array_equal(m.trace_.log_joint[:100], short.trace_.log_joint)
+
+
+def test_until_converged_stops_at_max_iter_and_says_so(easy):
+    X, _ = easy
+    with pytest.warns(UserWarning, match="has not converged"):
+        m = DPMixture(n_iter=10, init_clusters=1, until_converged=True, max_iter=30,
+                      random_state=0, n_chains=2, n_jobs=2).fit(X[:300])
+    assert m.n_iter_ == 30 and m.trace_.log_joint.shape == (2, 30)
+    assert not m.convergence_["converged"]
+
+
+def test_until_converged_with_a_fixed_burn_in_keeps_it(easy):
+    X, _ = easy
+    m = _fit_quietly(DPMixture(n_iter=20, burn_in=5, until_converged=True, max_iter=40,
+                               random_state=0), X[:200])
+    assert m.trace_.kept[0] == 5

@@ -52,12 +52,13 @@ def run(capsys, *argv):
 
 def read_labels(out: Path) -> np.ndarray:
     lines = (out / "labels.csv").read_text().splitlines()
-    assert lines[0] == "label"
-    return np.array([int(v) for v in lines[1:]])
+    assert lines[0] in ("label", "label,certainty")
+    return np.array([int(v.split(",")[0]) for v in lines[1:]])
 
 
 def labels_of(out: Path) -> np.ndarray:
-    return np.loadtxt(out / "labels.csv", skiprows=1, dtype=np.int64)
+    return np.loadtxt(out / "labels.csv", skiprows=1, delimiter=",", usecols=0,
+                      dtype=np.int64)
 
 
 def summary_of(out: Path) -> dict:
@@ -105,10 +106,10 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
     status, stdout, err = run(capsys, "fit", "--iters", "10", "--no-progress", "--out", out)
     assert status == 0, err
     for name in OUTPUT_FILES + ("trace.png", "clusters.png", "cluster_sizes.png",
-                                "similarity.png"):
+                                "similarity.png", "k_posterior.png"):
         assert (out / name).is_file(), name
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 4
+    assert html.count("data:image/png;base64,") == 5
     assert len(read_labels(out)) == 1500
     trace = (out / "trace.csv").read_text().splitlines()
     assert trace[0] == "iteration,log_joint,n_clusters,alpha,seconds"
@@ -724,7 +725,8 @@ def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
     sizes = np.bincount(labels, minlength=K)
     expected = sizes @ np.array(params["theta"]) / sizes.sum()
     np.testing.assert_allclose(m["theta_by_rank"], expected, rtol=1e-3)
-    for name in ("trace.png", "size_distribution.png", "theta_by_rank.png", "similarity.png"):
+    for name in ("trace.png", "size_distribution.png", "theta_by_rank.png", "similarity.png",
+                 "k_posterior.png"):
         assert (out / name).is_file(), name
     assert not (out / "clusters.png").exists() and not (out / "cluster_sizes.png").exists()
     html = (out / "report.html").read_text()
@@ -732,7 +734,7 @@ def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
     assert 'id="fig-size_distribution"' in html and 'id="fig-theta_by_rank"' in html
     assert "in <b>24 rankings</b> (of 5 items" in html
     assert "θ<sub>1</sub>" in html and "central ranking (first items)" in html
-    assert html.count("data:image/png;base64,") == 4
+    assert html.count("data:image/png;base64,") == 5
 
 
 def test_mallows_ids_with_missing_marker_items_and_prior(tmp_path, capsys):
@@ -891,3 +893,33 @@ def test_mallows_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case)
     assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
     assert expected in lines[0]
     assert not out.exists() or not (out / "labels.csv").exists()
+
+
+def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "chains"
+    status, stdout, err = run(capsys, "fit", "--iters", "20", "--chains", "2", "--jobs", "2",
+                              "--seed", "3", "--no-progress", "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["settings"]["chains"] == 2 and s["settings"]["jobs"] == 2
+    assert s["convergence"]["n_chains"] == 2
+    assert abs(sum(s["n_clusters_posterior"]["all"].values()) - 1) < 1e-9
+    assert "best_chain" in s["log_joint"]
+    lines = (out / "trace.csv").read_text().splitlines()
+    assert lines[0].startswith("chain,iteration,") and len(lines) == 1 + 2 * 20
+    assert lines[21].startswith("1,0,")
+    cert = np.loadtxt(out / "labels.csv", delimiter=",", skiprows=1, usecols=1)
+    assert cert.shape == (1500,) and ((0 <= cert) & (cert <= 1)).all()
+    assert (out / "k_posterior.png").is_file()
+    html = (out / "report.html").read_text()
+    assert "2 chains × 10 kept draws" in html and 'id="fig-k_posterior"' in html
+
+    out = tmp_path / "until"
+    status, stdout, err = run(capsys, "fit", *FAST, "--until-converged", "--max-iters", "48",
+                              "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["settings"]["n_iter"] == 48 and s["settings"]["burn_in"] == 24
+    assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12}
+    status, _, err = run(capsys, "fit", *FAST, "--max-iters", "48", "--out", out)
+    assert status == 2 and "--until-converged" in err

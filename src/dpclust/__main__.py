@@ -2,4 +2,5 @@
 
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not again in the processes that run chains in parallel
+    raise SystemExit(main())

@@ -3,9 +3,13 @@
 ``dpclust fit [DATA]`` runs the chain and writes, into ``--out DIR``:
 
 * ``run.json`` first (everything ``dpclust resume`` needs to reload the data and continue),
-* ``labels.csv`` (header ``label``, one line per point: the point estimate of the partition),
+* ``labels.csv`` (header ``label,certainty``, one line per point: the point estimate of the
+  partition and the point's posterior probability of lying in its cluster's core; ``label``
+  alone on a Dask cluster),
 * ``summary.json`` (settings, data, timings, clusters, log joint, point estimate, metrics),
-* ``trace.csv`` (``iteration,log_joint,n_clusters,alpha,seconds``, iterations 0-based),
+* ``trace.csv`` (``iteration,log_joint,n_clusters,alpha,seconds``, iterations 0-based;
+  a leading ``chain`` column with ``--chains`` above 1),
+* ``trace.nc``: the kept draws of every chain for ArviZ (``arviz.from_netcdf``),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
 * ``checkpoint.pkl`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
   ``--store-labels``,
@@ -135,6 +139,11 @@ class RunConfig:
     scheduler: str | None = None
     workers: int | None = None
     partitions: int | None = None
+    chains: int = 1
+    jobs: int | None = None
+    until_converged: bool = False
+    max_iters: int | None = None
+    burn_in_given: bool = True
 
     @property
     def distributed(self) -> bool:
@@ -435,6 +444,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="loss whose posterior expectation the reported partition "
                             "minimises: variation of information or Binder (default: "
                             "%(default)s)")
+    chain.add_argument("--chains", type=_int_type(1), default=1, metavar="C",
+                       help="independent chains, their kept draws pooled; R-hat compares "
+                            "them (one chain gets a split-R-hat verdict over its quarters, "
+                            "blind to modes it never visited) (default: %(default)s)")
+    chain.add_argument("--jobs", type=_int_type(1), metavar="J",
+                       help="processes for the chains (default: one per chain, at most one "
+                            "per core); the result does not depend on J")
+    chain.add_argument("--until-converged", action="store_true",
+                       help="after --iters, while the convergence rule fails, double the run "
+                            "(the burn-in stays half of it unless --burn-in is given), up to "
+                            "--max-iters; then say whether it converged")
+    chain.add_argument("--max-iters", type=_int_type(1), metavar="N",
+                       help="the longest run of --until-converged (default: 10 x --iters)")
     chain.add_argument("--store-labels", action="store_true",
                        help="also write every kept partition to label_samples.npz")
     chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",
@@ -608,7 +630,13 @@ def _config_from_args(args) -> RunConfig:
         thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
         concentration=args.concentration, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
-        plots=not args.no_plots)
+        plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
+        until_converged=args.until_converged, max_iters=args.max_iters,
+        burn_in_given=args.burn_in is not None)
+    if args.max_iters is not None and not args.until_converged:
+        raise UsageError("--max-iters applies only with --until-converged")
+    if args.max_iters is not None and args.max_iters < n_iter:
+        raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({n_iter})")
     config = _rankings_config(config, args)
     if args.model == "dp":
         ddcrp_only = (("--decay", args.decay), ("--positions", args.positions),
@@ -857,22 +885,36 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
+    chains = dict(n_chains=config.chains, n_jobs=_jobs(config, callback),
+                  until_converged=config.until_converged, max_iter=config.max_iters)
+    # a run that goes on until it converges keeps its default burn-in at half its length
+    burn_in = None if config.until_converged and not config.burn_in_given else config.burn_in
     if config.model == "ddcrp":
         return _estimator_class(config)(
             family=family, alpha=parse_alpha(config.alpha), decay=config.decay,
             distances=data.distances, positions=data.positions, sequential=config.sequential,
-            n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
+            n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
             store_labels=config.store_labels, point_estimate=config.point_estimate,
             random_state=config.seed, progress=progress, checkpoint=checkpoint,
-            checkpoint_every=config.checkpoint_every, callback=callback)
+            checkpoint_every=config.checkpoint_every, callback=callback, **chains)
     return _estimator_class(config)(
         family=family, alpha=parse_alpha(config.alpha), sampler=config.sampler,
-        n_iter=config.n_iter, burn_in=config.burn_in, thin=config.thin,
+        n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
         init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
         checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback,
         backend="dask" if client is not None else "local", client=client,
-        partitions=config.partitions)
+        partitions=config.partitions, **chains)
+
+
+def _jobs(config: RunConfig, callback) -> int:
+    """Processes for the chains: ``--jobs``, or one per chain up to the cores; one with a
+    callback (``--stop-after``) or on a Dask cluster."""
+    from ._chains import available_cores
+
+    if callback is not None or config.distributed or config.chains == 1:
+        return 1
+    return config.jobs if config.jobs is not None else min(config.chains, available_cores())
 
 
 @contextlib.contextmanager
@@ -1106,7 +1148,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     n_iter = int(model.n_iter_)
     iteration = np.arange(n_iter)
 
-    save_labels_csv(out_dir / "labels.csv", labels)
+    save_labels_csv(out_dir / "labels.csv", labels,
+                    certainty=getattr(model, "certainty_", None))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.to_arviz().to_netcdf(str(out_dir / "trace.nc"))
@@ -1123,7 +1166,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     _write_json(out_dir / "summary.json", summary)
 
     trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
-                  "n_clusters": trace.n_clusters, "alpha": trace.alpha, "seconds": trace.seconds}
+                  "n_clusters": trace.n_clusters, "alpha": trace.alpha, "seconds": trace.seconds,
+                  "kept": trace.kept, "n_large_clusters": trace.n_large_clusters}
     if config.plots:
         from .report import write_report
 
@@ -1148,7 +1192,10 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
     trace = model.trace_
     n_iter = int(model.n_iter_)
     n_samples = data.info["n_samples"]
-    sampling = float(trace.seconds[-1]) if len(trace.seconds) else 0.0
+    seconds = _chains_of(trace.seconds)  # each chain's own sampling time
+    # the burn-in the run ended with (a run until converged moves it to half its length)
+    burn_in = int(trace.kept[0]) if len(trace.kept) else config.burn_in
+    sampling = float(seconds[:, -1].sum()) if seconds.shape[1] else 0.0
     if config.model == "ddcrp":
         settings = {
             "model": "ddcrp", "family": config.family,
@@ -1160,7 +1207,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
             settings["positions"] = config.positions
         if config.distances is not None:
             settings["distances"] = config.distances
-        settings.update({"n_iter": n_iter, "burn_in": config.burn_in, "thin": config.thin,
+        settings.update({"n_iter": n_iter, "burn_in": burn_in, "thin": config.thin,
                          "seed": config.seed, "point_estimate": config.point_estimate})
     else:
         settings = {
@@ -1168,7 +1215,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
             "sampler": (config.sampler if config.sampler != "auto"
                         else f"auto ({resolve_sampler_name('auto', n_samples, model.family_)})"),
             "alpha": _alpha_setting(config.alpha), "n_iter": n_iter,
-            "burn_in": config.burn_in, "thin": config.thin, "seed": config.seed,
+            "burn_in": burn_in, "thin": config.thin, "seed": config.seed,
             "init_clusters": config.init_clusters, "init": config.init,
             "point_estimate": config.point_estimate,
         }
@@ -1181,13 +1228,21 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         settings["checkpoint_every"] = config.checkpoint_every
     if config.store_labels:
         settings["store_labels"] = True
+    settings["chains"] = config.chains
+    if config.until_converged:
+        settings["until_converged"] = {"max_iters": model._max_iter(config.n_iter),
+                                       "first_block": config.n_iter}
+    if config.chains > 1:
+        settings["jobs"] = int(model.n_jobs or 1)
     settings["command_line"] = command_line
     if resumed_from is not None:
         settings["resumed_from_iteration"] = resumed_from
         settings["resume_command_line"] = resume_command_line
 
     sizes = np.bincount(labels, minlength=int(model.n_clusters_))
-    log_joint = np.asarray(trace.log_joint, dtype=float)
+    log_joint = _chains_of(trace.log_joint).astype(float)
+    best_chain, best_at = np.unravel_index(int(np.argmax(log_joint)), log_joint.shape)
+    n_chains = log_joint.shape[0]
     summary = {
         "dpclust_version": __version__,
         "settings": settings,
@@ -1195,16 +1250,19 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         "timings": {
             "total_seconds": float(total_seconds),
             "sampling_seconds": sampling,
-            "seconds_per_iteration": sampling / n_iter if n_iter else None,
-            "point_updates_per_second": n_samples * n_iter / sampling if sampling > 0 else None,
+            "seconds_per_iteration": sampling / (n_iter * n_chains) if n_iter else None,
+            "point_updates_per_second": (n_samples * n_iter * n_chains / sampling
+                                         if sampling > 0 else None),
             # the first iteration also pays for numba's compilation of the sweep kernels
-            "first_iteration_seconds": float(trace.seconds[0]) if len(trace.seconds) else None,
+            "first_iteration_seconds": float(seconds[0, 0]) if seconds.shape[1] else None,
         },
         "n_clusters": int(model.n_clusters_),
         "cluster_sizes": sizes.tolist(),
         "cluster_params": _cluster_params(config, data, model),
-        "log_joint": {"final": float(log_joint[-1]), "best": float(log_joint.max()),
-                      "best_iteration": int(np.argmax(log_joint))},
+        "log_joint": {"final": float(log_joint[:, -1].max()), "best": float(log_joint.max()),
+                      "best_iteration": int(best_at),
+                      **({"best_chain": int(best_chain)} if n_chains > 1 else {})},
+        "n_clusters_posterior": _k_posterior(trace),
         "point_estimate": {"loss": config.point_estimate,
                            "expected_loss": float(model.expected_loss_)},
         "convergence": _convergence_summary(model.convergence_),
@@ -1355,13 +1413,33 @@ def _write_links_csv(path: Path, links) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _chains_of(a) -> np.ndarray:
+    """A trace array with its chain axis (a one-chain trace has none)."""
+    a = np.asarray(a)
+    return a[None] if a.ndim == 1 else a
+
+
 def _write_trace_csv(path: Path, iteration, trace) -> None:
-    lines = ["iteration,log_joint,n_clusters,alpha,seconds"]
-    for it, lj, k, a, s in zip(iteration.tolist(), trace.log_joint.tolist(),
-                               trace.n_clusters.tolist(), trace.alpha.tolist(),
-                               trace.seconds.tolist()):
-        lines.append(f"{it},{lj!r},{int(k)},{a!r},{s:.6f}")
+    several = trace.n_chains > 1
+    lines = [("chain," if several else "") + "iteration,log_joint,n_clusters,alpha,seconds"]
+    columns = [_chains_of(getattr(trace, k))
+               for k in ("log_joint", "n_clusters", "alpha", "seconds")]
+    for c in range(columns[0].shape[0]):
+        lead = f"{c}," if several else ""
+        for it, lj, k, a, s in zip(iteration.tolist(), *(col[c].tolist() for col in columns)):
+            lines.append(f"{lead}{it},{lj!r},{int(k)},{a!r},{s:.6f}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _k_posterior(trace) -> dict:
+    """Posterior of the number of clusters over the kept draws of every chain: all the
+    clusters, and those with at least 1 % of the points."""
+    out = {}
+    for key, name in (("all", "n_clusters"), ("large", "n_large_clusters")):
+        kept = _chains_of(getattr(trace, name))[:, trace.kept].ravel()
+        values, counts = np.unique(kept, return_counts=True)
+        out[key] = {str(int(v)): float(c / max(kept.size, 1)) for v, c in zip(values, counts)}
+    return out
 
 
 def _write_json(path: Path, obj) -> None:

@@ -19,6 +19,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +31,7 @@ from . import __version__
 from ._validation import DataError, check_int, check_random_state
 from .families import ConjugateFamily, get_family
 from .families.base import concatenate
-from .partitions import posterior_similarity
+from .partitions import point_certainty, posterior_similarity
 from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
 from .samplers.base import kmeans_labels, summarize_partitions
 from .samplers.crp import GammaPrior, resolve_alpha
@@ -68,6 +69,9 @@ class Trace:
         Entropy (nats) of the cluster sizes after each iteration, ``-sum_k (N_k / N) log(N_k
         / N)``: a summary of the partition that relabelling does not change (one of the
         quantities of ``convergence_``).
+    n_large_clusters : ndarray of shape (n_iter,)
+        Clusters holding at least 1 % of the points after each iteration (the number of
+        clusters without the small ones).
     """
 
     log_joint: np.ndarray
@@ -79,6 +83,7 @@ class Trace:
     kept: np.ndarray
     labels: np.ndarray | None = None
     size_entropy: np.ndarray | None = None
+    n_large_clusters: np.ndarray | None = None
 
     @property
     def n_chains(self) -> int:
@@ -128,6 +133,17 @@ class _Progress:
         snap = self.snapshot
         return _Progress(snap, self.burn_in, self.thin, self.records[:snap.iteration],
                          self.kept[:snap.n_kept], self.all_labels[:snap.n_kept])
+
+    def after_burn_in(self) -> "_Progress":
+        """The kept draws from ``burn_in`` on (a run that went on until it converged
+        moved its burn-in to half its length, past draws kept earlier)."""
+        keep = [j for j, (it, _) in enumerate(self.kept) if it >= self.burn_in]
+        stride, held = self.snapshot.reservoir
+        held = tuple(d for d in held if d[1] >= self.burn_in)
+        snap = self.snapshot._replace(reservoir=(stride, held))
+        return _Progress(snap, self.burn_in, self.thin, self.records,
+                         [self.kept[j] for j in keep],
+                         [self.all_labels[j] for j in keep] if self.all_labels else [])
 
 
 def _max_draws(max_draws, n_samples: int) -> int:
@@ -185,16 +201,22 @@ def _attach(model, prog: _Progress) -> _Progress:
                      lambda z, it: model.attach(z, int(prog.records[it][1])))
 
 
-def _size_entropy(model, state) -> float:
-    """Entropy of the cluster sizes of a sampler state (from the sub-cluster sampler's
-    statistics, which stay in this process on a Dask cluster, or from the labels)."""
+#: a cluster counts as large when it holds at least this share of the points
+LARGE_CLUSTER_SHARE = 0.01
+
+
+def _size_summaries(model, state) -> tuple[float, int]:
+    """``(entropy of the cluster sizes, clusters with at least 1 % of the points)`` of a
+    sampler state (sizes from the sub-cluster sampler's statistics, which stay in this
+    process on a Dask cluster, or from the labels)."""
     sub = getattr(state, "sub_stats", None)
     if sub is not None:
         counts = np.asarray(model.family.count(sub), dtype=np.float64)
         counts = counts.reshape(-1, 2).sum(axis=1)  # a cluster's two sub-clusters
     else:
-        counts = np.bincount(np.asarray(state.labels))
-    return chain_entropy(counts)
+        counts = np.bincount(np.asarray(state.labels)).astype(np.float64)
+    large = int((counts >= LARGE_CLUSTER_SHARE * counts.sum()).sum())
+    return chain_entropy(counts), large
 
 
 def _outside_package() -> int:
@@ -214,6 +236,17 @@ def _chain_rngs(random_state, n_chains: int) -> list:
     existed), else independent streams spawned from its ``numpy.random.SeedSequence``."""
     rng = check_random_state(random_state)
     return [rng] if n_chains == 1 else list(rng.spawn(n_chains))
+
+
+def _records_trace(progs) -> SimpleNamespace:
+    """The quantities of the verdict from the chains' records (no point estimate)."""
+    n_done = min(p.snapshot.iteration for p in progs)
+    rec = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 8)
+                    for p in progs])
+    burn, thin = progs[0].burn_in, progs[0].thin
+    return SimpleNamespace(log_joint=rec[:, :, 0], n_clusters=rec[:, :, 1], alpha=rec[:, :, 2],
+                           size_entropy=rec[:, :, 6],
+                           kept=np.arange(burn, n_done, thin, dtype=np.int64))
 
 
 def _cluster_failure(exc) -> bool:
@@ -275,6 +308,7 @@ class _ChainEstimator(BaseEstimator):
         alpha0, _ = resolve_alpha(self.alpha)
         sampler = self._make_sampler(model.n_samples, model.family)
         rngs = _chain_rngs(self.random_state, self._n_chains())
+        self._recipe = (X, None, None)  # how a chain worker rebuilds the model
         return self._start_chains(model, sampler, rngs, alpha0)
 
     def _start_chains(self, model, sampler, rngs, alpha0):
@@ -317,7 +351,8 @@ class _ChainEstimator(BaseEstimator):
         if check_int(est.n_iter, "n_iter", 1) < done:
             raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
                              f"{est.n_iter} would discard some (pass n_iter >= {done})")
-        est.burn_in = progs[0].burn_in  # as resolved when the run started
+        if not (getattr(est, "until_converged", False) and est.burn_in is None):
+            est.burn_in = progs[0].burn_in  # as resolved when the run started
         if progress is not None:
             est.progress = progress
         est.callback = callback
@@ -332,6 +367,7 @@ class _ChainEstimator(BaseEstimator):
             raise DataError("the data differ from those the checkpointed run was started on "
                             f"(checkpoint {path})")
         progs = [_attach(model, p) for p in progs]
+        est._recipe = (X, family_, prior)
         rngs = []
         for p in progs:
             rng = np.random.default_rng()
@@ -348,34 +384,47 @@ class _ChainEstimator(BaseEstimator):
 
     def _run(self, model, sampler, rngs, progs, n_iter, *, fingerprint=None, saved_at=None):
         """Advance the chains ``progs`` (with their generators ``rngs``) to ``n_iter``
-        iterations, one iteration of each chain in turn, with checkpoints, the callback
-        and the progress bar; then summarise them (``_finish``)."""
+        iterations, one iteration of each chain in turn (or in ``n_jobs`` processes), with
+        checkpoints, the callback and the progress bar; then summarise them
+        (``_finish``)."""
         every = self.checkpoint_every
         if self.checkpoint is not None and fingerprint is None:
             fingerprint = model.fingerprint()
         C = len(progs)
         capacity = -(-_max_draws(self.max_draws, model.n_samples) // C)  # pooled: max_draws
+        n_workers = self._n_workers(model, C)
         bar = _progress_bar(self.progress, n_iter * C,
                             sum(p.snapshot.iteration for p in progs))
-        stop = False
+        workers = None
+        max_iter = self._max_iter(n_iter)
+        saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
         try:
-            while not stop:
-                it = min(p.snapshot.iteration for p in progs)
-                if it >= n_iter:
+            if n_workers > 1:
+                from ._chains import ChainWorkers
+
+                workers = ChainWorkers(self._worker_copy(), self._recipe, progs, n_workers,
+                                       capacity)
+            while True:
+                if workers is not None:
+                    self._advance_workers(workers, model, progs, n_iter, bar, fingerprint,
+                                          saved)
+                else:
+                    self._advance_here(model, sampler, rngs, progs, n_iter, capacity, bar,
+                                       fingerprint, saved)
+                done = min(p.snapshot.iteration for p in progs)
+                if (max_iter is None or done < n_iter or done >= max_iter
+                        or self._progress_converged(progs)):
                     break
-                for rng, prog in zip(rngs, progs):
-                    if prog.snapshot.iteration != it:
-                        continue  # ahead after an interrupted round
-                    info = self._step_chain(model, sampler, rng, prog, capacity)
-                    if bar is not None:
-                        bar.update(1)
-                        bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
-                                        refresh=False)
-                    if (self.callback is not None
-                            and self.callback(it, prog.snapshot.state, info) is False):
-                        stop = True  # the other chains finish this iteration
-                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
-                    saved_at = self._save(progs, model, fingerprint)
+                # not converged: double the run; a burn-in left to the default stays half
+                n_iter = min(max_iter, 2 * done)
+                if self.burn_in is None:
+                    for p in progs:
+                        p.burn_in = n_iter // 2
+                    if workers is not None:
+                        workers.set_burn_in(n_iter // 2)
+                if bar is not None:
+                    bar.total = n_iter * C
+                    bar.refresh()
         except KeyboardInterrupt:
             # nothing lost: the last complete iteration of each chain (with the random
             # stream as it was then) goes to the checkpoint, so a resumed chain is the
@@ -391,22 +440,108 @@ class _ChainEstimator(BaseEstimator):
             done = min(p.snapshot.iteration for p in progs)
             if self.checkpoint is not None and done > 0:
                 with contextlib.suppress(Exception):  # its labels may be lost with it
-                    saved_at = self._save(progs, model, fingerprint)
+                    saved[0] = self._save(progs, model, fingerprint)
             from .distributed import WorkerLost
 
-            where = (f"the checkpoint {self.checkpoint} holds iteration {saved_at}: continue "
+            where = (f"the checkpoint {self.checkpoint} holds iteration {saved[0]}: continue "
                      f"with {type(self).__name__}.resume (or 'dpclust resume')"
-                     if self.checkpoint is not None and saved_at
+                     if self.checkpoint is not None and saved[0]
                      else "no checkpoint was written (pass checkpoint= and checkpoint_every=)")
             raise WorkerLost(f"the run stopped after iteration {done}: "
                              f"{exc}; {where}") from exc
         finally:
+            if workers is not None:
+                workers.close()
             if bar is not None:
                 bar.close()
         done = min(p.snapshot.iteration for p in progs)
-        if self.checkpoint is not None and saved_at != done:
+        if self.checkpoint is not None and saved[0] != done:
             self._save(progs, model, fingerprint)
+        self.__dict__.pop("_recipe", None)
         self._finish(model, [p.consistent() for p in progs])
+
+    def _advance_workers(self, workers, model, progs, n_iter, bar, fingerprint, saved):
+        """The chains in the worker processes, to ``n_iter`` iterations, in blocks of
+        ``checkpoint_every`` when checkpointing (``saved[0]``: the last one's iteration)."""
+        every = self.checkpoint_every
+
+        def tick(c, k, lj):
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(K=k, log_joint=f"{lj:.1f}", refresh=False)
+
+        while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
+            target = n_iter
+            if self.checkpoint is not None and every is not None:
+                target = min(n_iter, (done // every + 1) * every)
+            workers.advance(target, tick)
+            if self.checkpoint is not None and every is not None and target % every == 0:
+                saved[0] = self._save(progs, model, fingerprint)
+
+    def _max_iter(self, n_iter: int) -> int | None:
+        """The most iterations of a run ``until_converged`` (None: exactly ``n_iter``)."""
+        if not getattr(self, "until_converged", False):
+            return None
+        max_iter = getattr(self, "max_iter", None)
+        if max_iter is None:
+            return 10 * n_iter
+        return max(check_int(max_iter, "max_iter", 1), n_iter)
+
+    def _progress_converged(self, progs) -> bool:
+        """Whether the chains as they stand pass the rule (:mod:`dpclust.diagnostics`)."""
+        _, prior = resolve_alpha(self.alpha)
+        return convergence(_records_trace(progs), alpha_resampled=prior is not None)[
+            "converged"]
+
+    def _advance_here(self, model, sampler, rngs, progs, n_iter, capacity, bar, fingerprint,
+                      saved):
+        """The chains in this process, one iteration of each in turn (``saved[0]``: the
+        iteration of the last checkpoint written)."""
+        every = self.checkpoint_every
+        stop = False
+        while not stop:
+            it = min(p.snapshot.iteration for p in progs)
+            if it >= n_iter:
+                break
+            for rng, prog in zip(rngs, progs):
+                if prog.snapshot.iteration != it:
+                    continue  # ahead after an interrupted round
+                info = self._step_chain(model, sampler, rng, prog, capacity)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
+                                    refresh=False)
+                if (self.callback is not None
+                        and self.callback(it, prog.snapshot.state, info) is False):
+                    stop = True  # the other chains finish this iteration
+            if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                saved[0] = self._save(progs, model, fingerprint)
+
+    def _n_workers(self, model, n_chains: int) -> int:
+        """Processes for the chains: ``n_jobs`` (None: 1, -1: every core), at most one per
+        chain; 1 on a Dask cluster (its chains run one after another)."""
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is None or n_chains == 1 or model.X is None:
+            return 1
+        if n_jobs == -1:
+            from ._chains import available_cores
+
+            n_jobs = available_cores()
+        n_jobs = check_int(n_jobs, "n_jobs", 1)
+        if n_jobs > 1 and self.callback is not None:
+            raise ValueError("callback= runs in this process: use n_jobs=1 (or None) with "
+                             "several chains and a callback")
+        return min(n_jobs, n_chains)
+
+    def _worker_copy(self):
+        """This estimator's settings for a chain worker (no callback, progress bar or
+        checkpoint file there: the parent process keeps those)."""
+        params = {k: v for k, v in self.get_params(deep=False).items()
+                  if k not in ("callback", "client")}
+        est = type(self)(**params)
+        est.progress = False
+        est.checkpoint = None
+        return est
 
     def _step_chain(self, model, sampler, rng, prog: _Progress, capacity: int):
         """One iteration of one chain, committed to ``prog`` in one assignment; returns the
@@ -427,11 +562,11 @@ class _ChainEstimator(BaseEstimator):
                 reservoir, n_kept, it, labels, capacity,
                 None if getattr(model.family, "collapsible", True) else state.params)
             n_kept += 1
-        entropy = _size_entropy(model, state)
+        entropy, large = _size_summaries(model, state)
         elapsed = snap.elapsed + (time.perf_counter() - t0)
         prog.records.append((info.log_joint, info.n_clusters, info.alpha,
                              info.n_accepted_splits, info.n_accepted_merges, elapsed,
-                             entropy))
+                             entropy, large))
         # the commit: one assignment
         prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed, n_kept,
                                   reservoir)
@@ -456,6 +591,7 @@ class _ChainEstimator(BaseEstimator):
         X = model.X
         C = len(progs)
         draws, pool_alpha, pool_params = [], [], []
+        progs = [p.after_burn_in() for p in progs]
         for prog in progs:
             snap = prog.snapshot
             _, held = snap.reservoir
@@ -481,7 +617,7 @@ class _ChainEstimator(BaseEstimator):
         kept_alpha = [a for p in progs for _, a in p.kept]
         self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
         n = model.n_samples
-        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 7)
+        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 8)
                             for p in progs])
         n_kept = min(len(p.kept) for p in progs)
         last = records[:, -1, 0]
@@ -496,10 +632,13 @@ class _ChainEstimator(BaseEstimator):
             kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
             labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
                     if self.store_labels else None),
-            size_entropy=one(records[:, :, 6]))
+            size_entropy=one(records[:, :, 6]),
+            n_large_clusters=one(records[:, :, 7].astype(np.int64)))
         self._check_convergence()
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
         local = X is not None
+        self.certainty_ = (point_certainty((model.as_array(d) for d in draws), self.labels_)
+                           if local else None)
         self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
                             else None)
         # a few evenly spaced draws for the posterior predictive density; their statistics
@@ -554,7 +693,8 @@ class _ChainEstimator(BaseEstimator):
             return a[:, kept]
 
         posterior = {name: chains(getattr(tr, name))
-                     for name in ("log_joint", "n_clusters", "alpha", "size_entropy")}
+                     for name in ("log_joint", "n_clusters", "alpha", "size_entropy",
+                                  "n_large_clusters")}
         dims = {}
         if tr.labels is not None:
             posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \
@@ -689,6 +829,21 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         and ``sample`` (at most ``max_draws`` in all); ``trace_`` gains a leading chain
         axis; ``convergence_`` compares them.  With one chain, R-hat compares the chain's
         quarters.
+    n_jobs : int or None, default=None
+        Processes for the chains (None: 1, the chains take turns in this process; -1: one
+        per core, at most one per chain).  Each process gets its share of the cores for
+        its numba threads; the result does not depend on ``n_jobs``.  The processes are
+        spawned: a script must call ``fit`` under ``if __name__ == "__main__":``; a
+        ``callback`` needs ``n_jobs=1``.  Each process loads the data and the compiled
+        kernels (a second or two), so processes pay for themselves on runs longer than
+        that.
+    until_converged : bool, default=False
+        After ``n_iter`` iterations, while ``convergence_`` fails and the run is shorter
+        than ``max_iter``, double the run (the chains go on where they are); a burn-in
+        left to the default stays half of the run, so the verdict and the kept draws are
+        those of the second half.  ``n_iter_`` says how long it ran.
+    max_iter : int or None, default=None
+        The longest run of ``until_converged`` (None: ``10 * n_iter``).
 
     Attributes
     ----------
@@ -713,6 +868,10 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     trace_ : Trace
         Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``size_entropy``,
         ``seconds`` (and ``labels``), with a leading chain axis when ``n_chains > 1``.
+    certainty_ : ndarray of shape (n_samples,) or None
+        Each point's posterior probability of lying in the core of its cluster of
+        ``labels_`` (:func:`dpclust.partitions.point_certainty` over the pooled kept
+        draws); None on a Dask cluster.
     convergence_ : dict
         The verdict of :func:`dpclust.diagnostics.convergence` on the kept iterations:
         per quantity (``log_joint``, ``n_clusters``, ``size_entropy``, and ``alpha`` when
@@ -755,7 +914,8 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
-                 client=None, partitions=None, n_chains=1):
+                 client=None, partitions=None, n_chains=1, n_jobs=None,
+                 until_converged=False, max_iter=None):
         self.family = family
         self.alpha = alpha
         self.sampler = sampler
@@ -777,6 +937,9 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         self.client = client
         self.partitions = partitions
         self.n_chains = n_chains
+        self.n_jobs = n_jobs
+        self.until_converged = until_converged
+        self.max_iter = max_iter
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):

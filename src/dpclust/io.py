@@ -161,7 +161,7 @@ def load_data(path, *, kind="auto", column=None, header=None):
     return X, meta
 
 
-def save_labels_csv(path, labels, *, header="label"):
+def save_labels_csv(path, labels, *, header="label", certainty=None):
     """Write cluster labels to a CSV file, one label a line, after a header line.
 
     Parameters
@@ -173,6 +173,9 @@ def save_labels_csv(path, labels, *, header="label"):
         ``-1`` for "unassigned" are written as they are).
     header : str or None, default="label"
         The header line; ``None`` writes no header.
+    certainty : array-like of shape (n_samples,), optional
+        A second column ``certainty`` (each point's probability of lying in the core of
+        its cluster, :func:`dpclust.partitions.point_certainty`), with four decimals.
 
     Raises
     ------
@@ -190,8 +193,16 @@ def save_labels_csv(path, labels, *, header="label"):
         raise DataError(f"labels must be integers, got dtype {arr.dtype}.")
     if header is not None and ("\n" in str(header) or "\r" in str(header)):
         raise ValueError("header must be a single line.")
-    lines = [] if header is None else [str(header)]
-    lines.extend(str(v) for v in arr.astype(np.int64).tolist())
+    if certainty is None:
+        lines = [] if header is None else [str(header)]
+        lines.extend(str(v) for v in arr.astype(np.int64).tolist())
+    else:
+        cert = np.asarray(certainty, dtype=np.float64)
+        if cert.shape != arr.shape:
+            raise ValueError(f"certainty has shape {cert.shape}, the labels {arr.shape}")
+        lines = [] if header is None else [f"{header},certainty"]
+        lines.extend(f"{v},{c:.4f}" for v, c in zip(arr.astype(np.int64).tolist(),
+                                                   cert.tolist()))
     try:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
             f.write("\n".join(lines) + "\n")

@@ -46,7 +46,8 @@ class DDCRPMixture(DPMixture):
     sequential : bool, default=False
         Links only to oneself or to earlier rows (sort the data by time).
     n_iter, burn_in, thin, store_labels, point_estimate, max_draws, n_predictive_draws,
-    random_state, progress, checkpoint, checkpoint_every, callback, n_chains
+    random_state, progress, checkpoint, checkpoint_every, callback, n_chains,
+    n_jobs, until_converged, max_iter
         As for :class:`~dpclust.DPMixture`.
     start : {"prior", "singletons"}, default="prior"
         Starting links: a prior draw, or every customer alone (the paper's Figure 5).  Which
@@ -88,7 +89,8 @@ class DDCRPMixture(DPMixture):
                  burn_in=None, thin=1, store_labels=False, start="prior",
                  point_estimate="vi", max_draws="auto", n_predictive_draws=20,
                  random_state=None, progress=False, checkpoint=None, checkpoint_every=None,
-                 callback=None, n_chains=1):
+                 callback=None, n_chains=1, n_jobs=None,
+                 until_converged=False, max_iter=None):
         self.family = family
         self.alpha = alpha
         self.decay = decay
@@ -110,6 +112,9 @@ class DDCRPMixture(DPMixture):
         self.checkpoint_every = checkpoint_every
         self.callback = callback
         self.n_chains = n_chains
+        self.n_jobs = n_jobs
+        self.until_converged = until_converged
+        self.max_iter = max_iter
 
     def _make_sampler(self, n_samples, family):
         return DDCRPGibbs(start=self.start)
@@ -209,7 +214,8 @@ class DDCRPLanguageModel(_ChainEstimator):
     n_words : int, optional
         Vocabulary size when the words are integer ids (default: largest id + 1).
     n_iter, burn_in, thin, store_labels, start, point_estimate, max_draws,
-    n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback, n_chains
+    n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback,
+    n_chains, n_jobs, until_converged, max_iter
         As for :class:`DDCRPMixture`.
 
     Attributes
@@ -242,7 +248,8 @@ class DDCRPLanguageModel(_ChainEstimator):
                  n_words=None, n_iter=200, burn_in=None, thin=1, store_labels=False,
                  start="prior", point_estimate="vi", max_draws="auto",
                  n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
-                 checkpoint_every=None, callback=None, n_chains=1):
+                 checkpoint_every=None, callback=None, n_chains=1, n_jobs=None,
+                 until_converged=False, max_iter=None):
         self.alpha = alpha
         self.decay = decay
         self.distances = distances
@@ -266,6 +273,9 @@ class DDCRPLanguageModel(_ChainEstimator):
         self.checkpoint_every = checkpoint_every
         self.callback = callback
         self.n_chains = n_chains
+        self.n_jobs = n_jobs
+        self.until_converged = until_converged
+        self.max_iter = max_iter
 
     def _positions(self, n):
         """The tokens' positions: as given, else their indices (when a decay needs them)."""

@@ -47,7 +47,16 @@ _FIGURES = (
          "probability of the data and the current partition under the model (higher fits "
          "better); <b>clusters K</b> is the number of occupied clusters. The grey band is the "
          "burn-in, discarded before summarising. After the burn-in the traces should wander "
-         "around a stable level with no trend; a trend means the chain needs more iterations."),
+         "around a stable level with no trend; a trend means the chain needs more iterations. "
+         "Several chains are drawn in one colour each: they should overlap."),
+    ),
+    (
+        "k_posterior",
+        "Posterior of the number of clusters",
+        ("How often each number of clusters occurs among the kept draws (of every chain): "
+         "counting every cluster, and counting only those with at least 1% of the points. "
+         "A Dirichlet-process mixture keeps a few small clusters for outlying points; the "
+         "second count is the number of groups that matter."),
     ),
     (
         "clusters",
@@ -940,6 +949,11 @@ def write_report(
     if plots_available:
         jobs: list[tuple[str, bool, Callable[[Path], Path]]] = [
             ("trace", bool(trace), lambda p: plots.plot_trace(trace, burn_in, p)),
+            ("k_posterior", bool(trace) and trace.get("n_large_clusters") is not None
+             and len(trace.get("kept", ())) > 0,
+             lambda p: plots.plot_k_posterior(
+                 np.atleast_2d(trace["n_clusters"])[:, trace["kept"]],
+                 np.atleast_2d(trace["n_large_clusters"])[:, trace["kept"]], p)),
             ("clusters", X is not None and labels is not None and not rankings,
               lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
             ("tables", bool(summary.get("ddcrp")) and labels is not None,

@@ -47,6 +47,7 @@ __all__ = [
     "plot_tables_by_position",
     "plot_theta_by_rank",
     "plot_trace",
+    "plot_k_posterior",
     "theta_by_rank",
 ]
 
@@ -327,10 +328,11 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
 
     Parameters
     ----------
-    trace : mapping of str to array of shape (n_iter,)
-        One entry per iteration.  Uses ``"log_joint"``, ``"n_clusters"`` and ``"alpha"``
-        where present (alpha gets a panel only if it varies), and ``"iteration"`` as the x
-        values if present (else ``0 .. n_iter - 1``).
+    trace : mapping of str to array of shape (n_iter,) or (n_chains, n_iter)
+        One entry per iteration (of each chain: the chains are overlaid, one colour
+        each).  Uses ``"log_joint"``, ``"n_clusters"`` and ``"alpha"`` where present
+        (alpha gets a panel only if it varies), and ``"iteration"`` as the x values if
+        present (else ``0 .. n_iter - 1``).
     burn_in : int
         Number of initial iterations discarded as burn-in; shaded on every panel.
     path : str or Path
@@ -360,10 +362,12 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
             panels.append(("alpha", "alpha"))
     if not panels:
         raise ValueError("trace has none of 'log_joint', 'n_clusters', 'alpha'")
-    series = {key: np.asarray(trace[key], dtype=float).ravel() for key, _ in panels}
-    n_iter = len(next(iter(series.values())))
-    if any(len(v) != n_iter for v in series.values()):
+    series = {key: np.atleast_2d(np.asarray(trace[key], dtype=float)) for key, _ in panels}
+    n_chains, n_iter = next(iter(series.values())).shape
+    if any(v.shape != (n_chains, n_iter) for v in series.values()):
         raise ValueError("trace arrays must all have the same length")
+    colours = ([_LINE_COLOUR] if n_chains == 1
+               else [CLUSTER_PALETTE[c % len(CLUSTER_PALETTE)] for c in range(n_chains)])
     if "iteration" in trace and len(trace["iteration"]) == n_iter:
         x = np.asarray(trace["iteration"], dtype=float)
     else:
@@ -379,22 +383,33 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
         y[~np.isfinite(y)] = np.nan
         if burn_in > 0 and n_iter:
             ax.axvspan(x[0], min(burn_in, x[-1]), color=_BURN_IN_COLOUR, zorder=0, lw=0)
+        width = 0.9 if n_chains == 1 else 0.7
+        for c in range(n_chains):
+            if key == "n_clusters":
+                ax.plot(x, y[c], color=colours[c], lw=width, drawstyle="steps-post",
+                        alpha=1.0 if n_chains == 1 else 0.8)
+            else:
+                ax.plot(x, y[c], color=colours[c], lw=width,
+                        alpha=1.0 if n_chains == 1 else 0.8)
         if key == "n_clusters":
-            ax.plot(x, y, color=_LINE_COLOUR, lw=1.0, drawstyle="steps-post")
             ax.yaxis.set_major_locator(mpl.MaxNLocator(integer=True))
-        else:
-            ax.plot(x, y, color=_LINE_COLOUR, lw=0.9)
         ax.set_ylabel(ylabel)
         if key == "log_joint":
-            ylim = _robust_ylim(y, keep_from)
+            # every chain's values before the kept part, then every chain's kept part
+            ylim = _robust_ylim(np.concatenate([y[:, :keep_from].ravel(),
+                                                y[:, keep_from:].ravel()]),
+                                keep_from * n_chains)
             if ylim is not None:
                 ax.set_ylim(*ylim)
                 ax.text(0.01, 0.03, "earlier values lie below the axis", color="#666666",
                         fontsize=8, transform=ax.transAxes)
             if np.isfinite(y).any():
-                best = int(np.nanargmax(y))
-                ax.plot(x[best], y[best], "o", color=_BEST_COLOUR, ms=5, zorder=3)
-    handles = [mpl.Line2D([], [], color=_LINE_COLOUR, lw=1.2, label="sampler state")]
+                c_best, best = np.unravel_index(int(np.nanargmax(y)), y.shape)
+                ax.plot(x[best], y[c_best, best], "o", color=_BEST_COLOUR, ms=5, zorder=3)
+    handles = ([mpl.Line2D([], [], color=_LINE_COLOUR, lw=1.2, label="sampler state")]
+               if n_chains == 1 else
+               [mpl.Line2D([], [], color=colours[c], lw=1.2, label=f"chain {c}")
+                for c in range(n_chains)])
     if "log_joint" in series and np.isfinite(series["log_joint"]).any():
         handles.append(mpl.Line2D([], [], marker="o", ls="", color=_BEST_COLOUR, ms=5,
                                   label="best log joint"))
@@ -406,6 +421,43 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
     if n_iter:
         axes[-1].set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
     fig.suptitle("MCMC trace", fontweight="bold")
+    return _save(fig, path)
+
+
+def plot_k_posterior(n_clusters, n_large_clusters, path: str | Path, *,
+                     large_share: float = 0.01) -> Path:
+    """Bar chart of the posterior of the number of clusters over the kept draws: all the
+    clusters, and only those with at least ``large_share`` of the points.
+
+    Parameters
+    ----------
+    n_clusters, n_large_clusters : array-like of int
+        Per kept draw (of every chain).
+    path : str or Path
+        Where to write the PNG.
+    """
+    mpl = _import_matplotlib()
+    k_all = np.asarray(n_clusters, dtype=np.int64).ravel()
+    k_large = np.asarray(n_large_clusters, dtype=np.int64).ravel()
+    if k_all.size == 0:
+        raise ValueError("no kept draws")
+    lo = int(min(k_all.min(), k_large.min()))
+    hi = int(max(k_all.max(), k_large.max()))
+    ks = np.arange(lo, hi + 1)
+    p_all = np.array([(k_all == k).mean() for k in ks])
+    p_large = np.array([(k_large == k).mean() for k in ks])
+    fig = _new_figure(mpl, (max(5.0, min(12.0, 0.35 * len(ks) + 3.0)), 3.2))
+    ax = fig.subplots()
+    _style_axes(ax)
+    w = 0.4
+    ax.bar(ks - w / 2, p_all, width=w, color=_LINE_COLOUR, label="all clusters")
+    ax.bar(ks + w / 2, p_large, width=w, color=CLUSTER_PALETTE[1],
+           label=f"clusters with ≥ {large_share:.0%} of the points")
+    ax.set_xlabel("number of clusters K")
+    ax.set_ylabel("posterior probability")
+    ax.xaxis.set_major_locator(mpl.MaxNLocator(integer=True))
+    ax.legend(frameon=False, fontsize=9)
+    fig.suptitle("Posterior of the number of clusters", fontweight="bold")
     return _save(fig, path)
 
 

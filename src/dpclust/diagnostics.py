@@ -5,7 +5,9 @@ of clusters, alpha and the entropy of the cluster sizes (a summary of the partit
 does not change when clusters are relabelled).  :func:`convergence` gives, for each of them
 over the kept iterations, the rank-normalised split R-hat and the bulk and tail effective
 sample sizes of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), as ArviZ computes
-them, and a verdict.
+them (``arviz_stats``, the ArviZ project's array-level statistics: the same numbers as
+``arviz.rhat`` and ``arviz.ess``, without loading xarray, pandas and matplotlib into every
+fit), and a verdict.
 
 **The rule.**  A quantity has converged when ``rhat < 1.01`` and both effective sample
 sizes are at least ``100`` per chain (``ess_bulk >= 100 C`` and ``ess_tail >= 100 C``), the
@@ -32,7 +34,6 @@ Kumar, R., Carroll, C., Hartikainen, A. & Martin, O. (2019). ArviZ a unified lib
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import warnings
 
@@ -50,8 +51,7 @@ _NAMES = {"log_joint": "the log joint", "n_clusters": "the number of clusters",
 
 
 def arviz():
-    """ArviZ, imported quietly (its start-up notice and shape warnings are not the user's
-    concern)."""
+    """ArviZ, imported quietly (its start-up notice is not the user's concern)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         import arviz as az
@@ -59,21 +59,11 @@ def arviz():
 
 
 @contextlib.contextmanager
-def _quiet(az):
-    """No warnings, and ArviZ's own logger (which warns about a single chain) held at
-    ERROR for the duration only."""
-    log = getattr(az, "_log", None)
-    level = log.level if isinstance(log, logging.Logger) else None
-    try:
-        if level is not None:
-            log.setLevel(logging.ERROR)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with np.errstate(all="ignore"):
-                yield
-    finally:
-        if level is not None:
-            log.setLevel(level)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            yield
 
 
 def chain_entropy(sizes) -> float:
@@ -106,13 +96,16 @@ def diagnose(draws) -> dict:
     if np.ptp(x) == 0.0:  # one value throughout
         return {"rhat": 1.0, "ess_bulk": float(C * n), "ess_tail": float(C * n),
                 "converged": True}
-    az = arviz()
+    from arviz_stats.base import array_stats
+
     # one chain: its halves as two chains, so that split R-hat compares its quarters
     for_rhat = x if C > 1 else x[:, : 2 * (n // 2)].reshape(2, n // 2)
-    with _quiet(az):
-        rhat = float(np.asarray(az.rhat(for_rhat)))
-        ess_bulk = float(np.asarray(az.ess(x, method="bulk")))
-        ess_tail = float(np.asarray(az.ess(x, method="tail")))
+    axes = {"chain_axis": 0, "draw_axis": 1}
+    with _quiet():
+        rhat = float(array_stats.rhat(for_rhat, **axes))
+        ess_bulk = float(array_stats.ess(x, method="bulk", **axes))
+        # the smaller of the ESS of the 5 % and 95 % quantiles (arviz.ess(method="tail"))
+        ess_tail = float(array_stats.ess(x, method="tail", prob=(0.05, 0.95), **axes))
     if (np.ptp(x, axis=1) == 0.0).all():  # constant in each chain, not the same constant
         rhat = math.inf
     need = ESS_PER_CHAIN * C

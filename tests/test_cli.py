@@ -923,3 +923,27 @@ def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12}
     status, _, err = run(capsys, "fit", *FAST, "--max-iters", "48", "--out", out)
     assert status == 2 and "--until-converged" in err
+
+
+def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
+    """Thousands of columns would list every name and K d x d covariances: the summary
+    lists the first 50 names and the means' first 50 coordinates; the means and variances
+    go to cluster_params.npz."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 120))
+    X[:30] += 4.0
+    path = tmp_path / "wide.csv"
+    np.savetxt(path, X, delimiter=",", header=",".join(f"f{j}" for j in range(120)),
+               comments="")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", path, *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    assert len(s["data"]["columns"]) == 50 and s["data"]["columns_not_listed"] == 70
+    params = s["cluster_params"]
+    assert "covariances" not in params and params["n_features"] == 120
+    assert np.array(params["means"]).shape == (s["n_clusters"], 50)
+    saved = np.load(out / "cluster_params.npz")
+    assert saved["means"].shape == saved["variances"].shape == (s["n_clusters"], 120)
+    assert (out / "summary.json").stat().st_size < 20_000
+    assert "f119" not in (out / "report.html").read_text()

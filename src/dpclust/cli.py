@@ -79,6 +79,10 @@ DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
                            "load_dublin_west")}
 #: items of a cluster's central ranking that the summary lists, best first
 N_TOP_ITEMS = 10
+#: a wide data file: the summary lists this many column names, and above this many features
+#: the Gaussian clusters' means and variances go to cluster_params.npz
+MAX_LISTED_COLUMNS = 50
+MAX_SUMMARY_FEATURES = 50
 _PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
 
 
@@ -314,8 +318,9 @@ data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
 --family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
 for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
 ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
-Outputs in --out: run.json, labels.csv, summary.json, trace.csv, report.html (+ PNG figures),
-checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels), links.csv (ddcrp).
+Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc, report.html (+ PNG figures),
+checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels), links.csv (ddcrp),
+cluster_params.npz (Gaussian data with more than 50 features).
 
 --model ddcrp: customers (rows) link to each other with weight f(distance) and to themselves
 with weight --alpha; the tables (clusters) are the linked groups (Blei & Frazier 2010).  The
@@ -1009,7 +1014,10 @@ def _load(config: RunConfig) -> LoadedData:
             X, meta = load_data(config.data, kind=kind, column=column)
         info = {"source": meta["path"], "format": meta["format"]}
         if meta.get("column_names") is not None:
-            info["columns"] = list(meta["column_names"])
+            names = list(meta["column_names"])
+            info["columns"] = names[:MAX_LISTED_COLUMNS]
+            if len(names) > MAX_LISTED_COLUMNS:  # a wide file: the first ones, and a count
+                info["columns_not_listed"] = len(names) - MAX_LISTED_COLUMNS
         truth = positions = None
         if config.truth is not None:
             info["truth_column"] = config.truth
@@ -1162,7 +1170,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 
     summary = _summary(config, data, model, labels, total_seconds=total_seconds,
                        command_line=command_line, resume_command_line=resume_command_line,
-                       resumed_from=resumed_from)
+                       resumed_from=resumed_from, out_dir=out_dir)
     _write_json(out_dir / "summary.json", summary)
 
     trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
@@ -1185,7 +1193,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 
 
 def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_seconds,
-             command_line, resume_command_line, resumed_from) -> dict:
+             command_line, resume_command_line, resumed_from, out_dir=None) -> dict:
     from .metrics import ari, nmi
     from .samplers import resolve_sampler_name
 
@@ -1258,7 +1266,7 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
         },
         "n_clusters": int(model.n_clusters_),
         "cluster_sizes": sizes.tolist(),
-        "cluster_params": _cluster_params(config, data, model),
+        "cluster_params": _cluster_params(config, data, model, out_dir),
         "log_joint": {"final": float(log_joint[:, -1].max()), "best": float(log_joint.max()),
                       "best_iteration": int(best_at),
                       **({"best_chain": int(best_chain)} if n_chains > 1 else {})},
@@ -1382,10 +1390,13 @@ def _alpha_setting(text: str):
     return value if isinstance(value, float) else text
 
 
-def _cluster_params(config: RunConfig, data: LoadedData, model) -> dict:
-    """Gaussian means and covariances as nested lists; for counts, each cluster's top words;
-    for rankings, the first :data:`N_TOP_ITEMS` items of each cluster's central ranking by
-    name (``top_items``) and its dispersions ``theta`` (n_clusters, n_ranks)."""
+def _cluster_params(config: RunConfig, data: LoadedData, model, out_dir=None) -> dict:
+    """Gaussian means and covariances as nested lists (above :data:`MAX_SUMMARY_FEATURES`
+    features, the means and variances in ``cluster_params.npz`` instead, with the means'
+    first coordinates); for
+    counts, each cluster's top words; for rankings, the first :data:`N_TOP_ITEMS` items of
+    each cluster's central ranking by name (``top_items``) and its dispersions ``theta``
+    (n_clusters, n_ranks)."""
     params = model.cluster_params_
     if "central_rankings" in params:
         order = np.asarray(params["central_rankings"], dtype=np.int64)[:, :N_TOP_ITEMS]
@@ -1402,6 +1413,18 @@ def _cluster_params(config: RunConfig, data: LoadedData, model) -> dict:
         return {"top_words": words,
                 "top_word_probabilities": [[float(f"{v:.4g}") for v in row] for row in
                                            np.take_along_axis(prob, top, axis=1).tolist()]}
+    means = np.asarray(params.get("means", np.zeros((0, 0))))
+    if means.ndim == 2 and means.shape[1] > MAX_SUMMARY_FEATURES:
+        # K d x d covariances would be gigabytes: their diagonals (the variances) instead
+        cov = np.asarray(params["covariances"])
+        variances = np.diagonal(cov, axis1=1, axis2=2)
+        if out_dir is not None:
+            np.savez_compressed(Path(out_dir) / "cluster_params.npz", means=means,
+                                variances=variances)
+        return {"file": "cluster_params.npz (means, variances)",
+                "n_features": int(means.shape[1]),
+                "means": means[:, :MAX_SUMMARY_FEATURES].tolist(),
+                "means_features_listed": MAX_SUMMARY_FEATURES}
     return {k: np.asarray(v).tolist() for k, v in params.items()}
 
 

@@ -318,9 +318,9 @@ data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
 --family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
 for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
 ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
-Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc, report.html (+ PNG figures),
-checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels), links.csv (ddcrp),
-cluster_params.npz (Gaussian data with more than 50 features).
+Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc (ArviZ), report.html
+(+ PNG figures), checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels),
+links.csv (ddcrp), cluster_params.npz (Gaussian data with more than 50 features).
 
 --model ddcrp: customers (rows) link to each other with weight f(distance) and to themselves
 with weight --alpha; the tables (clusters) are the linked groups (Blei & Frazier 2010).  The

@@ -1,0 +1,118 @@
+"""Simulation-based calibration of every sampler (Talts et al. 2018) at N in the hundreds.
+
+For each sampler, data sets drawn from the model's own prior (Gaussian 2-D with a fixed
+Normal-Inverse-Wishart prior, documents with a fixed Dirichlet prior, top-3 rankings of 6
+items under the Generalized Mallows prior), the rank of the truth's statistics among
+thinned posterior draws, and a chi-square test of uniform ranks
+(:func:`dpclust.validation.simulation_based_calibration`).  Exact samplers should pass
+(p > 0.001 for every statistic); approximate ones may not, and the table says which are
+approximate.
+
+Usage: ``.venv/bin/python benchmarks/bench_sbc.py [--quick] [--only NAME ...]``; writes
+``benchmarks/results/sbc.json``, ``sbc.md`` and one rank-histogram figure per sampler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import machine_info  # noqa: E402
+
+
+def families():
+    from dpclust.families import DirichletMultinomial, GeneralizedMallows, NormalInverseWishart
+    from dpclust.rankings.data import Rankings
+
+    gauss = NormalInverseWishart(mean=np.zeros(2), kappa=0.1, dof=4.0,
+                                 scale=np.eye(2)).resolve(np.zeros((3, 2)))
+    docs = DirichletMultinomial(concentration=0.5).resolve(np.ones((2, 20)))
+    ranks = GeneralizedMallows().resolve(Rankings(np.array([[0, 1, 2]]), 6))
+    return {"gaussian": gauss, "documents": docs, "rankings": ranks}
+
+
+def samplers():
+    """(name, family, sampler, exact, points per data set)."""
+    from dpclust.samplers import (BetaGibbs, CollapsedGibbs, ExplicitGibbs,
+                                  FiniteSymmetricDirichlet, GibbsSAMS, SliceGibbs,
+                                  SubclusterSplitMerge)
+
+    return [
+        ("gibbs", "gaussian", CollapsedGibbs(), True, 200),
+        ("explicit", "gaussian", ExplicitGibbs(), True, 200),
+        ("fsd", "gaussian", FiniteSymmetricDirichlet(n_components=20), False, 200),
+        ("gibbs+sams", "gaussian", GibbsSAMS(), True, 200),
+        ("subcluster", "gaussian", SubclusterSplitMerge(), True, 200),
+        ("subcluster-approx", "gaussian", SubclusterSplitMerge.approximate(), False, 200),
+        ("gibbs (documents)", "documents", CollapsedGibbs(), True, 200),
+        ("subcluster (documents)", "documents", SubclusterSplitMerge(), True, 200),
+        ("slice-gibbs", "rankings", SliceGibbs(), True, 100),
+        ("beta-gibbs", "rankings", BetaGibbs(), False, 100),
+    ]
+
+
+def main(argv=None) -> int:
+    from dpclust.validation import simulation_based_calibration
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", nargs="+", metavar="NAME")
+    args = ap.parse_args(argv)
+    fams = families()
+    settings = (dict(n_replicates=40, n_draws=19, thin=2, burn_in=30, n_bins=5) if args.quick
+                else dict(n_replicates=200, n_draws=49, thin=4, burn_in=100, n_bins=10))
+    results = HERE / "results"
+    results.mkdir(exist_ok=True)
+    suffix = "_quick" if args.quick else ""
+    out = {"machine": machine_info(), "settings": settings, "runs": []}
+    for name, fam, sampler, exact, n in samplers():
+        if args.only and name not in args.only:
+            continue
+        n = 40 if args.quick else n
+        t0 = time.perf_counter()
+        r = simulation_based_calibration(fams[fam], sampler, n_samples=n, random_state=0,
+                                         n_jobs=-1, **settings)
+        secs = time.perf_counter() - t0
+        slug = name.replace(" ", "_").replace("(", "").replace(")", "").replace("+", "_")
+        r.plot(results / f"sbc_{slug}{suffix}.png", title=f"{name}, N = {n}")
+        run = {"sampler": name, "family": fam, "exact": exact, "n_samples": n,
+               "seconds": secs, "p_values": r.p_values, "calibrated": r.calibrated(0.001),
+               "histograms": {k: r.histogram(k).tolist() for k in r.ranks},
+               "figure": f"sbc_{slug}{suffix}.png"}
+        out["runs"].append(run)
+        ps = ", ".join(f"{k} {v:.3g}" for k, v in r.p_values.items())
+        print(f"{name:24s} N={n}: {'calibrated' if run['calibrated'] else 'NOT calibrated'} "
+              f"({ps}) in {secs:.0f} s", flush=True)
+    (results / f"sbc{suffix}.json").write_text(json.dumps(out, indent=1))
+    lines = ["# Simulation-based calibration", "",
+             f"Machine: {out['machine']['cpu_model']}, {out['machine']['cpus_available']} "
+             f"cores; {out['machine']['date']}.", "",
+             f"{settings['n_replicates']} data sets per sampler drawn from the model's prior "
+             f"(alpha = 1), {settings['n_draws']} posterior draws each, {settings['thin']} "
+             f"steps apart after {settings['burn_in']} from one cluster; chi-square test of "
+             f"uniform ranks over {settings['n_bins']} bins. Calibrated: every p > 0.001.", "",
+             "| sampler | family | exact | N | n_clusters | size_entropy | co_clustering | "
+             "log_likelihood | verdict | seconds |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for run in out["runs"]:
+        p = run["p_values"]
+        lines.append(f"| {run['sampler']} | {run['family']} | {'yes' if run['exact'] else 'no'}"
+                     f" | {run['n_samples']} | " + " | ".join(
+                         f"{p[k]:.3g}" for k in ("n_clusters", "size_entropy", "co_clustering",
+                                                 "log_likelihood"))
+                     + f" | {'calibrated' if run['calibrated'] else '**not calibrated**'}"
+                     f" | {run['seconds']:.0f} |")
+    lines += ["", "Rank histograms (grey: where 99 % of a calibrated sampler's bins fall):", ""]
+    lines += [f"![{run['sampler']}]({run['figure']})" for run in out["runs"]]
+    (results / f"sbc{suffix}.md").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

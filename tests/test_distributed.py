@@ -190,3 +190,22 @@ def test_staged_proposals_give_the_in_process_chain(client, data):
     on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
     _same_chain(local, on_dask)
     assert local.trace_.n_accepted_splits.sum() > 0
+
+
+def test_several_chains_on_a_cluster_are_the_in_process_chains(client, data):
+    """On a Dask cluster the chains run one after another; each is the in-process chain
+    of the same stream."""
+    import warnings
+
+    X, _ = data
+    kw = dict(KW, n_chains=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        here = DPMixture(partitions=ROWS, **kw).fit(X)
+        there = DPMixture(backend="dask", client=client, **kw).fit(
+            da.from_array(X, chunks=(ROWS, (X.shape[1],))))
+    assert there.trace_.log_joint.shape == (2, KW["n_iter"])
+    np.testing.assert_array_equal(there.trace_.labels, here.trace_.labels)
+    np.testing.assert_array_equal(there.labels_, here.labels_)
+    assert there.certainty_ is None and here.certainty_ is not None
+    assert set(there.convergence_) == set(here.convergence_)

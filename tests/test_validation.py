@@ -86,3 +86,19 @@ def test_the_papers_approximate_moves_fail_calibration():
                                      burn_in=50, n_bins=5, random_state=0, n_jobs=2)
     assert r.p_values["n_clusters"] < 1e-6
     assert r.histogram("n_clusters")[-1] > 2 * r.histogram("n_clusters")[0]
+
+
+@pytest.mark.slow
+def test_the_ddcrp_sampler_is_calibrated():
+    """Links from the ddCRP prior (a window decay over positions), tables as clusters."""
+    from dpclust.ddcrp import DDCRPGibbs, Window, link_candidates
+
+    n = 20
+    cands = link_candidates(Window(3.0), n=n, positions=np.arange(n, dtype=float))
+    r = simulation_based_calibration(gaussian(), DDCRPGibbs(), n_samples=n, n_replicates=200,
+                                     n_draws=19, thin=3, burn_in=50, n_bins=5,
+                                     random_state=13, n_jobs=2, candidates=cands)
+    assert r.calibrated(0.001), r.p_values
+    with pytest.raises(ValueError, match="customers"):
+        simulation_based_calibration(gaussian(), DDCRPGibbs(), n_samples=n + 1,
+                                     candidates=cands)

@@ -1,5 +1,8 @@
 """Simulation-based calibration of a sampler: does it target the right posterior?
 
+For Dirichlet-process mixtures of any family, and for the distance dependent CRP mixture
+(``candidates=``).
+
 Talts, Betancourt, Simpson, Vehtari & Gelman (2018).  Draw a data set from the model's own
 prior (alpha, a partition from the CRP, one parameter per cluster from the family's prior,
 the points from the likelihood), run the sampler on it, and record where a statistic of the
@@ -63,15 +66,21 @@ def crp_partition(rng, n_samples: int, alpha: float) -> np.ndarray:
     return z
 
 
-def prior_draw(family, n_samples: int, alpha, rng):
+def prior_draw(family, n_samples: int, alpha, rng, candidates=None):
     """``(alpha, labels, params, X)`` drawn from the DP mixture prior of ``family`` (whose
     hyperparameters must be fixed: a prior resolved from the data would not be the one that
-    generated them)."""
+    generated them), or with ``candidates`` (:func:`dpclust.ddcrp.link_candidates`) from
+    the distance dependent CRP mixture: links from the ddCRP prior, tables as clusters."""
     if isinstance(alpha, GammaPrior):
         a = float(rng.gamma(alpha.shape, 1.0 / alpha.rate))
     else:
         a = float(alpha)
-    z = crp_partition(rng, n_samples, a)
+    if candidates is None:
+        z = crp_partition(rng, n_samples, a)
+    else:
+        from .ddcrp.prior import draw_links, links_to_labels
+
+        z = links_to_labels(draw_links(candidates, a, rng))
     params = family.sample_prior(rng, int(z.max()) + 1)
     X = family.sample_data(params, z, rng)
     return a, z, params, X
@@ -94,15 +103,20 @@ def _statistics(model, labels, params, alpha, pairs, collapsible: bool) -> dict:
 
 def _replicate(args) -> dict:
     """One data set: the truth's statistics and their ranks among the posterior draws."""
-    family, sampler, n_samples, alpha, n_draws, thin, burn_in, seed = args
+    family, sampler, n_samples, alpha, n_draws, thin, burn_in, seed, candidates = args
     rng = np.random.default_rng(seed)
-    a, z, params, X = prior_draw(family, n_samples, alpha, rng)
+    a, z, params, X = prior_draw(family, n_samples, alpha, rng, candidates)
     prior = alpha if isinstance(alpha, GammaPrior) else None
-    model = MixtureModel(family, family.validate(X), prior)
+    if candidates is None:
+        model = MixtureModel(family, family.validate(X), prior)
+    else:
+        from .ddcrp.sampler import DDCRPModel
+
+        model = DDCRPModel(family, family.validate(X), prior, candidates=candidates)
     collapsible = getattr(family, "collapsible", True)
     pairs = rng.choice(n_samples, size=(N_PAIRS, 2))
     truth = _statistics(model, z, params, a, pairs, collapsible)
-    state = sampler.init(rng, model, n_clusters=1, alpha=a if prior is None else a)
+    state = sampler.init(rng, model, n_clusters=1, alpha=a)
     for _ in range(burn_in):
         state, _ = sampler.step(rng, state, model)
     draws = []
@@ -176,7 +190,7 @@ class SBCResult:
 def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha=1.0,
                                  n_replicates: int = 200, n_draws: int = 99, thin: int = 5,
                                  burn_in: int = 100, n_bins: int = 10, random_state=None,
-                                 n_jobs=None) -> SBCResult:
+                                 n_jobs=None, candidates=None) -> SBCResult:
     """Simulation-based calibration of ``sampler`` for DP mixtures of ``family``.
 
     Parameters
@@ -203,6 +217,11 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
         ``n_jobs`` is.
     n_jobs : int or None
         Processes (None: this one; -1: every core).
+    candidates : LinkCandidates, optional
+        Calibrate a sampler of the distance dependent CRP mixture instead
+        (:func:`dpclust.ddcrp.link_candidates` for ``n_samples`` customers, e.g. a window
+        decay over positions ``0 .. n - 1``, with :class:`~dpclust.ddcrp.DDCRPGibbs`): the
+        partitions are the tables of links drawn from the ddCRP prior.
 
     Returns
     -------
@@ -219,7 +238,11 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
     rng = check_random_state(random_state)
     seeds = [int(s.generate_state(1, dtype=np.uint64)[0])
              for s in rng.bit_generator.seed_seq.spawn(n_replicates)]
-    jobs = [(family, sampler, n_samples, alpha, n_draws, thin, burn_in, s) for s in seeds]
+    if candidates is not None and candidates.n != n_samples:
+        raise ValueError(f"the candidates describe {candidates.n} customers, not "
+                         f"n_samples = {n_samples}")
+    jobs = [(family, sampler, n_samples, alpha, n_draws, thin, burn_in, s, candidates)
+            for s in seeds]
     if n_jobs in (None, 1):
         results = [_replicate(j) for j in jobs]
     else:

@@ -910,9 +910,12 @@ def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     assert lines[21].startswith("1,0,")
     cert = np.loadtxt(out / "labels.csv", delimiter=",", skiprows=1, usecols=1)
     assert cert.shape == (1500,) and ((0 <= cert) & (cert <= 1)).all()
+    assert s["certainty"]["below_0.9"] == int((cert < 0.9).sum())
+    assert abs(s["certainty"]["mean"] - cert.mean()) < 1e-3
     assert (out / "k_posterior.png").is_file()
     html = (out / "report.html").read_text()
     assert "2 chains × 10 kept draws" in html and 'id="fig-k_posterior"' in html
+    assert "Point certainty" in html
 
     out = tmp_path / "until"
     status, stdout, err = run(capsys, "fit", *FAST, "--until-converged", "--max-iters", "48",

@@ -1275,6 +1275,12 @@ def _summary(config: RunConfig, data: LoadedData, model, labels, *, total_second
                            "expected_loss": float(model.expected_loss_)},
         "convergence": _convergence_summary(model.convergence_),
     }
+    certainty = getattr(model, "certainty_", None)
+    if certainty is not None:
+        summary["certainty"] = {"mean": float(np.mean(certainty)),
+                                "below_0.9": int((certainty < 0.9).sum()),
+                                "share_below_0.9": float(np.mean(certainty < 0.9)),
+                                "below_0.5": int((certainty < 0.5).sum())}
     if config.model == "ddcrp":
         summary["ddcrp"] = _ddcrp_summary(config, data, model)
     if config.family == "mallows":

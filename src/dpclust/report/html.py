@@ -567,6 +567,18 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
             rows.append((_esc(_TIMING_LABELS.get(k, k)), f'<span class="mono">{_esc(text)}</span>'))
         panels.append(_panel("Timings", _kv_table(rows),
                              "A point update is one point reassigned in one sweep."))
+    certainty = summary.get("certainty") or {}
+    if certainty:
+        rows = [("mean", f'<span class="mono">{certainty["mean"]:.3f}</span>'),
+                ("points below 0.9", f'<span class="mono">{certainty["below_0.9"]:,} '
+                 f'({100 * certainty["share_below_0.9"]:.1f}%)</span>'),
+                ("points below 0.5", f'<span class="mono">{certainty["below_0.5"]:,}</span>')]
+        panels.append(_panel(
+            "Point certainty", _kv_table(rows),
+            "A point's certainty is the share of kept draws in which it lies with the bulk of "
+            "its cluster (the draw's cluster holding most of that cluster's points); each "
+            "point's value is the <code>certainty</code> column of labels.csv. Points below "
+            "0.5 belong elsewhere as often as not."))
     log_joint = summary.get("log_joint") or {}
     if log_joint:
         rows = [(_esc(_LOG_JOINT_LABELS.get(k, k)), f'<span class="mono">{_esc(_fmt_value(v))}</span>')

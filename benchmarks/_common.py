@@ -68,6 +68,21 @@ def save_results(stem: Path, payload: dict, write_markdown) -> None:
     print(f"\nwritten: {json_path} and {stem.with_suffix('.md')}")
 
 
+def write_results(name: str, quick: bool, payload: dict, title: str, body: list) -> None:
+    """Write ``results/NAME.json`` (``payload``, with its ``machine``) and ``NAME.md``: the
+    title, the machine and date, then the lines ``body`` (``NAME_quick`` with ``quick``)."""
+    import json
+
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    stem = results / (name + ("_quick" if quick else ""))
+    stem.with_suffix(".json").write_text(json.dumps(payload, indent=1))
+    m = payload["machine"]
+    lines = [f"# {title}", "", f"Machine: {m['cpu_model']}, {m['cpus_available']} cores; "
+             f"{m['date']}.", "", *body]
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
 def run_parts(parts, run_part, stem: Path, quick: bool, warm_up, write_markdown,
               record=None) -> None:
     """Warm up, run each named part with ``run_part(part) -> result dict or None``, note

@@ -15,7 +15,6 @@ Usage: ``.venv/bin/python benchmarks/bench_agreement.py [--quick]``; writes
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -25,7 +24,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_info  # noqa: E402
+from _common import machine_info, write_results  # noqa: E402
 
 SAMPLERS = (("explicit", True), ("fsd", False), ("gibbs+sams", True), ("subcluster", True),
             ("subcluster-approx", False))
@@ -100,28 +99,22 @@ def main(argv=None) -> int:
               f"|co-clustering diff| {res['co_clustering_diff']:.4f}, {secs:.0f} s, "
               f"converged={conv}", flush=True)
 
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
-    suffix = "_quick" if args.quick else ""
-    (results / f"agreement{suffix}.json").write_text(json.dumps(out, indent=1))
-    lines = ["# Every sampler against long collapsed-Gibbs chains", "",
-             f"Machine: {out['machine']['cpu_model']}, {out['machine']['cpus_available']} "
-             f"cores; {out['machine']['date']}.", "",
-             f"{n:,} points from three 2-D Gaussians (`make_gaussian_mixture(separation=1)`, "
-             f"overlapping), alpha = 1. Reference: 4 collapsed-Gibbs chains of {ref_iter:,} "
-             f"iterations; each sampler: 4 chains of {n_iter:,} iterations from random "
-             "starting clusters, the second half of each kept. K counts the clusters with at "
-             "least 2 % of the points.", "",
-             f"Reference: E[K] = {ref['E_K']:.3f}, P(K) = {ref['P_K']}; Monte Carlo error (its "
-             f"chains 0-1 against 2-3): E[K] {ref['mc_error_E_K']:.3f}, co-clustering "
-             f"{ref['mc_error_co_clustering']:.4f}.", "",
-             "| sampler | exact | E[K] | mean abs co-clustering difference | converged "
-             "(R-hat, ESS) | seconds |", "|---|---|---|---|---|---|"]
+    body = [f"{n:,} points from three 2-D Gaussians (`make_gaussian_mixture(separation=1)`, "
+            f"overlapping), alpha = 1. Reference: 4 collapsed-Gibbs chains of {ref_iter:,} "
+            f"iterations; each sampler: 4 chains of {n_iter:,} iterations from random "
+            "starting clusters, the second half of each kept. K counts the clusters with at "
+            "least 2 % of the points.", "",
+            f"Reference: E[K] = {ref['E_K']:.3f}, P(K) = {ref['P_K']}; Monte Carlo error (its "
+            f"chains 0-1 against 2-3): E[K] {ref['mc_error_E_K']:.3f}, co-clustering "
+            f"{ref['mc_error_co_clustering']:.4f}.", "",
+            "| sampler | exact | E[K] | mean abs co-clustering difference | converged "
+            "(R-hat, ESS) | seconds |", "|---|---|---|---|---|---|"]
     for r in out["runs"]:
-        lines.append(f"| {r['sampler']} | {'yes' if r['exact'] else 'no'} | {r['E_K']:.3f} | "
-                     f"{r['co_clustering_diff']:.4f} | {'yes' if r['converged'] else 'no'} | "
-                     f"{r['seconds']:.0f} |")
-    (results / f"agreement{suffix}.md").write_text("\n".join(lines) + "\n")
+        body.append(f"| {r['sampler']} | {'yes' if r['exact'] else 'no'} | {r['E_K']:.3f} | "
+                    f"{r['co_clustering_diff']:.4f} | {'yes' if r['converged'] else 'no'} | "
+                    f"{r['seconds']:.0f} |")
+    write_results("agreement", args.quick, out,
+                  "Every sampler against long collapsed-Gibbs chains", body)
     return 0
 
 

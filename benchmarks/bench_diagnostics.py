@@ -11,7 +11,6 @@ Usage: ``.venv/bin/python benchmarks/bench_diagnostics.py [--quick]``; writes
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import sys
 import time
@@ -21,7 +20,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_info  # noqa: E402
+from _common import machine_info, write_results  # noqa: E402
 
 
 def _fits(n_iter: int, n_chains: int, repeats: int, conn) -> None:
@@ -91,26 +90,19 @@ def main(argv=None) -> int:
               f"{med_without:.3f} s without the diagnostics, {med_with:.3f} s with "
               f"(median of {repeats}): overhead {100 * row['overhead']:.1f} %; once per "
               f"process, the first import and call: {first:.3f} s", flush=True)
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
-    suffix = "_quick" if args.quick else ""
-    (results / f"diagnostics{suffix}.json").write_text(json.dumps(out, indent=1))
-    lines = ["# The cost of the convergence verdict", "",
-             f"Machine: {out['machine']['cpu_model']}, {out['machine']['cpus_available']} "
-             f"cores; {out['machine']['date']}.", "",
-             f"`DPMixture(n_iter={n_iter})` on the bundled demo data (1,500 points), with the "
-             "diagnostics (per-iteration size summaries, R-hat and ESS, each point's "
-             "certainty) and without, alternately in one process, median of "
-             f"{repeats}; four chains run in two processes (whose own size summaries stay "
-             "on). Once per process, the first import and call of the verdict's statistics "
-             "(`arviz_stats`) costs the last column.", "",
-             "| chains | without (s) | with (s) | overhead | first import and call (s) |",
-             "|---|---|---|---|---|"]
+    body = [f"`DPMixture(n_iter={n_iter})` on the bundled demo data (1,500 points), with the "
+            "diagnostics (per-iteration size summaries, R-hat and ESS, each point's "
+            "certainty) and without, alternately in one process, median of "
+            f"{repeats}; four chains run in two processes (whose own size summaries stay "
+            "on). Once per process, the first import and call of the verdict's statistics "
+            "(`arviz_stats`) costs the last column.", "",
+            "| chains | without (s) | with (s) | overhead | first import and call (s) |",
+            "|---|---|---|---|---|"]
     for row in out["runs"]:
-        lines.append(f"| {row['n_chains']} | {np.median(row['without']):.3f} | "
-                     f"{np.median(row['with']):.3f} | {100 * row['overhead']:.1f} % | "
-                     f"{row['first_import_and_call_s']:.3f} |")
-    (results / f"diagnostics{suffix}.md").write_text("\n".join(lines) + "\n")
+        body.append(f"| {row['n_chains']} | {np.median(row['without']):.3f} | "
+                    f"{np.median(row['with']):.3f} | {100 * row['overhead']:.1f} % | "
+                    f"{row['first_import_and_call_s']:.3f} |")
+    write_results("diagnostics", args.quick, out, "The cost of the convergence verdict", body)
     return 0
 
 

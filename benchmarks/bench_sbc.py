@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_info  # noqa: E402
+from _common import machine_info, write_results  # noqa: E402
 
 
 def families():
@@ -106,27 +106,23 @@ def main(argv=None) -> int:
         ps = ", ".join(f"{k} {v:.3g}" for k, v in r.p_values.items())
         print(f"{name:24s} N={n}: {'calibrated' if run['calibrated'] else 'NOT calibrated'} "
               f"({ps}) in {secs:.0f} s", flush=True)
-    (results / f"sbc{suffix}.json").write_text(json.dumps(out, indent=1))
-    lines = ["# Simulation-based calibration", "",
-             f"Machine: {out['machine']['cpu_model']}, {out['machine']['cpus_available']} "
-             f"cores; {out['machine']['date']}.", "",
-             f"{settings['n_replicates']} data sets per sampler drawn from the model's prior "
-             f"(alpha = 1), {settings['n_draws']} posterior draws each, {settings['thin']} "
-             f"steps apart after {settings['burn_in']} from one cluster; chi-square test of "
-             f"uniform ranks over {settings['n_bins']} bins. Calibrated: every p > 0.001.", "",
-             "| sampler | family | exact | N | n_clusters | size_entropy | co_clustering | "
-             "log_likelihood | verdict | seconds |", "|---|---|---|---|---|---|---|---|---|---|"]
+    body = [f"{settings['n_replicates']} data sets per sampler drawn from the model's prior "
+            f"(alpha = 1), {settings['n_draws']} posterior draws each, {settings['thin']} "
+            f"steps apart after {settings['burn_in']} from one cluster; chi-square test of "
+            f"uniform ranks over {settings['n_bins']} bins. Calibrated: every p > 0.001.", "",
+            "| sampler | family | exact | N | n_clusters | size_entropy | co_clustering | "
+            "log_likelihood | verdict | seconds |", "|---|---|---|---|---|---|---|---|---|---|"]
     for run in out["runs"]:
         p = run["p_values"]
-        lines.append(f"| {run['sampler']} | {run['family']} | {'yes' if run['exact'] else 'no'}"
-                     f" | {run['n_samples']} | " + " | ".join(
-                         f"{p[k]:.3g}" for k in ("n_clusters", "size_entropy", "co_clustering",
-                                                 "log_likelihood"))
-                     + f" | {'calibrated' if run['calibrated'] else '**not calibrated**'}"
-                     f" | {run['seconds']:.0f} |")
-    lines += ["", "Rank histograms (grey: where 99 % of a calibrated sampler's bins fall):", ""]
-    lines += [f"![{run['sampler']}]({run['figure']})" for run in out["runs"]]
-    (results / f"sbc{suffix}.md").write_text("\n".join(lines) + "\n")
+        body.append(f"| {run['sampler']} | {run['family']} | {'yes' if run['exact'] else 'no'}"
+                    f" | {run['n_samples']} | " + " | ".join(
+                        f"{p[k]:.3g}" for k in ("n_clusters", "size_entropy", "co_clustering",
+                                                "log_likelihood"))
+                    + f" | {'calibrated' if run['calibrated'] else '**not calibrated**'}"
+                    f" | {run['seconds']:.0f} |")
+    body += ["", "Rank histograms (grey: where 99 % of a calibrated sampler's bins fall):", ""]
+    body += [f"![{run['sampler']}]({run['figure']})" for run in out["runs"]]
+    write_results("sbc", args.quick, out, "Simulation-based calibration", body)
     return 0
 
 

@@ -112,7 +112,7 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
     assert html.count("data:image/png;base64,") == 5
     assert len(read_labels(out)) == 1500
     trace = (out / "trace.csv").read_text().splitlines()
-    assert trace[0] == "iteration,log_joint,n_clusters,alpha,seconds"
+    assert trace[0] == "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"
     assert len(trace) == 11 and trace[1].startswith("0,")
     run_json = json.loads((out / "run.json").read_text())
     assert run_json["config"]["data"] == "demo"
@@ -162,7 +162,7 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     assert status == 0, err
     conv = summary_of(out)["convergence"]
     assert conv["converged"] is False and conv["n_chains"] == 1 and conv["n_draws"] == 6
-    assert set(conv["log_joint"]) == {"rhat", "ess_bulk", "ess_tail", "converged"}
+    assert set(conv["log_likelihood"]) == {"rhat", "ess_bulk", "ess_tail", "converged"}
     json.loads((out / "summary.json").read_text(), parse_constant=pytest.fail)  # no NaN
     assert "NOT converged" in err and "log joint" in err
     html = (out / "report.html").read_text()
@@ -196,7 +196,7 @@ def test_gamma_alpha_is_resampled_and_labels_can_be_stored(tmp_path, blobs, caps
     assert status == 0, err
     s = summary_of(out)
     assert s["settings"]["alpha"] == "gamma:2,1" and s["alpha_posterior_mean"] > 0
-    alphas = np.loadtxt(out / "trace.csv", delimiter=",", skiprows=1)[:, 3]
+    alphas = np.loadtxt(out / "trace.csv", delimiter=",", skiprows=1)[:, 4]
     assert np.ptp(alphas) > 0
     samples = np.load(out / "label_samples.npz")
     assert samples["labels"].shape == (6, 60) and samples["iterations"].tolist() == list(

@@ -7,6 +7,7 @@ posterior over partitions of a handful of rankings.
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -119,6 +120,20 @@ def test_theta_integral_against_plain_quadrature(a, b, m):
 
     value, _ = integrate.quad(f, 0, np.inf, limit=400, epsabs=0, epsrel=1e-11)
     assert log_theta_integral(a, b, m) == pytest.approx(math.log(value), rel=1e-9)
+
+
+def test_compiled_theta_integral_matches_quadpack():
+    """The compiled quadrature of the split-merge moves against SciPy's, over a wide grid
+    (flat and peaked integrands, modes at 0 and far out, one to 29 code values)."""
+    rng = np.random.default_rng(3)
+    cases = [(1.0, 1.0, 3), (1e-3, 1.0, 8), (5000.0, 1000.0, 8), (1.0, 1e5, 8), (100.0, 1e5, 1)]
+    for _ in range(60):
+        m = int(rng.integers(1, 30))
+        b = float(np.exp(rng.uniform(-1, 9)))
+        cases.append((float(np.exp(rng.uniform(-3, 1)) + rng.uniform(0, b * m)), b, m))
+    for a, b, m in cases:
+        exact = log_theta_integral(a, b, m)
+        assert gmk.log_theta_integral(a, b, m) == pytest.approx(exact, rel=1e-12, abs=1e-10)
 
 
 @pytest.mark.parametrize("n,t", [(4, 1), (4, 3), (5, 2)])
@@ -236,6 +251,54 @@ def test_beta_gibbs_is_approximate_on_few_items():
     shape."""
     tv = tv_to_exact(BetaGibbs(n_gibbs=3), FIVE, 4, 8000)
     assert 0.05 < tv < 0.4
+
+
+@dataclass(frozen=True)
+class _MovesOnly(SliceGibbs):
+    """Split-merge moves and the cluster updates, no assignment sweep: the moves alone
+    must leave the posterior invariant (and reach every partition)."""
+
+    def _sweep(self, model, fam, labels, order, theta, counts, perm, log_new, log_alpha,
+               seed):
+        return order, theta, counts
+
+
+def test_split_merge_moves_alone_match_exact_posterior():
+    assert tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4), FIVE, 4, 8000, seed=1) < 0.05
+
+
+def test_split_merge_ratio_terms_matter():
+    """The exact test can see a wrong ratio: without the allocation's probability the moves
+    land far from the posterior."""
+    from dpclust.samplers import mallows
+
+    orig = mallows._SplitMerge._allocate
+
+    def without_q(self, points, launch, sides=None):
+        return orig(self, points, launch, sides)[0], 0.0
+
+    try:
+        mallows._SplitMerge._allocate = without_q
+        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4), FIVE, 4, 4000, seed=1)
+    finally:
+        mallows._SplitMerge._allocate = orig
+    assert tv > 0.15
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["five-of-4", "nu-r", "three-items", "six-of-4"])
+def test_split_merge_exact_posterior_grid(case):
+    sampler = _MovesOnly(n_gibbs=1, split_merge=4)
+    if case == "five-of-4":
+        tv = tv_to_exact(sampler, FIVE, 4, 40_000, seed=5)
+    elif case == "nu-r":
+        tv = tv_to_exact(sampler, FIVE, 4, 40_000, seed=6, nu=2.0, r=0.5, alpha=2.0)
+    elif case == "three-items":
+        tv = tv_to_exact(sampler, [[0, 1], [1, 0], [2], [0, 2], [1]], 3, 40_000, seed=7)
+    else:
+        rows = FIVE + [[0, 1, 3]]
+        tv = tv_to_exact(sampler, rows, 4, 60_000, seed=8)
+    assert tv < 0.03, tv
 
 
 @pytest.mark.slow

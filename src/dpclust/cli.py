@@ -7,7 +7,7 @@
   partition and the point's posterior probability of lying in its cluster's core; ``label``
   alone on a Dask cluster),
 * ``summary.json`` (settings, data, timings, clusters, log joint, point estimate, metrics),
-* ``trace.csv`` (``iteration,log_joint,n_clusters,alpha,seconds``, iterations 0-based;
+* ``trace.csv`` (``iteration,log_joint,log_likelihood,n_clusters,alpha,seconds``, iterations 0-based;
   a leading ``chain`` column with ``--chains`` above 1),
 * ``trace.nc``: the kept draws of every chain for ArviZ (``arviz.from_netcdf``),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
@@ -1174,6 +1174,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     _write_json(out_dir / "summary.json", summary)
 
     trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
+                  "log_likelihood": trace.log_likelihood,
                   "n_clusters": trace.n_clusters, "alpha": trace.alpha, "seconds": trace.seconds,
                   "kept": trace.kept, "n_large_clusters": trace.n_large_clusters}
     if config.plots:
@@ -1450,13 +1451,15 @@ def _chains_of(a) -> np.ndarray:
 
 def _write_trace_csv(path: Path, iteration, trace) -> None:
     several = trace.n_chains > 1
-    lines = [("chain," if several else "") + "iteration,log_joint,n_clusters,alpha,seconds"]
+    lines = [("chain," if several else "")
+             + "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"]
     columns = [_chains_of(getattr(trace, k))
-               for k in ("log_joint", "n_clusters", "alpha", "seconds")]
+               for k in ("log_joint", "log_likelihood", "n_clusters", "alpha", "seconds")]
     for c in range(columns[0].shape[0]):
         lead = f"{c}," if several else ""
-        for it, lj, k, a, s in zip(iteration.tolist(), *(col[c].tolist() for col in columns)):
-            lines.append(f"{lead}{it},{lj!r},{int(k)},{a!r},{s:.6f}")
+        for it, lj, ll, k, a, s in zip(iteration.tolist(),
+                                       *(col[c].tolist() for col in columns)):
+            lines.append(f"{lead}{it},{lj!r},{ll!r},{int(k)},{a!r},{s:.6f}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -44,9 +44,9 @@ RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 
 #: the quantities of the trace that get a verdict, in the order they are reported
-QUANTITIES = ("log_joint", "n_clusters", "size_entropy", "alpha")
+QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")
 
-_NAMES = {"log_joint": "the log joint", "n_clusters": "the number of clusters",
+_NAMES = {"log_likelihood": "the log-likelihood", "n_clusters": "the number of clusters",
           "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha"}
 
 
@@ -126,7 +126,7 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     Returns
     -------
     dict
-        One entry per quantity (``log_joint``, ``n_clusters``, ``size_entropy`` and, when
+        One entry per quantity (``log_likelihood``, ``n_clusters``, ``size_entropy`` and, when
         resampled, ``alpha``): ``{"rhat", "ess_bulk", "ess_tail", "converged"}``; and
         ``"converged"`` (every quantity has), ``"n_chains"``, ``"n_draws"`` (kept draws per
         chain), ``"failing"`` (the quantities that have not) and ``"rule"`` (in words).

@@ -37,7 +37,9 @@ from .samplers.base import kmeans_labels, summarize_partitions
 from .samplers.crp import GammaPrior, resolve_alpha
 from .diagnostics import advice, chain_entropy, convergence
 
-_CHECKPOINT_FORMAT = 3
+_CHECKPOINT_FORMAT = 4
+#: columns of a chain's per-iteration records (see ``_step_chain``)
+_RECORD_WIDTH = 9
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
 
@@ -54,7 +56,18 @@ class Trace:
     Attributes
     ----------
     log_joint : ndarray of shape (n_iter,)
-        ``log p(z | alpha) + sum_k log f(X_k)`` after each iteration.
+        The log density of the sampler's state after each iteration.  For collapsed
+        samplers (parameters integrated out) ``log p(z | alpha) + sum_k log f(X_k)``, the log
+        posterior of the partition up to a constant.  For samplers that hold the clusters'
+        parameters (``"slice-gibbs"``, ``"beta-gibbs"``, ``"fsd"``'s weights aside) it is the
+        joint density of partition *and* parameters, ``log p(z | alpha) + sum_k log
+        P0(phi_k) + sum_i log f(x_i | phi_{z_i})``: a density over a space whose dimension
+        grows with K, so it need not rise as the chain reaches the posterior's bulk (it
+        often falls while K grows), and values at different K do not rank partitions.
+    log_likelihood : ndarray of shape (n_iter,)
+        ``log p(X | state)`` after each iteration: ``sum_i log f(x_i | phi_{z_i})`` for
+        samplers that hold the parameters, ``sum_k log f(X_k)`` for collapsed ones.  With
+        the number of clusters, it is what the convergence verdict watches.
     n_clusters : ndarray of shape (n_iter,)
     alpha : ndarray of shape (n_iter,)
     seconds : ndarray of shape (n_iter,)
@@ -84,6 +97,7 @@ class Trace:
     labels: np.ndarray | None = None
     size_entropy: np.ndarray | None = None
     n_large_clusters: np.ndarray | None = None
+    log_likelihood: np.ndarray | None = None
 
     @property
     def n_chains(self) -> int:
@@ -241,11 +255,11 @@ def _chain_rngs(random_state, n_chains: int) -> list:
 def _records_trace(progs) -> SimpleNamespace:
     """The quantities of the verdict from the chains' records (no point estimate)."""
     n_done = min(p.snapshot.iteration for p in progs)
-    rec = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 8)
+    rec = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, _RECORD_WIDTH)
                     for p in progs])
     burn, thin = progs[0].burn_in, progs[0].thin
     return SimpleNamespace(log_joint=rec[:, :, 0], n_clusters=rec[:, :, 1], alpha=rec[:, :, 2],
-                           size_entropy=rec[:, :, 6],
+                           size_entropy=rec[:, :, 6], log_likelihood=rec[:, :, 8],
                            kept=np.arange(burn, n_done, thin, dtype=np.int64))
 
 
@@ -566,7 +580,7 @@ class _ChainEstimator(BaseEstimator):
         elapsed = snap.elapsed + (time.perf_counter() - t0)
         prog.records.append((info.log_joint, info.n_clusters, info.alpha,
                              info.n_accepted_splits, info.n_accepted_merges, elapsed,
-                             entropy, large))
+                             entropy, large, getattr(info, "log_likelihood", np.nan)))
         # the commit: one assignment
         prog.snapshot = _Snapshot(it + 1, state, rng.bit_generator.state, elapsed, n_kept,
                                   reservoir)
@@ -617,7 +631,7 @@ class _ChainEstimator(BaseEstimator):
         kept_alpha = [a for p in progs for _, a in p.kept]
         self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
         n = model.n_samples
-        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, 8)
+        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, _RECORD_WIDTH)
                             for p in progs])
         n_kept = min(len(p.kept) for p in progs)
         last = records[:, -1, 0]
@@ -633,7 +647,8 @@ class _ChainEstimator(BaseEstimator):
             labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
                     if self.store_labels else None),
             size_entropy=one(records[:, :, 6]),
-            n_large_clusters=one(records[:, :, 7].astype(np.int64)))
+            n_large_clusters=one(records[:, :, 7].astype(np.int64)),
+            log_likelihood=one(records[:, :, 8]))
         self._check_convergence()
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
         local = X is not None
@@ -693,8 +708,8 @@ class _ChainEstimator(BaseEstimator):
             return a[:, kept]
 
         posterior = {name: chains(getattr(tr, name))
-                     for name in ("log_joint", "n_clusters", "alpha", "size_entropy",
-                                  "n_large_clusters")}
+                     for name in ("log_likelihood", "log_joint", "n_clusters", "alpha",
+                                  "size_entropy", "n_large_clusters")}
         dims = {}
         if tr.labels is not None:
             posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \

@@ -387,5 +387,7 @@ class LanguageGibbs:
         alpha = update_alpha(rng, state.alpha, links, model.candidates, model.alpha_prior,
                              self.alpha_steps)
         labels = relabel(table)[0]
-        log_joint = model.candidates.log_prior(links, alpha) + model.log_likelihood(labels)
-        return (DDCRPState(labels, alpha, links), StepInfo(log_joint, int(counters[1]), alpha))
+        log_lik = model.log_likelihood(labels)
+        log_joint = model.candidates.log_prior(links, alpha) + log_lik
+        return (DDCRPState(labels, alpha, links),
+                StepInfo(log_joint, int(counters[1]), alpha, log_likelihood=float(log_lik)))

@@ -246,7 +246,7 @@ class DDCRPGibbs:
         log_joint = cands.log_prior(links, alpha) + log_lik
         cache[-1] = age + 1
         return (DDCRPState(labels, alpha, links, tuple(cache)),
-                StepInfo(log_joint, n_live, alpha))
+                StepInfo(log_joint, n_live, alpha, log_likelihood=log_lik))
 
 
 def update_alpha(rng, alpha, links, cands: LinkCandidates, prior: GammaPrior | None,

@@ -486,7 +486,7 @@ def _warnings(summary: Mapping[str, Any]) -> str:
             f"<ul>{lis}</ul></section>")
 
 
-_QUANTITY_LABELS = {"log_joint": "log joint", "n_clusters": "number of clusters",
+_QUANTITY_LABELS = {"log_likelihood": "log-likelihood", "n_clusters": "number of clusters",
                     "size_entropy": "entropy of the cluster sizes", "alpha": "alpha"}
 
 

@@ -324,13 +324,15 @@ def _robust_ylim(y: np.ndarray, keep_from: int):
 
 
 def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path:
-    """Plot the MCMC trace: log joint and number of clusters (and alpha if it varies).
+    """Plot the MCMC trace: log joint, log-likelihood and number of clusters (and alpha if
+    it varies).
 
     Parameters
     ----------
     trace : mapping of str to array of shape (n_iter,) or (n_chains, n_iter)
         One entry per iteration (of each chain: the chains are overlaid, one colour
-        each).  Uses ``"log_joint"``, ``"n_clusters"`` and ``"alpha"`` where present
+        each).  Uses ``"log_joint"``, ``"log_likelihood"``, ``"n_clusters"`` and ``"alpha"``
+        where present
         (alpha gets a panel only if it varies), and ``"iteration"`` as the x values if
         present (else ``0 .. n_iter - 1``).
     burn_in : int
@@ -352,8 +354,11 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
     """
     mpl = _import_matplotlib()
     panels = []
-    for key, ylabel in (("log_joint", "log joint"), ("n_clusters", "clusters K")):
-        if key in trace and trace[key] is not None:
+    for key, ylabel in (("log_joint", "log joint"), ("log_likelihood", "log-likelihood"),
+                        ("n_clusters", "clusters K")):
+        if key in trace and trace[key] is not None and (
+                key != "log_likelihood"
+                or np.isfinite(np.asarray(trace[key], dtype=float)).any()):
             panels.append((key, ylabel))
     if "alpha" in trace and trace["alpha"] is not None:
         alpha = np.asarray(trace["alpha"], dtype=float)
@@ -394,7 +399,7 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
         if key == "n_clusters":
             ax.yaxis.set_major_locator(mpl.MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
-        if key == "log_joint":
+        if key in ("log_joint", "log_likelihood"):
             # every chain's values before the kept part, then every chain's kept part
             ylim = _robust_ylim(np.concatenate([y[:, :keep_from].ravel(),
                                                 y[:, keep_from:].ravel()]),
@@ -403,7 +408,7 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
                 ax.set_ylim(*ylim)
                 ax.text(0.01, 0.03, "earlier values lie below the axis", color="#666666",
                         fontsize=8, transform=ax.transAxes)
-            if np.isfinite(y).any():
+            if key == "log_joint" and np.isfinite(y).any():
                 c_best, best = np.unravel_index(int(np.nanargmax(y)), y.shape)
                 ax.plot(x[best], y[c_best, best], "o", color=_BEST_COLOUR, ms=5, zorder=3)
     handles = ([mpl.Line2D([], [], color=_LINE_COLOUR, lw=1.2, label="sampler state")]

@@ -9,8 +9,9 @@ Two kinds of loop, as in Meilă & Chen (2010), Figures 1 and 5:
   stagewise draw, alone or as a Metropolis-Hastings proposal) and theta | sigma (slice
   sampling, or the Beta approximation).
 
-Cluster slots: a slot ``c`` is in use when ``counts[c] > 0``; the sweeps return early when
-a new cluster needs a slot and none is free (the caller grows the arrays and calls again).
+Cluster slots: a slot ``c`` is in use when ``counts[c] > 0``; the sweeps return early, before
+a ranking's draw, when no slot is free (the caller grows the arrays and calls again), so a
+draw is never discarded.
 """
 
 from __future__ import annotations
@@ -188,14 +189,17 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
         t = lengths[i]
         old = labels[i]
         _set_count(counts, log_counts, old, counts[old] - 1)
+        # a slot for a new cluster must exist before the draw (redrawing after growing the
+        # arrays would make "new" twice as hard to reach at that moment)
+        slot = _free_slot(counts)
+        if slot < 0:
+            _set_count(counts, log_counts, old, counts[old] + 1)
+            return p, state
         state, c = _choose(0, orders, i, t, old, rankT, counts, log_counts, neg_cumT, thetaT,
                            thetaT, nu_r, nu, log_alpha + log_new[i], state, alive, acc,
                            rstore, logw, cand)
         if c < 0:
-            c = _free_slot(counts)
-            if c < 0:
-                _set_count(counts, log_counts, old, counts[old] + 1)
-                return p, state
+            c = slot
             state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
                                       theta[c], code, free, xs, hs, ds)
             for item in range(n):
@@ -278,16 +282,17 @@ def beta_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, o
         _move_stats(orders, i, t, rankT, old, ST, NT, -1.0)
         _set_count(counts, log_counts, old, counts[old] - 1)
         _refresh_beta_terms(ST, NT, old, nu_r, nu, kappaT)
+        slot = _free_slot(counts)  # checked before the draw, as in slice_gibbs_sweep
+        if slot < 0:  # no slot: put the ranking back and let the caller grow the arrays
+            _move_stats(orders, i, t, rankT, old, ST, NT, 1.0)
+            _set_count(counts, log_counts, old, counts[old] + 1)
+            _refresh_beta_terms(ST, NT, old, nu_r, nu, kappaT)
+            return p, state
         state, c = _choose(1, orders, i, t, old, rankT, counts, log_counts, kappaT, ST, NT,
                            nu_r, nu, log_alpha + log_new[i], state, alive, acc, rstore, logw,
                            cand)
         if c < 0:
-            c = _free_slot(counts)
-            if c < 0:  # no slot: put the ranking back and let the caller grow the arrays
-                _move_stats(orders, i, t, rankT, old, ST, NT, 1.0)
-                _set_count(counts, log_counts, old, counts[old] + 1)
-                _refresh_beta_terms(ST, NT, old, nu_r, nu, kappaT)
-                return p, state
+            c = slot
             state = sample_sigma_n1(orders, i, t, n1_cdf, n, state, order[c], rank_row, code,
                                     free)
             for item in range(n):
@@ -488,3 +493,99 @@ def instantiated_log_likelihood(orders, lengths, labels, rank, theta, cum_log_ps
         total += gm.gm_log_likelihood(orders, i, lengths[i], rank[c], theta[c],
                                       cum_log_psi[c])
     return total
+
+
+# ------------------------------------------------------------------ split-merge moves
+@njit(cache=True)
+def side_code_stats(orders, lengths, members, rank, S, Nj, code):
+    """``S[j] = S_{j+1}(sigma)`` (the summed codes) and ``Nj[j]`` (rankings of length > j)
+    of the rankings ``members`` against the central ranking with ranks ``rank``."""
+    for j in range(S.shape[0]):
+        S[j] = 0.0
+        Nj[j] = 0.0
+    for q in range(members.shape[0]):
+        i = members[q]
+        t = lengths[i]
+        gm.codes(orders, i, t, rank, code)
+        for j in range(t):
+            S[j] += code[j]
+            Nj[j] += 1.0
+
+
+@njit(cache=True)
+def theta_modes(S, Nj, nu_r, nu, n, out):
+    """Each ``theta_j``'s conditional mode given sigma (its statistics ``S``, ``Nj``)."""
+    for j in range(out.shape[0]):
+        out[j] = gm.theta_mode(nu_r[j] + S[j], nu + Nj[j], n - j - 1)
+
+
+@njit(cache=True)
+def draw_thetas(S, Nj, nu_r, nu, n, state, out, xs, hs, ds):
+    """Exact draws of every ``theta_j`` from its conditional given sigma (adaptive
+    rejection sampling; the prior for ranks no ranking reaches)."""
+    for j in range(out.shape[0]):
+        state, out[j] = gm.sample_theta(nu_r[j] + S[j], nu + Nj[j], n - j - 1, state, xs,
+                                        hs, ds)
+    return state
+
+
+@njit(cache=True)
+def log_marginal_given_sigma(S, Nj, nu_r, nu, n, log_z0):
+    """``log [P0(sigma) ∫ P0(theta) prod_pi GM(pi | sigma, theta) d theta]`` of one cluster
+    from its statistics against sigma: ``-log n! + sum_j [log Z(nu r_j + S_j, nu + N_j) -
+    log Z(nu r_j, nu)]`` (one-dimensional integrals, :func:`dpclust.families.
+    _mallows_kernels.log_theta_integral`); ranks no ranking reaches give 0."""
+    total = -math.lgamma(n + 1.0)
+    for j in range(S.shape[0]):
+        if Nj[j] > 0.0:
+            total += gm.log_theta_integral(nu_r[j] + S[j], nu + Nj[j], n - j - 1) - log_z0[j]
+    return total
+
+
+@njit(cache=True)
+def sigma_proposal(orders, lengths, members, theta, replay, order, rank, state, a, E,
+                   present, mark, col, alive, absent, logw):
+    """The stagewise distribution over central rankings given ``theta`` and the rankings
+    ``members``: a draw into ``order`` / ``rank`` (``replay=False``), or the log probability
+    of the ``order`` given (``replay=True``).  Returns ``(state, log_q)``."""
+    n = order.shape[0]
+    n_present = gm.cluster_weights(orders, lengths, members, members.shape[0], theta, a, E,
+                                   present, mark)
+    state, log_q, _ = gm.stagewise(a, E, present, n_present, mark, n, state, order, replay,
+                                   col, alive, absent, logw)
+    gm.clear_weights(a, E, present, n_present, mark)
+    if not replay:
+        for p in range(n):
+            rank[order[p]] = p
+    return state, log_q
+
+
+@njit(cache=True)
+def _cum_log_psi_row(theta, n, out):
+    out[0] = 0.0
+    for j in range(theta.shape[0]):
+        out[j + 1] = out[j] + gm.log_psi(theta[j], n - j - 1)
+
+
+@njit(cache=True)
+def allocate_sides(orders, lengths, points, rank0, theta0, rank1, theta1, lw0, lw1, draw,
+                   sides, state, cum0, cum1):
+    """Each ranking of ``points`` to side 0 or 1 independently, with probability ∝ ``lw_s +
+    log GM(pi | sigma_s, theta_s)``: drawn into ``sides`` (``draw=True``) or scored as they
+    are.  Returns ``(state, log q)``, the log probability of the sides."""
+    n = rank0.shape[0]
+    _cum_log_psi_row(theta0, n, cum0)
+    _cum_log_psi_row(theta1, n, cum1)
+    log_q = 0.0
+    for q in range(points.shape[0]):
+        i = points[q]
+        t = lengths[i]
+        l0 = lw0 + gm.gm_log_likelihood(orders, i, t, rank0, theta0, cum0)
+        l1 = lw1 + gm.gm_log_likelihood(orders, i, t, rank1, theta1, cum1)
+        top = max(l0, l1)
+        lz = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
+        if draw:
+            state, u = next_uniform(state)
+            sides[q] = 1 if u < math.exp(l1 - lz) else 0
+        log_q += (l1 if sides[q] == 1 else l0) - lz
+    return state, log_q

@@ -32,6 +32,10 @@ class StepInfo(NamedTuple):
     alpha: float
     n_accepted_splits: int = 0
     n_accepted_merges: int = 0
+    #: ``log p(X | state)``: ``sum_i log f(x_i | theta_{z_i})`` for samplers that hold
+    #: the clusters' parameters, ``sum_k log f(X_k)`` (parameters integrated out) for
+    #: collapsed ones; NaN when a sampler does not say
+    log_likelihood: float = float("nan")
 
 
 class ChainData:

@@ -97,8 +97,10 @@ class ExplicitGibbs:
         stats = fam.stats(X, labels, k)
         params = fam.sample_posterior(stats, rng)
         alpha = model.update_alpha(rng, state.alpha, k)
-        log_joint = crp_log_prior(fam.count(stats), alpha) + float(fam.log_marginal(stats).sum())
-        return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha)
+        log_lik = float(fam.log_marginal(stats).sum())
+        log_joint = crp_log_prior(fam.count(stats), alpha) + log_lik
+        return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha,
+                                                              log_likelihood=log_lik)
 
 
 def _draw_params(rng, model: MixtureModel, labels):

@@ -21,6 +21,7 @@ import numpy as np
 from ..families.base import log_dirichlet
 from . import _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .crp import crp_log_prior
 
 _CHUNK = 1 << 15
 
@@ -84,5 +85,7 @@ class FiniteSymmetricDirichlet:
             logp = fam.log_likelihood(fam.subset(X, np.arange(lo, hi)), params) + log_w[None, :]
             _kernels.sample_rows_from_logs(logp, uniforms[lo:hi], labels[lo:hi])
         labels, old = relabel(labels)
-        log_joint = model.log_joint(labels, state.alpha)
-        return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha)
+        counts, log_lik = model._log_likelihood(labels)
+        log_joint = crp_log_prior(counts, state.alpha) + log_lik
+        return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha,
+                                                       log_likelihood=float(log_lik))

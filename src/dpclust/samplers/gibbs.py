@@ -110,7 +110,7 @@ class CollapsedGibbs:
         alpha = model.update_alpha(rng, state.alpha, n_active)
         log_joint = crp_log_prior(sizes_k, alpha) + log_lik
         return (GibbsState(labels, alpha, (kstats, age + 1)),
-                StepInfo(log_joint, n_active, alpha))
+                StepInfo(log_joint, n_active, alpha, log_likelihood=float(log_lik)))
 
 
 def _rebuild(kern, labels, capacity):

@@ -22,11 +22,50 @@ exact): with hundreds of items the independence proposal is accepted rarely (abo
 rounds on 533 items), and the swaps keep sigma moving.  ``sigma_step="stagewise"`` takes the
 draw as it is, as in the paper.
 
+Split-merge moves (``split_merge=M``: M proposals per iteration).  Moving one ranking at a
+time cannot split or merge clusters of hundreds of rankings, so both samplers can add exact
+Metropolis-Hastings moves on whole clusters, in the spirit of Jain & Neal (2004, 2007) and
+Dahl (2003).  A proposal draws two distinct rankings ``i``, ``j`` uniformly; ``S`` is the
+union of their clusters less ``i`` and ``j``.
+
+* *Launch* (auxiliary variables, drawn afresh with the same law in both directions, since
+  they depend on ``S``, ``i`` and ``j`` only): two GM components fitted by ``launch_iter``
+  steps of stochastic EM on a subsample of ``S`` (at most ``launch_size`` rankings),
+  started from the anchors' own rankings; and the theta ``theta_m`` at which the merged
+  cluster's central ranking is proposed (conditional modes given a central ranking drawn
+  at the launch's mean theta).
+* *Split* (``i``, ``j`` in one cluster c): each ranking of ``S`` goes to side 0 (with ``i``)
+  or side 1 (with ``j``) independently, with probability ∝ ``w_s GM(pi | launch_s)``
+  (``q_alloc``); each side's central ranking is drawn from the stagewise distribution
+  ``q_s(sigma)`` at its theta's conditional modes given the launch's central ranking and the
+  side's rankings; each side's theta is then drawn exactly from its conditional given sigma
+  (adaptive rejection sampling).
+* *Merge* (``i``, ``j`` in different clusters): the merged central ranking is drawn from the
+  stagewise distribution at ``theta_m``, its theta exactly given sigma.
+
+Because each theta is proposed from its exact conditional, the thetas cancel from the ratio:
+``P0(theta) prod GM(pi | sigma, theta) / p(theta | sigma, X)`` is the one-dimensional
+integral ``M(X | sigma) = P0(sigma) prod_j Z(nu r_j + S_j(sigma), nu + N_j) / Z(nu r_j,
+nu)`` (compiled Gauss-Kronrod quadrature, :func:`dpclust.families._mallows_kernels.
+log_theta_integral`).  The split's log ratio is then
+
+    log alpha + log Gamma(n_0) + log Gamma(n_1) - log Gamma(n_0 + n_1)
+    + log M(X_0 | sigma_0) + log M(X_1 | sigma_1) - log M(X_c | sigma_c)
+    - log q_0(sigma_0) - log q_1(sigma_1) + log q_m(sigma_c) - log q_alloc(sides),
+
+and a merge's is its negative, evaluated at the current clusters (``q_alloc`` of the current
+sides, ``q_s`` of the current central rankings).  The exact tests (``tests/test_mallows.py``)
+run the moves alone, without the assignment sweep, against enumerated posteriors.
+
 References
 ----------
 Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models. UAI.
 Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
 Neal, R. M. (2003). Slice sampling. Annals of Statistics 31(3).
+Jain, S. & Neal, R. M. (2004, 2007). Split-merge Markov chain Monte Carlo procedures for
+    Dirichlet process mixture models (conjugate; non-conjugate). JCGS; Bayesian Analysis.
+Dahl, D. B. (2003). An improved merge-split sampler for conjugate Dirichlet process mixture
+    models. Technical report, University of Wisconsin.
 """
 
 from __future__ import annotations
@@ -64,6 +103,7 @@ class MallowsInfo(NamedTuple):
     alpha: float
     n_accepted_splits: int = 0
     n_accepted_merges: int = 0
+    log_likelihood: float = float("nan")
     sigma_acceptance: float = 1.0
 
 
@@ -73,6 +113,9 @@ class _MallowsGibbs:
     n_slices: int = 3
     sigma_step: str = "mh"
     random_scan: bool = True
+    split_merge: int = 0
+    launch_iter: int = 4
+    launch_size: int = 200
 
     _theta_mode = _k.THETA_SLICE
     name = "mallows"
@@ -80,10 +123,14 @@ class _MallowsGibbs:
     def __post_init__(self):
         if self.sigma_step not in _SIGMA_STEPS:
             raise ValueError(f"sigma_step must be 'mh' or 'stagewise', got {self.sigma_step!r}")
-        for field in ("n_gibbs", "n_slices"):
+        for field in ("n_gibbs", "n_slices", "launch_size"):
             value = getattr(self, field)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        for field in ("split_merge", "launch_iter"):
+            value = getattr(self, field)
+            if not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{field} must be a non-negative integer, got {value!r}")
 
     # ------------------------------------------------------------------ init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
@@ -123,12 +170,19 @@ class _MallowsGibbs:
         labels, old_ids = relabel(labels)
         order = np.ascontiguousarray(order[old_ids])
         theta = np.ascontiguousarray(theta[old_ids])
+        splits = merges = 0
+        if self.split_merge:
+            moves = _SplitMerge(fam, X, self.launch_iter, self.launch_size, rng)
+            labels, order, theta, splits, merges = moves.run(rng, labels, order, theta,
+                                                             state.alpha, self.split_merge)
         accepted = self._update_clusters(rng, model, labels, order, theta)
-        k = len(old_ids)
+        k = order.shape[0]
         alpha = model.update_alpha(rng, state.alpha, k)
         params = MallowsParams(order, theta)
-        log_joint = instantiated_log_joint(fam, X, labels, params, alpha)
-        info = MallowsInfo(log_joint, k, alpha,
+        log_lik = instantiated_log_likelihood(fam, X, labels, params)
+        log_joint = (crp_log_prior(np.bincount(labels, minlength=k), alpha)
+                     + float(fam.log_prior(params).sum()) + log_lik)
+        info = MallowsInfo(log_joint, k, alpha, splits, merges, log_lik,
                            sigma_acceptance=float(accepted.sum()) / (k * self.n_gibbs))
         return MallowsState(labels, params, alpha), info
 
@@ -172,6 +226,12 @@ class SliceGibbs(_MallowsGibbs):
         ``"stagewise"``: the paper's draw taken as it is (approximate).
     random_scan : bool, default=True
         Visit the rankings in a new random order each sweep.
+    split_merge : int, default=0
+        Exact split-merge proposals per iteration (module notes); 0 turns them off.
+    launch_iter : int, default=4
+        Stochastic EM steps of a split-merge proposal's launch.
+    launch_size : int, default=200
+        Most rankings in the subsample a launch is fitted to.
     """
 
     name = "slice-gibbs"
@@ -219,6 +279,9 @@ class BetaGibbs(_MallowsGibbs):
         As for :class:`SliceGibbs` (the MH step is exact for sigma given theta; the chain as
         a whole stays approximate).
     random_scan : bool, default=True
+    split_merge, launch_iter, launch_size : int
+        As for :class:`SliceGibbs`: the moves target the exact posterior (they integrate
+        theta numerically, with no Beta approximation).
     """
 
     n_slices: int = 1  # unused: theta | sigma is a Beta draw
@@ -250,6 +313,221 @@ class BetaGibbs(_MallowsGibbs):
             order, theta, counts = _grow(order, theta, counts)
             ST, NT, kappaT = _grow_columns(ST, NT, kappaT)
             sw = sw.grown(order, counts)
+
+
+# ------------------------------------------------------------------- split-merge
+class _SplitMerge:
+    """Exact split-merge moves for DP mixtures of GM models (see the module notes).
+
+    One move: two distinct rankings ``i``, ``j`` drawn uniformly; ``S`` the rankings of
+    their clusters other than ``i`` and ``j``.  A *launch* (a function of ``S``, ``i``,
+    ``j`` and fresh randomness only) fits two GM components by ``launch_iter`` steps of
+    stochastic EM on a subsample of ``S`` of at most ``launch_size`` rankings, started from
+    the anchors' own rankings.  If ``i`` and ``j`` share a cluster, the move proposes to
+    split it: each ranking of ``S`` goes to side 0 (with ``i``) or side 1 (with ``j``)
+    independently, with probability ∝ its weight under the launch components; each side's
+    central ranking is drawn from the stagewise distribution at its theta's conditional
+    modes (given the launch's central ranking); each theta is integrated out of the ratio
+    and drawn exactly afterwards.  Otherwise it proposes to merge the two clusters, and the
+    ratio scores the reverse split with the same launch.
+    """
+
+    def __init__(self, fam, X, launch_iter, launch_size, rng):
+        self.X = X
+        self.orders, self.lengths = X.orders, X.lengths
+        self.n = n = fam.n_items_
+        self.J = J = fam.max_length_
+        self.nu_r = fam.nu_r_
+        self.nu = float(fam.nu)
+        self.log_z0 = fam.log_prior_normalisers()
+        self.launch_iter = int(launch_iter)
+        self.launch_size = int(launch_size)
+        self.state = np.uint64(rng.integers(0, 2**63 - 1))
+        # scratch of the stagewise distribution and of the statistics
+        self.a = np.zeros(n)
+        self.E = np.zeros((n, n))
+        self.present = np.zeros(n, dtype=np.int64)
+        self.mark = np.zeros(n, dtype=np.int64)
+        self.col = np.zeros(n)
+        self.alive = np.zeros(n, dtype=np.int64)
+        self.absent = np.zeros(n, dtype=np.int64)
+        self.logw = np.zeros(n)
+        self.free = np.zeros(n, dtype=np.int64)
+        self.code = np.zeros(max(J, 1), dtype=np.int64)
+        self.S = np.zeros(J)
+        self.Nj = np.zeros(J)
+        self.cum = np.zeros((2, J + 1))
+        self.hull = np.empty((3, gmk._MAX_HULL))
+
+    # ------------------------------------------------------------ pieces
+    def _stats(self, members, rank):
+        _k.side_code_stats(self.orders, self.lengths, members, rank, self.S, self.Nj,
+                           self.code)
+        return self.S, self.Nj
+
+    def _modes(self, members, rank):
+        S, Nj = self._stats(members, rank)
+        out = np.empty(self.J)
+        _k.theta_modes(S, Nj, self.nu_r, self.nu, self.n, out)
+        return out
+
+    def _log_marginal(self, members, rank):
+        S, Nj = self._stats(members, rank)
+        return _k.log_marginal_given_sigma(S, Nj, self.nu_r, self.nu, self.n, self.log_z0)
+
+    def _draw_thetas(self, members, rank):
+        S, Nj = self._stats(members, rank)
+        out = np.empty(self.J)
+        self.state = np.uint64(_k.draw_thetas(S, Nj, self.nu_r, self.nu, self.n,
+                                                self.state, out, *self.hull))
+        return out
+
+    def _sigma(self, members, theta, order=None):
+        """Draw a central ranking (``order=None``; returns ``(order, rank, log_q)``) or score
+        the given one (returns its log probability) under the stagewise distribution."""
+        replay = order is not None
+        out = np.array(order, dtype=np.int64) if replay else np.empty(self.n, dtype=np.int64)
+        rank = np.empty(self.n, dtype=np.int64)
+        state, log_q = _k.sigma_proposal(
+            self.orders, self.lengths, members, theta, replay, out, rank, self.state, self.a,
+            self.E, self.present, self.mark, self.col, self.alive, self.absent, self.logw)
+        self.state = np.uint64(state)
+        return log_q if replay else (out, rank, log_q)
+
+    def _allocate(self, points, launch, sides=None):
+        draw = sides is None
+        if draw:
+            sides = np.empty(len(points), dtype=np.int64)
+        (_, rank0, th0), (_, rank1, th1), lw = launch
+        state, log_q = _k.allocate_sides(self.orders, self.lengths, points, rank0, th0,
+                                         rank1, th1, lw[0], lw[1], draw, sides,
+                                         self.state, self.cum[0], self.cum[1])
+        self.state = np.uint64(state)
+        return sides, log_q
+
+    def _launch(self, rng, rest, i, j):
+        """Two components fitted to ``rest`` by stochastic EM from the anchors ``i``, ``j``:
+        ``((order0, rank0, theta0), (order1, rank1, theta1), (log w0, log w1))``."""
+        sub = rest if len(rest) <= self.launch_size else rng.choice(rest, self.launch_size,
+                                                                    replace=False)
+        sides = []
+        for anchor in (i, j):
+            order = np.empty(self.n, dtype=np.int64)
+            rank = np.empty(self.n, dtype=np.int64)
+            zero = np.zeros(max(self.J, 1), dtype=np.int64)
+            self.state = np.uint64(gmk.place_by_codes(self.orders, anchor,
+                                                      self.lengths[anchor], zero, self.n,
+                                                      self.state, order, rank, self.free))
+            one = np.array([anchor], dtype=np.int64)
+            sides.append((order, rank, self._modes(one, rank)))
+        lw = (math.log(0.5), math.log(0.5))
+        launch = (sides[0], sides[1], lw)
+        for _ in range(self.launch_iter):
+            alloc, _ = self._allocate(sub, launch)
+            fitted = []
+            for s, anchor in enumerate((i, j)):
+                members = np.concatenate(([anchor], sub[alloc == s])).astype(np.int64)
+                order, rank, _ = self._sigma(members, launch[s][2])
+                fitted.append((order, rank, self._modes(members, rank)))
+            n1 = float(alloc.sum())
+            lw = (math.log((len(sub) - n1 + 1.0) / (len(sub) + 2.0)),
+                  math.log((n1 + 1.0) / (len(sub) + 2.0)))
+            launch = (fitted[0], fitted[1], lw)
+        return launch
+
+    def _merged_theta(self, launch, members):
+        """The stagewise distribution's theta for the merged cluster: conditional modes
+        given a central ranking drawn at the launch's mean theta (fresh randomness)."""
+        _, rank, _ = self._sigma(members, 0.5 * (launch[0][2] + launch[1][2]))
+        return self._modes(members, rank)
+
+
+    def move(self, rng, labels, order, theta, log_alpha, i, j):
+        """One split-merge proposal anchored at rankings ``i`` and ``j``; updates ``labels``,
+        ``order`` and ``theta`` (lists of rows) in place when accepted.  Returns ``"split"``,
+        ``"merge"`` or None."""
+        ci, cj = int(labels[i]), int(labels[j])
+        if ci == cj:
+            union = np.flatnonzero(labels == ci)
+        else:
+            union = np.flatnonzero((labels == ci) | (labels == cj))
+        rest = union[(union != i) & (union != j)]
+        launch = self._launch(rng, rest, i, j)
+        theta_c = self._merged_theta(launch, union)
+        split = ci == cj
+        if split:
+            sides, log_alloc = self._allocate(rest, launch)
+            part = [np.concatenate(([i], rest[sides == 0])).astype(np.int64),
+                    np.concatenate(([j], rest[sides == 1])).astype(np.int64)]
+        else:
+            sides = (labels[rest] == cj).astype(np.int64)
+            _, log_alloc = self._allocate(rest, launch, sides)
+            part = [np.flatnonzero(labels == ci), np.flatnonzero(labels == cj)]
+        # the split state against the merged one (module notes): prior, marginals given
+        # the central rankings, and the proposal's terms
+        terms = {"crp": log_alpha + math.lgamma(len(part[0])) + math.lgamma(len(part[1]))
+                 - math.lgamma(len(union)), "alloc": -log_alloc, "marginal": 0.0,
+                 "sigma": 0.0}
+        drawn = []
+        for s, c in enumerate((ci, cj)):
+            th = self._modes(part[s], launch[s][1])
+            if split:
+                o, r, log_q = self._sigma(part[s], th)
+                drawn.append((o, r))
+            else:
+                r = _ranks(order[c][None, :])[0]
+                log_q = self._sigma(part[s], th, order[c])
+            terms["marginal"] += self._log_marginal(part[s], r)
+            terms["sigma"] -= log_q
+        if split:
+            r = _ranks(order[ci][None, :])[0]
+            log_q = self._sigma(union, theta_c, order[ci])
+        else:
+            o, r, log_q = self._sigma(union, theta_c)
+        terms["marginal"] -= self._log_marginal(union, r)
+        terms["sigma"] += log_q
+        self.last_terms = terms
+        log_ratio = sum(terms.values())
+        if not split:
+            log_ratio = -log_ratio
+        if math.log1p(-rng.random()) >= log_ratio:
+            return None
+        if split:
+            labels[part[1]] = len(order)
+            order[ci] = drawn[0][0]
+            theta[ci] = self._draw_thetas(part[0], drawn[0][1])
+            order.append(drawn[1][0])
+            theta.append(self._draw_thetas(part[1], drawn[1][1]))
+            return "split"
+        else:
+            labels[part[1]] = ci
+            order[ci] = o
+            theta[ci] = self._draw_thetas(union, r)
+            return "merge"
+
+    # ------------------------------------------------------------- moves
+    def run(self, rng, labels, order, theta, alpha, n_moves):
+        """``n_moves`` split-merge proposals; returns the new ``(labels, order, theta)``
+        (clusters compacted) and the numbers of accepted splits and merges."""
+        labels = np.array(labels, dtype=np.int64)
+        order = [row.copy() for row in order]
+        theta = [row.copy() for row in theta]
+        N = len(labels)
+        log_alpha = math.log(alpha)
+        splits = merges = 0
+        if N < 2:
+            return labels, np.array(order), np.array(theta), 0, 0
+        for _ in range(n_moves):
+            i = int(rng.integers(N))
+            j = int(rng.integers(N - 1))
+            j += j >= i
+            kind = self.move(rng, labels, order, theta, log_alpha, i, j)
+            splits += kind == "split"
+            merges += kind == "merge"
+        labels, old_ids = relabel(labels)
+        order = np.ascontiguousarray(np.array(order)[old_ids])
+        theta = np.ascontiguousarray(np.array(theta)[old_ids])
+        return labels, order, theta, splits, merges
 
 
 # ------------------------------------------------------------------- helpers
@@ -328,17 +606,24 @@ def _n1_cdf_of(n: int, nu: float, nu_r: tuple) -> np.ndarray:
     return out
 
 
+def instantiated_log_likelihood(fam: GeneralizedMallows, X, labels,
+                                params: MallowsParams) -> float:
+    """``sum_i log GM(pi_i | sigma_{z_i}, theta_{z_i})``."""
+    labels = np.asarray(labels, dtype=np.int64)
+    cum = cumulative_log_psi(params.theta, fam.n_items_)
+    return float(_k.instantiated_log_likelihood(X.orders, X.lengths, labels,
+                                                _ranks(params.order), params.theta, cum))
+
+
 def instantiated_log_joint(fam: GeneralizedMallows, X, labels, params: MallowsParams,
                            alpha: float) -> float:
     """``log p(z | alpha) + sum_c log P0(sigma_c, theta_c) + sum_i log GM(pi_i | sigma_{z_i},
     theta_{z_i})``: the joint density of the state of an instantiated sampler."""
     labels = np.asarray(labels, dtype=np.int64)
-    k = params.order.shape[0]
-    counts = np.bincount(labels, minlength=k)
-    cum = cumulative_log_psi(params.theta, fam.n_items_)
-    loglik = _k.instantiated_log_likelihood(X.orders, X.lengths, labels, _ranks(params.order),
-                                            params.theta, cum)
-    return float(crp_log_prior(counts, alpha) + fam.log_prior(params).sum() + loglik)
+    counts = np.bincount(labels, minlength=params.order.shape[0])
+    return float(crp_log_prior(counts, alpha) + fam.log_prior(params).sum()
+                 + instantiated_log_likelihood(fam, X, labels, params))
 
 
-__all__ = ["BetaGibbs", "MallowsInfo", "MallowsState", "SliceGibbs", "instantiated_log_joint"]
+__all__ = ["BetaGibbs", "MallowsInfo", "MallowsState", "SliceGibbs", "instantiated_log_joint",
+           "instantiated_log_likelihood"]

@@ -65,8 +65,7 @@ class GibbsSAMS:
         if self.gibbs is not None:
             state, info = self.gibbs.step(rng, state, model)
         else:
-            k = int(state.labels.max()) + 1
-            info = StepInfo(model.log_joint(state.labels, state.alpha), k, state.alpha)
+            info = _info(model, state.labels, state.alpha)
         labels = state.labels
         n_splits = n_merges = 0
         for _ in range(int(self.n_proposals)):
@@ -77,9 +76,14 @@ class GibbsSAMS:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep
             state = GibbsState(labels, state.alpha, None)
-            log_joint = model.log_joint(labels, state.alpha)
-            info = StepInfo(log_joint, int(labels.max()) + 1, state.alpha)
+            info = _info(model, labels, state.alpha)
         return state, info._replace(n_accepted_splits=n_splits, n_accepted_merges=n_merges)
+
+
+def _info(model: MixtureModel, labels, alpha) -> StepInfo:
+    counts, log_lik = model._log_likelihood(labels)
+    return StepInfo(crp_log_prior(counts, alpha) + log_lik, int(labels.max()) + 1, alpha,
+                    log_likelihood=float(log_lik))
 
 
 def _sams_proposal(rng, model: MixtureModel, labels, alpha):

@@ -618,9 +618,10 @@ class SubclusterSplitMerge:
         k_new = len(new_state.age)
         alpha = model.update_alpha(rng, alpha, k_new)
         stats = _pairs_combined(fam, new_state.sub_stats, k_new)
-        log_joint = crp_log_prior(fam.count(stats), alpha) + float(fam.log_marginal(stats).sum())
+        log_lik = float(fam.log_marginal(stats).sum())
+        log_joint = crp_log_prior(fam.count(stats), alpha) + log_lik
         return (new_state._replace(alpha=alpha),
-                StepInfo(log_joint, k_new, alpha, int(n_splits), int(n_merges)))
+                StepInfo(log_joint, k_new, alpha, int(n_splits), int(n_merges), log_lik))
 
     def _seeds(self, rng, model, cluster_stats, anchors, idx):
         """Seed parameters (rows ``2j``, ``2j + 1``) for the new sub-clusters of clusters

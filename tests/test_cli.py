@@ -737,6 +737,36 @@ def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
     assert html.count("data:image/png;base64,") == 5
 
 
+
+def test_mallows_blocs_and_alpha_sensitivity(tmp_path, capsys):
+    """The summary lists the clusters with >= 1 % of the rankings largest first, with the
+    near-uniform flag by its rule; --alpha-sensitivity tabulates K for other alphas."""
+    from dpclust.families.mallows import log_psi
+
+    data = write_rankings(tmp_path / "votes.csv")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *MALLOWS_FAST, "--out", out, "--no-plots",
+                         "--alpha-sensitivity", "0.05", "gamma:1,1")
+    assert status == 0, err
+    s = summary_of(out)
+    blocs = s["mallows"]["blocs"]
+    sizes = np.bincount(read_labels(out))
+    assert [b["rankings"] for b in blocs] == sorted(sizes[sizes >= 0.24], reverse=True)
+    for b in blocs:
+        assert sorted(b["central_ranking"]) == sorted(ITEMS)
+        p_top = float(np.exp(-log_psi(b["theta_1"], 4)))
+        assert b["top_item_probability"] == pytest.approx(p_top, rel=1e-3)
+        assert b["near_uniform"] == (p_top < 2 / 5)
+    rows = s["alpha_sensitivity"]
+    assert [r["alpha"] for r in rows] == [1.0, 0.05, "gamma:1,1"]
+    assert rows[0]["this_run"] and "seconds" in rows[1]
+    for r in rows:
+        assert r["n_clusters"] >= r["clusters_1pct"] >= 1 and np.isfinite(r["log_likelihood"])
+    status, _, err = run(capsys, "fit", "--model", "ddcrp", "--alpha-sensitivity", "0.5",
+                         "--out", tmp_path / "d", "--iters", "2")
+    assert status == 2 and "--model dp" in err
+
+
 def test_mallows_ids_with_missing_marker_items_and_prior(tmp_path, capsys):
     data = write_rankings(tmp_path / "ids.csv", ids=True)
     names = tmp_path / "names.txt"

@@ -392,6 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="DP concentration (the ddCRP's self-link weight): a positive "
                             "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
                             "resample it (default: %(default)s)")
+    model.add_argument("--alpha-sensitivity", type=_alpha_type, nargs="+", metavar="A",
+                       help="after the fit, fit again (one chain, same settings) with each of "
+                            "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "
+                            "posterior number of clusters in the summary and report "
+                            "(--model dp only)")
     model.add_argument("--concentration", type=_positive_float, metavar="BETA",
                        help="multinomial only: symmetric Dirichlet prior on each cluster's word "
                             "distribution (default: 1.0; smaller gives sharper clusters)")
@@ -770,6 +775,8 @@ def _ddcrp_config(config: RunConfig, args) -> RunConfig:
 
 def _fit(args, command_line: str) -> int:
     config = _config_from_args(args)
+    if getattr(args, "alpha_sensitivity", None) and config.model != "dp":
+        raise UsageError("--alpha-sensitivity applies to --model dp (the DP mixture's alpha)")
     data = _load(config)
     for message in data.warnings:
         _warn(message)
@@ -800,10 +807,56 @@ def _fit(args, command_line: str) -> int:
         total = time.perf_counter() - t0
     finally:
         _close(client)
+    sensitivity = None
+    if getattr(args, "alpha_sensitivity", None):
+        sensitivity = _alpha_sensitivity(config, data, out_dir, model, args.alpha_sensitivity,
+                                         progress=not args.no_progress)
     summary = _write_outputs(out_dir, config, data, model, total_seconds=total,
-                             command_line=command_line)
+                             command_line=command_line, alpha_sensitivity=sensitivity)
     _print_done(out_dir, summary)
     return _EXIT_OK
+
+
+def _alpha_sensitivity(config: RunConfig, data: LoadedData, out_dir: Path, model, alphas,
+                       *, progress: bool) -> list:
+    """The fit again with each alpha of ``alphas`` (one chain, the run's other settings, no
+    checkpoint): per alpha the posterior means of the number of clusters, of the clusters
+    with at least 1 % of the points and of the log-likelihood over the kept draws, the
+    verdict and the seconds.  The run itself is the first row."""
+    rows = [_sensitivity_row(config.alpha, model, None, main=True)]
+    for text in alphas:
+        if progress:
+            print(f"alpha sensitivity: fitting with --alpha {text}", file=sys.stderr, flush=True)
+        other = replace(config, alpha=text, chains=1, jobs=None, checkpoint_every=None,
+                        until_converged=False)
+        est = _estimator(other, data, out_dir, progress=False)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*has not converged",
+                                    category=UserWarning)
+            est.fit(data.X)
+        rows.append(_sensitivity_row(text, est, time.perf_counter() - t0))
+    return rows
+
+
+def _sensitivity_row(alpha_text: str, model, seconds, main: bool = False) -> dict:
+    trace = model.trace_
+    kept = trace.kept
+
+    def mean(a):
+        return float(np.mean(_chains_of(a)[:, kept])) if len(kept) else None
+
+    row = {"alpha": _alpha_setting(alpha_text), "n_clusters": mean(trace.n_clusters),
+           "clusters_1pct": mean(trace.n_large_clusters),
+           "log_likelihood": mean(trace.log_likelihood),
+           "alpha_mean": float(model.alpha_),
+           "converged": bool(model.convergence_["converged"]),
+           "chains": int(trace.n_chains)}
+    if seconds is not None:
+        row["seconds"] = float(seconds)
+    if main:
+        row["this_run"] = True
+    return row
 
 
 def _resume(args, command_line: str) -> int:
@@ -1146,7 +1199,7 @@ def _position_text(value):
 
 def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
                    total_seconds: float, command_line, resume_command_line=None,
-                   resumed_from=None) -> dict:
+                   resumed_from=None, alpha_sensitivity=None) -> dict:
     """Write labels.csv, trace.csv, summary.json, the report (and label samples); return the
     summary."""
     from .io import save_labels_csv
@@ -1171,6 +1224,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     summary = _summary(config, data, model, labels, total_seconds=total_seconds,
                        command_line=command_line, resume_command_line=resume_command_line,
                        resumed_from=resumed_from, out_dir=out_dir)
+    if alpha_sensitivity:
+        summary["alpha_sensitivity"] = alpha_sensitivity
     _write_json(out_dir / "summary.json", summary)
 
     trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
@@ -1367,6 +1422,7 @@ def _mallows_summary(config: RunConfig, model, sizes: np.ndarray) -> dict:
     n = int(sizes.sum())
     by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
     exact = sampler == "slice-gibbs"
+    blocs = _blocs(family, model.cluster_params_, sizes)
     return {
         "n_items": int(family.n_items_),
         "ranks_with_theta": int(family.max_length_),
@@ -1382,7 +1438,41 @@ def _mallows_summary(config: RunConfig, model, sizes: np.ndarray) -> dict:
         "theta_by_rank": _rounded(by_rank["all"]),
         "theta_by_rank_large": _rounded(by_rank["large"]),
         "theta_by_rank_small": _rounded(by_rank["small"]),
+        "blocs": blocs,
+        "near_uniform_rule": NEAR_UNIFORM_RULE,
     }
+
+
+#: when a cluster of rankings is flagged as near-uniform (see :func:`_blocs`)
+NEAR_UNIFORM_RULE = ("its central ranking's first item is less than twice as likely to come "
+                     "first as a uniformly random item: 1 / psi_{n-1}(theta_1) < 2 / n")
+
+
+def _blocs(family, params: dict, sizes: np.ndarray) -> list:
+    """The clusters holding at least 1 % of the rankings, largest first: share, central
+    ranking (item names, best first), theta_1, the probability that a ranking of the cluster
+    puts the central first item first (``1 / psi_{n-1}(theta_1)``, against ``1 / n`` for a
+    uniform pick) and whether the cluster is near-uniform (:data:`NEAR_UNIFORM_RULE`: there
+    the central ranking says little about the cluster's rankings)."""
+    from .families.mallows import log_psi
+
+    n = int(sizes.sum())
+    n_items = int(family.n_items_)
+    order = np.asarray(params["central_rankings"], dtype=np.int64)
+    theta = np.asarray(params["theta"], dtype=np.float64)
+    out = []
+    for k in np.lexsort((np.arange(len(sizes)), -sizes)):
+        if n == 0 or sizes[k] < 0.01 * n:
+            break
+        theta1 = float(theta[k, 0]) if theta.shape[1] else 0.0
+        p_top = float(np.exp(-log_psi(theta1, n_items - 1)))
+        out.append({"cluster": int(k), "rankings": int(sizes[k]),
+                    "share": float(f"{sizes[k] / n:.4g}"),
+                    "central_ranking": [family.item_name(int(i)) for i in order[k]],
+                    "theta_1": float(f"{theta1:.4g}"),
+                    "top_item_probability": float(f"{p_top:.4g}"),
+                    "near_uniform": bool(p_top < 2.0 / n_items)})
+    return out
 
 
 def _rounded(values):

@@ -194,6 +194,7 @@ th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line);
 th { background:var(--soft); font-weight:600; }
 tbody tr:nth-child(even) td { background:#fafbfc; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+.flag { color:#b3261e; font-size:.85em; font-weight:600; }
 .theta { color:var(--muted); font-size:.8em; font-variant-numeric:tabular-nums;
   white-space:nowrap; margin-left:4px; }
 tr.foot td { border-top:2px solid var(--line); color:var(--muted); }
@@ -753,6 +754,85 @@ def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
             f'<p class="hint">{hint}</p></div>')
 
 
+_BLOCS_ITEMS = 5
+
+
+def _blocs_table(summary: Mapping[str, Any]) -> str:
+    """The clusters with at least 1 % of the rankings ("blocs"), largest first, with the
+    near-uniform ones flagged."""
+    mallows = summary.get("mallows") or {}
+    blocs = mallows.get("blocs")
+    if not blocs:
+        return ""
+    rows = []
+    for b in blocs:
+        ranking = list(b.get("central_ranking") or [])
+        shown = " › ".join(_esc(x) for x in ranking[:_BLOCS_ITEMS])
+        if len(ranking) > _BLOCS_ITEMS:
+            shown += " › …"
+        flag = ('<span class="flag">near-uniform</span>' if b.get("near_uniform") else "")
+        rows.append(f'<tr><td class="num">{int(b["cluster"])}</td>'
+                    f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
+                    f'<td class="num">{int(b["rankings"]):,}</td><td>{shown}</td>'
+                    f'<td class="num">{float(b["theta_1"]):.2f}</td>'
+                    f'<td class="num">{float(b["top_item_probability"]):.2f}</td>'
+                    f"<td>{flag}</td></tr>")
+    n_flag = sum(bool(b.get("near_uniform")) for b in blocs)
+    n_items = mallows.get("n_items")
+    uniform = f"1/{n_items} = {1.0 / n_items:.2f}" if n_items else "1/n"
+    hint = (f"The {len(blocs)} clusters that hold at least 1% of the rankings, largest first: "
+            "the blocs to read. <i>P(first)</i> is the probability that a ranking of the "
+            "cluster puts the central ranking's first item first, against "
+            f"{uniform} for a uniformly random pick. A <b>near-uniform</b> cluster ("
+            f"{_esc(mallows.get('near_uniform_rule', ''))}) gathers rankings that agree on "
+            "little: its central ranking means little there."
+            + (f" {n_flag} of them {'is' if n_flag == 1 else 'are'} flagged." if n_flag else
+               ""))
+    return ('<h2>Blocs</h2><div class="panel" id="blocs"><table><thead><tr>'
+            '<th class="num">cluster</th><th class="num">share</th><th class="num">rankings'
+            '</th><th>central ranking (best first)</th><th class="num">θ<sub>1</sub></th>'
+            '<th class="num">P(first)</th><th></th></tr></thead><tbody>'
+            f'{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _alpha_section(summary: Mapping[str, Any]) -> str:
+    """How alpha shapes the number of clusters: a paragraph (for rankings, or whenever a
+    sensitivity table was asked for) and the table of ``--alpha-sensitivity``."""
+    rows = summary.get("alpha_sensitivity") or []
+    if not rows and not summary.get("mallows"):
+        return ""
+    text = ("Under a Dirichlet process prior the number of clusters grows with the data: "
+            "about α log N clusters a priori, and more in the posterior when the clusters' "
+            "model does not fit real data exactly, because extra clusters then take up the "
+            "misfit. So K is not the number of groups in a population; the clusters with at "
+            "least 1% of the points are the ones to read, and α sets how readily new "
+            "clusters open: a smaller α (for example 0.01) asks for fewer, broader clusters, "
+            "and <code>--alpha gamma:SHAPE,RATE</code> lets the data choose α. "
+            "<code>--alpha-sensitivity A1 A2 …</code> fits again with other values and "
+            "tabulates the result here.")
+    table = ""
+    if rows:
+        body = []
+        for r in rows:
+            def num(key, fmt):
+                v = r.get(key)
+                return "—" if v is None else format(v, fmt)
+            alpha = r.get("alpha")
+            label = _esc(alpha if isinstance(alpha, str) else format(float(alpha), "g"))
+            if r.get("this_run"):
+                label += " (this run)"
+            body.append(f"<tr><td>{label}</td><td class=\"num\">{num('n_clusters', '.1f')}</td>"
+                        f"<td class=\"num\">{num('clusters_1pct', '.1f')}</td>"
+                        f"<td class=\"num\">{num('log_likelihood', '.6g')}</td>"
+                        f"<td>{'yes' if r.get('converged') else 'no'}</td></tr>")
+        table = ("<table><thead><tr><th>α</th><th class=\"num\">E[K]</th>"
+                 "<th class=\"num\">E[K, clusters ≥ 1%]</th><th class=\"num\">"
+                 "E[log-likelihood]</th><th>converged</th></tr></thead><tbody>"
+                 f"{''.join(body)}</tbody></table>")
+    return (f'<h2>How α shapes the number of clusters</h2><div class="panel" id="alpha">'
+            f"{table}<p class=\"hint\">{text}</p></div>")
+
+
 def _theta_at(theta: Any, k: int, j: int) -> float | None:
     """``theta[k][j]`` as a float, or None where there is none (ranks past the longest
     ranking have no theta)."""
@@ -867,7 +947,9 @@ def render_html(
         _cards(summary, sizes),
         note,
         _detail_tables(summary),
+        _blocs_table(summary),
         _table1(summary, sizes),
+        _alpha_section(summary),
         _figures(figures, figure_errors or {}),
         _cluster_table(summary, sizes),
         _json_block(summary),

@@ -15,7 +15,7 @@ Configurations (``--configs``):
 * ``light``: ``SliceGibbs(n_gibbs=2)``, fewer cluster-parameter rounds per iteration.
 
 Data (``--data``): ``full`` (29,988 ballots) and ``10k`` (a random 10,000).  Budgets:
-``--seconds`` per chain (default 600; ``--quick`` 20 on 2,000 ballots).  Figures are printed
+``--seconds`` per chain (default 600; ``--quick`` 10 on 2,000 ballots).  Figures are printed
 and written to ``benchmarks/results/ballots.{json,md}``, trajectories (K and the
 log-likelihood against iteration and seconds, both starts) to ``ballots_*.png``.
 
@@ -81,17 +81,19 @@ def run_chain(args):
     return rows
 
 
-def meeting(a, b) -> dict:
-    """Over the second half of both chains (cut at the shorter one's half): means, Monte
-    Carlo standard errors, ESS, R-hat and the standardised difference of each quantity."""
+def meeting(a, b, keep_share=0.5) -> dict:
+    """Over the last ``keep_share`` of both chains (cut at the shorter one's length): means,
+    Monte Carlo standard errors, ESS, R-hat and the standardised difference of each
+    quantity."""
     from arviz_stats.base import array_stats
 
     from dpclust.diagnostics import diagnose
 
     n = min(len(a), len(b))
     A, B = np.asarray(a, dtype=float)[:n], np.asarray(b, dtype=float)[:n]
-    keep = slice(n // 2, n)
-    out = {"iterations": n, "kept": n - n // 2}
+    first = int(round(n * (1.0 - keep_share)))
+    keep = slice(first, n)
+    out = {"iterations": n, "kept": n - first, "keep_share": keep_share}
     for col, name in ((1, "K"), (2, "K_1pct"), (3, "log_likelihood")):
         x = np.stack([A[keep, col], B[keep, col]])
         ess = [float(array_stats.ess(x[c][None], method="bulk", chain_axis=0, draw_axis=1))
@@ -108,20 +110,31 @@ def meeting(a, b) -> dict:
     return out
 
 
-def first_meeting(a, b, window=200) -> float | None:
-    """Seconds (the slower chain's clock) at the first iteration from which the two chains'
-    K, averaged over the last ``window`` iterations, differ by less than 3."""
+def first_meeting(a, b, col=1, tol=3.0, window=200) -> float | None:
+    """Seconds (the slower chain's clock) at the first iteration at which the two chains'
+    column ``col`` (1: K, 3: the log-likelihood), averaged over the last ``window``
+    iterations, differ by less than ``tol``."""
     n = min(len(a), len(b))
     if n < window:
         return None
     A, B = np.asarray(a, dtype=float)[:n], np.asarray(b, dtype=float)[:n]
-    ka = np.convolve(A[:, 1], np.ones(window) / window, mode="valid")
-    kb = np.convolve(B[:, 1], np.ones(window) / window, mode="valid")
-    close = np.flatnonzero(np.abs(ka - kb) < 3.0)
+    ka = np.convolve(A[:, col], np.ones(window) / window, mode="valid")
+    kb = np.convolve(B[:, col], np.ones(window) / window, mode="valid")
+    close = np.flatnonzero(np.abs(ka - kb) < tol)
     if not len(close):
         return None
     it = int(close[0]) + window - 1
     return float(max(A[it, 7], B[it, 7]))
+
+
+def analyse(res) -> None:
+    """The meeting figures of one configuration's two chains (``res["chains"]``)."""
+    chains = [res["chains"][str(s)] for s in STARTS]
+    res["meeting"] = meeting(*chains)
+    res["meeting_last_third"] = meeting(*chains, keep_share=1.0 / 3.0)
+    res["first_close_seconds"] = first_meeting(*chains)
+    # the log-likelihood within 1,000 nats (about 0.03 nats a ballot on the full data)
+    res["loglik_close_seconds"] = first_meeting(*chains, col=3, tol=1000.0)
 
 
 def plot(results, quick):
@@ -162,13 +175,15 @@ def main(argv=None):
     p.add_argument("--data", nargs="+", choices=["full", "10k"], default=["full", "10k"])
     p.add_argument("--seconds", type=float, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite the figures and tables from the stored chains")
     args = p.parse_args(argv)
-    seconds = args.seconds or (20.0 if args.quick else 600.0)
+    seconds = args.seconds or (10.0 if args.quick else 600.0)
     data = ["2k"] if args.quick else args.data
     stem = RESULTS / ("ballots_quick.json" if args.quick else "ballots.json")
     results = json.loads(stem.read_text()).get("runs", {}) if stem.exists() else {}
     ctx = mp.get_context("spawn")
-    for which in data:
+    for which in ([] if args.report_only else data):
         for config in args.configs:
             key = f"{which}-{config}"
             print(f"{key}: two chains (from {STARTS[0]} and {STARTS[1]} clusters), "
@@ -178,8 +193,7 @@ def main(argv=None):
                                               for s in STARTS])
             res = {"data": which, "config": config, "settings": CONFIGS[config],
                    "seconds": seconds, "chains": {str(s): c for s, c in zip(STARTS, chains)}}
-            res["meeting"] = meeting(*chains)
-            res["first_close_seconds"] = first_meeting(*chains)
+            analyse(res)
             results[key] = res
             m = res["meeting"]
             print(f"  iterations {len(chains[0])} / {len(chains[1])}; second half: "
@@ -188,29 +202,38 @@ def main(argv=None):
                               for q in ("K", "K_1pct", "log_likelihood"))
                   + f"; met: {m['met']}; K within 3 from {res['first_close_seconds']} s",
                   flush=True)
+    for res in results.values():
+        analyse(res)
     plot(results, args.quick)
     body = ["Two chains of `SliceGibbs` per configuration, from 10 and from 150 random "
             "clusters, one process (core) each, for a fixed wall-clock budget; α = ν = r = 1. "
-            "Second half of each chain: means (Monte Carlo standard error) and R-hat of the two "
-            "chains.  *Met*: R-hat < 1.05 and the means within two standard errors for K, "
-            "K ≥ 1 % and the log-likelihood.  *K close*: the first time (slower chain's clock) "
-            "the two chains' 200-iteration running means of K differ by less than 3.", "",
-            "| data | configuration | seconds | iterations (10 / 150) | K | K ≥ 1 % | "
-            "log-likelihood | met | K close (s) |", "|---|---|---:|---|---|---|---|---|---:|"]
+            "Means (Monte Carlo standard error) of each chain and the R-hat of the two, over "
+            "the second half and (second row) the last third of each chain.  *Met*: R-hat < 1.05 "
+            "and the means within two standard errors for K, K ≥ 1 % and the log-likelihood.  "
+            "*Close*: the first time (slower chain's clock) the two chains' 200-iteration "
+            "running means differ by less than 3 clusters (K) and 1,000 nats "
+            "(log-likelihood).", "",
+            "| data | configuration | seconds | iterations (10 / 150) | kept | K | K ≥ 1 % | "
+            "log-likelihood | met | K close (s) | log-lik. close (s) |",
+            "|---|---|---:|---|---|---|---|---|---|---:|---:|"]
 
     def cell(m, q, fmt):
         return (f"{m[q]['mean'][0]:{fmt}} ({m[q]['mcse'][0]:{fmt}}) / "
                 f"{m[q]['mean'][1]:{fmt}} ({m[q]['mcse'][1]:{fmt}}), R-hat {m[q]['rhat']:.2f}")
 
+    def secs(value):
+        return "—" if value is None else f"{value:.0f}"
+
     for key, res in results.items():
-        m = res["meeting"]
         its = " / ".join(str(len(res["chains"][str(s)])) for s in STARTS)
-        close = res.get("first_close_seconds")
-        body.append(f"| {res['data']} | {res['config']} {res['settings'] or ''} | "
-                    f"{res['seconds']:.0f} | {its} | {cell(m, 'K', '.1f')} | "
-                    f"{cell(m, 'K_1pct', '.1f')} | {cell(m, 'log_likelihood', '.0f')} | "
-                    f"{'yes' if m['met'] else 'no'} | "
-                    f"{'—' if close is None else f'{close:.0f}'} |")
+        for m, part in ((res["meeting"], "second half"),
+                        (res["meeting_last_third"], "last third")):
+            body.append(f"| {res['data']} | {res['config']} {res['settings'] or ''} | "
+                        f"{res['seconds']:.0f} | {its} | {part} | {cell(m, 'K', '.1f')} | "
+                        f"{cell(m, 'K_1pct', '.1f')} | {cell(m, 'log_likelihood', '.0f')} | "
+                        f"{'yes' if m['met'] else 'no'} | "
+                        f"{secs(res['first_close_seconds'])} | "
+                        f"{secs(res['loglik_close_seconds'])} |")
     body += [""] + [f"![{k}](ballots_{k}{'_quick' if args.quick else ''}.png)"
                     for k in results]
     write_results("ballots", args.quick, {"machine": machine_info(), "runs": results},

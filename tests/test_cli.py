@@ -164,7 +164,7 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     assert conv["converged"] is False and conv["n_chains"] == 1 and conv["n_draws"] == 6
     assert set(conv["log_likelihood"]) == {"rhat", "ess_bulk", "ess_tail", "converged"}
     json.loads((out / "summary.json").read_text(), parse_constant=pytest.fail)  # no NaN
-    assert "NOT converged" in err and "log joint" in err
+    assert "NOT converged" in err and "the log-likelihood" in err
     html = (out / "report.html").read_text()
     assert 'class="verdict bad"' in html and "Not converged" in html and "R-hat" in html
     with warnings.catch_warnings():

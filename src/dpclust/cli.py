@@ -1019,12 +1019,12 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
     conv = summary.get("convergence")
     if conv is not None:
-        from .diagnostics import QUANTITIES
+        from .diagnostics import QUANTITIES, quantity_name
 
         if conv["converged"]:
             print(f"{PROG}: converged: {conv['rule']}")
         else:
-            names = ", ".join(q.replace("_", " ") for q in QUANTITIES if q in conv["failing"])
+            names = ", ".join(quantity_name(q) for q in QUANTITIES if q in conv["failing"])
             print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run more iterations"
                   f" (--iters) or more chains; the report's diagnostics table has the figures",
                   file=sys.stderr)

@@ -50,6 +50,11 @@ _NAMES = {"log_likelihood": "the log-likelihood", "n_clusters": "the number of c
           "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha"}
 
 
+def quantity_name(name: str) -> str:
+    """A quantity of the verdict in words (``"n_clusters"``: ``"the number of clusters"``)."""
+    return _NAMES.get(name, name.replace("_", " "))
+
+
 def arviz():
     """ArviZ, imported quietly (its start-up notice is not the user's concern)."""
     with warnings.catch_warnings():

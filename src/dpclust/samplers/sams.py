@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
+from .crp import crp_log_prior
 from ._subcluster_kernels import sequential_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 

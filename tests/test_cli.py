@@ -407,6 +407,9 @@ def _bad_inputs(tmp_path):
     return {
         "nan": (["fit", write("nan.csv", "a,b\n1,2\nnan,4\n")], "NaN"),
         "inf": (["fit", write("inf.csv", "1,2\n3,inf\n")], "infinite"),
+        "overflow": (["fit", write("big.csv", "1,2\n1e300,3\n2,5\n")], "Rescale"),
+        "underflow": (["fit", write("tiny.csv", "1e-300,2\n3e-300,3\n2e-300,5\n")],
+                      "underflows"),
         "strings": (["fit", write("words.csv", "name\nalice\nbob\n")], "non-numeric"),
         "empty": (["fit", write("empty.csv", "")], "empty"),
         "missing": (["fit", tmp_path / "nope.csv"], "no such file"),
@@ -433,10 +436,22 @@ def _bad_inputs(tmp_path):
     }
 
 
-BAD = ["nan", "inf", "strings", "empty", "missing", "directory", "negative-counts",
+BAD = ["nan", "inf", "overflow", "underflow", "strings", "empty", "missing", "directory", "negative-counts",
        "fractional-counts", "family", "sampler", "alpha-word", "alpha-negative", "alpha-gamma",
        "alpha-gamma-zero", "burn-in", "iters", "truth-on-demo", "no-truth-column", "vocab-size",
        "resume-no-checkpoint", "resume-missing-dir", "no-command"]
+
+
+def test_summary_is_strict_json_with_undefined_figures(tmp_path):
+    """NaN and infinities become null: the file parses with a strict reader."""
+    from dpclust.cli import _write_json
+
+    path = tmp_path / "s.json"
+    _write_json(path, {"rhat": float("nan"), "ess": np.inf, "a": np.array([1.0, -np.inf]),
+                       "n": np.int64(3), "nested": {"x": [np.float32("nan"), 2.0]}})
+    back = json.loads(path.read_text(), parse_constant=pytest.fail)
+    assert back == {"rhat": None, "ess": None, "a": [1.0, None], "n": 3,
+                    "nested": {"x": [None, 2.0]}}
 
 
 @pytest.mark.parametrize("case", BAD)

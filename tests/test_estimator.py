@@ -1,5 +1,7 @@
 """DPMixture end to end: scikit-learn conventions, determinism, predictions, checkpoints."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -169,6 +171,13 @@ def test_bad_input_is_reported_clearly(blobs):
     bad[3, 1] = np.nan
     with pytest.raises(DataError, match="NaN"):
         DPMixture(n_iter=5).fit(bad)
+    # a scale the Gaussian statistics cannot hold is refused, with no NumPy warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DataError, match="row 3, column 0.*Rescale"):
+            DPMixture(n_iter=5).fit(np.where(np.arange(len(X))[:, None] == 3, 1e300, X))
+        with pytest.raises(DataError, match="column 0 varies by only"):
+            DPMixture(n_iter=5).fit(X * np.array([1e-200, 1.0]))
     with pytest.raises(ValueError, match="burn_in"):
         DPMixture(n_iter=5, burn_in=5).fit(X)
     with pytest.raises(ValueError, match="unknown family"):

@@ -225,6 +225,45 @@ def check_dense(X, *, what: str = "X", min_samples: int = 1, n_features: int | N
     return arr
 
 
+#: the largest magnitude, and the smallest nonzero spread of a column, that the Gaussian
+#: family's sums of squares and products hold without overflow or underflow (their squares,
+#: summed over up to 10^9 rows, stay far inside float64's 1e-308 .. 1e308)
+MAX_MAGNITUDE = 1e100
+MIN_SPREAD = 1e-100
+
+
+def check_scale(X: np.ndarray, *, what: str = "X") -> None:
+    """Refuse data whose scale the Gaussian statistics cannot hold in float64.
+
+    Raises
+    ------
+    DataError
+        If an entry's magnitude exceeds :data:`MAX_MAGNITUDE` (its square would overflow the
+        sums of squares) or a column varies, but by less than :data:`MIN_SPREAD` (its
+        variance would underflow to zero); the message names the entry or column and says
+        to rescale.
+    """
+    if X.size == 0:
+        return
+    big = np.abs(X) > MAX_MAGNITUDE
+    if big.any():
+        i, j = np.argwhere(big)[0]
+        raise DataError(
+            f"{what} has values as large as {float(np.abs(X).max()):.3g} (the first at row "
+            f"{i}, column {j}): their squares overflow the Gaussian model's statistics. "
+            "Rescale the data (for example standardise each column, or change its units) "
+            "and fit again.")
+    with np.errstate(all="ignore"):
+        spread = X.max(axis=0) - X.min(axis=0)
+    tiny = (spread > 0) & (spread < MIN_SPREAD)
+    if tiny.any():
+        j = int(np.flatnonzero(tiny)[0])
+        raise DataError(
+            f"{what}'s column {j} varies by only {float(spread[j]):.3g}: its variance "
+            "underflows in the Gaussian model's statistics. Rescale the data (for example "
+            "standardise each column, or change its units) and fit again.")
+
+
 def _count_phrase(n: int, singular: str, plural: str) -> str:
     return f"{n} {singular if n == 1 else plural}"
 

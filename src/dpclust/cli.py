@@ -1565,7 +1565,23 @@ def _k_posterior(trace) -> dict:
 
 
 def _write_json(path: Path, obj) -> None:
-    path.write_text(_dumps(obj) + "\n", encoding="utf-8")
+    path.write_text(_dumps(strict_json(obj)) + "\n", encoding="utf-8")
+
+
+def strict_json(obj):
+    """``obj`` with NumPy arrays and scalars as plain lists and numbers and every NaN or
+    infinity as None (JSON's null), so that the file is strict JSON (RFC 8259)."""
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return strict_json(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
 
 
 def _dumps(obj, depth: int = 0) -> str:
@@ -1578,4 +1594,4 @@ def _dumps(obj, depth: int = 0) -> str:
     if isinstance(obj, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in obj):
         items = ",\n".join(inner + _dumps(v, depth + 1) for v in obj)
         return "[\n" + items + "\n" + pad + "]"
-    return json.dumps(obj, default=json_default)
+    return json.dumps(obj, default=json_default, allow_nan=False)

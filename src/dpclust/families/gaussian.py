@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import gammaln, multigammaln
 
-from .._validation import check_dense
+from .._validation import check_dense, check_scale
 from ._linalg import log_det_chol, solve_lower
 from ..samplers import _kernels as _generic
 from ..samplers import _subcluster_kernels as _sk
@@ -130,7 +130,9 @@ class NormalInverseWishart(ConjugateFamily):
         d = None
         if self.is_resolved:
             d = self.n_features()
-        return check_dense(X, what=what, n_features=d)
+        X = check_dense(X, what=what, n_features=d)
+        check_scale(X, what=what)
+        return X
 
     @property
     def is_resolved(self) -> bool:

@@ -407,6 +407,8 @@ def _bad_inputs(tmp_path):
     return {
         "nan": (["fit", write("nan.csv", "a,b\n1,2\nnan,4\n")], "NaN"),
         "inf": (["fit", write("inf.csv", "1,2\n3,inf\n")], "infinite"),
+        "preflib-without-family": (["fit", write("v.soi", "# DATA TYPE: soi\n3: 1,2\n")],
+                                   "--family mallows"),
         "overflow": (["fit", write("big.csv", "1,2\n1e300,3\n2,5\n")], "Rescale"),
         "underflow": (["fit", write("tiny.csv", "1e-300,2\n3e-300,3\n2e-300,5\n")],
                       "underflows"),
@@ -436,7 +438,7 @@ def _bad_inputs(tmp_path):
     }
 
 
-BAD = ["nan", "inf", "overflow", "underflow", "strings", "empty", "missing", "directory", "negative-counts",
+BAD = ["nan", "inf", "preflib-without-family", "overflow", "underflow", "strings", "empty", "missing", "directory", "negative-counts",
        "fractional-counts", "family", "sampler", "alpha-word", "alpha-negative", "alpha-gamma",
        "alpha-gamma-zero", "burn-in", "iters", "truth-on-demo", "no-truth-column", "vocab-size",
        "resume-no-checkpoint", "resume-missing-dir", "no-command"]
@@ -751,6 +753,24 @@ def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
     assert "θ<sub>1</sub>" in html and "central ranking (first items)" in html
     assert html.count("data:image/png;base64,") == 5
 
+
+
+def test_mallows_ids_from_one_without_index_base(tmp_path, capsys):
+    """Ids 1..n and no --index-base: read as 1-based, said in the summary, and no phantom
+    item 0; a gap in the ids is refused naming --items."""
+    data = tmp_path / "ids.csv"
+    data.write_text("1,3,2\n2,1,3\n3,1\n1,2\n2,3\n3,2,1\n")
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *MALLOWS_FAST, "--out", out, "--no-plots")
+    assert status == 0, err
+    s = summary_of(out)
+    assert s["data"]["n_items"] == 3 and "item ids from 1, inferred" in s["data"]["format"]
+    assert any("--index-base" in w for w in s["warnings"])
+    assert all(sorted(b["central_ranking"]) == ["1", "2", "3"] for b in s["mallows"]["blocs"])
+    gap = tmp_path / "gap.csv"
+    gap.write_text("1,4\n2,1\n")
+    status, _, err = run(capsys, "fit", gap, *MALLOWS_FAST, "--out", tmp_path / "g")
+    assert status == 2 and "no ranking uses the id 3" in err and "--items FILE" in err
 
 
 def test_mallows_blocs_and_alpha_sensitivity(tmp_path, capsys):

@@ -256,16 +256,34 @@ def test_csv_names_without_header_ragged_rows_and_comments(tmp_path):
     assert r.n_items == 5 and r.to_lists()[0] == ["pear", "apple"]
 
 
+def test_csv_ids_base_is_inferred_and_no_item_invented(tmp_path):
+    """Ids 1..n with no 0 are read as 1-based (with a warning); a file that uses 0 is
+    0-based; either way no item nobody ranked appears unless items= or n_items= says so."""
+    path = write(tmp_path / "one.csv", "1,3,2\n2,1\n3\n")
+    with pytest.warns(UserWarning, match="no ranking uses the item id 0"):
+        r = read_rankings_csv(path)
+    assert r.n_items == 3 and r.items == ("1", "2", "3")
+    assert r.to_lists() == [["1", "3"], ["2", "1"], ["3"]]  # the last of 3 items is implied
+    path = write(tmp_path / "zero.csv", "0,2\n1,0\n")
+    r = read_rankings_csv(path)
+    assert r.n_items == 3 and r.items == ("0", "1", "2")
+    gap = write(tmp_path / "gap.csv", "1,4\n2,1\n")
+    with pytest.warns(UserWarning), pytest.raises(DataError, match="the id 3; to keep"):
+        read_rankings_csv(gap)
+    assert read_rankings_csv(gap, index_base=1, n_items=4).n_items == 4
+    assert read_rankings_csv(gap, index_base=1, items=list("abcd")).items == tuple("abcd")
+
+
 def test_csv_header_options(tmp_path):
     path = write(tmp_path / "h.csv", "first,second\npear,apple\nfig,pear\n")
     assert len(read_rankings_csv(path)) == 3  # a header of words above names is not detected
     r = read_rankings_csv(path, header=True)
     assert r.to_lists() == [["pear", "apple"], ["fig", "pear"]]
     path = write(tmp_path / "ids.csv", "best,next\n0,1\n2,0\n")
-    assert read_rankings_csv(path).to_lists() == [[0, 1], [2, 0]]  # words above ids
+    assert read_rankings_csv(path).to_lists() == [["0", "1"], ["2", "0"]]  # words above ids
     path = write(tmp_path / "ranks.csv", "rank 1;rank 2\npear;apple\nfig\n")
     assert read_rankings_csv(path).to_lists() == [["pear", "apple"], ["fig"]]
-    path = write(tmp_path / "no.csv", "0,1\n2,0\n")
+    path = write(tmp_path / "no.csv", "0,1\n1,0\n")
     assert len(read_rankings_csv(path, header=False)) == 2
     assert len(read_rankings_csv(path, header=True)) == 1
     with pytest.raises(ValueError, match="header must be"):
@@ -283,7 +301,12 @@ def test_csv_header_options(tmp_path):
           r"unranked position, pass missing=\('0',\)")),
         ("1,2\n0,1\n", {"index_base": 1},
          r"x.csv: line 2: item id 0 in column 1 is below index_base=1 \(if 0 marks"),
-        ("1,2,3\n2,1,2\n", {}, r"x.csv: line 2 lists item 2 twice \(columns 1 and 3\)"),
+        ("1,2,3\n2,1,2\n", {"index_base": 1},
+         r"x.csv: line 2 lists item 2 twice \(columns 1 and 3\)"),
+        ("1,2,4\n2,1\n", {"index_base": 1},
+         r"ids run from 1 to 4, but no ranking uses the id 3; to keep items that nobody "),
+        ("1,2,3\n2,1\n", {"index_base": 0},
+         r"no ranking uses the id 0 \(ids that start at 1: pass index_base=1\)"),
         ("b,a\nc,b,c\n", {}, r"x.csv: line 2 lists item 'c' twice \(columns 1 and 3\)"),
         ("1,2\n3,5\n", {"index_base": 1, "n_items": 4},
          "x.csv: line 2 has an unknown item 5 at column 2; ids run from 1 to 4"),

@@ -412,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "cells, e.g. 0 or 0,NA; a ranking ends at its first one")
     rankings.add_argument("--index-base", type=int, choices=(0, 1), metavar="{0,1}",
                           help="the id of the first item in a CSV file of item ids: 0 or 1 "
-                               "(default: 0)")
+                               "(default: inferred, 0 if some ranking uses the id 0, else 1, "
+                               "and said in the summary)")
     rankings.add_argument("--items", metavar="FILE",
                           help="item names, one a line: for a CSV file of ids, id "
                                "index-base + j is line j + 1; for a file of names, the names "
@@ -708,6 +709,9 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
     own = (("--nu", args.nu), ("--r", args.r), ("--missing", args.missing),
            ("--index-base", args.index_base), ("--items", args.items))
     if config.family != "mallows":
+        if config.data not in DATASETS and config.data != _DEMO and _is_preflib(config.data):
+            raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
+                             f"--family mallows (this run asked for --family {config.family})")
         for opt, value in own:
             if value is not None:
                 raise UsageError(f"{opt} applies only to --family mallows")
@@ -1135,7 +1139,7 @@ def _load_rankings(config: RunConfig) -> LoadedData:
                 from .io import load_item_names
 
                 items = None if config.items is None else load_item_names(config.items)
-                first_id = config.index_base or 0
+                first_id = config.index_base
                 kwargs = {} if config.missing is None else {"missing": config.missing}
                 try:
                     X = read_rankings_csv(config.data, items=items, index_base=first_id,
@@ -1143,7 +1147,13 @@ def _load_rankings(config: RunConfig) -> LoadedData:
                 except DataError as exc:
                     raise DataError(_option_names(str(exc))) from None
                 fmt = "rankings table"
-        messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+                if first_id is None and items is None and X.items is not None and all(
+                        name.isdigit() for name in X.items):
+                    # ids, their base inferred (0 when some ranking uses 0, else 1)
+                    fmt += f" (item ids from {X.items[0]}, inferred: --index-base sets it)"
+                first_id = first_id or 0
+        messages = [_option_names(str(w.message)) for w in caught
+                    if issubclass(w.category, UserWarning)]
         if X.items is None:
             fmt += f" (item ids from {first_id})"
             X = Rankings._from_valid(X.orders, X.lengths, X.n_items,
@@ -1164,6 +1174,7 @@ def _option_names(message: str) -> str:
     ``--missing 0``, ``index_base=1`` ``--index-base 1`` and ``items=`` ``--items FILE``."""
     message = re.sub(r"missing=\('((?:[^'\\]|\\.)*)',\)", r"--missing \1", message)
     message = re.sub(r"index_base=(\d+)", r"--index-base \1", message)
+    message = message.replace("index_base= ", "--index-base ")
     return re.sub(r"\bpass items=", "pass --items FILE", message)
 
 

@@ -40,7 +40,7 @@ _PREFLIB_TYPES = (".soi", ".toi", ".soc", ".toc")
 # CSV
 
 
-def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_base=0,
+def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_base=None,
                       header="infer") -> Rankings:
     """Read top-t rankings from a text table, one ranking per row, best first.
 
@@ -65,9 +65,14 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     missing : str or sequence of str, default=("",)
         Cells that mark an unranked position.  Empty cells always do.  The first missing
         cell of a row ends its ranking; an item after it is an error.
-    index_base : int, default=0
+    index_base : {None, 0, 1}, default=None
         The id of the first item in a file of ids: 0 when ids run ``0 .. n - 1``, 1 when
-        they run ``1 .. n`` (R, PrefLib, most election data).
+        they run ``1 .. n`` (R, PrefLib, most election data).  None infers it: 0 when some
+        ranking uses the id 0, else 1 (with a ``UserWarning`` saying so); the items are then
+        named by the file's ids (``"1"``, ``"2"``, ...), so that results speak of them.
+        Either way, an id between the first and the last that no ranking uses is refused
+        unless ``items`` or ``n_items`` says the item exists: an item nobody ranked is never
+        invented.
     header : {"infer", True, False}, default="infer"
         Whether the first row names the columns.  ``"infer"`` takes it as a header when
         every non-empty cell looks like ``Rank_1``, ``rank 2``, ``Position3``, ``choice 4``
@@ -109,9 +114,10 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     """
     if header not in ("infer", True, False):
         raise ValueError(f"header must be 'infer', True or False, got {header!r}")
-    if isinstance(index_base, bool) or not isinstance(index_base, (int, np.integer)):
-        raise TypeError(f"index_base must be an int (0 or 1), got {index_base!r}")
-    index_base = int(index_base)
+    if index_base is not None:
+        if isinstance(index_base, bool) or not isinstance(index_base, (int, np.integer)):
+            raise TypeError(f"index_base must be None, 0 or 1, got {index_base!r}")
+        index_base = int(index_base)
     if isinstance(missing, str):
         missing = (missing,)
     markers = {str(m).strip() for m in missing} | {""}
@@ -219,6 +225,13 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
         where.items = items
     else:
         raw = np.array([int(u) for u in uniq], dtype=np.int64)[inverse]
+        inferred = index_base is None
+        if inferred:
+            index_base = 0 if (raw == 0).any() else 1
+            if index_base == 1 and raw.size:
+                warnings.warn(f"{p}: no ranking uses the item id 0, so the ids are read as "
+                              f"1 .. {int(raw.max())} (index_base=1); pass index_base= to "
+                              "say otherwise", UserWarning, stacklevel=2)
         low = raw < index_base
         if low.any():
             k = int(np.flatnonzero(low)[0])
@@ -237,8 +250,29 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
             if n_items < 2:
                 raise DataError(f"{p} lists only the item {index_base}; at least 2 items are "
                                 "needed (pass n_items= to count items no row lists)")
+            unused = np.setdiff1d(np.arange(index_base, index_base + n_items), raw)
+            if items is None and len(unused):
+                first = int(unused[0])
+                hint = (" (ids that start at 1: pass index_base=1)"
+                        if first == 0 and index_base == 0 else "")
+                raise DataError(
+                    f"{p}: item ids run from {index_base} to {int(raw.max())}, but no ranking "
+                    f"uses {_id_list(unused)}{hint}; to keep items that nobody ranked, pass "
+                    "items= with the names of all the items")
+        if inferred and items is None:
+            items = tuple(str(index_base + j) for j in range(n_items))
+            where.items = items
     lengths = _validate_ids(ids, n_items, where)
     return Rankings._from_valid(ids, lengths, n_items, items)
+
+
+def _id_list(ids: np.ndarray) -> str:
+    """``"the id 5"`` or ``"the ids 0, 4 and 7"`` (at most five listed)."""
+    ids = [str(int(i)) for i in ids]
+    if len(ids) == 1:
+        return f"the id {ids[0]}"
+    shown = ids[:5] + (["..."] if len(ids) > 5 else [])
+    return "the ids " + ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 # --------------------------------------------------------------------------------------------

@@ -755,6 +755,26 @@ def test_mallows_fit_writes_the_rankings_report(tmp_path, capsys):
 
 
 
+def test_fit_reads_standard_input(tmp_path, capsys, monkeypatch):
+    """``fit -`` reads a CSV table from stdin, keeps it in the run folder, and an empty
+    stdin is one clear line."""
+    import io as _io
+
+    rng = np.random.default_rng(0)
+    rows = np.vstack([rng.normal(0, 0.3, (20, 2)), rng.normal(4, 0.3, (20, 2))])
+    text = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in rows) + "\n"
+    monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(text.encode())))
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", "-", "--iters", "6", "--no-progress", "--no-plots",
+                         "--out", out)
+    assert status == 0, err
+    assert (out / "stdin.csv").read_text() == text
+    assert summary_of(out)["data"]["n_samples"] == 40
+    monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(b"")))
+    status, _, err = run(capsys, "fit", "-", "--out", tmp_path / "e", "--no-progress")
+    assert status == 2 and "standard input is empty" in err
+
+
 def test_mallows_ids_from_one_without_index_base(tmp_path, capsys):
     """Ids 1..n and no --index-base: read as 1-based, said in the summary, and no phantom
     item 0; a gap in the ids is refused naming --items."""

@@ -360,9 +360,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     fit.add_argument("data", nargs="?", metavar="DATA",
                      help="data file (CSV, .npy, Parquet; for counts also .npz or a docword "
-                          "file; for rankings a CSV table or a PrefLib file); omit it to "
-                          "cluster the bundled demo data (for --family mallows: the Dublin "
-                          "West ballots)")
+                          "file; for rankings a CSV table or a PrefLib file); - reads a CSV "
+                          "table from standard input (kept in the run folder as "
+                          f"{STDIN_FILE}); omit it to cluster the bundled demo data (for "
+                          "--family mallows: the Dublin West ballots)")
     model = fit.add_argument_group("model")
     model.add_argument("--model", choices=("dp", "ddcrp"), default="dp",
                        help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
@@ -777,7 +778,26 @@ def _ddcrp_config(config: RunConfig, args) -> RunConfig:
                    sequential=bool(args.sequential))
 
 
+#: where ``dpclust fit -`` keeps the table it read from standard input (in the run folder,
+#: so that ``dpclust resume`` finds it)
+STDIN_FILE = "stdin.csv"
+
+
+def _read_stdin(args) -> None:
+    """``fit -``: copy standard input into the run folder and read it from there."""
+    out_dir = Path(args.out)
+    _prepare_out_dir(out_dir)
+    raw = sys.stdin.buffer.read()
+    if not raw.strip():
+        raise DataError("standard input is empty: pipe a CSV table into 'dpclust fit -'")
+    path = out_dir / STDIN_FILE
+    path.write_bytes(raw)
+    args.data = str(path)
+
+
 def _fit(args, command_line: str) -> int:
+    if args.data == "-":
+        _read_stdin(args)
     config = _config_from_args(args)
     if getattr(args, "alpha_sensitivity", None) and config.model != "dp":
         raise UsageError("--alpha-sensitivity applies to --model dp (the DP mixture's alpha)")

@@ -464,3 +464,37 @@ def test_load_distances_dense_and_sparse(tmp_path):
         load_distances(tmp_path / "neg.npy")
     with pytest.raises(DataError, match="not a csv file"):
         load_distances(write(tmp_path / "d.csv", "0,1\n1,0\n"))
+
+
+# ---------------------------------------------------------------- headers and separators
+def test_a_first_row_that_mixes_numbers_and_text_is_refused(tmp_path):
+    """A typo in the first data row must not turn it into a header: refused, naming the
+    line and the cell; a row of words above numbers is still a header."""
+    typo = write(tmp_path / "typo.csv", "1,2x\n3,4\n5,6\n7,8\n")
+    with pytest.raises(DataError, match=r"line 1 mixes numbers and text: column 2 holds '2x'"):
+        load_data(typo)
+    assert load_data(typo, header=True)[0].shape == (3, 2)
+    X, meta = load_data(write(tmp_path / "named.csv", "a,b\n1,2\n3,4\n"))
+    assert meta["column_names"] == ["a", "b"] and X.shape == (2, 2)
+
+
+@pytest.mark.parametrize("sep", ["\t", ";", " "])
+def test_tab_semicolon_and_space_separated_files_named_csv(tmp_path, sep):
+    path = write(tmp_path / "x.csv", f"x{sep}y\n1.5{sep}2\n3{sep}4.25\n")
+    X, meta = load_data(path)
+    np.testing.assert_array_equal(X, [[1.5, 2.0], [3.0, 4.25]])
+    assert meta["column_names"] == ["x", "y"]
+
+
+def test_decimal_commas_and_mixed_separators_are_named(tmp_path):
+    dec = write(tmp_path / "dec.csv", "1,5;2,5\n3,1;4,2\n")
+    with pytest.raises(DataError, match=r"'1,5' looks like a number with a decimal comma"):
+        load_data(dec)
+    dec2 = write(tmp_path / "dec2.csv", "a;b\n1,5;2\n")
+    with pytest.raises(DataError, match=r"decimal comma: the columns are separated by "
+                                        r"semicolons"):
+        load_data(dec2)
+    mixed = write(tmp_path / "mixed.csv", "1,2\n3\t4\n")
+    with pytest.raises(DataError, match=r"this cell holds tabs: is the file separated by "
+                                        r"tabs\?"):
+        load_data(mixed)

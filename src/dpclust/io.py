@@ -30,6 +30,7 @@ import gzip
 import math
 import numbers
 import os
+import re
 import warnings
 import zipfile
 from contextlib import contextmanager
@@ -82,9 +83,13 @@ def load_data(path, *, kind="auto", column=None, header=None):
         pandas index).  Not supported for sparse formats.
     header : bool or None, default=None
         Text tables only: whether the first row holds column names.  ``None`` detects it:
-        the first row is a header when one of its cells is not a number.  Pass ``False`` to
-        read a first row of numbers as data; pass ``True`` for numeric column names such as
-        those pandas writes for an unnamed DataFrame (``0,1,2``).
+        the first row is a header when none of its cells is a number, data when all are,
+        and an error naming the line and the cell when it mixes both (a typo in a data row
+        must not become a header).  Pass ``True`` for numeric column names such as those
+        pandas writes for an unnamed DataFrame (``0,1,2``).  The separator is the first
+        line's tab or semicolon if it has one (spreadsheets write both into files named
+        .csv), else a comma, else whitespace; a cell that looks like a decimal-comma number
+        or holds another separator is named in the error.
 
     Returns
     -------
@@ -400,16 +405,16 @@ def _first_record(p: Path, gz: bool):
 
 
 def _delimiter(fmt: str, line: str):
-    if fmt == "tsv":
+    """The first data line's separator: a tab or a semicolon when the line has one (a
+    semicolon is never a decimal mark; spreadsheets write tab- and semicolon-separated
+    files named .csv), else a comma, else runs of whitespace (also in a .csv file whose
+    first line has none of the three)."""
+    if fmt == "tsv" or ("\t" in line and "," not in line and ";" not in line):
         return "\t"
-    if "," in line:
-        return ","
     if ";" in line:
         return ";"
-    if fmt == "csv":
+    if "," in line or (fmt == "csv" and len(line.split()) < 2):
         return ","
-    if "\t" in line:
-        return "\t"
     return None  # runs of whitespace
 
 
@@ -438,6 +443,46 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+([eE][+-]?\d+)?$")
+
+
+def _separator_hint(cell: str, delimiter) -> str:
+    """What a non-numeric cell suggests about the file's separator or decimal mark."""
+    sep = {",": "commas", ";": "semicolons", "\t": "tabs", None: "whitespace"}[delimiter]
+    if _DECIMAL_COMMA.match(cell):
+        return (f" ({cell!r} looks like a number with a decimal comma: the columns are "
+                f"separated by {sep}, and numbers must use a decimal point; export the file "
+                "with '.' as the decimal mark)")
+    for other, name in (("\t", "tabs"), (";", "semicolons"), (",", "commas")):
+        if other != delimiter and other in cell:
+            return (f" (the columns were read as separated by {sep}, but this cell holds "
+                    f"{name}: is the file separated by {name}? Save it with one separator "
+                    "throughout)")
+    return ""
+
+
+def _infer_header(p: Path, lineno: int, fields, delimiter=",") -> bool:
+    """Whether the first row is a header: only when none of its cells is a number.  A row
+    of numbers is data; a row that mixes numbers and text is neither, and is refused with
+    the cell that breaks it (a typo in a data row must not silently become a header)."""
+    numeric = [_is_number(c) for c in fields]
+    for c in fields:
+        hint = _separator_hint(c.strip(), delimiter)
+        if not _is_number(c) and hint:
+            raise DataError(f"{p}: line {lineno}, cell {c.strip()!r} is not a number{hint}.")
+    if all(numeric):
+        return False
+    if not any(numeric):
+        return True
+    j = numeric.index(False)
+    k = numeric.index(True)
+    raise DataError(
+        f"{p}: line {lineno} mixes numbers and text: column {j + 1} holds {fields[j].strip()!r}, "
+        f"which is not a number, while column {k + 1} holds the number {fields[k].strip()!r}. "
+        "A header row names every column and a data row holds only numbers: fix the cell "
+        "(or read the file with load_data(path, header=True) if the row is a header).")
+
+
 def _read_table(p: Path, gz: bool, fmt: str, column, header):
     first_line_no, first_line = _first_record(p, gz)
     if first_line is None:
@@ -447,7 +492,7 @@ def _read_table(p: Path, gz: bool, fmt: str, column, header):
         first_line_no, first_fields = next(_records(f, delimiter), (first_line_no, [first_line]))
     n_fields = len(first_fields)
     if header is None:
-        has_header = not all(_is_number(c) for c in first_fields)
+        has_header = _infer_header(p, first_line_no, first_fields, delimiter)
     else:
         has_header = header
     names = [c.strip() for c in first_fields] if has_header else None
@@ -497,7 +542,7 @@ def _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usec
             if len(fields) != n_fields:
                 raise DataError(
                     f"{p}: line {lineno} has {len(fields)} fields, but line {first_line_no} "
-                    f"has {n_fields}."
+                    f"has {n_fields}" + _separator_hint(" ".join(fields), delimiter) + "."
                 )
             row = []
             for j in usecols:
@@ -513,7 +558,8 @@ def _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usec
                     shown = cell if len(cell) <= 30 else cell[:27] + "..."
                     raise DataError(
                         f"{p}: line {lineno}, {_file_column(j, names)} holds the non-numeric "
-                        f"value {shown!r}; all data cells must be numbers."
+                        f"value {shown!r}; all data cells must be numbers"
+                        + _separator_hint(cell, delimiter) + "."
                     ) from None
                 if not math.isfinite(value):
                     n_bad += 1

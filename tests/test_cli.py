@@ -882,7 +882,10 @@ def test_mallows_dataset_dublin_west(tmp_path, capsys):
     s = summary_of(out)
     assert s["settings"]["family"] == "mallows"  # implied by the data set
     assert s["data"]["source"] == "dublin-west" and s["data"]["n_items"] == 9
-    assert s["cluster_params"]["top_items"][0][0].startswith("candidate ")
+    from dpclust.datasets import DUBLIN_WEST_CANDIDATES
+
+    assert s["cluster_params"]["top_items"][0][0] in DUBLIN_WEST_CANDIDATES
+    assert set(s["mallows"]["blocs"][0]["central_ranking"]) == set(DUBLIN_WEST_CANDIDATES)
     assert len(read_labels(out)) == 29988
     assert json.loads((out / "run.json").read_text())["config"]["data"] == "dublin-west"
 

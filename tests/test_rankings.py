@@ -473,9 +473,11 @@ def test_load_dublin_west():
     r = load_dublin_west()
     assert isinstance(r, Rankings)
     assert len(r) == 29_988 and r.n_items == 9 and r.shape == (29_988, 8)
-    assert r.items == tuple(f"candidate {k}" for k in range(1, 10))
+    assert r.items[0] == "Robert Bonnie (G.P.)" and r.items[8] == "Sheila Terry (F.G.)"
+    assert len(set(r.items)) == 9
     counts = dict(zip(*np.unique(r.lengths, return_counts=True), strict=True))
     assert counts == {1: 1_743, 2: 3_243, 3: 8_753, 4: 5_157, 5: 3_389, 6: 1_866,
                       7: 1_027, 8: 4_810}
-    assert r.to_lists()[0] == ["candidate 7", "candidate 9", "candidate 4", "candidate 2",
-                               "candidate 8"]
+    assert r.to_lists()[0] == ["Tom Morrissey (P.D.)", "Sheila Terry (F.G.)",
+                               "Joe Higgins (S.P.)", "Joan Burton (Lab)",
+                               "John Thomas Smyth (C.C. Csp)"]

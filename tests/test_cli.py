@@ -359,6 +359,30 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     assert s["settings"]["resumed_from_iteration"] == 12 and s["settings"]["n_iter"] == 30
 
 
+def test_resume_with_a_moved_data_file(tmp_path, blobs, capsys):
+    """A moved data file: resume names --data; --data with the same content continues
+    (the chain is the uninterrupted one); different content is refused by fingerprint."""
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    common = ["--iters", "16", "--seed", "3", "--checkpoint-every", "4", "--no-progress",
+              "--no-plots"]
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert run(capsys, "fit", data, *common, "--out", full)[0] == 0
+    assert run(capsys, "fit", data, *common, "--stop-after", "6", "--out", part)[0] == 130
+    moved = tmp_path / "elsewhere.npy"
+    data.rename(moved)
+    status, _, err = run(capsys, "resume", part, "--no-progress")
+    assert status == 2 and "is gone" in err and "--data NEWPATH" in err
+    other = tmp_path / "other.npy"
+    np.save(other, X + 1.0)
+    status, _, err = run(capsys, "resume", part, "--no-progress", "--data", other)
+    assert status == 2 and "fingerprints do not match" in err
+    status, _, err = run(capsys, "resume", part, "--no-progress", "--data", moved)
+    assert status == 0, err
+    assert (part / "labels.csv").read_bytes() == (full / "labels.csv").read_bytes()
+
+
 def test_resume_extends_a_finished_run(tmp_path, blobs, capsys):
     X, _ = blobs
     data = write_csv(tmp_path / "x.csv", X)

@@ -333,9 +333,11 @@ examples:
   dpclust fit data.csv --iters 2000 --checkpoint-every 100 --out run1   # interrupted ...
   dpclust resume run1                  # ... continues from run1/checkpoint.pkl
   dpclust resume run1 --iters 4000     # extend a finished run to 4000 iterations in total
+  dpclust resume run1 --data new/place/data.csv   # the data file was moved
 
-The data are reloaded from the path recorded in DIR/run.json and must be unchanged.  The
-labels are exactly those an uninterrupted run with the same seed would give.
+The data are reloaded from the path recorded in DIR/run.json (or --data) and must be
+unchanged (checked by fingerprint).  The labels are exactly those an uninterrupted run with
+the same seed would give.
 """
 
 
@@ -515,6 +517,9 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("dir", metavar="DIR", help="the --out folder of the interrupted run")
     res.add_argument("--iters", type=_int_type(1), metavar="N",
                      help="new total number of iterations (default: that of the original run)")
+    res.add_argument("--data", metavar="PATH",
+                     help="the run's data file, moved or renamed since the run started: used "
+                          "when its content is the same (checked by fingerprint)")
     res.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     res.add_argument("--no-plots", action="store_true",
                      help="skip the figures (report.html is still written, with tables only)")
@@ -915,6 +920,14 @@ def _resume(args, command_line: str) -> int:
             raise UsageError(f"--iters ({args.iters}) is less than the {done} "
                              "iterations already run")
         config = replace(config, n_iter=args.iters)
+    if args.data is not None:
+        if config.data in DATASETS or config.data == _DEMO:
+            raise UsageError(f"this run clustered the bundled data ({config.data}); --data "
+                             "gives a moved data file")
+        config = replace(config, data=str(Path(args.data).absolute()))
+    elif not (config.data in DATASETS or config.data == _DEMO or Path(config.data).exists()):
+        raise DataError(f"the run's data file {config.data} is gone: if it was moved, give its "
+                        f"new place with 'dpclust resume {out_dir} --data NEWPATH'")
     data = _load(config)
     t0 = time.perf_counter()
     client = _dask_client(config)

@@ -379,7 +379,7 @@ class _ChainEstimator(BaseEstimator):
         model = est._resume_model(X, family_, prior)
         if model.fingerprint() != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
-                            f"(checkpoint {path})")
+                            f"(checkpoint {path}): their fingerprints do not match")
         progs = [_attach(model, p) for p in progs]
         est._recipe = (X, family_, prior)
         rngs = []

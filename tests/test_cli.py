@@ -341,7 +341,7 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     full, part = tmp_path / "full", tmp_path / "part"
     status, _, err = run(capsys, *common, "--out", full)
     assert status == 0, err
-    assert (full / "checkpoint.pkl").is_file()
+    assert (full / "checkpoint.npz").is_file()
 
     status, _, err = run(capsys, *common, "--stop-after", "12", "--out", part)
     assert status == 130

@@ -246,6 +246,22 @@ def test_resume_rejects_other_data_and_bad_files(tmp_path, blobs):
         DPMixture.resume(junk, X)
     with pytest.raises(DataError, match="no checkpoint"):
         DPMixture.resume(tmp_path / "missing.pkl", X)
+    # a checkpoint whose content was changed after it was written is refused
+    with np.load(ckpt, allow_pickle=False) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    key = next(k for k in arrays if not k.startswith("__") and arrays[k].dtype.kind == "f")
+    arrays[key] = arrays[key] + 1.0
+    tampered = tmp_path / "tampered.npz"
+    np.savez(tampered, **arrays)
+    with pytest.raises(DataError, match="was changed after it was written"):
+        DPMixture.resume(tampered, X)
+    # a pickle (an older dpclust's checkpoint, or anything else) is never unpickled
+    import pickle
+
+    old = tmp_path / "old.pkl"
+    old.write_bytes(pickle.dumps({"format": 3}, protocol=4))
+    with pytest.raises(DataError, match="older dpclust"):
+        DPMixture.resume(old, X)
     # extending a finished run
     longer = DPMixture.resume(ckpt, X, n_iter=10)
     assert longer.n_iter_ == 10

@@ -498,3 +498,40 @@ def test_decimal_commas_and_mixed_separators_are_named(tmp_path):
     with pytest.raises(DataError, match=r"this cell holds tabs: is the file separated by "
                                         r"tabs\?"):
         load_data(mixed)
+
+
+# --------------------------------------------------------------- files without pickle
+def test_safe_files_round_trip_and_refuse_foreign_classes(tmp_path):
+    from dpclust import _safe_io
+    from dpclust.families import NormalInverseWishart
+    from dpclust.samplers.base import StepInfo
+
+    fam = NormalInverseWishart().resolve(np.random.default_rng(0).normal(size=(20, 2)))
+    obj = {"a": np.arange(3), 1: (2.5, float("nan"), None),
+           "info": StepInfo(1.0, 2, 0.5, log_likelihood=-3.0),
+           "family": fam, "big": 2**70, "rng": np.random.default_rng(7),
+           "scalar": np.float32(1.5), "nested": [[np.zeros((2, 2))], {"x": "y"}]}
+    path = tmp_path / "o.npz"
+    _safe_io.save(path, obj)
+    back = _safe_io.load(path)
+    np.testing.assert_array_equal(back["a"], obj["a"])
+    assert back[1][0] == 2.5 and np.isnan(back[1][1]) and back[1][2] is None
+    assert back["info"] == obj["info"] and type(back["info"]) is StepInfo
+    assert type(back["family"]) is NormalInverseWishart
+    np.testing.assert_array_equal(back["family"].scale, fam.scale)
+    assert back["big"] == 2**70 and back["scalar"].dtype == np.float32
+    assert back["rng"].random() == np.random.default_rng(7).random()
+    # a file that names a class outside dpclust is refused, not imported
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    skeleton = arrays["__skeleton__"].tobytes().replace(b"dpclust.samplers.base:StepInfo",
+                                                        b"os:system")
+    arrays["__skeleton__"] = np.frombuffer(skeleton, dtype=np.uint8)
+    arrays["__sha256__"] = np.frombuffer(
+        _safe_io._digest(skeleton, {k: v for k, v in arrays.items()
+                                    if not k.startswith("__")}).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "evil.npz", **arrays)
+    with pytest.raises(DataError, match="not dpclust's"):
+        _safe_io.load(tmp_path / "evil.npz")
+    with pytest.raises(TypeError, match="cannot save"):
+        _safe_io.save(tmp_path / "x.npz", {"f": lambda: 0})

@@ -11,7 +11,7 @@
   a leading ``chain`` column with ``--chains`` above 1),
 * ``trace.nc``: the kept draws of every chain for ArviZ (``arviz.from_netcdf``),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
-* ``checkpoint.pkl`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
+* ``checkpoint.npz`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
   ``--store-labels``,
 * ``links.csv`` with ``--model ddcrp`` (header ``customer,link``: each row's link in the last
   iteration, as 0-based row numbers; ``link == customer`` for a self link).
@@ -65,7 +65,7 @@ __all__ = ["RunConfig", "build_parser", "main"]
 
 PROG = "dpclust"
 RUN_FILE = "run.json"
-CHECKPOINT_FILE = "checkpoint.pkl"
+CHECKPOINT_FILE = "checkpoint.npz"
 #: the posterior co-clustering figure needs an n_samples x n_samples matrix: only up to this n
 MAX_SIMILARITY_SAMPLES = 2000
 N_TOP_WORDS = 10
@@ -319,7 +319,7 @@ data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
 for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
 ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
 Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc (ArviZ), report.html
-(+ PNG figures), checkpoint.pkl (--checkpoint-every), label_samples.npz (--store-labels),
+(+ PNG figures), checkpoint.npz (--checkpoint-every), label_samples.npz (--store-labels),
 links.csv (ddcrp), cluster_params.npz (Gaussian data with more than 50 features).
 
 --model ddcrp: customers (rows) link to each other with weight f(distance) and to themselves
@@ -331,7 +331,7 @@ decay's width A is in the positions' units (days for dates); without --positions
 _RESUME_EPILOG = """\
 examples:
   dpclust fit data.csv --iters 2000 --checkpoint-every 100 --out run1   # interrupted ...
-  dpclust resume run1                  # ... continues from run1/checkpoint.pkl
+  dpclust resume run1                  # ... continues from run1/checkpoint.npz
   dpclust resume run1 --iters 4000     # extend a finished run to 4000 iterations in total
   dpclust resume run1 --data new/place/data.csv   # the data file was moved
 
@@ -474,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     chain.add_argument("--store-labels", action="store_true",
                        help="also write every kept partition to label_samples.npz")
     chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",
-                       help="write DIR/checkpoint.pkl every K iterations (and at the end), so "
+                       help="write DIR/checkpoint.npz every K iterations (and at the end), so "
                             "that 'dpclust resume DIR' can continue an interrupted run")
     chain.add_argument("--stop-after", type=_int_type(1), metavar="N", help=argparse.SUPPRESS)
     # --stop-after N (for testing): behave as if Ctrl-C were pressed after iteration N.
@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     res = sub.add_parser(
         "resume", help="continue a checkpointed run",
         description="Continue a run started with 'dpclust fit --checkpoint-every K' from "
-                    "DIR/checkpoint.pkl and write the same outputs as fit.",
+                    "DIR/checkpoint.npz and write the same outputs as fit.",
         epilog=_RESUME_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     res.add_argument("dir", metavar="DIR", help="the --out folder of the interrupted run")
     res.add_argument("--iters", type=_int_type(1), metavar="N",

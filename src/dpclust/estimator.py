@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import math
 import os
-import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import __version__
+from . import _safe_io
 from ._validation import DataError, check_int, check_random_state
 from .families import ConjugateFamily, get_family
 from .families.base import concatenate
@@ -37,7 +37,7 @@ from .samplers.base import kmeans_labels, summarize_partitions
 from .samplers.crp import GammaPrior, resolve_alpha
 from .diagnostics import advice, chain_entropy, convergence
 
-_CHECKPOINT_FORMAT = 4
+_CHECKPOINT_FORMAT = 5
 #: columns of a chain's per-iteration records (see ``_step_chain``)
 _RECORD_WIDTH = 9
 #: above this many points the draws for the n x n co-clustering matrix are not kept
@@ -1239,28 +1239,29 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 
 # ----------------------------------------------------------------- checkpoints
 def save_checkpoint(path, payload: dict) -> None:
-    """Write a checkpoint atomically (a temporary file renamed over the old one)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+    """Write a checkpoint atomically: arrays in an ``.npz`` file, everything else as JSON
+    inside it, with a SHA-256 digest of the content (:mod:`dpclust._safe_io`; no pickle)."""
+    _safe_io.save(path, payload)
 
 
 def load_checkpoint(path) -> dict:
-    """Read a checkpoint written by :func:`save_checkpoint`, with a clear error if unusable."""
+    """Read a checkpoint written by :func:`save_checkpoint`.  A file whose content does not
+    match its digest, an older pickle checkpoint, or any other file is refused with a clear
+    error; loading never runs code from the file."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"no checkpoint at {path}")
-    try:
-        with open(path, "rb") as fh:
-            payload = pickle.load(fh)
-    except Exception as exc:  # pickle raises many types on a damaged file
-        raise DataError(f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc})") from None
+    if path.is_file() and _starts_with(path, b"\x80"):  # pickle's protocol marker
+        raise DataError(f"{path} is a checkpoint of an older dpclust (a pickle file, which "
+                        "could run code when loaded, so it is no longer read): start the run "
+                        "again with 'dpclust fit'")
+    payload = _safe_io.load(path, what="checkpoint")
     if not isinstance(payload, dict) or payload.get("format") != _CHECKPOINT_FORMAT:
         raise DataError(f"{path} is not a dpclust checkpoint of format {_CHECKPOINT_FORMAT}")
     return payload
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(len(prefix)) == prefix
 
 
 def checkpoint_iteration(payload: dict) -> int:

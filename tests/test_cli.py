@@ -36,7 +36,7 @@ except ImportError:
 SRC = Path(dpclust.__file__).resolve().parents[1]
 FAST = ["--iters", "12", "--no-progress", "--no-plots"]
 OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html",
-                "trace.nc")
+                "trace.nc", "model.npz")
 
 
 # --------------------------------------------------------------------------------------------
@@ -357,6 +357,47 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     np.testing.assert_array_equal(trace_full[:, :4], trace_part[:, :4])
     s = summary_of(part)
     assert s["settings"]["resumed_from_iteration"] == 12 and s["settings"]["n_iter"] == 30
+
+
+def test_predict_and_score_new_rows_with_the_saved_model(tmp_path, blobs, capsys):
+    """fit writes model.npz; predict and score read new rows as fit read its data and give
+    what DPMixture.load(...).predict_proba / score_samples give."""
+    from dpclust import DPMixture
+
+    X, _ = blobs
+    data = write_csv(tmp_path / "x.csv", X)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *FAST, "--out", out)
+    assert status == 0, err
+    model = DPMixture.load(out / "model.npz")
+    new = write_csv(tmp_path / "new.csv", X[:7] + 0.1)
+    status, stdout, err = run(capsys, "predict", out, new)
+    assert status == 0, err
+    lines = stdout.strip().splitlines()
+    assert lines[0] == "label,probability" and len(lines) == 8
+    proba = model.predict_proba(X[:7] + 0.1)
+    got = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    np.testing.assert_array_equal(got[:, 0], proba.argmax(axis=1))
+    np.testing.assert_allclose(got[:, 1], proba.max(axis=1), rtol=1e-5)
+    status, _, err = run(capsys, "score", out, new, "--out", tmp_path / "s.csv")
+    assert status == 0, err
+    dens = np.loadtxt(tmp_path / "s.csv", skiprows=1)
+    np.testing.assert_allclose(dens, model.score_samples(X[:7] + 0.1))
+    status, _, err = run(capsys, "predict", tmp_path / "nowhere", new)
+    assert status == 2 and "run.json" in err
+    (out / "model.npz").write_bytes(b"junk")
+    status, _, err = run(capsys, "score", out, new)
+    assert status == 2 and "cannot be read" in err
+
+
+def test_predict_rankings(tmp_path, capsys):
+    data = write_rankings(tmp_path / "votes.csv")
+    out = tmp_path / "o"
+    assert run(capsys, "fit", data, *MALLOWS_FAST, "--out", out, "--no-plots")[0] == 0
+    status, stdout, err = run(capsys, "predict", out, data)
+    assert status == 0, err
+    labels = [int(line.split(",")[0]) for line in stdout.strip().splitlines()[1:]]
+    assert len(labels) == 24 and min(labels) >= 0
 
 
 def test_resume_with_a_moved_data_file(tmp_path, blobs, capsys):

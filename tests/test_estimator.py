@@ -348,3 +348,27 @@ def test_kmeans_start():
     assert nmi(sub.labels_, y) > 0.9
     with pytest.raises(ValueError, match="init must be"):
         DPMixture(init="spectral").fit(X)
+
+
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_save_and_load_give_the_same_predictions(tmp_path, family):
+    from dpclust.datasets import make_documents, make_gaussian_mixture
+
+    X = (make_gaussian_mixture(200, 3, random_state=0)[0] if family == "gaussian"
+         else make_documents(120, random_state=0)[0])
+    m = DPMixture(family=family, n_iter=12, random_state=0).fit(X)
+    path = tmp_path / "model.npz"
+    m.save(path)
+    back = DPMixture.load(path)
+    np.testing.assert_array_equal(back.labels_, m.labels_)
+    np.testing.assert_allclose(back.score_samples(X[:20]), m.score_samples(X[:20]))
+    np.testing.assert_array_equal(back.predict(X[:20]), m.predict(X[:20]))
+    assert back.get_params() == m.get_params()
+    Xs, ys = back.sample(5, random_state=1)
+    assert len(ys) == 5
+    with pytest.raises(DataError, match="not a dpclust model"):
+        ckpt = tmp_path / "c.npz"
+        DPMixture(n_iter=3, checkpoint=ckpt, random_state=0).fit(
+            make_gaussian_mixture(50, 2, random_state=0)[0])
+        DPMixture.load(ckpt)
+

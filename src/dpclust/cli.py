@@ -11,8 +11,10 @@
   a leading ``chain`` column with ``--chains`` above 1),
 * ``trace.nc``: the kept draws of every chain for ArviZ (``arviz.from_netcdf``),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
-* ``checkpoint.npz`` with ``--checkpoint-every K``, and ``label_samples.npz`` with
-  ``--store-labels``,
+* ``model.npz`` (DP mixtures): the fitted model (:meth:`dpclust.DPMixture.save`) that
+  ``dpclust predict RUN_DIR DATA`` and ``dpclust score RUN_DIR DATA`` use on new rows,
+* ``checkpoint.npz`` with ``--checkpoint-every K`` (no pickle: arrays and JSON with a
+  SHA-256 digest), and ``label_samples.npz`` with ``--store-labels``,
 * ``links.csv`` with ``--model ddcrp`` (header ``customer,link``: each row's link in the last
   iteration, as 0-based row numbers; ``link == customer`` for a self link).
 
@@ -66,6 +68,8 @@ __all__ = ["RunConfig", "build_parser", "main"]
 PROG = "dpclust"
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.npz"
+#: the fitted model that ``dpclust predict`` and ``dpclust score`` read (DPMixture.save)
+MODEL_FILE = "model.npz"
 #: the posterior co-clustering figure needs an n_samples x n_samples matrix: only up to this n
 MAX_SIMILARITY_SAMPLES = 2000
 N_TOP_WORDS = 10
@@ -523,6 +527,19 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     res.add_argument("--no-plots", action="store_true",
                      help="skip the figures (report.html is still written, with tables only)")
+    for name, what in (("predict", "each row's most probable cluster and its probability "
+                                   "(CSV: label,probability)"),
+                       ("score", "each row's log posterior predictive density (CSV: "
+                                 "log_density)")):
+        cmd = sub.add_parser(
+            name, help=f"{name} new data with a fitted run's model",
+            description=f"Write {what} for the rows of DATA under the model that 'dpclust "
+                        f"fit' saved in RUN_DIR/{MODEL_FILE}.  DATA is read as fit read its "
+                        "data (format, columns, rankings options).")
+        cmd.add_argument("dir", metavar="RUN_DIR", help="the --out folder of 'dpclust fit'")
+        cmd.add_argument("data", metavar="DATA", help="the rows to " + name)
+        cmd.add_argument("--out", metavar="FILE",
+                         help="write the CSV here (default: standard output)")
     return parser
 
 
@@ -554,6 +571,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "fit":
             return _fit(args, command_line)
+        if args.command in ("predict", "score"):
+            return _predict(args)
         return _resume(args, command_line)
     except KeyboardInterrupt as exc:
         return _interrupted(out_dir, exc)
@@ -947,6 +966,45 @@ def _resume(args, command_line: str) -> int:
     return _EXIT_OK
 
 
+def _predict(args) -> int:
+    """``dpclust predict`` / ``dpclust score``: new rows under a fitted run's model."""
+    out_dir = Path(args.dir)
+    run_path, model_path = out_dir / RUN_FILE, out_dir / MODEL_FILE
+    if not run_path.is_file():
+        raise DataError(f"{out_dir} has no {RUN_FILE}; is it the --out folder of 'dpclust fit'?")
+    try:
+        config = RunConfig.from_json(json.loads(run_path.read_text(encoding="utf-8"))["config"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{run_path} is damaged or not written by dpclust ({exc})") from None
+    if config.model != "dp":
+        raise UsageError(f"dpclust {args.command} works with DP mixture runs; {out_dir} is a "
+                         "ddCRP run, whose clusters depend on its customers' links")
+    if not model_path.is_file():
+        raise DataError(f"{out_dir} has no {MODEL_FILE}: the run has not finished (resume "
+                        "it first) or was written by an older dpclust (fit it again)")
+    from .estimator import DPMixture
+
+    model = DPMixture.load(model_path)
+    data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if args.command == "predict":
+            proba = model.predict_proba(data.X)
+            label = np.argmax(proba, axis=1)
+            rows = ["label,probability"] + [f"{k},{p:.6g}" for k, p in
+                                            zip(label.tolist(), proba.max(axis=1).tolist())]
+        else:
+            rows = ["log_density"] + [repr(float(v)) for v in model.score_samples(data.X)]
+    text = "\n".join(rows) + "\n"
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding="utf-8")
+        done = {"predict": "predicted", "score": "scored"}[args.command]
+        print(f"{PROG}: {len(rows) - 1} rows {done}; written to {args.out}", file=sys.stderr)
+    return _EXIT_OK
+
+
 def _close(client) -> None:
     if client is None:
         return
@@ -1255,6 +1313,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 
     save_labels_csv(out_dir / "labels.csv", labels,
                     certainty=getattr(model, "certainty_", None))
+    if config.model == "dp":
+        model.save(out_dir / MODEL_FILE)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.to_arviz().to_netcdf(str(out_dir / "trace.nc"))

@@ -38,6 +38,8 @@ from .samplers.crp import GammaPrior, resolve_alpha
 from .diagnostics import advice, chain_entropy, convergence
 
 _CHECKPOINT_FORMAT = 5
+#: format of the files of DPMixture.save
+_MODEL_FORMAT = 1
 #: columns of a chain's per-iteration records (see ``_step_chain``)
 _RECORD_WIDTH = 9
 #: above this many points the draws for the n x n co-clustering matrix are not kept
@@ -1117,6 +1119,37 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         self.cluster_params_ = fam.mean_params(stats)
 
     # ------------------------------------------------------------- prediction
+    # ----------------------------------------------------------- on disk
+    def save(self, path) -> None:
+        """Write the fitted model to ``path`` (an ``.npz`` file: arrays, the rest as JSON
+        inside, a SHA-256 digest; no pickle, so :meth:`load` runs no code from the file).
+
+        The file keeps what ``predict``, ``predict_proba``, ``score_samples``, ``sample`` and
+        the fitted attributes need (the statistics of the predictive draws' clusters, not
+        the training data); it cannot be resumed (use ``checkpoint=`` for that)."""
+        check_is_fitted(self, "labels_")
+        params = {k: v for k, v in self.get_params().items() if k not in ("callback", "client")}
+        state = {k: v for k, v in vars(self).items()
+                 if k not in params and k not in ("callback", "client", "_X_fit", "_recipe")}
+        if (_collapsible(self.family_) and state.get("_predictive_stats") is None
+                and self._predictive_draws):
+            state["_predictive_stats"] = list(self._draw_stats())
+        _safe_io.save(path, {"format": _MODEL_FORMAT, "class": type(self).__name__,
+                             "version": __version__, "params": params, "state": state})
+
+    @classmethod
+    def load(cls, path):
+        """A fitted model written by :meth:`save`.  A file changed after it was written, or
+        of another kind, is refused with a clear error."""
+        payload = _safe_io.load(path, what="model")
+        if not isinstance(payload, dict) or payload.get("format") != _MODEL_FORMAT:
+            raise DataError(f"{path} is not a dpclust model file of format {_MODEL_FORMAT}")
+        if payload.get("class") != cls.__name__:
+            raise DataError(f"{path} holds a {payload.get('class')}, not a {cls.__name__}")
+        est = cls(**payload["params"])
+        est.__dict__.update(payload["state"])
+        return est
+
     def predict_proba(self, X):
         """Probability that each point belongs to each cluster of ``labels_``.
 

@@ -95,7 +95,7 @@ def _decode(node, arrays):
     if "$tuple" in node:
         return tuple(_decode(v, arrays) for v in node["$tuple"])
     if "$dict" in node:
-        return {_freeze(_decode(k, arrays)): _decode(v, arrays) for k, v in node["$dict"]}
+        return {_decode(k, arrays): _decode(v, arrays) for k, v in node["$dict"]}
     if "$path" in node:
         return Path(node["$path"])
     if "$generator" in node:
@@ -117,10 +117,6 @@ def _decode(node, arrays):
         obj.__dict__.update(_decode(node["state"], arrays))
         return obj
     raise DataError(f"the file holds an entry of unknown kind ({sorted(node)[:3]})")
-
-
-def _freeze(key):
-    return tuple(key) if isinstance(key, list) else key
 
 
 def _digest(skeleton: bytes, arrays: dict) -> str:

@@ -913,14 +913,7 @@ def _resume(args, command_line: str) -> int:
     out_dir = Path(args.dir)
     if not out_dir.is_dir():
         raise DataError(f"{out_dir}: no such directory")
-    run_path = out_dir / RUN_FILE
-    if not run_path.is_file():
-        raise DataError(f"{out_dir} has no {RUN_FILE}; is it the --out folder of 'dpclust fit'?")
-    try:
-        run = json.loads(run_path.read_text(encoding="utf-8"))
-        config = RunConfig.from_json(run["config"])
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise DataError(f"{run_path} is damaged or not written by dpclust ({exc})") from None
+    run, config = _read_run(out_dir)
     ckpt_path = out_dir / CHECKPOINT_FILE
     if not ckpt_path.is_file():
         raise DataError(f"{out_dir} has no checkpoint ({CHECKPOINT_FILE}); only runs started "
@@ -966,16 +959,23 @@ def _resume(args, command_line: str) -> int:
     return _EXIT_OK
 
 
-def _predict(args) -> int:
-    """``dpclust predict`` / ``dpclust score``: new rows under a fitted run's model."""
-    out_dir = Path(args.dir)
-    run_path, model_path = out_dir / RUN_FILE, out_dir / MODEL_FILE
+def _read_run(out_dir: Path):
+    """``(run.json's content, its RunConfig)`` of the run folder ``out_dir``."""
+    run_path = out_dir / RUN_FILE
     if not run_path.is_file():
         raise DataError(f"{out_dir} has no {RUN_FILE}; is it the --out folder of 'dpclust fit'?")
     try:
-        config = RunConfig.from_json(json.loads(run_path.read_text(encoding="utf-8"))["config"])
+        run = json.loads(run_path.read_text(encoding="utf-8"))
+        return run, RunConfig.from_json(run["config"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DataError(f"{run_path} is damaged or not written by dpclust ({exc})") from None
+
+
+def _predict(args) -> int:
+    """``dpclust predict`` / ``dpclust score``: new rows under a fitted run's model."""
+    out_dir = Path(args.dir)
+    model_path = out_dir / MODEL_FILE
+    _, config = _read_run(out_dir)
     if config.model != "dp":
         raise UsageError(f"dpclust {args.command} works with DP mixture runs; {out_dir} is a "
                          "ddCRP run, whose clusters depend on its customers' links")

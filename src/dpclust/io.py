@@ -466,9 +466,9 @@ def _infer_header(p: Path, lineno: int, fields, delimiter=",") -> bool:
     of numbers is data; a row that mixes numbers and text is neither, and is refused with
     the cell that breaks it (a typo in a data row must not silently become a header)."""
     numeric = [_is_number(c) for c in fields]
-    for c in fields:
-        hint = _separator_hint(c.strip(), delimiter)
-        if not _is_number(c) and hint:
+    for c, number in zip(fields, numeric):
+        hint = "" if number else _separator_hint(c.strip(), delimiter)
+        if hint:
             raise DataError(f"{p}: line {lineno}, cell {c.strip()!r} is not a number{hint}.")
     if all(numeric):
         return False

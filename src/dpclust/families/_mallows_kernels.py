@@ -88,6 +88,14 @@ def theta_mode(a, b, m):
     return 0.5 * (lo + hi)
 
 
+@njit(cache=True)
+def cum_log_psi_row(theta, n, out):
+    """``out[t] = sum_{j<t} log psi_{n-j-1}(theta[j])`` for ``t = 0 .. J`` (one cluster)."""
+    out[0] = 0.0
+    for j in range(theta.shape[0]):
+        out[j + 1] = out[j] + log_psi(theta[j], n - j - 1)
+
+
 # ------------------------------------------------------------ the theta integral
 #: Gauss-Kronrod 7-15 nodes on [-1, 1] (the positive half; QUADPACK's qk15) and weights
 _GK_X = np.array([0.991455371120812639206854697526329, 0.949107912342758524526189684047851,

@@ -492,10 +492,7 @@ def cumulative_log_psi(theta, n: int) -> np.ndarray:
 @njit(cache=True)
 def _cum_log_psi(theta, n, out):
     for k in range(theta.shape[0]):
-        acc = 0.0
-        for j in range(theta.shape[1]):
-            acc += _k.log_psi(theta[k, j], n - j - 1)
-            out[k, j + 1] = acc
+        _k.cum_log_psi_row(theta[k], n, out[k])
 
 
 @njit(cache=True)

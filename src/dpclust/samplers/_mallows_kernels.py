@@ -500,15 +500,11 @@ def instantiated_log_likelihood(orders, lengths, labels, rank, theta, cum_log_ps
 def side_code_stats(orders, lengths, members, rank, S, Nj, code):
     """``S[j] = S_{j+1}(sigma)`` (the summed codes) and ``Nj[j]`` (rankings of length > j)
     of the rankings ``members`` against the central ranking with ranks ``rank``."""
-    for j in range(S.shape[0]):
-        S[j] = 0.0
+    _cluster_S(orders, lengths, members, 0, members.shape[0], rank, S, code)
+    for j in range(Nj.shape[0]):
         Nj[j] = 0.0
     for q in range(members.shape[0]):
-        i = members[q]
-        t = lengths[i]
-        gm.codes(orders, i, t, rank, code)
-        for j in range(t):
-            S[j] += code[j]
+        for j in range(lengths[members[q]]):
             Nj[j] += 1.0
 
 
@@ -561,21 +557,14 @@ def sigma_proposal(orders, lengths, members, theta, replay, order, rank, state, 
 
 
 @njit(cache=True)
-def _cum_log_psi_row(theta, n, out):
-    out[0] = 0.0
-    for j in range(theta.shape[0]):
-        out[j + 1] = out[j] + gm.log_psi(theta[j], n - j - 1)
-
-
-@njit(cache=True)
 def allocate_sides(orders, lengths, points, rank0, theta0, rank1, theta1, lw0, lw1, draw,
                    sides, state, cum0, cum1):
     """Each ranking of ``points`` to side 0 or 1 independently, with probability ∝ ``lw_s +
     log GM(pi | sigma_s, theta_s)``: drawn into ``sides`` (``draw=True``) or scored as they
     are.  Returns ``(state, log q)``, the log probability of the sides."""
     n = rank0.shape[0]
-    _cum_log_psi_row(theta0, n, cum0)
-    _cum_log_psi_row(theta1, n, cum1)
+    gm.cum_log_psi_row(theta0, n, cum0)
+    gm.cum_log_psi_row(theta1, n, cum1)
     log_q = 0.0
     for q in range(points.shape[0]):
         i = points[q]

@@ -333,7 +333,6 @@ class _SplitMerge:
     """
 
     def __init__(self, fam, X, launch_iter, launch_size, rng):
-        self.X = X
         self.orders, self.lengths = X.orders, X.lengths
         self.n = n = fam.n_items_
         self.J = J = fam.max_length_
@@ -441,7 +440,6 @@ class _SplitMerge:
         _, rank, _ = self._sigma(members, 0.5 * (launch[0][2] + launch[1][2]))
         return self._modes(members, rank)
 
-
     def move(self, rng, labels, order, theta, log_alpha, i, j):
         """One split-merge proposal anchored at rankings ``i`` and ``j``; updates ``labels``,
         ``order`` and ``theta`` (lists of rows) in place when accepted.  Returns ``"split"``,
@@ -462,7 +460,8 @@ class _SplitMerge:
         else:
             sides = (labels[rest] == cj).astype(np.int64)
             _, log_alloc = self._allocate(rest, launch, sides)
-            part = [np.flatnonzero(labels == ci), np.flatnonzero(labels == cj)]
+            in_i = labels[union] == ci
+            part = [union[in_i], union[~in_i]]
         # the split state against the merged one (module notes): prior, marginals given
         # the central rankings, and the proposal's terms
         terms = {"crp": log_alpha + math.lgamma(len(part[0])) + math.lgamma(len(part[1]))
@@ -486,7 +485,6 @@ class _SplitMerge:
             o, r, log_q = self._sigma(union, theta_c)
         terms["marginal"] -= self._log_marginal(union, r)
         terms["sigma"] += log_q
-        self.last_terms = terms
         log_ratio = sum(terms.values())
         if not split:
             log_ratio = -log_ratio

@@ -497,6 +497,16 @@ def _bad_inputs(tmp_path):
                             "no column named 'c'"),
         "vocab-size": (["fit", "--family", "multinomial", "--vocab", write("v.txt", "a\nb\n")],
                        "2 words"),
+        "decimal-point-given": (["fit", write("eu.csv", "1,5;2\n3;4,25\n"), "--decimal", "."],
+                                "--decimal ,"),
+        "mixed-separators": (["fit", write("mix.csv", "1,2\n3;4\n5,6\n")],
+                             "is the file separated by semicolons?"),
+        "typo-first-row": (["fit", write("typo.csv", "1,2x\n3,4\n5,6\n")],
+                           "line 1 mixes numbers and text: column 2 holds '2x'"),
+        "sep-on-demo": (["fit", "--sep", "tab"], "the bundled data need none"),
+        "decimal-on-rankings": (["fit", write("r.csv", "a,b\nb,a\n"), "--family", "mallows",
+                                 "--decimal", ","], "--decimal applies to tables of numbers"),
+        "sep-choice": (["fit", "--sep", "pipe"], "invalid choice: 'pipe'"),
         "resume-no-checkpoint": (["resume", tmp_path], "no checkpoint"),
         "resume-missing-dir": (["resume", tmp_path / "nowhere"], "no such directory"),
         "no-command": ([], "required"),
@@ -506,7 +516,33 @@ def _bad_inputs(tmp_path):
 BAD = ["nan", "inf", "preflib-without-family", "overflow", "underflow", "strings", "empty", "missing", "directory", "negative-counts",
        "fractional-counts", "family", "sampler", "alpha-word", "alpha-negative", "alpha-gamma",
        "alpha-gamma-zero", "burn-in", "iters", "truth-on-demo", "no-truth-column", "vocab-size",
-       "resume-no-checkpoint", "resume-missing-dir", "no-command"]
+       "decimal-point-given", "mixed-separators", "typo-first-row", "sep-on-demo",
+       "decimal-on-rankings", "sep-choice", "resume-no-checkpoint", "resume-missing-dir", "no-command"]
+
+
+def test_spreadsheet_files_with_decimal_commas_are_read_and_said_so(tmp_path, blobs, capsys):
+    """A semicolon-separated file with decimal commas named .csv, as spreadsheets in many
+    locales save one: read as meant, the summary and the report say how, --sep/--decimal
+    override, and predict reads new rows the same way."""
+    X, _ = blobs
+    text = "x;y\n" + "".join(f"{a:.6f};{b:.6f}\n".replace(".", ",") for a, b in X)
+    path = tmp_path / "eu.csv"
+    path.write_text(text)
+    out = tmp_path / "out"
+    status, _, err = run(capsys, "fit", path, "--out", out, *FAST)
+    assert status in (0, 3), err
+    data = summary_of(out)["data"]
+    assert data["read_as"] == "separated by semicolons, decimal commas (found in the file)"
+    assert data["columns"] == ["x", "y"] and data["n_samples"] == len(X)
+    assert "read as separated by semicolons" in (out / "report.html").read_text()
+    tab = tmp_path / "new.txt"
+    tab.write_text("".join(f"{a:.6f}\t{b:.6f}\n".replace(".", ",") for a, b in X[:5]))
+    status, stdout, err = run(capsys, "predict", out, tab, "--sep", "tab", "--decimal", ",")
+    assert status == 0, err
+    assert len(stdout.splitlines()) == 6
+    status, _, err = run(capsys, "fit", path, "--out", tmp_path / "o2", "--sep", "comma",
+                         *FAST)
+    assert status == 2 and "holds semicolons" in err
 
 
 def test_summary_is_strict_json_with_undefined_figures(tmp_path):

@@ -486,18 +486,73 @@ def test_tab_semicolon_and_space_separated_files_named_csv(tmp_path, sep):
     assert meta["column_names"] == ["x", "y"]
 
 
-def test_decimal_commas_and_mixed_separators_are_named(tmp_path):
+def test_decimal_commas_are_read_and_the_dialect_is_reported(tmp_path):
+    """Semicolon- or tab-separated files with decimal commas (spreadsheets in many locales)
+    are read as they are meant, and the summary says how the file was read."""
     dec = write(tmp_path / "dec.csv", "1,5;2,5\n3,1;4,2\n")
-    with pytest.raises(DataError, match=r"'1,5' looks like a number with a decimal comma"):
-        load_data(dec)
-    dec2 = write(tmp_path / "dec2.csv", "a;b\n1,5;2\n")
-    with pytest.raises(DataError, match=r"decimal comma: the columns are separated by "
-                                        r"semicolons"):
-        load_data(dec2)
+    X, meta = load_data(dec)
+    np.testing.assert_array_equal(X, [[1.5, 2.5], [3.1, 4.2]])
+    assert (meta["separator"], meta["decimal"]) == ("semicolon", ",")
+    assert meta["dialect"] == "separated by semicolons, decimal commas (found in the file)"
+    X, meta = load_data(write(tmp_path / "tab.csv", "a\tb\n-1,25\t2\n3\t1e3\n"))
+    np.testing.assert_array_equal(X, [[-1.25, 2.0], [3.0, 1000.0]])
+    assert meta["column_names"] == ["a", "b"] and meta["separator"] == "tab"
+    X, meta = load_data(write(tmp_path / "plain.csv", "a,b\n1.5,2\n"))
+    assert (meta["separator"], meta["decimal"]) == ("comma", ".")
+    assert "dialect" not in load_data(write_npy(tmp_path))[1]
+
+
+def write_npy(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones((3, 2)))
+    return path
+
+
+def test_separator_and_decimal_can_be_given(tmp_path):
+    dec = write(tmp_path / "dec.csv", "1,5;2,5\n3,1;4,2\n")
+    with pytest.raises(DataError, match=r"'1,5' looks like a number with a decimal comma: the "
+                                        r"columns are separated by semicolons \(found\); read "
+                                        r"it with decimal=','"):
+        load_data(dec, decimal=".")
+    X, meta = load_data(write(tmp_path / "s.txt", "1;2\n3;4\n"), sep="semicolon")
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    assert meta["dialect"] == "separated by semicolons, decimal points (given)"
+    with pytest.raises(DataError, match=r"this cell holds semicolons.*or give it with --sep"):
+        load_data(write(tmp_path / "t.csv", "1;2\n3;4\n"), sep=",")
+    assert load_data(write(tmp_path / "w.csv", "1 2\n3 4\n"), sep="whitespace")[0].shape == (2, 2)
+    with pytest.raises(DataError, match="cannot have a decimal comma"):
+        load_data(write(tmp_path / "c.csv", "1,2\n"), decimal=",")
+    with pytest.raises(ValueError, match="sep must be one of"):
+        load_data(dec, sep="|")
+    with pytest.raises(ValueError, match="decimal must be"):
+        load_data(dec, decimal="'")
+    with pytest.raises(ValueError, match="apply to text tables"):
+        load_data(write_npy(tmp_path), sep=",")
+
+
+def test_mixed_decimal_marks_and_separators_are_named(tmp_path):
+    mixed_marks = write(tmp_path / "m.csv", "a;b\n1,5;2\n3;2.5\n")
+    with pytest.raises(DataError, match=r"line 3, column 2 \('b'\).*'2.5' has a decimal point: "
+                                        r"use one decimal mark throughout"):
+        load_data(mixed_marks)
     mixed = write(tmp_path / "mixed.csv", "1,2\n3\t4\n")
     with pytest.raises(DataError, match=r"this cell holds tabs: is the file separated by "
                                         r"tabs\?"):
         load_data(mixed)
+    comma = write(tmp_path / "comma.csv", '1,"2,5"\n3,4\n')
+    with pytest.raises(DataError, match=r"'2,5' looks like a number with a decimal comma, but "
+                                        r"the columns are separated by commas"):
+        load_data(comma)
+
+
+def test_the_table_reader_reads_what_numpy_writes_exactly(tmp_path):
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((500, 4)) * 10.0 ** rng.integers(-8, 8, (500, 4))
+    path = tmp_path / "y.csv"
+    np.savetxt(path, Y, delimiter=",", fmt="%.17g")
+    np.testing.assert_array_equal(load_data(path)[0], Y)
+    with pytest.raises(DataError, match="line 1, column 1 holds the non-numeric value '1_000'"):
+        load_data(write(tmp_path / "u.csv", "1_000,2\n3,4\n"), header=False)
 
 
 # --------------------------------------------------------------- files without pickle

@@ -142,6 +142,8 @@ class RunConfig:
     missing: tuple | None = None
     index_base: int | None = None
     items: str | None = None
+    sep: str | None = None
+    decimal: str | None = None
     nu: float | None = None
     r: float | None = None
     scheduler: str | None = None
@@ -503,6 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--truth", type=_truth_type, metavar="COLUMN",
                       help="column (name or 0-based index) holding known labels: it is left out "
                            "of the features and used to report NMI and ARI")
+    _add_dialect_args(data)
     data.add_argument("--vocab", metavar="FILE",
                       help="multinomial only: vocabulary file, one word a line, to show the top "
                            "words of each cluster instead of word indices")
@@ -540,6 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("data", metavar="DATA", help="the rows to " + name)
         cmd.add_argument("--out", metavar="FILE",
                          help="write the CSV here (default: standard output)")
+        _add_dialect_args(cmd)
     return parser
 
 
@@ -668,7 +672,10 @@ def _config_from_args(args) -> RunConfig:
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
         until_converged=args.until_converged, max_iters=args.max_iters,
-        burn_in_given=args.burn_in is not None)
+        burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal)
+    if (args.sep or args.decimal) and args.data is None:
+        raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
+                         "file; the bundled data need none")
     if args.max_iters is not None and not args.until_converged:
         raise UsageError("--max-iters applies only with --until-converged")
     if args.max_iters is not None and args.max_iters < n_iter:
@@ -759,6 +766,12 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
     if csv_only and config.data in DATASETS:
         raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; the bundled "
                          f"data set {config.data} needs none")
+    if args.decimal is not None:
+        raise UsageError("--decimal applies to tables of numbers; a rankings file holds item "
+                         "names or ids")
+    if args.sep is not None and _is_preflib(config.data):
+        raise UsageError("--sep tells how to read a CSV file; a PrefLib file has its own "
+                         "layout")
     if csv_only and _is_preflib(config.data):
         raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; a PrefLib "
                          "file numbers and names its own alternatives")
@@ -985,7 +998,8 @@ def _predict(args) -> int:
     from .estimator import DPMixture
 
     model = DPMixture.load(model_path)
-    data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None))
+    data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None,
+                         sep=args.sep or config.sep, decimal=args.decimal or config.decimal))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if args.command == "predict":
@@ -1003,6 +1017,16 @@ def _predict(args) -> int:
         done = {"predict": "predicted", "score": "scored"}[args.command]
         print(f"{PROG}: {len(rows) - 1} rows {done}; written to {args.out}", file=sys.stderr)
     return _EXIT_OK
+
+
+def _add_dialect_args(group) -> None:
+    """``--sep`` and ``--decimal``: how a text table is laid out, when detection is wrong."""
+    group.add_argument("--sep", choices=("comma", "semicolon", "tab", "whitespace"),
+                       help="text tables: the column separator (default: found in the file; "
+                            "the summary says which)")
+    group.add_argument("--decimal", choices=(".", ","),
+                       help="text tables of numbers: the decimal mark (default: ',' when the "
+                            "separator is not a comma and the numbers are written like 1,5)")
 
 
 def _close(client) -> None:
@@ -1156,11 +1180,15 @@ def _load(config: RunConfig) -> LoadedData:
         values = {}
         if special:
             X, meta, values = load_data_with_columns(config.data, special, kind=kind,
-                                                     column=config.columns)
+                                                     column=config.columns, sep=config.sep,
+                                                     decimal=config.decimal)
         else:
             column = None if config.columns is None else list(config.columns)
-            X, meta = load_data(config.data, kind=kind, column=column)
+            X, meta = load_data(config.data, kind=kind, column=column, sep=config.sep,
+                                decimal=config.decimal)
         info = {"source": meta["path"], "format": meta["format"]}
+        if "dialect" in meta:
+            info["read_as"] = meta["dialect"]
         if meta.get("column_names") is not None:
             names = list(meta["column_names"])
             info["columns"] = names[:MAX_LISTED_COLUMNS]
@@ -1234,7 +1262,7 @@ def _load_rankings(config: RunConfig) -> LoadedData:
                 kwargs = {} if config.missing is None else {"missing": config.missing}
                 try:
                     X = read_rankings_csv(config.data, items=items, index_base=first_id,
-                                          **kwargs)
+                                          sep=config.sep, **kwargs)
                 except DataError as exc:
                     raise DataError(_option_names(str(exc))) from None
                 fmt = "rankings table"

@@ -15,6 +15,9 @@ extension                   contents                                            
 ==========================  ==========================================================  =======
 
 A ``.txt`` file whose content has the bag-of-words layout is read as such whatever its name.
+Text tables are parsed by pandas' C reader; their separator and decimal mark are found by
+:class:`csv.Sniffer` and a decimal-comma check (or given: ``sep=``, ``decimal=``), and
+``meta["dialect"]`` says which (see :func:`load_data`).
 Every problem -- a missing, empty, unreadable or garbled file, a non-numeric cell, a missing
 value, NaN, a negative count -- raises one :class:`~dpclust._validation.DataError` whose
 message starts with the path and names the problem.  In messages about text files, ``line``
@@ -34,6 +37,7 @@ import re
 import warnings
 import zipfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +68,7 @@ _ZIP_MAGIC = b"PK\x03\x04"
 # public API
 
 
-def load_data(path, *, kind="auto", column=None, header=None):
+def load_data(path, *, kind="auto", column=None, header=None, sep=None, decimal=None):
     """Load a data matrix from a file.
 
     Parameters
@@ -86,10 +90,17 @@ def load_data(path, *, kind="auto", column=None, header=None):
         the first row is a header when none of its cells is a number, data when all are,
         and an error naming the line and the cell when it mixes both (a typo in a data row
         must not become a header).  Pass ``True`` for numeric column names such as those
-        pandas writes for an unnamed DataFrame (``0,1,2``).  The separator is the first
-        line's tab or semicolon if it has one (spreadsheets write both into files named
-        .csv), else a comma, else whitespace; a cell that looks like a decimal-comma number
-        or holds another separator is named in the error.
+        pandas writes for an unnamed DataFrame (``0,1,2``).
+    sep : {"comma", "semicolon", "tab", "whitespace"}, optional
+        Text tables only: the separator (``","``, ``";"``, ``"\\t"`` and ``" "`` also
+        work).  Default: found by :class:`csv.Sniffer` over the first 200 lines, among tab,
+        semicolon and comma in that order of preference (spreadsheets write tab- and
+        semicolon-separated files named .csv), else runs of whitespace.
+    decimal : {".", ","}, optional
+        Text tables only: the decimal mark.  Default: a comma when the separator is not a
+        comma and a cell of the first lines looks like ``1,5``, else a point.  A cell that
+        looks like a number written with the other mark, or that holds another separator,
+        is named in the error with the argument that fixes it.
 
     Returns
     -------
@@ -98,8 +109,11 @@ def load_data(path, *, kind="auto", column=None, header=None):
     meta : dict
         ``path`` (str), ``format`` (``"csv"``, ``"tsv"``, ``"txt"``, ``"npy"``, ``"npz"``,
         ``"parquet"`` or ``"docword"``), ``n_samples``, ``n_features``, ``column_names``
-        (list of str for the columns kept, or None when the file has none) and ``has_header``
-        (whether column names were read from the file).
+        (list of str for the columns kept, or None when the file has none), ``has_header``
+        (whether column names were read from the file) and, for text tables,
+        ``separator`` (``"comma"``, ``"semicolon"``, ``"tab"`` or ``"whitespace"``),
+        ``decimal`` (``"."`` or ``","``) and ``dialect`` (one line saying both, and whether
+        they were found or given).
 
     Raises
     ------
@@ -121,8 +135,11 @@ def load_data(path, *, kind="auto", column=None, header=None):
 
     names = None
     has_header = False
+    dialect = None
+    if fmt not in _TEXT_FORMATS and (sep is not None or decimal is not None):
+        raise ValueError(f"sep and decimal apply to text tables; {p} is a {fmt} file.")
     if fmt in _TEXT_FORMATS:
-        X, names, has_header = _read_table(p, gz, fmt, column, header)
+        X, names, has_header, dialect = _read_table(p, gz, fmt, column, header, sep, decimal)
     elif fmt == "parquet":
         X, names = _read_parquet(p, column)
         has_header = True
@@ -163,6 +180,10 @@ def load_data(path, *, kind="auto", column=None, header=None):
         "column_names": names,
         "has_header": has_header,
     }
+    if dialect is not None:
+        meta.update(separator=dialect.separator, decimal=dialect.decimal,
+                    dialect=dialect.describe()
+                    + (" (found in the file)" if dialect.detected else " (given)"))
     return X, meta
 
 
@@ -392,30 +413,124 @@ def _resolve_columns(column, names, n_columns: int, p: Path) -> list[int]:
 
 # --------------------------------------------------------------------------------------------
 # text tables
+#
+# The dialect (separator and decimal mark) is found by ``csv.Sniffer`` on the first lines,
+# the numbers are parsed by pandas' C reader, and only when that fails (or finds a missing
+# or non-finite value) does a line-by-line pass with the standard ``csv`` module run, to
+# name the line and the cell of the first problem.
+
+_SEPARATORS = {",": "commas", ";": "semicolons", "\t": "tabs", None: "whitespace"}
+_SEP_NAMES = {"comma": ",", ",": ",", "semicolon": ";", ";": ";", "tab": "\t", "\t": "\t",
+              "\\t": "\t", "whitespace": None, "space": None, " ": None}
+_DECIMALS = {".": "decimal points", ",": "decimal commas"}
+_SAMPLE_LINES = 200
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+([eE][+-]?\d+)?$")
 
 
-def _first_record(p: Path, gz: bool):
-    """(line number, line) of the first line that is neither blank nor a ``#`` comment."""
+@dataclass(frozen=True)
+class TextDialect:
+    """How a text table is laid out: what :func:`load_data` found or was told.
+
+    Attributes
+    ----------
+    delimiter : str or None
+        ``","``, ``";"`` or ``"\\t"``; None for runs of whitespace.
+    decimal : str
+        ``"."`` or ``","``.
+    detected : bool
+        Whether the separator was found in the file (rather than given).
+    """
+
+    delimiter: str | None
+    decimal: str
+    detected: bool = True
+
+    @property
+    def separator(self) -> str:
+        """The separator's name: ``"comma"``, ``"semicolon"``, ``"tab"`` or ``"whitespace"``."""
+        return {",": "comma", ";": "semicolon", "\t": "tab", None: "whitespace"}[self.delimiter]
+
+    def describe(self) -> str:
+        """One line for messages and summaries, e.g. ``"separated by semicolons, decimal
+        commas"``."""
+        return f"separated by {_SEPARATORS[self.delimiter]}, {_DECIMALS[self.decimal]}"
+
+
+def _parse_sep(sep):
+    try:
+        return _SEP_NAMES[sep]
+    except (KeyError, TypeError):
+        raise ValueError(f"sep must be one of 'comma', 'semicolon', 'tab' or 'whitespace' (or "
+                         f"',', ';', '\\t', ' '), got {sep!r}.") from None
+
+
+def _data_lines(p: Path, gz: bool, n: int):
+    """(number of the first, list of up to ``n``) lines that are neither blank nor a ``#``
+    comment."""
+    first, lines = None, []
     with _reading(p), _open_text(p, gz) as f:
         for lineno, line in enumerate(f, 1):
             stripped = line.strip()
             if stripped and not stripped.startswith("#"):
-                return lineno, line
-    return None, None
+                first = first or lineno
+                lines.append(line)
+                if len(lines) == n:
+                    break
+    return first, lines
 
 
-def _delimiter(fmt: str, line: str):
-    """The first data line's separator: a tab or a semicolon when the line has one (a
-    semicolon is never a decimal mark; spreadsheets write tab- and semicolon-separated
-    files named .csv), else a comma, else runs of whitespace (also in a .csv file whose
-    first line has none of the three)."""
-    if fmt == "tsv" or ("\t" in line and "," not in line and ";" not in line):
+def _sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
+    """The separator and decimal mark of a text table.
+
+    The separator is ``sep`` when given, a tab in a ``.tsv`` file, else what
+    :class:`csv.Sniffer` finds consistent over the first lines among tab, semicolon and
+    comma (preferred in that order: spreadsheets write tab- and semicolon-separated files
+    named ``.csv``, and a semicolon or tab is never a decimal mark), else the first line's
+    tab, semicolon or comma, else runs of whitespace.  The decimal mark is ``decimal`` when
+    given, else a comma when the separator is not one and a cell of the first lines looks
+    like ``1,5``.
+    """
+    if decimal not in (None, ".", ","):
+        raise ValueError(f"decimal must be '.' or ',', got {decimal!r}.")
+    first, lines = _data_lines(p, gz, _SAMPLE_LINES)
+    if not lines:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
+    if sep is not None:
+        delimiter, detected = _parse_sep(sep), False
+    elif fmt == "tsv":
+        delimiter, detected = "\t", True
+    else:
+        sniffer = csv.Sniffer()
+        sniffer.preferred = ["\t", ";", ","]
+        try:
+            delimiter = sniffer.sniff("".join(lines), delimiters="\t;,").delimiter
+        except csv.Error:
+            delimiter = _first_line_delimiter(fmt, lines[0])
+        detected = True
+    if decimal is None:
+        decimal = "."
+        if delimiter != ",":
+            cells = (c.strip() for line in lines
+                     for c in (line.split() if delimiter is None else line.split(delimiter)))
+            if any(_DECIMAL_COMMA.match(c) for c in cells):
+                decimal = ","
+    elif decimal == "," and delimiter == ",":
+        raise DataError(f"{p}: the columns are separated by commas, so numbers cannot have a "
+                        "decimal comma; give the separator (sep='semicolon', --sep semicolon)")
+    return TextDialect(delimiter, decimal, detected)
+
+
+def _first_line_delimiter(fmt: str, line: str):
+    """The separator when the first lines are not consistent: the first line's tab or
+    semicolon if it has one, else a comma, else runs of whitespace (also in a .csv file
+    whose first line has none of the three)."""
+    if "\t" in line and "," not in line and ";" not in line:
         return "\t"
     if ";" in line:
         return ";"
     if "," in line or (fmt == "csv" and len(line.split()) < 2):
         return ","
-    return None  # runs of whitespace
+    return None
 
 
 def _records(f, delimiter):
@@ -435,39 +550,54 @@ def _records(f, delimiter):
         yield reader.line_num, fields
 
 
-def _is_number(cell: str) -> bool:
+def _to_float(cell: str, decimal: str = "."):
+    """The number a cell holds, or None."""
+    if decimal == ",":
+        if "." in cell:
+            return None
+        cell = cell.replace(",", ".", 1)
+    if "_" in cell:  # Python's float() reads 1_000; a data file should not
+        return None
     try:
-        float(cell)
+        return float(cell)
     except ValueError:
-        return False
-    return True
+        return None
 
 
-_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+([eE][+-]?\d+)?$")
+def _is_number(cell: str, decimal: str = ".") -> bool:
+    return _to_float(cell, decimal) is not None
 
 
-def _separator_hint(cell: str, delimiter) -> str:
+def _separator_hint(cell: str, dialect: TextDialect) -> str:
     """What a non-numeric cell suggests about the file's separator or decimal mark."""
-    sep = {",": "commas", ";": "semicolons", "\t": "tabs", None: "whitespace"}[delimiter]
-    if _DECIMAL_COMMA.match(cell):
+    sep = _SEPARATORS[dialect.delimiter]
+    how = "found" if dialect.detected else "given"
+    if _DECIMAL_COMMA.match(cell) and dialect.decimal == ".":
+        if dialect.delimiter == ",":
+            return (f" ({cell!r} looks like a number with a decimal comma, but the columns "
+                    f"are separated by commas ({how}); a file with decimal commas separates "
+                    "its columns by semicolons or tabs")
         return (f" ({cell!r} looks like a number with a decimal comma: the columns are "
-                f"separated by {sep}, and numbers must use a decimal point; export the file "
-                "with '.' as the decimal mark)")
+                f"separated by {sep} ({how}); read it with decimal=',' (--decimal ,)")
+    if dialect.decimal == "," and re.match(r"^[+-]?\d*\.\d+([eE][+-]?\d+)?$", cell):
+        return (f" (the file was read with decimal commas, found in its first lines, but "
+                f"{cell!r} has a decimal point: use one decimal mark throughout, or give it "
+                "with decimal='.' (--decimal .))")
     for other, name in (("\t", "tabs"), (";", "semicolons"), (",", "commas")):
-        if other != delimiter and other in cell:
-            return (f" (the columns were read as separated by {sep}, but this cell holds "
-                    f"{name}: is the file separated by {name}? Save it with one separator "
-                    "throughout)")
+        if other != dialect.delimiter and other in cell:
+            return (f" (the columns were read as separated by {sep} ({how}), but this cell "
+                    f"holds {name}: is the file separated by {name}? Save it with one "
+                    f"separator throughout, or give it with --sep)")
     return ""
 
 
-def _infer_header(p: Path, lineno: int, fields, delimiter=",") -> bool:
+def _infer_header(p: Path, lineno: int, fields, dialect: TextDialect) -> bool:
     """Whether the first row is a header: only when none of its cells is a number.  A row
     of numbers is data; a row that mixes numbers and text is neither, and is refused with
     the cell that breaks it (a typo in a data row must not silently become a header)."""
-    numeric = [_is_number(c) for c in fields]
+    numeric = [_is_number(c.strip(), dialect.decimal) for c in fields]
     for c, number in zip(fields, numeric):
-        hint = "" if number else _separator_hint(c.strip(), delimiter)
+        hint = "" if number else _separator_hint(c.strip(), dialect)
         if hint:
             raise DataError(f"{p}: line {lineno}, cell {c.strip()!r} is not a number{hint}.")
     if all(numeric):
@@ -483,66 +613,67 @@ def _infer_header(p: Path, lineno: int, fields, delimiter=",") -> bool:
         "(or read the file with load_data(path, header=True) if the row is a header).")
 
 
-def _read_table(p: Path, gz: bool, fmt: str, column, header):
-    first_line_no, first_line = _first_record(p, gz)
-    if first_line is None:
-        raise DataError(f"{p} contains no data (only blank or comment lines).")
-    delimiter = _delimiter(fmt, first_line)
+def _read_table(p: Path, gz: bool, fmt: str, column, header, sep=None, decimal=None):
+    dialect = _sniff(p, gz, fmt, sep, decimal)
     with _reading(p), _open_text(p, gz) as f:
-        first_line_no, first_fields = next(_records(f, delimiter), (first_line_no, [first_line]))
+        first_line_no, first_fields = next(_records(f, dialect.delimiter), (None, None))
+    if first_fields is None:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
     n_fields = len(first_fields)
     if header is None:
-        has_header = _infer_header(p, first_line_no, first_fields, delimiter)
+        has_header = _infer_header(p, first_line_no, first_fields, dialect)
     else:
         has_header = header
     names = [c.strip() for c in first_fields] if has_header else None
     usecols = (
         list(range(n_fields)) if column is None else _resolve_columns(column, names, n_fields, p)
     )
-
-    X = _read_table_fast(p, gz, delimiter, first_line_no if has_header else first_line_no - 1)
-    if X is None or X.shape[1] != n_fields or not np.isfinite(X).all():
+    X = _read_table_fast(p, gz, dialect, first_line_no if has_header else None, usecols)
+    if X is None or X.shape[1] != len(usecols) or not np.isfinite(X).all():
         # The slow parser reads line by line and stops at the first problem, naming it.
-        X = _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usecols, names)
-    elif column is not None:
-        X = X[:, usecols]
+        X = _read_table_slow(p, gz, dialect, first_line_no, has_header, n_fields, usecols,
+                             names)
     if X.shape[0] == 0:
         raise DataError(f"{p} has a header row but no data rows.")
     kept = None if names is None else [names[j] for j in usecols]
-    return X, kept, has_header
+    return X, kept, has_header, dialect
 
 
-def _read_table_fast(p: Path, gz: bool, delimiter, skiprows: int):
-    """``np.loadtxt`` of the whole table, or None if it fails for any reason."""
+def _read_table_fast(p: Path, gz: bool, dialect: TextDialect, header_line, usecols):
+    """The table by pandas' C reader, or None if it fails for any reason (the slow reader
+    then names the problem)."""
+    import pandas as pd
+
     try:
-        with _open_text(p, gz) as f, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = np.loadtxt(
-                f,
-                dtype=np.float64,
-                delimiter=delimiter,
-                comments=None,
-                skiprows=skiprows,
-                ndmin=2,
-                quotechar='"' if delimiter is not None else None,
-            )
-    except (ValueError, TypeError, OSError, EOFError):
+        frame = pd.read_csv(
+            p, sep=r"\s+" if dialect.delimiter is None else dialect.delimiter,
+            decimal=dialect.decimal, header=None,
+            skiprows=None if header_line is None else [header_line - 1],
+            comment="#", skip_blank_lines=True, skipinitialspace=True,
+            # every column is parsed (columns left out may hold text), so that a row with
+            # too many fields is an error rather than silently cut
+            index_col=False, dtype={j: np.float64 for j in usecols}, encoding="utf-8-sig",
+            compression="gzip" if gz else None,
+            engine="c")
+    except (ValueError, TypeError, OSError, EOFError, pd.errors.EmptyDataError):
         return None
-    return X
+    if frame.shape[1] <= max(usecols):
+        return None
+    return np.ascontiguousarray(frame[usecols].to_numpy(dtype=np.float64))
 
 
-def _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usecols, names):
+def _read_table_slow(p, gz, dialect, first_line_no, has_header, n_fields, usecols, names):
     rows = []
     n_bad = 0
     first_bad = None
     with _reading(p), _open_text(p, gz) as f:
-        for lineno, fields in _records(f, delimiter):
+        for lineno, fields in _records(f, dialect.delimiter):
             if has_header and lineno == first_line_no:
                 continue
             if len(fields) != n_fields:
                 raise DataError(
                     f"{p}: line {lineno} has {len(fields)} fields, but line {first_line_no} "
-                    f"has {n_fields}" + _separator_hint(" ".join(fields), delimiter) + "."
+                    f"has {n_fields}" + _separator_hint(" ".join(fields), dialect) + "."
                 )
             row = []
             for j in usecols:
@@ -552,15 +683,14 @@ def _read_table_slow(p, gz, delimiter, first_line_no, has_header, n_fields, usec
                         f"{p}: line {lineno}, {_file_column(j, names)} is empty; "
                         "missing values are not supported."
                     )
-                try:
-                    value = float(cell)
-                except ValueError:
+                value = _to_float(cell, dialect.decimal)
+                if value is None:
                     shown = cell if len(cell) <= 30 else cell[:27] + "..."
                     raise DataError(
                         f"{p}: line {lineno}, {_file_column(j, names)} holds the non-numeric "
                         f"value {shown!r}; all data cells must be numbers"
-                        + _separator_hint(cell, delimiter) + "."
-                    ) from None
+                        + _separator_hint(cell, dialect) + "."
+                    )
                 if not math.isfinite(value):
                     n_bad += 1
                     if first_bad is None:
@@ -829,7 +959,8 @@ def _read_parquet(p: Path, column):
 # a table with a column of known labels
 
 
-def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None):
+def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None, sep=None,
+                          decimal=None):
     """Features and known labels from one table; the label column is not a feature.
 
     Parameters
@@ -844,6 +975,8 @@ def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None
         As in :func:`load_data`, for the features.
     column : list of str or int, optional
         Feature columns; default all but the label column.
+    sep, decimal : str, optional
+        As in :func:`load_data`.
 
     Returns
     -------
@@ -859,11 +992,12 @@ def load_data_with_labels(path, label_column, *, kind: str = "auto", column=None
         file (they have no label column), or the problems :func:`load_data` reports.
     """
     X, meta, values = load_data_with_columns(path, {"label": label_column}, kind=kind,
-                                             column=column)
+                                             column=column, sep=sep, decimal=decimal)
     return X, meta, _as_labels(values["label"])
 
 
-def load_data_with_columns(path, columns, *, kind: str = "auto", column=None):
+def load_data_with_columns(path, columns, *, kind: str = "auto", column=None, sep=None,
+                           decimal=None):
     """Features and some other columns of one table (known labels, positions, ...).
 
     The other columns are read as they are and are not features.
@@ -881,6 +1015,8 @@ def load_data_with_columns(path, columns, *, kind: str = "auto", column=None):
         As in :func:`load_data`, for the features.
     column : list of str or int, optional
         Feature columns; default all but those of ``columns``.
+    sep, decimal : str, optional
+        As in :func:`load_data` (text tables only).
 
     Returns
     -------
@@ -907,10 +1043,14 @@ def load_data_with_columns(path, columns, *, kind: str = "auto", column=None):
     if fmt == "txt" and _looks_like_docword(p, gz):
         fmt = "docword"
     what = " and ".join(f"{role} column" for role in roles)
-    if fmt in ("csv", "tsv", "txt"):
-        values, found, n_columns, names, has_header = _read_text_columns(p, gz, fmt, roles)
+    if fmt not in _TEXT_FORMATS and (sep is not None or decimal is not None):
+        raise ValueError(f"sep and decimal apply to text tables; {p} is a {fmt} file.")
+    if fmt in _TEXT_FORMATS:
+        dialect = _sniff(p, gz, fmt, sep, decimal)
+        values, found, n_columns, names, has_header = _read_text_columns(p, gz, dialect, roles)
         features = _features_besides(p, column, found, n_columns, names)
-        X, meta = load_data(p, kind=kind, column=features, header=has_header)
+        X, meta = load_data(p, kind=kind, column=features, header=has_header, sep=sep,
+                            decimal=decimal)
     elif fmt == "parquet":
         values, found = {}, {}
         names = index_columns = None
@@ -1136,7 +1276,7 @@ def _features_besides(p: Path, columns, found: dict, n_columns: int, names) -> l
     return list(columns)
 
 
-def _read_text_columns(p: Path, gz: bool, fmt: str, roles: dict):
+def _read_text_columns(p: Path, gz: bool, dialect: TextDialect, roles: dict):
     """Read some columns of a text table as strings, with the conventions of ``load_data``.
 
     Returns
@@ -1152,12 +1292,9 @@ def _read_text_columns(p: Path, gz: bool, fmt: str, roles: dict):
         Whether the first row holds names.  With every column given by index this is decided
         from the other cells of the first row, as the columns read may hold words.
     """
-    first_line_no, first_line = _first_record(p, gz)
-    if first_line is None:
-        raise DataError(f"{p} contains no data (only blank or comment lines).")
-    delimiter = _delimiter(fmt, first_line)
     with _reading(p), _open_text(p, gz) as f:
-        records = list(_records(f, delimiter))
+        records = list(_records(f, dialect.delimiter))
+    first_line_no = records[0][0]
     first = [c.strip() for c in records[0][1]]
     n_columns = len(first)
     found = {}
@@ -1165,7 +1302,7 @@ def _read_text_columns(p: Path, gz: bool, fmt: str, roles: dict):
     for role, spec in roles.items():
         if isinstance(spec, str):
             if spec not in first:
-                if all(_is_number(c) for c in first):
+                if all(_is_number(c, dialect.decimal) for c in first):
                     raise DataError(f"{p} has no header row, so give the {role} column as a "
                                     f"0-based column index, not a name ({spec!r})")
                 shown = (", ".join(repr(c) for c in first[:12])
@@ -1177,7 +1314,8 @@ def _read_text_columns(p: Path, gz: bool, fmt: str, roles: dict):
             found[role] = _check_column_index(p, spec, n_columns)
     if not has_header:
         others = [c for i, c in enumerate(first) if i not in found.values()]
-        has_header = not all(_is_number(c) for c in others) if others else False
+        has_header = (not all(_is_number(c, dialect.decimal) for c in others) if others
+                      else False)
     names = first if has_header else None
     _check_distinct(p, found, names)
     values = {role: [] for role in roles}

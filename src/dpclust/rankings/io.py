@@ -15,16 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import DataError
-from ..io import (
-    _TEXT_FORMATS,
-    _check_file,
-    _delimiter,
-    _detect_format,
-    _first_record,
-    _open_text,
-    _reading,
-    _records,
-)
+from ..io import _TEXT_FORMATS, _check_file, _detect_format, _open_text, _reading, _records, _sniff
 from .data import _PAD, Rankings, _check_items, _check_n_items, _validate_ids, _Where
 
 __all__ = ["read_preflib", "read_rankings_csv"]
@@ -41,7 +32,7 @@ _PREFLIB_TYPES = (".soi", ".toi", ".soc", ".toc")
 
 
 def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_base=None,
-                      header="infer") -> Rankings:
+                      header="infer", sep=None) -> Rankings:
     """Read top-t rankings from a text table, one ranking per row, best first.
 
     Each row lists the items a judge ranked, best first, as item names or as integer item
@@ -52,8 +43,9 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     ----------
     path : str or os.PathLike
         A ``.csv``, ``.tsv`` or ``.txt`` file, optionally gzipped (``.csv.gz``).  Blank
-        lines and lines starting with ``#`` are skipped; the delimiter is told as in
-        :func:`dpclust.io.load_data` (``,``, ``;``, tab or whitespace).
+        lines and lines starting with ``#`` are skipped; the separator is found as
+        :func:`dpclust.io.load_data` finds it (comma, semicolon, tab or whitespace) unless
+        ``sep`` gives it.
     items : sequence of str, optional
         Names of the items.  With names in the file, every name must be one of them and
         item ``j`` is ``items[j]``; without, the items are the distinct names found,
@@ -79,6 +71,8 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
         or ``pref_5``; or when it holds a cell that is not an item (not an integer, nor one
         of ``items``) while every later cell is one.  A header of other words above rows of
         names is not detected: pass ``header=True``.
+    sep : {"comma", "semicolon", "tab", "whitespace"}, optional
+        The separator, as in :func:`dpclust.io.load_data`.
 
     Returns
     -------
@@ -132,10 +126,7 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     if fmt not in _TEXT_FORMATS:
         raise DataError(f"{p}: rankings are read from a text table (.csv, .tsv or .txt, "
                         f"optionally .gz), not from a .{fmt} file")
-    _, first_line = _first_record(p, gz)
-    if first_line is None:
-        raise DataError(f"{p} contains no data (only blank or comment lines).")
-    delimiter = _delimiter(fmt, first_line)
+    delimiter = _sniff(p, gz, fmt, sep, decimal=".").delimiter
     with _reading(p), _open_text(p, gz) as f:
         records = [(lineno, [c.strip() for c in fields])
                    for lineno, fields in _records(f, delimiter)]

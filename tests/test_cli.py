@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -543,6 +544,26 @@ def test_spreadsheet_files_with_decimal_commas_are_read_and_said_so(tmp_path, bl
     status, _, err = run(capsys, "fit", path, "--out", tmp_path / "o2", "--sep", "comma",
                          *FAST)
     assert status == 2 and "holds semicolons" in err
+
+
+def test_no_warning_reaches_the_user_on_awkward_but_valid_data(tmp_path, capsys):
+    """Valid data at the edges (a constant column, identical points, values near the scale
+    limits, a single row) fit, predict and score with every warning an error."""
+    cases = {"const.csv": "1,5\n2,5\n3,5\n10,5\n11,5\n", "same.csv": "1,1\n1,1\n1,1\n",
+             "huge.csv": "1e90,2\n-1e90,3\n0,4\n", "tiny.csv": "1e-90,2e-90\n3e-90,1e-90\n",
+             "one.csv": "1,2\n"}
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        out = tmp_path / f"out_{name}"
+        for argv in (["fit", path, "--out", out, "--iters", "20", "--no-progress"],
+                     ["predict", out, path], ["score", out, path]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                warnings.filterwarnings("ignore", message=".*has not converged")
+                status, _, err = run(capsys, *argv)
+            assert status == 0, (name, argv[0], err)
+            assert "Warning" not in err and "Traceback" not in err, err
 
 
 def test_summary_is_strict_json_with_undefined_figures(tmp_path):

@@ -263,8 +263,31 @@ class _MovesOnly(SliceGibbs):
         return order, theta, counts
 
 
-def test_split_merge_moves_alone_match_exact_posterior():
-    assert tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4), FIVE, 4, 8000, seed=1) < 0.05
+@pytest.mark.parametrize("random_share", [0.0, 1.0])
+def test_split_merge_moves_alone_match_exact_posterior(random_share):
+    """Fitted launches (random_share=0) and random-proportion allocations (1): each kernel
+    alone leaves the posterior invariant (the default mixes them half and half)."""
+    sampler = _MovesOnly(n_gibbs=1, split_merge=4, random_share=random_share)
+    assert tv_to_exact(sampler, FIVE, 4, 8000, seed=1) < 0.05
+
+
+def test_random_allocation_needs_its_beta_function():
+    """Without the random-proportion allocation's probability B(m0 + 1, m1 + 1) the moves
+    land far from the posterior: the exact test sees it."""
+    from dpclust.samplers import mallows
+
+    orig = mallows._SplitMerge._random_sides
+
+    def without_q(rng, points, sides=None):
+        return orig(rng, points, sides)[0], 0.0
+
+    try:
+        mallows._SplitMerge._random_sides = staticmethod(without_q)
+        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0), FIVE, 4,
+                         4000, seed=1)
+    finally:
+        mallows._SplitMerge._random_sides = staticmethod(orig)
+    assert tv > 0.15
 
 
 def test_split_merge_ratio_terms_matter():
@@ -279,7 +302,8 @@ def test_split_merge_ratio_terms_matter():
 
     try:
         mallows._SplitMerge._allocate = without_q
-        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4), FIVE, 4, 4000, seed=1)
+        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=0.0), FIVE, 4,
+                         4000, seed=1)
     finally:
         mallows._SplitMerge._allocate = orig
     assert tv > 0.15

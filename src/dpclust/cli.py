@@ -1000,15 +1000,13 @@ def _predict(args) -> int:
     model = DPMixture.load(model_path)
     data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None,
                          sep=args.sep or config.sep, decimal=args.decimal or config.decimal))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if args.command == "predict":
-            proba = model.predict_proba(data.X)
-            label = np.argmax(proba, axis=1)
-            rows = ["label,probability"] + [f"{k},{p:.6g}" for k, p in
-                                            zip(label.tolist(), proba.max(axis=1).tolist())]
-        else:
-            rows = ["log_density"] + [repr(float(v)) for v in model.score_samples(data.X)]
+    if args.command == "predict":
+        proba = model.predict_proba(data.X)
+        label = np.argmax(proba, axis=1)
+        rows = ["label,probability"] + [f"{k},{p:.6g}" for k, p in
+                                        zip(label.tolist(), proba.max(axis=1).tolist())]
+    else:
+        rows = ["log_density"] + [repr(float(v)) for v in model.score_samples(data.X)]
     text = "\n".join(rows) + "\n"
     if args.out is None:
         sys.stdout.write(text)
@@ -1128,8 +1126,8 @@ def _prepare_out_dir(out_dir: Path) -> None:
 def _print_done(out_dir: Path, summary: dict) -> None:
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
     what = "table" if "ddcrp" in summary else "cluster"
-    points = "rankings" if "mallows" in summary else "points"
-    line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {points}"
+    point = "ranking" if "mallows" in summary else "point"
+    line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {point}{'s' if n != 1 else ''}"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
         line += f" ({scores})"

@@ -43,6 +43,15 @@ union of their clusters less ``i`` and ``j``.
 * *Merge* (``i``, ``j`` in different clusters): the merged central ranking is drawn from the
   stagewise distribution at ``theta_m``, its theta exactly given sigma.
 
+* *Random-proportion allocation* (a share ``random_share`` of the proposals, chosen
+  independently of the state, so that the mixture of the two kernels is exact): a
+  proportion ``rho ~ U(0, 1)``, then each ranking of ``S`` on side 1 with probability
+  ``rho``; the launch is the anchors' own rankings.  Integrated over ``rho``, an allocation
+  with ``m_0`` and ``m_1`` rankings on the sides has ``q_alloc = B(m_0 + 1, m_1 + 1)``, which
+  cancels the CRP's ``Gamma(n_0) Gamma(n_1) / Gamma(n_0 + n_1)`` up to a polynomial factor:
+  the reverse split of two overlapping clusters no longer costs the launch's confidence in
+  each ranking's side (about 1-2 nats a ranking on real ballots), so such clusters can merge.
+
 Because each theta is proposed from its exact conditional, the thetas cancel from the ratio:
 ``P0(theta) prod GM(pi | sigma, theta) / p(theta | sigma, X)`` is the one-dimensional
 integral ``M(X | sigma) = P0(sigma) prod_j Z(nu r_j + S_j(sigma), nu + N_j) / Z(nu r_j,
@@ -116,6 +125,7 @@ class _MallowsGibbs:
     split_merge: int = 0
     launch_iter: int = 4
     launch_size: int = 200
+    random_share: float = 0.5
 
     _theta_mode = _k.THETA_SLICE
     name = "mallows"
@@ -127,6 +137,8 @@ class _MallowsGibbs:
             value = getattr(self, field)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if not 0.0 <= self.random_share <= 1.0:
+            raise ValueError(f"random_share must lie in [0, 1], got {self.random_share!r}")
         for field in ("split_merge", "launch_iter"):
             value = getattr(self, field)
             if not isinstance(value, (int, np.integer)) or value < 0:
@@ -174,7 +186,8 @@ class _MallowsGibbs:
         if self.split_merge:
             moves = _SplitMerge(fam, X, self.launch_iter, self.launch_size, rng)
             labels, order, theta, splits, merges = moves.run(rng, labels, order, theta,
-                                                             state.alpha, self.split_merge)
+                                                             state.alpha, self.split_merge,
+                                                             self.random_share)
         accepted = self._update_clusters(rng, model, labels, order, theta)
         k = order.shape[0]
         alpha = model.update_alpha(rng, state.alpha, k)
@@ -232,6 +245,9 @@ class SliceGibbs(_MallowsGibbs):
         Stochastic EM steps of a split-merge proposal's launch.
     launch_size : int, default=200
         Most rankings in the subsample a launch is fitted to.
+    random_share : float, default=0.5
+        Share of the split-merge proposals whose allocation is the random-proportion one
+        (module notes) rather than the fitted launch's.
     """
 
     name = "slice-gibbs"
@@ -279,7 +295,7 @@ class BetaGibbs(_MallowsGibbs):
         As for :class:`SliceGibbs` (the MH step is exact for sigma given theta; the chain as
         a whole stays approximate).
     random_scan : bool, default=True
-    split_merge, launch_iter, launch_size : int
+    split_merge, launch_iter, launch_size, random_share
         As for :class:`SliceGibbs`: the moves target the exact posterior (they integrate
         theta numerically, with no Beta approximation).
     """
@@ -404,7 +420,18 @@ class _SplitMerge:
         self.state = np.uint64(state)
         return sides, log_q
 
-    def _launch(self, rng, rest, i, j):
+    @staticmethod
+    def _random_sides(rng, points, sides=None):
+        """The random-proportion allocation: a proportion ``rho ~ U(0, 1)``, then each
+        ranking on side 1 with probability ``rho``.  Integrated over ``rho``, a given
+        allocation with ``m_0`` and ``m_1`` rankings on the sides has probability
+        ``B(m_0 + 1, m_1 + 1)``."""
+        if sides is None:
+            sides = (rng.random(len(points)) < rng.random()).astype(np.int64)
+        m1 = int(sides.sum())
+        return sides, float(betaln(len(points) - m1 + 1.0, m1 + 1.0))
+
+    def _launch(self, rng, rest, i, j, n_iter=None):
         """Two components fitted to ``rest`` by stochastic EM from the anchors ``i``, ``j``:
         ``((order0, rank0, theta0), (order1, rank1, theta1), (log w0, log w1))``."""
         sub = rest if len(rest) <= self.launch_size else rng.choice(rest, self.launch_size,
@@ -421,7 +448,7 @@ class _SplitMerge:
             sides.append((order, rank, self._modes(one, rank)))
         lw = (math.log(0.5), math.log(0.5))
         launch = (sides[0], sides[1], lw)
-        for _ in range(self.launch_iter):
+        for _ in range(self.launch_iter if n_iter is None else n_iter):
             alloc, _ = self._allocate(sub, launch)
             fitted = []
             for s, anchor in enumerate((i, j)):
@@ -440,26 +467,33 @@ class _SplitMerge:
         _, rank, _ = self._sigma(members, 0.5 * (launch[0][2] + launch[1][2]))
         return self._modes(members, rank)
 
-    def move(self, rng, labels, order, theta, log_alpha, i, j):
+    def move(self, rng, labels, order, theta, log_alpha, i, j, random_allocation=False):
         """One split-merge proposal anchored at rankings ``i`` and ``j``; updates ``labels``,
         ``order`` and ``theta`` (lists of rows) in place when accepted.  Returns ``"split"``,
-        ``"merge"`` or None."""
+        ``"merge"`` or None.  ``random_allocation`` uses the random-proportion allocation
+        (and the anchors' own rankings as the launch) instead of the fitted launch."""
         ci, cj = int(labels[i]), int(labels[j])
         if ci == cj:
             union = np.flatnonzero(labels == ci)
         else:
             union = np.flatnonzero((labels == ci) | (labels == cj))
         rest = union[(union != i) & (union != j)]
-        launch = self._launch(rng, rest, i, j)
+        launch = self._launch(rng, rest, i, j, 0 if random_allocation else None)
         theta_c = self._merged_theta(launch, union)
         split = ci == cj
         if split:
-            sides, log_alloc = self._allocate(rest, launch)
+            if random_allocation:
+                sides, log_alloc = self._random_sides(rng, rest)
+            else:
+                sides, log_alloc = self._allocate(rest, launch)
             part = [np.concatenate(([i], rest[sides == 0])).astype(np.int64),
                     np.concatenate(([j], rest[sides == 1])).astype(np.int64)]
         else:
             sides = (labels[rest] == cj).astype(np.int64)
-            _, log_alloc = self._allocate(rest, launch, sides)
+            if random_allocation:
+                _, log_alloc = self._random_sides(rng, rest, sides)
+            else:
+                _, log_alloc = self._allocate(rest, launch, sides)
             in_i = labels[union] == ci
             part = [union[in_i], union[~in_i]]
         # the split state against the merged one (module notes): prior, marginals given
@@ -504,8 +538,10 @@ class _SplitMerge:
             return "merge"
 
     # ------------------------------------------------------------- moves
-    def run(self, rng, labels, order, theta, alpha, n_moves):
-        """``n_moves`` split-merge proposals; returns the new ``(labels, order, theta)``
+    def run(self, rng, labels, order, theta, alpha, n_moves, random_share=0.0):
+        """``n_moves`` split-merge proposals, each with the random-proportion allocation
+        with probability ``random_share`` (a choice independent of the state, so the
+        mixture of the two kernels is exact); returns the new ``(labels, order, theta)``
         (clusters compacted) and the numbers of accepted splits and merges."""
         labels = np.array(labels, dtype=np.int64)
         order = [row.copy() for row in order]
@@ -519,7 +555,8 @@ class _SplitMerge:
             i = int(rng.integers(N))
             j = int(rng.integers(N - 1))
             j += j >= i
-            kind = self.move(rng, labels, order, theta, log_alpha, i, j)
+            kind = self.move(rng, labels, order, theta, log_alpha, i, j,
+                             random_share > 0 and rng.random() < random_share)
             splits += kind == "split"
             merges += kind == "merge"
         labels, old_ids = relabel(labels)

@@ -539,6 +539,12 @@ def test_mixed_decimal_marks_and_separators_are_named(tmp_path):
     with pytest.raises(DataError, match=r"this cell holds tabs: is the file separated by "
                                         r"tabs\?"):
         load_data(mixed)
+    spaced = write(tmp_path / "spaced.txt", "1,5 2,5\n3,5 4\n")
+    with pytest.raises(DataError, match=r"'5 2' looks like two numbers separated by "
+                                        r"whitespace.*--sep whitespace --decimal ,"):
+        load_data(spaced)
+    X, _ = load_data(spaced, sep="whitespace", decimal=",")
+    np.testing.assert_array_equal(X, [[1.5, 2.5], [3.5, 4.0]])
     comma = write(tmp_path / "comma.csv", '1,"2,5"\n3,4\n')
     with pytest.raises(DataError, match=r"'2,5' looks like a number with a decimal comma, but "
                                         r"the columns are separated by commas"):

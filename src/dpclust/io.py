@@ -588,6 +588,10 @@ def _separator_hint(cell: str, dialect: TextDialect) -> str:
             return (f" (the columns were read as separated by {sep} ({how}), but this cell "
                     f"holds {name}: is the file separated by {name}? Save it with one "
                     f"separator throughout, or give it with --sep)")
+    if dialect.delimiter == "," and re.fullmatch(r"[+-]?\d+\s+[+-]?\d+", cell):
+        return (f" ({cell!r} looks like two numbers separated by whitespace: if the file "
+                "separates its columns by whitespace and writes numbers with decimal commas, "
+                "read it with sep='whitespace', decimal=',' (--sep whitespace --decimal ,))")
     return ""
 
 

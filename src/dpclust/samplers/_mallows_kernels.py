@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..families import _mallows_kernels as gm
 from ._kernels import categorical_from_logs
@@ -215,6 +215,93 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
     return perm.shape[0], state
 
 
+@njit(cache=True, parallel=True)
+def score_table(orders, lengths, first, rankT, thetaT, neg_cumT, counts, table):
+    """``table[d, c] = log GM(pi | sigma_c, theta_c)`` for each distinct ranking ``pi =
+    orders[first[d]]`` and each cluster slot in use (``-inf`` elsewhere): ``neg_cumT[t, c] -
+    sum_j theta_cj s_j(pi | sigma_c)``.  Parallel over the distinct rankings; each entry is
+    computed alone, so the table is the same on any number of threads."""
+    cap = counts.shape[0]
+    J = thetaT.shape[0]
+    for d in prange(first.shape[0]):
+        i = first[d]
+        t = lengths[i]
+        row = table[d]
+        rstore = np.empty((max(J, 1), cap), dtype=np.int64)
+        for c in range(cap):
+            row[c] = neg_cumT[t, c] if counts[c] > 0 else -np.inf
+        for j in range(t):
+            item = orders[i, j]
+            for c in range(cap):
+                if counts[c] == 0:
+                    continue
+                r = rankT[item, c]
+                s = r
+                for q in range(j):
+                    if rstore[q, c] < r:
+                        s -= 1
+                rstore[j, c] = r
+                if s > 0:
+                    row[c] -= thetaT[j, c] * s
+
+
+@njit(cache=True)
+def slice_gibbs_table_sweep(orders, lengths, perm, start, labels, counts, log_counts, order,
+                            rankT, theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu,
+                            state, inverse, table, fresh, scratch_i, logw, cand, code, xs,
+                            hs, ds):
+    """:func:`slice_gibbs_sweep` with the clusters' log-likelihoods of each distinct ranking
+    read from ``table`` (:func:`score_table`, made at the start of the sweep, when every
+    cluster's parameters are those the sweep uses); a cluster opened during the sweep
+    (``fresh[c]``) is scored directly.  The same conditional probabilities, so the same
+    Markov chain kernel; repeated ballots are scored once."""
+    n = order.shape[1]
+    J = theta.shape[1]
+    free = scratch_i[1]
+    rank_row = scratch_i[2]
+    cap = counts.shape[0]
+    for p in range(start, perm.shape[0]):
+        i = perm[p]
+        t = lengths[i]
+        old = labels[i]
+        _set_count(counts, log_counts, old, counts[old] - 1)
+        slot = _free_slot(counts)
+        if slot < 0:
+            _set_count(counts, log_counts, old, counts[old] + 1)
+            return p, state
+        d = inverse[i]
+        logw[0] = log_alpha + log_new[i]
+        cand[0] = -1
+        m = 1
+        for c in range(cap):
+            if counts[c] > 0:
+                if fresh[c]:
+                    logw[m] = _score_one(0, orders, i, t, rankT, c, log_counts, neg_cumT,
+                                         thetaT, thetaT, nu_r, nu)
+                else:
+                    logw[m] = log_counts[c] + table[d, c]
+                cand[m] = c
+                m += 1
+        state, u = next_uniform(state)
+        c = cand[categorical_from_logs(logw, m, u)]
+        if c < 0:
+            c = slot
+            fresh[c] = True
+            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
+                                      theta[c], code, free, xs, hs, ds)
+            for item in range(n):
+                rankT[item, c] = rank_row[item]
+            acc_psi = 0.0
+            neg_cumT[0, c] = 0.0
+            for j in range(J):
+                thetaT[j, c] = theta[c, j]
+                acc_psi += gm.log_psi(theta[c, j], n - j - 1)
+                neg_cumT[j + 1, c] = -acc_psi
+        labels[i] = c
+        _set_count(counts, log_counts, c, counts[c] + 1)
+    return perm.shape[0], state
+
+
 # ---------------------------------------------------------------------- Beta-Gibbs
 @njit(cache=True)
 def _refresh_beta_terms(ST, NT, c, nu_r, nu, kappaT):
@@ -391,15 +478,26 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
     Nj = np.zeros(J)
     code = np.empty(J, dtype=np.int64)
     n_clusters = starts.shape[0] - 1
+    # per-rank count tables, when they are small: a cluster's rounds then cost O(J n^2)
+    # each instead of a pass over its rankings (see _count_tables)
+    use_tables = J * n * n <= _MAX_TABLE
+    A = np.zeros((J, n)) if use_tables else np.zeros((1, 1))
+    F = np.zeros((J, n, n)) if use_tables else np.zeros((1, 1, 1))
     for c in range(n_clusters):
         lo = starts[c]
         hi = starts[c + 1]
         size = hi - lo
+        work = 0
         for j in range(J):
             Nj[j] = 0.0
         for q in range(lo, hi):
-            for j in range(lengths[members[q]]):
+            t = lengths[members[q]]
+            work += t * t
+            for j in range(t):
                 Nj[j] += 1.0
+        tables = use_tables and work > 2 * J * n * n
+        if tables:
+            _count_tables(orders, lengths, members, lo, hi, A, F)
         if theta_mode == THETA_BETA:
             if size == 1:  # a single ranking: Sample-σ-N1, then theta | sigma
                 i = members[lo]
@@ -415,8 +513,11 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
                 state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
         for _ in range(n_gibbs):
             # sigma | theta
-            n_present = gm.cluster_weights(orders, lengths, members[lo:hi], size, theta[c],
-                                           a, E, present, mark)
+            if tables:
+                n_present = _weights_from_tables(A, F, theta[c], a, E, present, mark)
+            else:
+                n_present = gm.cluster_weights(orders, lengths, members[lo:hi], size,
+                                               theta[c], a, E, present, mark)
             state, log_q_new, cost_new = gm.stagewise(a, E, present, n_present, mark, n,
                                                       state, new_order, False, col, alive,
                                                       absent, logw)
@@ -436,9 +537,12 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
                     rank[c, new_order[p]] = p
             if sigma_mode == SIGMA_MH:
                 state = _adjacent_swaps(order[c], rank[c], a, E, mark, state)
-            gm.clear_weights(a, E, present, n_present, mark)
             # theta | sigma
-            _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+            if tables:
+                _S_from_tables(A, F, rank[c], present, n_present, S)
+            else:
+                _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+            gm.clear_weights(a, E, present, n_present, mark)
             for j in range(J):
                 if theta_mode == THETA_BETA:
                     state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
@@ -471,6 +575,78 @@ def _adjacent_swaps(order_c, rank_c, a, E, mark, state):
             rank_c[y] = p
             rank_c[x] = p + 1
     return state
+
+
+_MAX_TABLE = 1 << 16  # most entries of the per-rank tables J x n x n
+
+
+@njit(cache=True)
+def _count_tables(orders, lengths, members, lo, hi, A, F):
+    """Per-rank counts of the rankings ``members[lo:hi]``: ``A[j, x]`` of those with item
+    x at rank j, ``F[j, x, k]`` of those with x at rank j and k among ranks 0..j-1.  They
+    give :func:`dpclust.families._mallows_kernels.cluster_weights`'s ``a = sum_j theta_j
+    A[j]`` and ``E = sum_j theta_j F[j]``, and ``S_j(sigma) = sum_x A[j, x] rank(x) -
+    sum_{x, k: rank(k) < rank(x)} F[j, x, k]`` (the sum of the rankings' codes at rank j),
+    in O(J n^2) whatever the cluster's size."""
+    A[:] = 0.0
+    F[:] = 0.0
+    for q in range(lo, hi):
+        i = members[q]
+        for j in range(lengths[i]):
+            x = orders[i, j]
+            A[j, x] += 1.0
+            for p in range(j):
+                F[j, x, orders[i, p]] += 1.0
+
+
+@njit(cache=True)
+def _weights_from_tables(A, F, theta_c, a, E, present, mark):
+    """:func:`dpclust.families._mallows_kernels.cluster_weights` from the count tables of
+    :func:`_count_tables` (same contract: ``a``, ``E``, ``mark`` zero on entry; returns the
+    number of items present, listed in ``present``)."""
+    J, n = A.shape
+    n_present = 0
+    for x in range(n):
+        w = 0.0
+        seen = False
+        for j in range(J):
+            if A[j, x] > 0.0:
+                seen = True
+                w += theta_c[j] * A[j, x]
+        if seen:
+            mark[x] = 1
+            present[n_present] = x
+            n_present += 1
+            a[x] = w
+    for q in range(n_present):
+        x = present[q]
+        for r in range(n_present):
+            k = present[r]
+            w = 0.0
+            for j in range(1, J):
+                w += theta_c[j] * F[j, x, k]
+            E[x, k] = w
+    return n_present
+
+
+@njit(cache=True)
+def _S_from_tables(A, F, rank_c, present, n_present, S):
+    """``S[j] = sum over the cluster's rankings of their code at rank j`` from the count
+    tables (:func:`_count_tables`): exact, as the counts are whole numbers."""
+    J = A.shape[0]
+    for j in range(J):
+        s = 0.0
+        for q in range(n_present):
+            x = present[q]
+            if A[j, x] > 0.0:
+                s += A[j, x] * rank_c[x]
+            if j > 0:
+                rx = rank_c[x]
+                for r in range(n_present):
+                    k = present[r]
+                    if rank_c[k] < rx:
+                        s -= F[j, x, k]
+        S[j] = s
 
 
 @njit(cache=True)

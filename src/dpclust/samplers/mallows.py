@@ -94,6 +94,9 @@ from .base import MixtureModel, initial_labels, relabel
 from .crp import crp_log_prior
 
 _SIGMA_STEPS = {"mh": _k.SIGMA_MH, "stagewise": _k.SIGMA_STAGEWISE}
+#: Slice-Gibbs scores each distinct ranking once per sweep (a table) when there are at most
+#: this share of distinct rankings
+_TABLE_SHARE = 0.75
 
 
 class MallowsState(NamedTuple):
@@ -261,6 +264,25 @@ class SliceGibbs(_MallowsGibbs):
         neg_cumT = np.ascontiguousarray(-cumulative_log_psi(theta, n).T)
         hull = np.empty((3, gmk._MAX_HULL))
         pos, state = 0, seed
+        first, inverse = X.distinct()
+        if len(first) <= _TABLE_SHARE * len(inverse):
+            # repeated rankings (ballots): score each distinct one once, in parallel
+            table = np.empty((len(first), len(counts)))
+            _k.score_table(X.orders, X.lengths, first, sw.rankT, thetaT, neg_cumT, counts,
+                           table)
+            fresh = np.zeros(len(counts), dtype=np.bool_)
+            while True:
+                pos, state = _k.slice_gibbs_table_sweep(
+                    X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order,
+                    sw.rankT, theta, thetaT, neg_cumT, log_new, log_alpha, fam.nu_r_,
+                    float(fam.nu), np.uint64(state), inverse, table, fresh, sw.scratch_i,
+                    sw.logw, sw.cand, sw.code, hull[0], hull[1], hull[2])
+                if pos >= len(perm):
+                    return order, theta, counts
+                order, theta, counts = _grow(order, theta, counts)
+                thetaT, neg_cumT = _grow_columns(thetaT, neg_cumT)
+                sw = sw.grown(order, counts)
+                fresh = np.concatenate([fresh, np.ones(len(counts) - len(fresh), np.bool_)])
         while True:
             pos, state = _k.slice_gibbs_sweep(
                 X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order,

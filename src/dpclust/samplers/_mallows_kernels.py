@@ -444,10 +444,9 @@ def beta_theta(a, b, state):
     return state, math.log1p(y / x)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, nu,
-                    n_gibbs, n_slices, sigma_mode, theta_mode, n1_cdf, state, scratch_f,
-                    E, scratch_i, accepted):
+                    n_gibbs, n_slices, sigma_mode, theta_mode, n1_cdf, seeds, accepted):
     """Update every cluster's ``(sigma, theta)`` given its rankings: ``n_gibbs`` rounds of
     sigma | theta then theta | sigma (Meilă & Chen 2010, Figures 1 and 5, step 2).
 
@@ -460,11 +459,26 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
       exact), or the Beta draw of Lemma 4 (``THETA_BETA``, approximate; a cluster of one
       ranking then draws sigma by Sample-σ-N1).
 
-    ``members[starts[c]:starts[c + 1]]`` are cluster c's rankings.  ``accepted[c]`` counts
-    accepted sigma proposals.  Returns the random state.
+    ``members[starts[c]:starts[c + 1]]`` are cluster c's rankings.  The clusters are
+    independent given their rankings, so they are updated in parallel, cluster c with the
+    random stream ``seeds[c]`` (the same chain on any number of threads).  ``accepted[c]``
+    counts accepted sigma proposals.
     """
+    for c in prange(starts.shape[0] - 1):
+        _update_cluster(orders, lengths, members, starts[c], starts[c + 1], c, order, rank,
+                        theta, nu_r, nu, n_gibbs, n_slices, sigma_mode, theta_mode, n1_cdf,
+                        seeds[c], accepted)
+
+
+@njit(cache=True)
+def _update_cluster(orders, lengths, members, lo, hi, c, order, rank, theta, nu_r, nu,
+                    n_gibbs, n_slices, sigma_mode, theta_mode, n1_cdf, state, accepted):
+    """One cluster's rounds of :func:`update_clusters`, with scratch of its own."""
     n = order.shape[1]
     J = theta.shape[1]
+    scratch_f = np.zeros((3, n))
+    scratch_i = np.zeros((6, n), dtype=np.int64)
+    E = np.zeros((n, n))
     a = scratch_f[0]
     col = scratch_f[1]
     logw = scratch_f[2]
@@ -477,79 +491,73 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
     S = np.zeros(J)
     Nj = np.zeros(J)
     code = np.empty(J, dtype=np.int64)
-    n_clusters = starts.shape[0] - 1
-    # per-rank count tables, when they are small: a cluster's rounds then cost O(J n^2)
-    # each instead of a pass over its rankings (see _count_tables)
-    use_tables = J * n * n <= _MAX_TABLE
-    A = np.zeros((J, n)) if use_tables else np.zeros((1, 1))
-    F = np.zeros((J, n, n)) if use_tables else np.zeros((1, 1, 1))
-    for c in range(n_clusters):
-        lo = starts[c]
-        hi = starts[c + 1]
-        size = hi - lo
-        work = 0
-        for j in range(J):
-            Nj[j] = 0.0
-        for q in range(lo, hi):
-            t = lengths[members[q]]
-            work += t * t
-            for j in range(t):
-                Nj[j] += 1.0
-        tables = use_tables and work > 2 * J * n * n
-        if tables:
-            _count_tables(orders, lengths, members, lo, hi, A, F)
-        if theta_mode == THETA_BETA:
-            if size == 1:  # a single ranking: Sample-σ-N1, then theta | sigma
-                i = members[lo]
-                state = sample_sigma_n1(orders, i, lengths[i], n1_cdf, n, state, order[c],
-                                        rank[c], code, free)
-                _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
-                for j in range(J):
-                    state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
-                continue
-            # theta | sigma first: a cluster opened in the sweep has no theta yet
+    size = hi - lo
+    work = 0
+    for j in range(J):
+        Nj[j] = 0.0
+    for q in range(lo, hi):
+        t = lengths[members[q]]
+        work += t * t
+        for j in range(t):
+            Nj[j] += 1.0
+    # per-rank count tables, when they are small and the cluster large: its rounds
+    # then cost O(J n^2) each instead of a pass over its rankings (_count_tables)
+    tables = J * n * n <= _MAX_TABLE and work > 2 * J * n * n
+    A = np.zeros((J, n)) if tables else np.zeros((1, 1))
+    F = np.zeros((J, n, n)) if tables else np.zeros((1, 1, 1))
+    if tables:
+        _count_tables(orders, lengths, members, lo, hi, A, F)
+    if theta_mode == THETA_BETA:
+        if size == 1:  # a single ranking: Sample-σ-N1, then theta | sigma
+            i = members[lo]
+            state = sample_sigma_n1(orders, i, lengths[i], n1_cdf, n, state, order[c],
+                                    rank[c], code, free)
             _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
             for j in range(J):
                 state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
-        for _ in range(n_gibbs):
-            # sigma | theta
-            if tables:
-                n_present = _weights_from_tables(A, F, theta[c], a, E, present, mark)
-            else:
-                n_present = gm.cluster_weights(orders, lengths, members[lo:hi], size,
-                                               theta[c], a, E, present, mark)
-            state, log_q_new, cost_new = gm.stagewise(a, E, present, n_present, mark, n,
-                                                      state, new_order, False, col, alive,
+            return
+        # theta | sigma first: a cluster opened in the sweep has no theta yet
+        _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+        for j in range(J):
+            state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
+    for _ in range(n_gibbs):
+        # sigma | theta
+        if tables:
+            n_present = _weights_from_tables(A, F, theta[c], a, E, present, mark)
+        else:
+            n_present = gm.cluster_weights(orders, lengths, members[lo:hi], size,
+                                           theta[c], a, E, present, mark)
+        state, log_q_new, cost_new = gm.stagewise(a, E, present, n_present, mark, n,
+                                                  state, new_order, False, col, alive,
+                                                  absent, logw)
+        take = True
+        if sigma_mode == SIGMA_MH:
+            state, log_q_old, cost_old = gm.stagewise(a, E, present, n_present, mark, n,
+                                                      state, order[c], True, col, alive,
                                                       absent, logw)
-            take = True
-            if sigma_mode == SIGMA_MH:
-                state, log_q_old, cost_old = gm.stagewise(a, E, present, n_present, mark, n,
-                                                          state, order[c], True, col, alive,
-                                                          absent, logw)
-                # independence Metropolis-Hastings: target e^{-L(sigma)} (ALGORITHMS.md §5)
-                log_ratio = (cost_old - cost_new) + (log_q_old - log_q_new)
-                state, u = next_uniform(state)
-                take = math.log1p(-u) < log_ratio
-            if take:
-                accepted[c] += 1
-                for p in range(n):
-                    order[c, p] = new_order[p]
-                    rank[c, new_order[p]] = p
-            if sigma_mode == SIGMA_MH:
-                state = _adjacent_swaps(order[c], rank[c], a, E, mark, state)
-            # theta | sigma
-            if tables:
-                _S_from_tables(A, F, rank[c], present, n_present, S)
+            # independence Metropolis-Hastings: target e^{-L(sigma)} (ALGORITHMS.md §5)
+            log_ratio = (cost_old - cost_new) + (log_q_old - log_q_new)
+            state, u = next_uniform(state)
+            take = math.log1p(-u) < log_ratio
+        if take:
+            accepted[c] += 1
+            for p in range(n):
+                order[c, p] = new_order[p]
+                rank[c, new_order[p]] = p
+        if sigma_mode == SIGMA_MH:
+            state = _adjacent_swaps(order[c], rank[c], a, E, mark, state)
+        # theta | sigma
+        if tables:
+            _S_from_tables(A, F, rank[c], present, n_present, S)
+        else:
+            _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
+        gm.clear_weights(a, E, present, n_present, mark)
+        for j in range(J):
+            if theta_mode == THETA_BETA:
+                state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
             else:
-                _cluster_S(orders, lengths, members, lo, hi, rank[c], S, code)
-            gm.clear_weights(a, E, present, n_present, mark)
-            for j in range(J):
-                if theta_mode == THETA_BETA:
-                    state, theta[c, j] = beta_theta(nu_r[j] + S[j], nu + Nj[j] + 1.0, state)
-                else:
-                    state, theta[c, j] = gm.slice_theta(theta[c, j], nu_r[j] + S[j],
-                                                        nu + Nj[j], n - j - 1, n_slices, state)
-    return state
+                state, theta[c, j] = gm.slice_theta(theta[c, j], nu_r[j] + S[j],
+                                                    nu + Nj[j], n - j - 1, n_slices, state)
 
 
 @njit(cache=True)

@@ -90,6 +90,7 @@ from scipy.special import betaln
 from ..families import _mallows_kernels as gmk
 from ..families.mallows import GeneralizedMallows, MallowsParams, cumulative_log_psi
 from . import _mallows_kernels as _k
+from ._subcluster_kernels import chunk_seeds
 from .base import MixtureModel, initial_labels, relabel
 from .crp import crp_log_prior
 
@@ -205,21 +206,17 @@ class _MallowsGibbs:
     def _update_clusters(self, rng, model, labels, order, theta):
         fam = model.family
         X = model.X
-        n = fam.n_items_
         k = order.shape[0]
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.zeros(k + 1, dtype=np.int64)
         starts[1:] = np.cumsum(np.bincount(labels, minlength=k))
         rank = _ranks(order)
-        scratch_f = np.zeros((3, n))
-        scratch_i = np.zeros((6, n), dtype=np.int64)
-        E = np.zeros((n, n))
         accepted = np.zeros(k, dtype=np.int64)
-        seed = np.uint64(rng.integers(0, 2**63 - 1))
+        seeds = chunk_seeds(int(rng.integers(0, 2**63 - 1)), k)
         _k.update_clusters(X.orders, X.lengths, members, starts, order, rank, theta,
                            fam.nu_r_, float(fam.nu), self.n_gibbs, self.n_slices,
                            _SIGMA_STEPS[self.sigma_step], self._theta_mode,
-                           _n1_cdf(fam), seed, scratch_f, E, scratch_i, accepted)
+                           _n1_cdf(fam), seeds, accepted)
         return accepted
 
 

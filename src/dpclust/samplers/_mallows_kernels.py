@@ -165,6 +165,27 @@ def _choose(mode, orders, i, t, old, rankT, counts, log_counts, baseT, P, Q, nu_
 
 
 @njit(cache=True)
+def _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT, thetaT, neg_cumT,
+                  rank_row, code, free, xs, hs, ds):
+    """Open cluster slot c for ranking i alone: ``(sigma, theta)`` an exact draw given
+    ``pi_i`` (:func:`dpclust.families._mallows_kernels.draw_given_one`), copied into the
+    cluster-major arrays of the sweep.  Returns the random state."""
+    n = order.shape[1]
+    J = theta.shape[1]
+    state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
+                              theta[c], code, free, xs, hs, ds)
+    for item in range(n):
+        rankT[item, c] = rank_row[item]
+    acc_psi = 0.0
+    neg_cumT[0, c] = 0.0
+    for j in range(J):
+        thetaT[j, c] = theta[c, j]
+        acc_psi += gm.log_psi(theta[c, j], n - j - 1)
+        neg_cumT[j + 1, c] = -acc_psi
+    return state
+
+
+@njit(cache=True)
 def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, order, rankT,
                       theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu, state, scratch_i,
                       scratch_f, rstore, logw, cand, code, xs, hs, ds):
@@ -178,8 +199,6 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
     c] = -sum_{j<t} log psi(theta_cj)``; rows ``order[c]``, ``theta[c]`` are kept too.
     Returns ``(position reached, state)``: ``perm.shape[0]`` when done.
     """
-    n = order.shape[1]
-    J = theta.shape[1]
     alive = scratch_i[0]
     free = scratch_i[1]
     rank_row = scratch_i[2]
@@ -200,16 +219,8 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
                            rstore, logw, cand)
         if c < 0:
             c = slot
-            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
-                                      theta[c], code, free, xs, hs, ds)
-            for item in range(n):
-                rankT[item, c] = rank_row[item]
-            acc_psi = 0.0
-            neg_cumT[0, c] = 0.0
-            for j in range(J):
-                thetaT[j, c] = theta[c, j]
-                acc_psi += gm.log_psi(theta[c, j], n - j - 1)
-                neg_cumT[j + 1, c] = -acc_psi
+            state = _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT,
+                                  thetaT, neg_cumT, rank_row, code, free, xs, hs, ds)
         labels[i] = c
         _set_count(counts, log_counts, c, counts[c] + 1)
     return perm.shape[0], state
@@ -255,8 +266,6 @@ def slice_gibbs_table_sweep(orders, lengths, perm, start, labels, counts, log_co
     cluster's parameters are those the sweep uses); a cluster opened during the sweep
     (``fresh[c]``) is scored directly.  The same conditional probabilities, so the same
     Markov chain kernel; repeated ballots are scored once."""
-    n = order.shape[1]
-    J = theta.shape[1]
     free = scratch_i[1]
     rank_row = scratch_i[2]
     cap = counts.shape[0]
@@ -287,16 +296,8 @@ def slice_gibbs_table_sweep(orders, lengths, perm, start, labels, counts, log_co
         if c < 0:
             c = slot
             fresh[c] = True
-            state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
-                                      theta[c], code, free, xs, hs, ds)
-            for item in range(n):
-                rankT[item, c] = rank_row[item]
-            acc_psi = 0.0
-            neg_cumT[0, c] = 0.0
-            for j in range(J):
-                thetaT[j, c] = theta[c, j]
-                acc_psi += gm.log_psi(theta[c, j], n - j - 1)
-                neg_cumT[j + 1, c] = -acc_psi
+            state = _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT,
+                                  thetaT, neg_cumT, rank_row, code, free, xs, hs, ds)
         labels[i] = c
         _set_count(counts, log_counts, c, counts[c] + 1)
     return perm.shape[0], state

@@ -272,12 +272,34 @@ class _MovesOnly(SliceGibbs):
         return order, theta, counts
 
 
-@pytest.mark.parametrize("random_share", [0.0, 1.0])
-def test_split_merge_moves_alone_match_exact_posterior(random_share):
-    """Fitted launches (random_share=0) and random-proportion allocations (1): each kernel
-    alone leaves the posterior invariant (the default mixes them half and half)."""
-    sampler = _MovesOnly(n_gibbs=1, split_merge=4, random_share=random_share)
+@pytest.mark.parametrize("random_share, cluster_share", [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)])
+def test_split_merge_moves_alone_match_exact_posterior(random_share, cluster_share):
+    """Fitted launches or random-proportion allocations, anchors by ranking or by cluster:
+    each kernel alone leaves the posterior invariant (the default mixes them)."""
+    sampler = _MovesOnly(n_gibbs=1, split_merge=4, random_share=random_share,
+                         cluster_share=cluster_share)
     assert tv_to_exact(sampler, FIVE, 4, 8000, seed=1) < 0.05
+
+
+def test_anchors_by_cluster_need_their_selection_probabilities():
+    """Anchors drawn by cluster without the ratio of selection probabilities miss the
+    posterior: the exact test sees it."""
+    from dpclust.samplers import mallows
+
+    orig = mallows._SplitMerge.move
+
+    def unweighted(self, rng, labels, order, theta, log_alpha, i, j, random_allocation=False,
+                   n_clusters=None):
+        return orig(self, rng, labels, order, theta, log_alpha, i, j, random_allocation)
+
+    sampler = _MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0, cluster_share=1.0)
+    assert tv_to_exact(sampler, FIVE, 4, 16_000, seed=2) < 0.035
+    try:
+        mallows._SplitMerge.move = unweighted
+        tv = tv_to_exact(sampler, FIVE, 4, 16_000, seed=2)
+    finally:
+        mallows._SplitMerge.move = orig
+    assert tv > 0.06
 
 
 def test_random_allocation_needs_its_beta_function():
@@ -292,8 +314,8 @@ def test_random_allocation_needs_its_beta_function():
 
     try:
         mallows._SplitMerge._random_sides = staticmethod(without_q)
-        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0), FIVE, 4,
-                         4000, seed=1)
+        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0,
+                                    cluster_share=0.0), FIVE, 4, 4000, seed=1)
     finally:
         mallows._SplitMerge._random_sides = staticmethod(orig)
     assert tv > 0.15
@@ -311,8 +333,8 @@ def test_split_merge_ratio_terms_matter():
 
     try:
         mallows._SplitMerge._allocate = without_q
-        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=0.0), FIVE, 4,
-                         4000, seed=1)
+        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=0.0,
+                                    cluster_share=0.0), FIVE, 4, 4000, seed=1)
     finally:
         mallows._SplitMerge._allocate = orig
     assert tv > 0.15

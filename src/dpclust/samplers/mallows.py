@@ -61,6 +61,15 @@ union of their clusters less ``i`` and ``j``.
   the reverse split of two overlapping clusters no longer costs the launch's confidence in
   each ranking's side (about 1-2 nats a ranking on real ballots), so such clusters can merge.
 
+* *Anchors by cluster* (a share ``cluster_share`` of the proposals): an ordered pair of
+  clusters ``(a, b)`` uniform among the ``K^2``; ``a = b`` proposes to split it with two
+  distinct uniform members as anchors, ``a != b`` to merge them with a uniform anchor in
+  each.  Anchors by ranking propose splits of a cluster in proportion to its size squared
+  and mostly pair the largest clusters; by cluster every pair is proposed equally often.
+  The ratio then carries the selection probabilities, ``P(merge | split state) / P(split |
+  merged state) = K_M^2 n_c (n_c - 1) / (K_S^2 n_0 n_1)`` with ``K_S = K_M + 1`` clusters in
+  the split state.
+
 Because each theta is proposed from its exact conditional, the thetas cancel from the ratio:
 ``P0(theta) prod GM(pi | sigma, theta) / p(theta | sigma, X)`` is the one-dimensional
 integral ``M(X | sigma) = P0(sigma) prod_j Z(nu r_j + S_j(sigma), nu + N_j) / Z(nu r_j,
@@ -139,6 +148,7 @@ class _MallowsGibbs:
     launch_iter: int = 4
     launch_size: int = 200
     random_share: float = 0.5
+    cluster_share: float = 0.5
 
     _theta_mode = _k.THETA_SLICE
     name = "mallows"
@@ -150,8 +160,10 @@ class _MallowsGibbs:
             value = getattr(self, field)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
-        if not 0.0 <= self.random_share <= 1.0:
-            raise ValueError(f"random_share must lie in [0, 1], got {self.random_share!r}")
+        for field in ("random_share", "cluster_share"):
+            value = getattr(self, field)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{field} must lie in [0, 1], got {value!r}")
         for field in ("split_merge", "launch_iter"):
             value = getattr(self, field)
             if not isinstance(value, (int, np.integer)) or value < 0:
@@ -198,9 +210,9 @@ class _MallowsGibbs:
         splits = merges = 0
         if self.split_merge:
             moves = _SplitMerge(fam, X, self.launch_iter, self.launch_size, rng)
-            labels, order, theta, splits, merges = moves.run(rng, labels, order, theta,
-                                                             state.alpha, self.split_merge,
-                                                             self.random_share)
+            labels, order, theta, splits, merges = moves.run(
+                rng, labels, order, theta, state.alpha, self.split_merge, self.random_share,
+                self.cluster_share)
         accepted = self._update_clusters(rng, model, labels, order, theta)
         k = order.shape[0]
         alpha = model.update_alpha(rng, state.alpha, k)
@@ -257,6 +269,9 @@ class SliceGibbs(_MallowsGibbs):
     random_share : float, default=0.5
         Share of the split-merge proposals whose allocation is the random-proportion one
         (module notes) rather than the fitted launch's.
+    cluster_share : float, default=0.5
+        Share of the split-merge proposals whose anchors are drawn by cluster (an ordered
+        pair of clusters uniformly) rather than as two uniform rankings.
     """
 
     name = "slice-gibbs"
@@ -320,7 +335,7 @@ class BetaGibbs(_MallowsGibbs):
         As for :class:`SliceGibbs` (the MH step is exact for sigma given theta; the chain as
         a whole stays approximate).
     random_scan : bool, default=True
-    split_merge, launch_iter, launch_size, random_share
+    split_merge, launch_iter, launch_size, random_share, cluster_share
         As for :class:`SliceGibbs`: the moves target the exact posterior (they integrate
         theta numerically, with no Beta approximation).
     """
@@ -492,11 +507,15 @@ class _SplitMerge:
         _, rank, _ = self._sigma(members, 0.5 * (launch[0][2] + launch[1][2]))
         return self._modes(members, rank)
 
-    def move(self, rng, labels, order, theta, log_alpha, i, j, random_allocation=False):
+    def move(self, rng, labels, order, theta, log_alpha, i, j, random_allocation=False,
+             n_clusters=None):
         """One split-merge proposal anchored at rankings ``i`` and ``j``; updates ``labels``,
         ``order`` and ``theta`` (lists of rows) in place when accepted.  Returns ``"split"``,
         ``"merge"`` or None.  ``random_allocation`` uses the random-proportion allocation
-        (and the anchors' own rankings as the launch) instead of the fitted launch."""
+        (and the anchors' own rankings as the launch) instead of the fitted launch.
+        ``n_clusters``: the anchors were drawn by cluster (:meth:`run`) among this many
+        clusters, rather than uniformly among the rankings, and the ratio carries the
+        selection probabilities."""
         ci, cj = int(labels[i]), int(labels[j])
         if ci == cj:
             union = np.flatnonzero(labels == ci)
@@ -526,6 +545,15 @@ class _SplitMerge:
         terms = {"crp": log_alpha + math.lgamma(len(part[0])) + math.lgamma(len(part[1]))
                  - math.lgamma(len(union)), "alloc": -log_alloc, "marginal": 0.0,
                  "sigma": 0.0}
+        if n_clusters is not None:
+            # anchors by cluster: an ordered pair of clusters uniform among K^2, then a
+            # uniform anchor in each (a split: an ordered pair of distinct members), so
+            # P(merge | split state) / P(split | merged state) =
+            # [K_M^2 n_c (n_c - 1)] / [K_S^2 n_0 n_1], K_S = K_M + 1
+            k_m = n_clusters if split else n_clusters - 1
+            terms["select"] = (2.0 * math.log(k_m) - 2.0 * math.log(k_m + 1)
+                               + math.log(len(union)) + math.log(len(union) - 1)
+                               - math.log(len(part[0])) - math.log(len(part[1])))
         drawn = []
         for s, c in enumerate((ci, cj)):
             th = self._modes(part[s], launch[s][1])
@@ -563,11 +591,19 @@ class _SplitMerge:
             return "merge"
 
     # ------------------------------------------------------------- moves
-    def run(self, rng, labels, order, theta, alpha, n_moves, random_share=0.0):
+    def run(self, rng, labels, order, theta, alpha, n_moves, random_share=0.0,
+            cluster_share=0.0):
         """``n_moves`` split-merge proposals, each with the random-proportion allocation
-        with probability ``random_share`` (a choice independent of the state, so the
-        mixture of the two kernels is exact); returns the new ``(labels, order, theta)``
-        (clusters compacted) and the numbers of accepted splits and merges."""
+        with probability ``random_share`` and with anchors drawn by cluster with
+        probability ``cluster_share`` (choices independent of the state, so the mixture of
+        the kernels is exact); returns the new ``(labels, order, theta)`` (clusters
+        compacted) and the numbers of accepted splits and merges.
+
+        Anchors by ranking: two distinct rankings uniformly, so a split is proposed for a
+        cluster in proportion to its size squared.  Anchors by cluster: an ordered pair of
+        clusters uniformly (the same cluster twice: a split of it, with two distinct
+        members as anchors), so mid-sized clusters are proposed for merging far more often
+        than among rankings, where the largest clusters dominate."""
         labels = np.array(labels, dtype=np.int64)
         order = [row.copy() for row in order]
         theta = [row.copy() for row in theta]
@@ -577,11 +613,27 @@ class _SplitMerge:
         if N < 2:
             return labels, np.array(order), np.array(theta), 0, 0
         for _ in range(n_moves):
-            i = int(rng.integers(N))
-            j = int(rng.integers(N - 1))
-            j += j >= i
-            kind = self.move(rng, labels, order, theta, log_alpha, i, j,
-                             random_share > 0 and rng.random() < random_share)
+            random_allocation = random_share > 0 and rng.random() < random_share
+            by_cluster = cluster_share > 0 and rng.random() < cluster_share
+            k = None
+            if by_cluster:
+                live = np.flatnonzero(np.bincount(labels, minlength=len(order)))
+                k = len(live)
+                a, b = live[rng.integers(k, size=2)]
+                members_a = np.flatnonzero(labels == a)
+                if a == b:
+                    if len(members_a) < 2:
+                        continue  # no split of a single ranking: the move is rejected
+                    i, j = rng.choice(members_a, 2, replace=False)
+                else:
+                    i = rng.choice(members_a)
+                    j = rng.choice(np.flatnonzero(labels == b))
+                i, j = int(i), int(j)
+            else:
+                i = int(rng.integers(N))
+                j = int(rng.integers(N - 1))
+                j += j >= i
+            kind = self.move(rng, labels, order, theta, log_alpha, i, j, random_allocation, k)
             splits += kind == "split"
             merges += kind == "merge"
         labels, old_ids = relabel(labels)

@@ -99,6 +99,20 @@ def _score_one(mode, orders, i, t, rankT, c, log_counts, baseT, P, Q, nu_r, nu):
     return value
 
 
+@njit(cache=True, inline="always")
+def _next_code(rankT, rstore, item, j, c):
+    """The code ``s_{j+1}`` of a ranking whose rank j is ``item``, against cluster c: the
+    rank of ``item`` in sigma_c less the earlier items ranked before it, whose ranks
+    ``rstore[:j, c]`` hold (this rank is stored in ``rstore[j, c]``)."""
+    r = rankT[item, c]
+    s = r
+    for p in range(j):
+        if rstore[p, c] < r:
+            s -= 1
+    rstore[j, c] = r
+    return s
+
+
 @njit(cache=True)
 def _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r, nu, skip,
                 floor, alive, acc, rstore, logw, cand, m):
@@ -121,12 +135,7 @@ def _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r
         k = 0
         for q in range(n_alive):
             c = alive[q]
-            r = rankT[item, c]
-            s = r
-            for p in range(j):
-                if rstore[p, c] < r:
-                    s -= 1
-            rstore[j, c] = r
+            s = _next_code(rankT, rstore, item, j, c)
             v = _code_term(mode, j, s, c, P, Q, nu_r, nu, acc[c], floor)
             if v == -np.inf:
                 continue
@@ -187,8 +196,9 @@ def _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT, thetaT,
 
 @njit(cache=True)
 def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, order, rankT,
-                      theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu, state, scratch_i,
-                      scratch_f, rstore, logw, cand, code, xs, hs, ds):
+                      theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu, state, inverse,
+                      table, fresh, scratch_i, scratch_f, rstore, logw, cand, code, xs, hs,
+                      ds):
     """Assignments of Slice-Gibbs (Meilă & Chen 2010, Figure 1, step 1; Neal 2000,
     algorithm 2): ranking i joins cluster c with probability ∝ ``N_{c,-i} GM(pi_i |
     sigma_c, theta_c)`` or a new cluster ∝ ``alpha (n - t_i)! / n!`` (``log_new[i]`` holds
@@ -197,12 +207,20 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
 
     Cluster-major copies for the scan: ``rankT[item, c]``, ``thetaT[j, c]`` and ``neg_cumT[t,
     c] = -sum_{j<t} log psi(theta_cj)``; rows ``order[c]``, ``theta[c]`` are kept too.
+
+    With a non-empty ``table`` (:func:`score_table`, made at the start of the sweep, when
+    every cluster's parameters are those the sweep uses) the log-likelihoods of ranking i
+    are read from row ``inverse[i]`` (its distinct ranking), and only a cluster opened
+    during the sweep (``fresh[c]``) is scored directly: the same conditional probabilities,
+    repeated ballots scored once.  Otherwise each ranking is scored, the clusters far below
+    the best dropped early (:func:`_score_rest`).
     Returns ``(position reached, state)``: ``perm.shape[0]`` when done.
     """
     alive = scratch_i[0]
     free = scratch_i[1]
     rank_row = scratch_i[2]
     acc = scratch_f[0]
+    use_table = table.shape[0] > 0
     for p in range(start, perm.shape[0]):
         i = perm[p]
         t = lengths[i]
@@ -214,11 +232,29 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
         if slot < 0:
             _set_count(counts, log_counts, old, counts[old] + 1)
             return p, state
-        state, c = _choose(0, orders, i, t, old, rankT, counts, log_counts, neg_cumT, thetaT,
-                           thetaT, nu_r, nu, log_alpha + log_new[i], state, alive, acc,
-                           rstore, logw, cand)
+        if use_table:
+            d = inverse[i]
+            logw[0] = log_alpha + log_new[i]
+            cand[0] = -1
+            m = 1
+            for c in range(counts.shape[0]):
+                if counts[c] > 0:
+                    if fresh[c]:
+                        logw[m] = _score_one(0, orders, i, t, rankT, c, log_counts, neg_cumT,
+                                             thetaT, thetaT, nu_r, nu)
+                    else:
+                        logw[m] = log_counts[c] + table[d, c]
+                    cand[m] = c
+                    m += 1
+            state, u = next_uniform(state)
+            c = cand[categorical_from_logs(logw, m, u)]
+        else:
+            state, c = _choose(0, orders, i, t, old, rankT, counts, log_counts, neg_cumT,
+                               thetaT, thetaT, nu_r, nu, log_alpha + log_new[i], state, alive,
+                               acc, rstore, logw, cand)
         if c < 0:
             c = slot
+            fresh[c] = True
             state = _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT,
                                   thetaT, neg_cumT, rank_row, code, free, xs, hs, ds)
         labels[i] = c
@@ -246,61 +282,9 @@ def score_table(orders, lengths, first, rankT, thetaT, neg_cumT, counts, table):
             for c in range(cap):
                 if counts[c] == 0:
                     continue
-                r = rankT[item, c]
-                s = r
-                for q in range(j):
-                    if rstore[q, c] < r:
-                        s -= 1
-                rstore[j, c] = r
+                s = _next_code(rankT, rstore, item, j, c)
                 if s > 0:
                     row[c] -= thetaT[j, c] * s
-
-
-@njit(cache=True)
-def slice_gibbs_table_sweep(orders, lengths, perm, start, labels, counts, log_counts, order,
-                            rankT, theta, thetaT, neg_cumT, log_new, log_alpha, nu_r, nu,
-                            state, inverse, table, fresh, scratch_i, logw, cand, code, xs,
-                            hs, ds):
-    """:func:`slice_gibbs_sweep` with the clusters' log-likelihoods of each distinct ranking
-    read from ``table`` (:func:`score_table`, made at the start of the sweep, when every
-    cluster's parameters are those the sweep uses); a cluster opened during the sweep
-    (``fresh[c]``) is scored directly.  The same conditional probabilities, so the same
-    Markov chain kernel; repeated ballots are scored once."""
-    free = scratch_i[1]
-    rank_row = scratch_i[2]
-    cap = counts.shape[0]
-    for p in range(start, perm.shape[0]):
-        i = perm[p]
-        t = lengths[i]
-        old = labels[i]
-        _set_count(counts, log_counts, old, counts[old] - 1)
-        slot = _free_slot(counts)
-        if slot < 0:
-            _set_count(counts, log_counts, old, counts[old] + 1)
-            return p, state
-        d = inverse[i]
-        logw[0] = log_alpha + log_new[i]
-        cand[0] = -1
-        m = 1
-        for c in range(cap):
-            if counts[c] > 0:
-                if fresh[c]:
-                    logw[m] = _score_one(0, orders, i, t, rankT, c, log_counts, neg_cumT,
-                                         thetaT, thetaT, nu_r, nu)
-                else:
-                    logw[m] = log_counts[c] + table[d, c]
-                cand[m] = c
-                m += 1
-        state, u = next_uniform(state)
-        c = cand[categorical_from_logs(logw, m, u)]
-        if c < 0:
-            c = slot
-            fresh[c] = True
-            state = _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT,
-                                  thetaT, neg_cumT, rank_row, code, free, xs, hs, ds)
-        labels[i] = c
-        _set_count(counts, log_counts, c, counts[c] + 1)
-    return perm.shape[0], state
 
 
 # ---------------------------------------------------------------------- Beta-Gibbs

@@ -286,32 +286,26 @@ class SliceGibbs(_MallowsGibbs):
         hull = np.empty((3, gmk._MAX_HULL))
         pos, state = 0, seed
         first, inverse = X.distinct()
-        table = None
+        table = np.zeros((0, 0))
         if len(first) <= _TABLE_SHARE * len(inverse):
             # repeated rankings (ballots): score each distinct one once, in parallel
             table = np.empty((len(first), len(counts)))
             _k.score_table(X.orders, X.lengths, first, sw.rankT, thetaT, neg_cumT, counts,
                            table)
-            fresh = np.zeros(len(counts), dtype=np.bool_)
+        fresh = np.zeros(len(counts), dtype=np.bool_)
         while True:
-            common = (X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order,
-                      sw.rankT, theta, thetaT, neg_cumT, log_new, log_alpha, fam.nu_r_,
-                      float(fam.nu), np.uint64(state))
-            if table is None:
-                pos, state = _k.slice_gibbs_sweep(
-                    *common, sw.scratch_i, sw.scratch_f, sw.rstore, sw.logw, sw.cand,
-                    sw.code, hull[0], hull[1], hull[2])
-            else:
-                pos, state = _k.slice_gibbs_table_sweep(
-                    *common, inverse, table, fresh, sw.scratch_i, sw.logw, sw.cand, sw.code,
-                    hull[0], hull[1], hull[2])
+            pos, state = _k.slice_gibbs_sweep(
+                X.orders, X.lengths, perm, pos, labels, counts, sw.log_counts, order,
+                sw.rankT, theta, thetaT, neg_cumT, log_new, log_alpha, fam.nu_r_,
+                float(fam.nu), np.uint64(state), inverse, table, fresh, sw.scratch_i,
+                sw.scratch_f, sw.rstore, sw.logw, sw.cand, sw.code, hull[0], hull[1], hull[2])
             if pos >= len(perm):
                 return order, theta, counts
             order, theta, counts = _grow(order, theta, counts)
             thetaT, neg_cumT = _grow_columns(thetaT, neg_cumT)
             sw = sw.grown(order, counts)
-            if table is not None:  # the new slots open during the sweep: scored directly
-                fresh = np.concatenate([fresh, np.ones(len(counts) - len(fresh), np.bool_)])
+            # the new slots open during the sweep: scored directly
+            fresh = np.concatenate([fresh, np.ones(len(counts) - len(fresh), np.bool_)])
 
 
 @dataclass(frozen=True)

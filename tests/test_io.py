@@ -551,6 +551,19 @@ def test_mixed_decimal_marks_and_separators_are_named(tmp_path):
         load_data(comma)
 
 
+def test_quoted_decimal_commas_and_empty_first_row_cells(tmp_path):
+    X, meta = load_data(write(tmp_path / "q.csv", '"a";"b"\n"1,5";"2"\n"3";"4,25"\n'))
+    np.testing.assert_array_equal(X, [[1.5, 2.0], [3.0, 4.25]])
+    assert meta["decimal"] == ","
+    with pytest.raises(DataError, match=r"line 1, column 3 is empty; missing values are not "
+                                        r"supported \(every line ending in a separator"):
+        load_data(write(tmp_path / "trail.csv", "1,2,\n3,4,\n"))
+    with pytest.raises(DataError, match=r"line 1, column 1 is empty; missing values"):
+        load_data(write(tmp_path / "lead.csv", ",2\n3,4\n"))
+    X, meta = load_data(write(tmp_path / "index.csv", ",a,b\n0,1,2\n1,3,4\n"))
+    assert meta["column_names"] == ["", "a", "b"] and X.shape == (2, 3)
+
+
 def test_the_table_reader_reads_what_numpy_writes_exactly(tmp_path):
     rng = np.random.default_rng(3)
     Y = rng.standard_normal((500, 4)) * 10.0 ** rng.integers(-8, 8, (500, 4))

@@ -510,7 +510,7 @@ def _sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
     if decimal is None:
         decimal = "."
         if delimiter != ",":
-            cells = (c.strip() for line in lines
+            cells = (c.strip().strip('"').strip() for line in lines
                      for c in (line.split() if delimiter is None else line.split(delimiter)))
             if any(_DECIMAL_COMMA.match(c) for c in cells):
                 decimal = ","
@@ -600,6 +600,15 @@ def _infer_header(p: Path, lineno: int, fields, dialect: TextDialect) -> bool:
     of numbers is data; a row that mixes numbers and text is neither, and is refused with
     the cell that breaks it (a typo in a data row must not silently become a header)."""
     numeric = [_is_number(c.strip(), dialect.decimal) for c in fields]
+    # a data row with a missing cell (a header may leave a name empty, as pandas does for
+    # its index)
+    empty = [j for j, c in enumerate(fields) if not c.strip()]
+    if empty and any(numeric):
+        j = empty[0]
+        trailing = (" (every line ending in a separator leaves an empty last column: remove "
+                    "it)") if j == len(fields) - 1 else ""
+        raise DataError(f"{p}: line {lineno}, column {j + 1} is empty; missing values are not "
+                        f"supported{trailing}.")
     for c, number in zip(fields, numeric):
         hint = "" if number else _separator_hint(c.strip(), dialect)
         if hint:

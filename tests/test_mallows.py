@@ -281,7 +281,7 @@ def test_split_merge_moves_alone_match_exact_posterior(random_share, cluster_sha
     assert tv_to_exact(sampler, FIVE, 4, 8000, seed=1) < 0.05
 
 
-def test_anchors_by_cluster_need_their_selection_probabilities():
+def test_anchors_by_cluster_need_their_selection_probabilities(monkeypatch):
     """Anchors drawn by cluster without the ratio of selection probabilities miss the
     posterior: the exact test sees it."""
     from dpclust.samplers import mallows
@@ -294,15 +294,11 @@ def test_anchors_by_cluster_need_their_selection_probabilities():
 
     sampler = _MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0, cluster_share=1.0)
     assert tv_to_exact(sampler, FIVE, 4, 16_000, seed=2) < 0.035
-    try:
-        mallows._SplitMerge.move = unweighted
-        tv = tv_to_exact(sampler, FIVE, 4, 16_000, seed=2)
-    finally:
-        mallows._SplitMerge.move = orig
-    assert tv > 0.06
+    monkeypatch.setattr(mallows._SplitMerge, "move", unweighted)
+    assert tv_to_exact(sampler, FIVE, 4, 16_000, seed=2) > 0.06
 
 
-def test_random_allocation_needs_its_beta_function():
+def test_random_allocation_needs_its_beta_function(monkeypatch):
     """Without the random-proportion allocation's probability B(m0 + 1, m1 + 1) the moves
     land far from the posterior: the exact test sees it."""
     from dpclust.samplers import mallows
@@ -312,16 +308,13 @@ def test_random_allocation_needs_its_beta_function():
     def without_q(rng, points, sides=None):
         return orig(rng, points, sides)[0], 0.0
 
-    try:
-        mallows._SplitMerge._random_sides = staticmethod(without_q)
-        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0,
-                                    cluster_share=0.0), FIVE, 4, 4000, seed=1)
-    finally:
-        mallows._SplitMerge._random_sides = staticmethod(orig)
+    monkeypatch.setattr(mallows._SplitMerge, "_random_sides", staticmethod(without_q))
+    tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=1.0, cluster_share=0.0),
+                     FIVE, 4, 4000, seed=1)
     assert tv > 0.15
 
 
-def test_split_merge_ratio_terms_matter():
+def test_split_merge_ratio_terms_matter(monkeypatch):
     """The exact test can see a wrong ratio: without the allocation's probability the moves
     land far from the posterior."""
     from dpclust.samplers import mallows
@@ -331,12 +324,9 @@ def test_split_merge_ratio_terms_matter():
     def without_q(self, points, launch, sides=None):
         return orig(self, points, launch, sides)[0], 0.0
 
-    try:
-        mallows._SplitMerge._allocate = without_q
-        tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=0.0,
-                                    cluster_share=0.0), FIVE, 4, 4000, seed=1)
-    finally:
-        mallows._SplitMerge._allocate = orig
+    monkeypatch.setattr(mallows._SplitMerge, "_allocate", without_q)
+    tv = tv_to_exact(_MovesOnly(n_gibbs=1, split_merge=4, random_share=0.0, cluster_share=0.0),
+                     FIVE, 4, 4000, seed=1)
     assert tv > 0.15
 
 

@@ -136,8 +136,7 @@ def load_data(path, *, kind="auto", column=None, header=None, sep=None, decimal=
     names = None
     has_header = False
     dialect = None
-    if fmt not in _TEXT_FORMATS and (sep is not None or decimal is not None):
-        raise ValueError(f"sep and decimal apply to text tables; {p} is a {fmt} file.")
+    _check_dialect_args(p, fmt, sep, decimal)
     if fmt in _TEXT_FORMATS:
         X, names, has_header, dialect = _read_table(p, gz, fmt, column, header, sep, decimal)
     elif fmt == "parquet":
@@ -456,6 +455,11 @@ class TextDialect:
         return f"separated by {_SEPARATORS[self.delimiter]}, {_DECIMALS[self.decimal]}"
 
 
+def _check_dialect_args(p: Path, fmt: str, sep, decimal) -> None:
+    if fmt not in _TEXT_FORMATS and (sep is not None or decimal is not None):
+        raise ValueError(f"sep and decimal apply to text tables; {p} is a {fmt} file.")
+
+
 def _parse_sep(sep):
     try:
         return _SEP_NAMES[sep]
@@ -464,19 +468,17 @@ def _parse_sep(sep):
                          f"',', ';', '\\t', ' '), got {sep!r}.") from None
 
 
-def _data_lines(p: Path, gz: bool, n: int):
-    """(number of the first, list of up to ``n``) lines that are neither blank nor a ``#``
-    comment."""
-    first, lines = None, []
+def _data_lines(p: Path, gz: bool, n: int) -> list:
+    """The first (up to ``n``) lines that are neither blank nor a ``#`` comment."""
+    lines = []
     with _reading(p), _open_text(p, gz) as f:
-        for lineno, line in enumerate(f, 1):
+        for line in f:
             stripped = line.strip()
             if stripped and not stripped.startswith("#"):
-                first = first or lineno
                 lines.append(line)
                 if len(lines) == n:
                     break
-    return first, lines
+    return lines
 
 
 def _sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
@@ -492,7 +494,7 @@ def _sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
     """
     if decimal not in (None, ".", ","):
         raise ValueError(f"decimal must be '.' or ',', got {decimal!r}.")
-    first, lines = _data_lines(p, gz, _SAMPLE_LINES)
+    lines = _data_lines(p, gz, _SAMPLE_LINES)
     if not lines:
         raise DataError(f"{p} contains no data (only blank or comment lines).")
     if sep is not None:
@@ -1056,8 +1058,7 @@ def load_data_with_columns(path, columns, *, kind: str = "auto", column=None, se
     if fmt == "txt" and _looks_like_docword(p, gz):
         fmt = "docword"
     what = " and ".join(f"{role} column" for role in roles)
-    if fmt not in _TEXT_FORMATS and (sep is not None or decimal is not None):
-        raise ValueError(f"sep and decimal apply to text tables; {p} is a {fmt} file.")
+    _check_dialect_args(p, fmt, sep, decimal)
     if fmt in _TEXT_FORMATS:
         dialect = _sniff(p, gz, fmt, sep, decimal)
         values, found, n_columns, names, has_header = _read_text_columns(p, gz, dialect, roles)

@@ -180,17 +180,16 @@ def _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT, thetaT,
     ``pi_i`` (:func:`dpclust.families._mallows_kernels.draw_given_one`), copied into the
     cluster-major arrays of the sweep.  Returns the random state."""
     n = order.shape[1]
-    J = theta.shape[1]
     state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
                               theta[c], code, free, xs, hs, ds)
     for item in range(n):
         rankT[item, c] = rank_row[item]
-    acc_psi = 0.0
-    neg_cumT[0, c] = 0.0
-    for j in range(J):
+    column = neg_cumT[:, c]
+    gm.cum_log_psi_row(theta[c], n, column)
+    for j in range(column.shape[0]):
+        column[j] = -column[j]
+    for j in range(theta.shape[1]):
         thetaT[j, c] = theta[c, j]
-        acc_psi += gm.log_psi(theta[c, j], n - j - 1)
-        neg_cumT[j + 1, c] = -acc_psi
     return state
 
 
@@ -488,10 +487,10 @@ def _update_cluster(orders, lengths, members, lo, hi, c, order, rank, theta, nu_
     # per-rank count tables, when they are small and the cluster large: its rounds
     # then cost O(J n^2) each instead of a pass over its rankings (_count_tables)
     tables = J * n * n <= _MAX_TABLE and work > 2 * J * n * n
-    A = np.zeros((J, n)) if tables else np.zeros((1, 1))
-    F = np.zeros((J, n, n)) if tables else np.zeros((1, 1, 1))
+    A = np.empty((J, n)) if tables else np.empty((1, 1))
+    F = np.empty((J, n, n)) if tables else np.empty((1, 1, 1))
     if tables:
-        _count_tables(orders, lengths, members, lo, hi, A, F)
+        _count_tables(orders, lengths, members, lo, hi, A, F)  # fills them
     if theta_mode == THETA_BETA:
         if size == 1:  # a single ranking: Sample-σ-N1, then theta | sigma
             i = members[lo]

@@ -534,6 +534,7 @@ def test_spreadsheet_files_with_decimal_commas_are_read_and_said_so(tmp_path, bl
     assert status in (0, 3), err
     data = summary_of(out)["data"]
     assert data["read_as"] == "separated by semicolons, decimal commas (found in the file)"
+    assert (data["separator"], data["decimal"]) == ("semicolon", ",")
     assert data["columns"] == ["x", "y"] and data["n_samples"] == len(X)
     assert "read as separated by semicolons" in (out / "report.html").read_text()
     tab = tmp_path / "new.txt"

@@ -1186,7 +1186,8 @@ def _load(config: RunConfig) -> LoadedData:
                                 decimal=config.decimal)
         info = {"source": meta["path"], "format": meta["format"]}
         if "dialect" in meta:
-            info["read_as"] = meta["dialect"]
+            info.update(read_as=meta["dialect"], separator=meta["separator"],
+                        decimal=meta["decimal"])
         if meta.get("column_names") is not None:
             names = list(meta["column_names"])
             info["columns"] = names[:MAX_LISTED_COLUMNS]

@@ -353,8 +353,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
             detail.append(_esc(data["dataset"]))
         elif data.get("source") is not None:
             detail.append(f"from <code>{_esc(data['source'])}</code>")
-            if data.get("read_as") and not data["read_as"].startswith(
-                    "separated by commas, decimal points"):
+            if data.get("read_as") and (data.get("separator"), data.get("decimal")) != (
+                    "comma", "."):
                 detail.append(f"read as {_esc(data['read_as'])}")
         parts.append(f" in <b>{_esc(_plural(n, 'ranking' if mallows else 'point'))}</b>")
         if detail:

@@ -10,6 +10,7 @@ from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.families.base import take
 from dpclust.families.multinomial import CountStats
+from dpclust.families.gaussian import BLOCK_ROWS
 from dpclust.metrics import nmi
 from dpclust.partitions import canonical_labels
 from dpclust.samplers import MixtureModel, SubclusterSplitMerge
@@ -140,7 +141,7 @@ class _NoPassKernel(NormalInverseWishart):
 
 
 class _Blocked(NormalInverseWishart):
-    """The Gaussian family with its blocked pass (GEMM per block of points) on blocks of
+    """The Gaussian family with its blocked pass (BLAS per block of points) on blocks of
     two points, whatever the dimension."""
 
     def pass_kernel(self, X, summary=None):
@@ -344,15 +345,15 @@ def test_result_does_not_depend_on_the_number_of_threads(family, data_pass):
 
 
 def test_blocked_pass_is_the_point_by_point_pass():
-    """From 8 features the pass scores blocks of points with GEMM and adds their statistics
-    by blocks; point by point (``block=0``) the chain is the same (labels equal, statistics
+    """From 8 features the pass scores blocks of points with BLAS (trmm) and adds their
+    statistics by blocks (syrk); point by point (``block=0``) the chain is the same (labels equal, statistics
     equal to rounding)."""
     runs = []
     for cls in (_PointByPoint, NormalInverseWishart):
         X, _ = make_gaussian_mixture(n_samples=4000, n_clusters=4, n_features=9,
                                      random_state=2)
         model = MixtureModel(cls().resolve(X), X)
-        assert model.pass_kernel.block == (0 if cls is _PointByPoint else 256)
+        assert model.pass_kernel.block == (0 if cls is _PointByPoint else BLOCK_ROWS)
         # the same moves for both (by default a pass that is not blocked goes with
         # sequential moves)
         sampler = SubclusterSplitMerge(chunk_size=1000, sequential=False)

@@ -11,7 +11,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._linalg import chol_downdate, chol_update, log_multigamma
+from ._linalg import (chol_downdate, chol_update, gram_upper, log_multigamma, lower_times,
+                      padded)
 
 
 # --------------------------------------------------------------------- kernels
@@ -315,26 +316,32 @@ def _gauss_accumulate(kdata, i, acc, slot):
 @njit(cache=True)
 def _gauss_score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base):
     """``out[rows[r] - base, col0 + a - c0] = log f(x_{rows[r]}; theta_{comps[a]})`` for
-    ``s <= r < e``, ``c0 <= a < c1``: the rows gathered once, then one GEMM per component,
-    ``Z = prec[k] (X_rows - shift)^T`` (d x n), and the columns' ``|Z - cs[k]|^2`` summed
-    feature by feature over contiguous rows of Z (vectorised: no chain of dependent adds).
+    ``s <= r < e``, ``c0 <= a < c1``: the rows gathered once (transposed, ``Y^T``, d x n,
+    rows padded: see :func:`~dpclust.families._linalg.padded`),
+    then one triangular product per component, ``Z = prec[k] Y^T`` (BLAS ``trmm``: half the
+    flops of a general GEMM, ``prec[k]`` being the inverse of a lower Cholesky factor), and
+    the columns' ``|Z - cs[k]|^2`` summed feature by feature over contiguous rows of Z
+    (vectorised: no chain of dependent adds).
 
-    A row's score does not depend on the other rows of its call (the GEMM's sum over the
+    A row's score does not depend on the other rows of its call (the product's sum over the
     features runs in the same order for each output), up to the BLAS kernel chosen for the
     call's shape, which depends on the chunking only."""
     X = kdata[0]
     prec, const, cs, shift = kparams[1], kparams[2], kparams[3], kparams[4]
     n = e - s
     d = X.shape[1]
-    Y = np.empty((n, d))
+    ld = padded(n)
+    Yt = np.empty((d, ld))
     for r in range(n):
         i = rows[s + r]
         for a in range(d):
-            Y[r, a] = X[i, a] - shift[a]
+            Yt[a, r] = X[i, a] - shift[a]
+    Z = np.empty((d, ld))
     q = np.empty(n)
     for a in range(c0, c1):
         k = comps[a]
-        Z = np.dot(prec[k], Y.T)
+        Z[:, :] = Yt
+        lower_times(prec[k], Z, n)
         for r in range(n):
             q[r] = 0.0
         for b in range(d):
@@ -348,9 +355,41 @@ def _gauss_score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, bas
 
 
 @njit(cache=True)
+def unpack_raw_stats(acc, shift, n, mean, scatter):
+    """Counts, means and scatters from the passes' raw statistics ``acc[k] = (n, sum of y,
+    upper triangle of sum of y y^T)`` about ``shift`` (``y = x - shift``), into ``n`` (K,),
+    ``mean`` (K, d) and ``scatter`` (K, d, d): ``scatter = sum y y^T - n ybar ybar^T``,
+    symmetrised; empty slots get zeros."""
+    K = acc.shape[0]
+    d = shift.shape[0]
+    cm = np.empty(d)
+    for k in range(K):
+        nk = acc[k, 0]
+        n[k] = nk
+        safe = nk if nk > 1.0 else 1.0
+        for a in range(d):
+            cm[a] = acc[k, 1 + a] / safe
+            mean[k, a] = cm[a] + shift[a] if nk > 0.0 else 0.0
+        idx = 1 + d
+        for a in range(d):
+            for b in range(a, d):
+                second = acc[k, idx]
+                idx += 1
+                if nk == 0.0:
+                    scatter[k, a, b] = 0.0
+                    scatter[k, b, a] = 0.0
+                    continue
+                v = second - nk * cm[a] * cm[b]
+                w = second - nk * cm[b] * cm[a]
+                scatter[k, a, b] = 0.5 * (v + w)
+                scatter[k, b, a] = 0.5 * (w + v)
+
+
+@njit(cache=True)
 def _gauss_accumulate_block(kdata, rows, s, e, acc, slot):
     """:func:`_gauss_accumulate` of the points ``rows[s:e]`` at once: the scatter about
-    ``shift`` as one GEMM ``Y^T Y`` of the gathered rows."""
+    ``shift`` as one symmetric rank-n update ``Y^T Y`` of the gathered rows (BLAS ``syrk``,
+    its upper triangle only)."""
     X, shift = kdata
     n = e - s
     d = X.shape[1]
@@ -362,7 +401,8 @@ def _gauss_accumulate_block(kdata, rows, s, e, acc, slot):
             y = X[i, a] - shift[a]
             Y[r, a] = y
             col[a] += y
-    S = np.dot(Y.T, Y)
+    S = np.empty((d, d))
+    gram_upper(Y, S)
     acc[slot, 0] += n
     for a in range(d):
         acc[slot, 1 + a] += col[a]

@@ -448,7 +448,7 @@ class LocalPartitions:
 
 class threads:
     """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all), with BLAS on
-    one thread inside them: the blocked passes call GEMM from every numba thread, and a
+    one thread inside them: the blocked passes call BLAS from every numba thread, and a
     BLAS that started threads of its own there would oversubscribe the cores."""
 
     def __init__(self, n_jobs):

@@ -146,7 +146,7 @@ def _draw_label(logw, log_pi, cand, m, state):
 
 # ------------------------------------------------------------------ blocked scoring
 # A family whose densities are cheaper by the block (the Gaussian in many dimensions, where
-# one GEMM scores many points against a component) provides
+# one BLAS call scores many points against a component) provides
 #   score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base):
 #     out[rows[r] - base, col0 + a - c0] = log f(x_rows[r]; theta_comps[a])
 #     for s <= r < e and c0 <= a < c1, and

@@ -362,7 +362,7 @@ class SubclusterSplitMerge:
         iterations (5,000 points in 3 clusters from 10 k-means clusters: K 10-12 and NMI
         0.64 after 60 iterations).  None: sequential unless the family's pass is blocked
         (Gaussians with 8 or more features), where a sequential allocation costs O(d^2)
-        scalar work per point and the EM launches' GEMM passes are several times cheaper
+        scalar work per point and the EM launches' BLAS passes are several times cheaper
         (N = 10^5, d = 64: 0.29 s an iteration against 0.16 s), unless the data pass is
         collapsed (a few thousand points, ``data_pass``: on digits in 50 dimensions
         sequential moves end at a log joint of -2.013e5 against -2.039e5).  In-process only: on a Dask

@@ -239,8 +239,12 @@ class SubclusterSplitMerge:
     launch_size : int, default=256
         Expected size of an EM launch's subsample of the move's points (all of them below
         that).
-    launch_iter : int, default=8
-        Stochastic EM steps of an EM launch on its subsample.
+    launch_iter : int, default=4
+        Stochastic EM steps of an EM launch on its subsample.  Measured against 8 (the
+        earlier default): N = 5 x 10^4, d = 64, 50 iterations, two seeds: NMI 1.000 / 1.000
+        against 0.979 / 1.000 in 4.0-4.1 s against 4.3-4.6 s; 10^5 points, d = 50, 50
+        clusters, 120 iterations from one cluster, three data sets: K 50 / 52 / 57 and NMI
+        1.000 / 0.9997 / 0.9992 against K 62 / 52 / 53 and NMI 0.9986 / 0.9998 / 0.9997.
     launch_passes : int, default=1
         Further stochastic EM steps on all of the move's points (one data pass each).
     stages : {1, 2, 3}, default=1
@@ -385,7 +389,7 @@ class SubclusterSplitMerge:
     split_merge: bool = True
     n_groups: int | None = None
     launch_size: int = 256
-    launch_iter: int = 8
+    launch_iter: int = 4
     launch_passes: int = 1
     stages: int = 1
     sequential: bool | None = None

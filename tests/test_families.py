@@ -30,8 +30,12 @@ from dpclust.families import DirichletMultinomial, NormalInverseWishart, get_fam
 from dpclust.families._linalg import (
     chol_downdate,
     chol_update,
+    gram_upper,
     log_det_chol,
     log_multigamma,
+    lower_inverses,
+    lower_times,
+    padded,
     solve_lower,
 )
 from dpclust.families.base import concatenate, take
@@ -629,6 +633,65 @@ def test_linalg_helpers():
                                    atol=1e-12)
         for a in (0.5 * d + 0.1, 3.7, 50.0):
             assert log_multigamma(a, d) == pytest.approx(multigammaln(a, d), rel=1e-12)
+
+
+@pytest.mark.parametrize("d,n", [(1, 1), (3, 5), (9, 0), (64, 17), (64, 2048)])
+def test_blas_helpers_match_numpy(d, n):
+    """The BLAS calls of the blocked passes: ``trmm`` on the first n columns of a padded
+    array (the padding and the upper triangle of P untouched and unread), ``syrk``'s upper
+    triangle, and ``trtri`` inverses of a stack of factors."""
+    rng = np.random.default_rng(d + n)
+    P = np.tril(rng.normal(size=(d, d))) + 3.0 * np.eye(d)
+    garbage = P + np.triu(np.full((d, d), 99.0), 1)
+    ld = padded(n)
+    assert ld >= n and ld % 8 == 0 and ld % 512 != 0
+    Z = rng.normal(size=(d, ld))
+    expected, tail = P @ Z[:, :n], Z[:, n:].copy()
+    lower_times(garbage, Z, n)
+    np.testing.assert_allclose(Z[:, :n], expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(Z[:, n:], tail)
+
+    Y = rng.normal(size=(n, d))
+    S = np.full((d, d), 7.0)
+    gram_upper(Y, S)
+    upper = np.triu_indices(d)
+    np.testing.assert_allclose(S[upper], (Y.T @ Y)[upper], rtol=1e-12, atol=1e-12)
+    assert np.all(S[np.tril_indices(d, -1)] == 7.0)
+
+    chol = np.linalg.cholesky(np.stack([_random_spd(rng, d) for _ in range(3)]))
+    out = np.empty_like(chol)
+    assert lower_inverses(chol, out) == -1
+    np.testing.assert_allclose(out @ chol, np.broadcast_to(np.eye(d), chol.shape), atol=1e-10)
+    assert np.all(np.triu(out, 1) == 0.0)
+    chol[1, d - 1, d - 1] = 0.0
+    assert lower_inverses(chol, out) == 1  # the singular factor is named
+
+
+@pytest.mark.parametrize("d", [2, 3, 9])
+def test_pass_kernel_unpacks_raw_statistics(d):
+    """The passes' raw statistics (count, sum and upper triangle of the sum of outer
+    products about the data's mean) unpack to the family's statistics; an empty slot gives
+    zeros."""
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(300, d)) * 3.0 + 5.0
+    fam = NormalInverseWishart().resolve(X)
+    pk = fam.pass_kernel(X)
+    shift = pk.data[1]
+    labels = rng.integers(0, 3, size=len(X))  # slot 3 stays empty
+    upper = np.triu_indices(d)
+    acc = np.zeros((4, pk.n_stats))
+    for x, k in zip(X, labels):
+        y = x - shift
+        acc[k, 0] += 1.0
+        acc[k, 1:1 + d] += y
+        acc[k, 1 + d:] += np.outer(y, y)[upper]
+    got = pk.unpack(acc)
+    want = fam.stats(X, labels, 4)
+    np.testing.assert_array_equal(got.n, want.n)
+    np.testing.assert_allclose(got.mean, want.mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.scatter, want.scatter, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got.scatter, np.swapaxes(got.scatter, 1, 2))
+    assert np.all(got.mean[3] == 0.0) and np.all(got.scatter[3] == 0.0)
 
 
 # ============================================================================================

@@ -9,20 +9,23 @@ import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
-# BLAS's triangular matrix product, from the library NumPy's and numba's ``np.dot`` use
-# (SciPy's).  It is bound by symbol name, registered at every import, so that the kernels that
-# call it are cached on disk like the others (a ctypes pointer would pin an address).
-_llvm.add_symbol("dpclust_dtrmm", get_cython_function_address("scipy.linalg.cython_blas",
-                                                              "dtrmm"))
-_dtrmm = types.ExternalFunction("dpclust_dtrmm", types.void(*([types.intp] * 11)))
+
+def _bind(library: str, name: str, n_args: int):
+    """SciPy's BLAS or LAPACK routine ``name`` (the library NumPy's and numba's ``np.dot``
+    use) as a numba external function of ``n_args`` pointers.  It is bound by symbol name,
+    registered at every import, so that the kernels that call it are cached on disk like the
+    others (a ctypes pointer would pin an address)."""
+    symbol = f"dpclust_{name}"
+    _llvm.add_symbol(symbol, get_cython_function_address(f"scipy.linalg.cython_{library}",
+                                                         name))
+    return types.ExternalFunction(symbol, types.void(*([types.intp] * n_args)))
+
+
+_dtrmm = _bind("blas", "dtrmm", 11)
 _TRMM_OPTS = np.frombuffer(b"RUNN", dtype=np.uint8)  # side, uplo, trans, diag
-_llvm.add_symbol("dpclust_dsyrk", get_cython_function_address("scipy.linalg.cython_blas",
-                                                              "dsyrk"))
-_dsyrk = types.ExternalFunction("dpclust_dsyrk", types.void(*([types.intp] * 10)))
+_dsyrk = _bind("blas", "dsyrk", 10)
 _SYRK_OPTS = np.frombuffer(b"LN", dtype=np.uint8)  # uplo, trans
-_llvm.add_symbol("dpclust_dtrtri", get_cython_function_address("scipy.linalg.cython_lapack",
-                                                               "dtrtri"))
-_dtrtri = types.ExternalFunction("dpclust_dtrtri", types.void(*([types.intp] * 6)))
+_dtrtri = _bind("lapack", "dtrtri", 6)
 _TRTRI_OPTS = np.frombuffer(b"UN", dtype=np.uint8)  # uplo, diag
 
 

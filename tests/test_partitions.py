@@ -11,6 +11,7 @@ from dpclust.partitions import (
     _expected_loss_unique,
     canonical_labels,
     expected_loss,
+    first_minimum,
     point_estimate,
     posterior_similarity,
 )
@@ -264,3 +265,17 @@ def test_point_estimate_validation():
             point_estimate(draws, max_draws=bad)
     with pytest.raises(ValueError, match="n_jobs"):
         point_estimate(draws, n_jobs=0)
+
+
+def test_ties_go_to_the_earliest_draw_whatever_the_rounding():
+    """Expected losses equal up to rounding (sums added in another order, as over a Dask
+    cluster's partitions) count as a tie, which goes to the earliest candidate."""
+    assert first_minimum([1.0, 1.0 - 1e-15, 2.0]) == 0
+    assert first_minimum([1.0, 1.0 - 1e-6, 2.0]) == 1
+    assert first_minimum([0.0, 0.0]) == 0
+    # two mirror-image partitions of four points, each drawn once: an exact tie
+    draws = np.array([[0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1], [0, 1, 0, 1]])
+    labels, _ = point_estimate(draws)
+    np.testing.assert_array_equal(labels, draws[0])
+    labels, _ = point_estimate(draws[[1, 0, 3, 2]])
+    np.testing.assert_array_equal(labels, draws[1])

@@ -607,8 +607,22 @@ def point_estimate(
     values = _expected_loss_unique(
         zc[first_c], kc[first_c], zd[first_d], kd[first_d], counts_d, loss, n_jobs
     )
-    best = int(np.argmin(values))  # first minimum = earliest draw, as first_c is in order
+    best = first_minimum(values)  # the earliest draw, as first_c is in order
     return zc[first_c[best]].copy(), float(values[best])
+
+
+#: relative gap below which two expected losses count as a tie (rounding of sums taken in
+#: another order is ~1e-15; distinct partitions often tie exactly, e.g. mirror images)
+_TIE_RTOL = 1e-9
+
+
+def first_minimum(values) -> int:
+    """Index of the first value within ``_TIE_RTOL`` (relative) of the minimum: ties of
+    expected losses go to the earliest candidate whatever order their sums were added in
+    (here, or over a Dask cluster's partitions)."""
+    values = np.asarray(values, dtype=np.float64)
+    low = float(values.min())
+    return int(np.flatnonzero(values <= low + _TIE_RTOL * max(abs(low), 1e-300))[0])
 
 
 def point_certainty(draws, labels) -> np.ndarray:

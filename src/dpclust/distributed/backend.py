@@ -240,7 +240,7 @@ class DaskPartitions:
 
 def expected_loss_choice(per_part, ks, n, loss):
     """``(chosen draw, expected loss)`` from per-partition sizes, hashes and tables."""
-    from ..partitions import _loss_table
+    from ..partitions import _loss_table, first_minimum
 
     f, scale = _loss_table(loss, n)
     n_draws = len(ks)
@@ -277,7 +277,7 @@ def expected_loss_choice(per_part, ks, n, loss):
             value = (terms[c] + terms[d] - 2.0 * cross) / scale
             acc += float(counts[d]) * max(value, 0.0)
         values[c] = acc / weight
-    best = int(np.argmin(values))
+    best = first_minimum(values)
     return first[best], float(values[best])
 
 

@@ -112,26 +112,36 @@ def part_per_iteration(quick, peak):
     return rows
 
 
-def part_sklearn(quick, repeats=2):
+def _timed_fits(X, seed, n_iter=50, sklearn=True):
+    """``DPMixture(sampler="subcluster")`` and scikit-learn's ``BayesianGaussianMixture``
+    (20 components) fitted to ``X`` with ``n_iter`` iterations each, and their seconds.  Their
+    warnings are silenced: so few iterations are not meant to pass our convergence rule, nor
+    to converge for scikit-learn."""
     from sklearn.mixture import BayesianGaussianMixture
 
-    n = 10_000 if quick else 50_000
-    X, y = make_gaussian_mixture(n, 10, 64, random_state=0)
-    # 50 iterations are not meant to pass the convergence rule; scikit-learn warns that
-    # its 50 iterations did not converge
-    warnings.simplefilter("ignore")
-    # load the compiled kernels and the modules a fit imports (diagnostics) first
-    DPMixture(sampler="subcluster", n_iter=4, random_state=0).fit(X[:2000])
-    runs = []
-    for seed in range(repeats):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        m = DPMixture(sampler="subcluster", n_iter=50, random_state=seed).fit(X)
+        m = DPMixture(sampler="subcluster", n_iter=n_iter, random_state=seed).fit(X)
         ours = time.perf_counter() - t0
+        if not sklearn:
+            return m, ours, None, None
         t0 = time.perf_counter()
-        bgm = BayesianGaussianMixture(n_components=20, max_iter=50, random_state=seed,
+        bgm = BayesianGaussianMixture(n_components=20, max_iter=n_iter, random_state=seed,
                                       weight_concentration_prior_type="dirichlet_process")
         bgm.fit(X)
         theirs = time.perf_counter() - t0
+    return m, ours, bgm, theirs
+
+
+def part_sklearn(quick, repeats=2):
+    n = 10_000 if quick else 50_000
+    X, y = make_gaussian_mixture(n, 10, 64, random_state=0)
+    # load the compiled kernels and the modules a fit imports (diagnostics) first
+    _timed_fits(X[:2000], 0, n_iter=4, sklearn=False)
+    runs = []
+    for seed in range(repeats):
+        m, ours, bgm, theirs = _timed_fits(X, seed)
         run = {"seed": seed, "dpclust_s": ours, "sklearn_s": theirs, "ratio": ours / theirs,
                "dpclust_nmi": float(nmi(m.labels_, y)), "dpclust_k": int(m.n_clusters_),
                "sklearn_nmi": float(nmi(bgm.predict(X), y))}

@@ -39,6 +39,9 @@ __all__ = ["canonical_labels", "posterior_similarity", "expected_loss", "point_e
            "point_certainty"]
 
 LOSSES = ("vi", "binder")
+#: relative gap below which two expected losses count as a tie (rounding of sums taken in
+#: another order is ~1e-15; distinct partitions often tie exactly, e.g. mirror images)
+_TIE_RTOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------------
@@ -609,11 +612,6 @@ def point_estimate(
     )
     best = first_minimum(values)  # the earliest draw, as first_c is in order
     return zc[first_c[best]].copy(), float(values[best])
-
-
-#: relative gap below which two expected losses count as a tie (rounding of sums taken in
-#: another order is ~1e-15; distinct partitions often tie exactly, e.g. mirror images)
-_TIE_RTOL = 1e-9
 
 
 def first_minimum(values) -> int:

@@ -366,7 +366,8 @@ class ConjugateFamily(ABC):
         """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
         (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random
         order reads memory in sequence; None where the family does not copy rows (the scan
-        then reads the rows where they are)."""
+        then reads the rows where they are).  The copy is the result's ``data[0]``, in
+        working form (``stats_at`` reads it)."""
         return None
 
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means

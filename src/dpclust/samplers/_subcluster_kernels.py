@@ -780,30 +780,42 @@ def move_lanes(sizes, n_lanes):
     return lanes, lane_start
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def rows_by_move(labels, move_of, side_of, pins):
-    """The points of the sequential moves, grouped by move (a counting sort, in row order):
-    ``(rows, start, fixed)`` with move b's points other than its anchors ``pins[b]`` in
-    ``rows[start[b]:start[b + 1]]`` and their current sides ``side_of[labels[r]]`` (-1 for a
-    split) in ``fixed``; ``move_of[k]`` is the move of cluster k, or -1."""
+    """The points of the sequential moves, grouped by move (a counting sort, in row order,
+    parallel over chunks of rows): ``(rows, start, fixed)`` with move b's points other than
+    its anchors ``pins[b]`` in ``rows[start[b]:start[b + 1]]`` and their current sides
+    ``side_of[labels[r]]`` (-1 for a split) in ``fixed``; ``move_of[k]`` is the move of
+    cluster k, or -1."""
     n_moves = pins.shape[0]
+    n = labels.shape[0]
+    n_chunks = max(1, min(64, n // 16384))
+    counts = np.zeros((n_chunks, n_moves), dtype=np.int64)
+    for c in prange(n_chunks):
+        for r in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            b = move_of[labels[r]]
+            if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+                counts[c, b] += 1
+    # chunk c writes move b's rows from offset[c, b]: moves in order, chunks in order
     start = np.zeros(n_moves + 1, dtype=np.int64)
-    for r in range(labels.shape[0]):
-        b = move_of[labels[r]]
-        if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
-            start[b + 1] += 1
+    offset = np.empty((n_chunks, n_moves), dtype=np.int64)
     for b in range(n_moves):
-        start[b + 1] += start[b]
-    at = start[:n_moves].copy()
+        at = start[b]
+        for c in range(n_chunks):
+            offset[c, b] = at
+            at += counts[c, b]
+        start[b + 1] = at
     rows = np.empty(start[n_moves], dtype=np.int64)
     fixed = np.empty(start[n_moves], dtype=np.int64)
-    for r in range(labels.shape[0]):
-        k = labels[r]
-        b = move_of[k]
-        if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
-            rows[at[b]] = r
-            fixed[at[b]] = side_of[k]
-            at[b] += 1
+    for c in prange(n_chunks):
+        at = offset[c]
+        for r in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            k = labels[r]
+            b = move_of[k]
+            if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+                rows[at[b]] = r
+                fixed[at[b]] = side_of[k]
+                at[b] += 1
     return rows, start, fixed
 
 

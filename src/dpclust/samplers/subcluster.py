@@ -1235,7 +1235,8 @@ class SubclusterSplitMerge:
             # scans then read memory in sequence (10^6 points: about half the time)
             kern = model.family.gathered_kernel(model.kernel,
                                                 np.concatenate([rows, spins.ravel()]))
-            if kern is None:
+            copied = kern is not None
+            if not copied:
                 kern, local_rows, local_pins = model.kernel, rows, spins
             else:
                 local_rows = np.arange(len(rows), dtype=np.int64)
@@ -1253,7 +1254,8 @@ class SubclusterSplitMerge:
         lq[2 * np.asarray(seq)] = logq
         lf = np.full(len(run.logq), np.nan)
         lf[rows2] = logf
-        sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq)
+        sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq,
+                                    kern.data[0] if copied else None)
         return run._replace(codes=codes, counts=cnt, logq=lq, logf=lf), sides_of
 
     def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
@@ -1427,10 +1429,12 @@ def _stats_of(fam, stats, members):
 class _SequentialSides:
     """The sides drawn by the sequential moves ``seq`` (rows grouped by move as
     :func:`~dpclust.samplers._subcluster_kernels.rows_by_move` gives them, the anchors
-    apart); ``halves(b)`` counts move b's two sides' statistics and first members."""
+    apart); ``halves(b)`` counts move b's two sides' statistics and first members, from
+    ``copied`` where the family copied the moves' rows in their order (a move's rows, then
+    every move's two anchors: one contiguous read), else from the data."""
 
-    def __init__(self, fam, data, rows, start, sides, pins, seq):
-        self.fam, self.data = fam, data
+    def __init__(self, fam, data, rows, start, sides, pins, seq, copied=None):
+        self.fam, self.data, self.copied = fam, data, copied
         self.rows, self.start, self.sides, self.pins = rows, start, sides, pins
         self.at = {int(b): a for a, b in enumerate(seq)}
 
@@ -1442,7 +1446,12 @@ class _SequentialSides:
         lo, hi = self.start[a], self.start[a + 1]
         rows = np.concatenate([self.rows[lo:hi], self.pins[a]])
         sides = np.concatenate([self.sides[lo:hi], [0, 1]])
-        stats = self.data.stats_at(rows, sides, 2)
+        if self.copied is None:
+            stats = self.data.stats_at(rows, sides, 2)
+        else:
+            pins = len(self.rows) + 2 * a + np.arange(2)
+            stats = self.fam.stats_at(self.copied, np.concatenate([np.arange(lo, hi), pins]),
+                                      sides, 2)
         return stats, (int(rows[sides == 0].min()), int(rows[sides == 1].min()))
 
 

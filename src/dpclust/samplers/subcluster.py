@@ -1066,7 +1066,7 @@ class SubclusterSplitMerge:
             u = rng.random()
             launch = ("pinch" if u < pinch else "grow" if u < pinch + self.grow
                       else "sequential" if sequential else "em")
-            if k_g == 1 or rng.random() < 0.5:
+            if k_g == 1 or rng.random() < _p_split(k_g):
                 c = int(members[rng.integers(k_g)])
                 if n[c] >= 2:  # a single point cannot be split (nor can the reverse merge)
                     moves.append(_Move("split", (c,), k_g, launch, tuple(members.tolist())))

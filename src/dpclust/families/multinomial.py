@@ -420,7 +420,16 @@ def _collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, label
                            logw[lane], _k._dm_add, _k._dm_remove, _k._dm_log_predictive)
 
 
+@njit(cache=True)
+def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, logw, counts,
+                         logf):
+    return _sk.sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
+                                   logw, counts, logf, _k._dm_reset, _k._dm_add,
+                                   _k._dm_log_predictive, _k._dm_log_marginal)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
-                "sequential_moves": _sequential_moves, "collapsed_groups": _collapsed_groups}
+                "sequential_moves": _sequential_moves,
+                "sequential_multiway": _sequential_multiway, "collapsed_groups": _collapsed_groups}

@@ -724,6 +724,79 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
     return state, log_q, n0, n1
 
 
+@njit(cache=True, _nrt=False)
+def sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, logw, counts,
+                        logf, reset, add, log_predictive, log_marginal):
+    """Allocate ``rows`` in that order among ``m = len(pins)`` sides, side s in slot s seeded
+    with point ``pins[s]``: side s with probability ``n_s f(x | X_s) / sum_a n_a f(x |
+    X_a)``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]`` (scored); the m-way
+    :func:`sequential_move`.  Writes ``codes[t]``, the sides' sizes ``counts[s]`` and log
+    marginals ``logf[s]`` (``logw``: scratch of length m); returns log q."""
+    m = pins.shape[0]
+    for a in range(m):
+        reset(kstats, a, khyper)
+        add(kdata, pins[a], kstats, a, khyper)
+        counts[a] = 1.0
+    log_q = 0.0
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        top = -np.inf
+        for a in range(m):
+            w = math.log(counts[a]) + log_predictive(kdata, r, kstats, a, khyper)
+            logw[a] = w
+            if w > top:
+                top = w
+        total = 0.0
+        for a in range(m):
+            logw[a] = math.exp(logw[a] - top)
+            total += logw[a]
+        s = fixed[t]
+        if s < 0:
+            state, u = next_uniform(state)
+            u *= total
+            s = m - 1
+            acc = 0.0
+            for a in range(m - 1):
+                acc += logw[a]
+                if u < acc:
+                    s = a
+                    break
+        log_q += math.log(logw[s] / total)
+        codes[t] = s
+        add(kdata, r, kstats, s, khyper)
+        counts[s] += 1.0
+    for a in range(m):
+        logf[a] = log_marginal(kstats, a, khyper)
+    return log_q
+
+
+@njit(cache=True, _nrt=False)
+def first_members(labels, first):
+    """``first[k]``: the smallest row of cluster k (``first`` filled with ``len(labels)``)."""
+    for r in range(labels.shape[0]):
+        k = labels[r]
+        if r < first[k]:
+            first[k] = r
+
+
+def multiway_allocation(kern, rows, fixed, pins, seed):
+    """``(sides, logq, counts, logf)`` of :func:`sequential_multiway` for the family kernel
+    ``kern`` (its cached entry point, or the generic kernel)."""
+    m = len(pins)
+    kstats = kern.alloc(m)
+    sides = np.empty(len(rows), dtype=np.int64)
+    counts = np.zeros(m)
+    logf = np.zeros(m)
+    fn = (kern.entry_points or {}).get("sequential_multiway")
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+    logq = (fn or sequential_multiway)(
+        kern.data, kstats, kern.hyper, np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(fixed, dtype=np.int64), np.ascontiguousarray(pins, dtype=np.int64),
+        np.uint64(seed), sides, np.empty(m), counts, logf, *extra)
+    return sides, float(logq), counts, logf
+
+
 #: slots between two sequential moves' statistics: a move updates its slots at every point,
 #: and moves run on different threads, so their slots must not share cache lines (eight
 #: doubles; adjacent slots made two threads slower than one)

@@ -90,6 +90,11 @@ overlapping 2-D clusters every chain ends at K = 1, at any N).  Those moves are 
   ratio of a merge of two fragments of one cluster is of order one where an independent
   allocation's is tens to thousands of nats against it.  Several rounds of moves may run per
   iteration (``n_rounds``), each a move of the chain on its own.
+* *Multi-way moves* (``multiway``, with sequential moves): half the iterations propose
+  one more move on all the clusters, a split of one cluster into m = 3 .. 10 parts (m - 1
+  further anchors, a sequential allocation among m sides) or a merge of a set of 3 .. 10
+  clusters grown around a uniform one from the pairs' merge ratios; a Gaussian cut into
+  several overlapping fragments is often mergeable only all at once.
 
 Split of c into (A ∋ i, B ∋ j) within a group of ``K_g`` clusters::
 
@@ -163,6 +168,14 @@ _ONE_SIDED = ("pinch", "grow")
 MANY_POINTS = 100_000
 #: ... the number of groups is at most 2 to this power (``n_groups``)
 MANY_POINTS_TOP_GROUPS = 3
+
+#: least (and 1 - most) probability that a cluster joins a multi-way merge set (``multiway``)
+MULTIWAY_JOIN_MIN = 0.02
+#: probability that an iteration makes a multi-way move (``multiway``)
+MULTIWAY_RATE = 0.5
+#: probability that the multi-way move of an iteration is a split (else a merge): a split
+#: allocates a whole cluster among m sides, a merge only when its set has 3 or more clusters
+MULTIWAY_SPLIT = 0.25
 
 #: rows per chunk of a launch subsample's passes (a few chunks: both cores, little overhead)
 SUBSAMPLE_CHUNK = 1024
@@ -386,6 +399,25 @@ class SubclusterSplitMerge:
         sequential moves end at a log joint of -2.013e5 against -2.039e5).  In-process only: on a Dask
         cluster, and in-process with its partition layout (``DPMixture(partitions=...)``),
         the EM launches are used, so that the two chains are the same.
+    multiway : int, default=10
+        Largest number of clusters a multi-way move merges, or splits one into (0: none).
+        With sequential moves (in-process), half the iterations (``MULTIWAY_RATE``) propose
+        one move on all the clusters: with probability ``MULTIWAY_SPLIT`` (1/4) split a
+        uniformly chosen cluster into m parts (m uniform on 3 .. ``multiway``, the m - 1
+        further anchors ordered uniform members, the rest allocated sequentially among m
+        sides), else merge a set grown around a uniform cluster u, each other cluster v
+        joining with probability ``exp(min(s_uv, 0))`` (``s_uv`` the log target ratio of
+        merging u and v, kept within [0.02, 0.98]); sets of 3 to ``multiway`` clusters
+        only.  Exact: the ratio is the module notes' with, for a split into m, ``log P(m)
+        - sum_(t < m) log(N_c - t)`` for its ordered anchors, and for the reverse merge
+        ``log P(set) - log m!`` for the set and the order of its sides (the split's ``(m -
+        1)!`` orders of its further anchors give the same split and cancel).  A Gaussian
+        cut early into several overlapping fragments is out of reach of pairwise merges,
+        each tens to hundreds of nats short, where merging all of them at once is accepted
+        (10^6 points: three fragments of one Gaussian, any two -8 to -11 nats, all three
+        +17 to +21; five fragments, any two to four -37 to -180, all five +20).  10^6
+        points from one cluster, 12 data sets, 100 iterations: NMI >= 0.99 on all 12 in
+        7.7-8.9 s, against 10 of 12 in 7.3-8.1 s without (up to 5 clusters: 10 of 12).
     seeding : {"mixed", "family", "point"}, default="mixed"
         How new sub-clusters start (each point takes the more likely of two seeds):
         ``"family"``: the family's ``seed_subclusters`` (a random hyperplane through a
@@ -426,6 +458,7 @@ class SubclusterSplitMerge:
     n_jobs: int | None = None
     chunk_size: int = 4096
     seeding: str = "mixed"
+    multiway: int = 10
     name = "subcluster"
 
     def __post_init__(self):
@@ -452,6 +485,9 @@ class SubclusterSplitMerge:
         if self.seeding not in ("mixed", "family", "point"):
             raise ValueError(
                 f"seeding must be 'mixed', 'family' or 'point', got {self.seeding!r}")
+        if int(self.multiway) < 0:
+            raise ValueError(f"multiway must be >= 0 (0: no multi-way moves), got "
+                             f"{self.multiway}")
         if int(self.chunk_size) < 1:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
         if self.n_jobs is not None and (int(self.n_jobs) == 0 or int(self.n_jobs) < -1):
@@ -633,6 +669,10 @@ class SubclusterSplitMerge:
                 new_state, splits, merges = self._launch_moves(rng, model, new_state)
                 n_splits += splits
                 n_merges += merges
+        if self._multiway_here(model) and rng.random() < MULTIWAY_RATE:
+            new_state, splits, merges = self._multiway_move(rng, model, new_state)
+            n_splits += splits
+            n_merges += merges
         k_new = len(new_state.age)
         alpha = model.update_alpha(rng, alpha, k_new)
         stats = _pairs_combined(fam, new_state.sub_stats, k_new)
@@ -1275,6 +1315,171 @@ class SubclusterSplitMerge:
         sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq,
                                     kern.data[0] if copied else None)
         return run._replace(codes=codes, counts=cnt, logq=lq, logf=lf), sides_of
+
+    # ------------------------------------------------------------ multi-way moves
+    def _multiway_here(self, model) -> bool:
+        """Whether this run makes multi-way moves (``multiway``; sequential moves only)."""
+        return int(self.multiway) >= 3 and self._sequential_here(model)
+
+    def _join_probs(self, fam, stats, n, alpha):
+        """``P[u, v]``: the probability that cluster v joins a multi-way merge set grown
+        around u, ``exp(min(s_uv, 0))`` within ``[MULTIWAY_JOIN_MIN, 1 - MULTIWAY_JOIN_MIN]``
+        (``multiway``); None where the clusters' pairs exceed the pair-score budget."""
+        K = len(n)
+        if math.comb(K, 2) > self._targeted_pairs_max(stats) or K < 2:
+            return None
+        i, j = np.triu_indices(K, 1)
+        logf = fam.log_marginal(stats)
+        both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
+        merge = -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)
+        p = np.clip(np.exp(np.minimum(merge, 0.0)), MULTIWAY_JOIN_MIN, 1.0 - MULTIWAY_JOIN_MIN)
+        P = np.zeros((K, K))
+        P[i, j] = p
+        P[j, i] = p
+        return P
+
+    @staticmethod
+    def _log_set_prob(P, members) -> float:
+        """``log P(set)`` of the multi-way merge set ``members`` under join probabilities
+        ``P``: ``(1/K) sum_(u in set) prod_(v in set, v != u) P[u, v] prod_(v not in set)
+        (1 - P[u, v])``."""
+        K = P.shape[0]
+        inside = np.zeros(K, dtype=bool)
+        inside[list(members)] = True
+        terms = []
+        for u in members:
+            mine = inside.copy()
+            mine[u] = False
+            out = ~inside
+            terms.append(np.log(P[u, mine]).sum() + np.log1p(-P[u, out]).sum())
+        return float(logsumexp(terms) - math.log(K))
+
+    def _multiway_ratio(self, n_parts, logf_parts, logf_c, log_q, K_before, log_set, alpha):
+        """Log Hastings ratio of splitting a cluster (one of ``K_before``) into the m parts
+        (the reverse merge's set has log probability ``log_set`` after the split)."""
+        m = len(n_parts)
+        n_c = float(np.sum(n_parts))
+        target = ((m - 1) * math.log(alpha) + float(gammaln(n_parts).sum())
+                  - float(gammaln(n_c)) + float(np.sum(logf_parts)) - logf_c)
+        anchors = math.log(n_c) - float(np.log(n_parts).sum())
+        forward = (math.log(MULTIWAY_SPLIT) - math.log(K_before)
+                   - math.log(int(self.multiway) - 2)
+                   - sum(math.log(n_c - t) for t in range(1, m)) + log_q)
+        reverse = math.log(1.0 - MULTIWAY_SPLIT) + log_set - float(gammaln(m + 1))
+        return target + anchors + reverse - forward
+
+    def _multiway_allocate(self, model, rows, fixed, pins, seed):
+        """:func:`~dpclust.samplers._subcluster_kernels.multiway_allocation` over the rows
+        copied in their order where the family copies rows."""
+        kern = model.family.gathered_kernel(model.kernel, np.concatenate([rows, pins]))
+        if kern is None:
+            return _sk.multiway_allocation(model.kernel, rows, fixed, pins, seed)
+        local = np.arange(len(rows), dtype=np.int64)
+        return _sk.multiway_allocation(kern, local, fixed,
+                                       len(rows) + np.arange(len(pins), dtype=np.int64), seed)
+
+    def _multiway_move(self, rng, model, state: SubclusterState):
+        """One multi-way split or merge on all the clusters (``multiway``)."""
+        fam = model.family
+        K = len(state.age)
+        alpha = state.alpha
+        m_max = int(self.multiway)
+        stats = _pairs_combined(fam, state.sub_stats, K)
+        n = np.rint(fam.count(stats)).astype(np.int64)
+        labels = np.asarray(state.labels)
+        seed = int(rng.integers(2**63))
+        if rng.random() < MULTIWAY_SPLIT:
+            c = int(rng.integers(K))
+            m = int(rng.integers(3, m_max + 1))
+            if n[c] < m:
+                return state, 0, 0
+            members = np.flatnonzero(labels == c)
+            others = members[members != state.anchors[c]]
+            pins = np.concatenate([[state.anchors[c]],
+                                   rng.choice(others, size=m - 1, replace=False)])
+            rows = rng.permutation(others[~np.isin(others, pins)])
+            sides, log_q, counts, logf = self._multiway_allocate(
+                model, rows, np.full(len(rows), -1, dtype=np.int64), pins, seed)
+            rest = np.delete(np.arange(K), c)
+            parts = self._data(model).stats_at(np.concatenate([rows, pins]),
+                                               np.concatenate([sides, np.arange(m)]), m)
+            post = concatenate(take(stats, rest), parts)
+            P = self._join_probs(fam, post, np.concatenate([n[rest], counts]).astype(float),
+                                 alpha)
+            if P is None:
+                return state, 0, 0  # the reverse merge would not be proposed
+            log_set = self._log_set_prob(P, list(range(K - 1, K - 1 + m)))
+            logf_c = float(fam.log_marginal(take(stats, [c]))[0])
+            log_r = self._multiway_ratio(counts, logf, logf_c, log_q, K, log_set, alpha)
+            if not math.log(rng.random()) < log_r:
+                return state, 0, 0
+            new = labels.copy()
+            new_ids = np.concatenate([[c], K + np.arange(m - 1)])
+            new[rows] = new_ids[sides]
+            new[pins] = new_ids
+            anchors = np.concatenate([state.anchors, pins[1:]])
+            anchors[c] = pins[0]
+            slots = concatenate(stats, take(parts, np.arange(1, m)))
+            slots = _with_rows(slots, [c], take(parts, [0]))
+            return self._canonical_state(fam, state, new, slots, anchors), 1, 0
+        # merge: a set grown around a uniform cluster
+        if K < 3:
+            return state, 0, 0
+        P = self._join_probs(fam, stats, n.astype(float), alpha)
+        if P is None:
+            return state, 0, 0
+        u = int(rng.integers(K))
+        joins = rng.random(K) < P[u]
+        joins[u] = True
+        members = np.flatnonzero(joins)
+        m = len(members)
+        if m < 3 or m > m_max:
+            return state, 0, 0
+        log_set = self._log_set_prob(P, members.tolist())
+        order = members[rng.permutation(m)]  # side s is cluster order[s]
+        side_of = np.full(K, -1, dtype=np.int64)
+        side_of[order] = np.arange(m)
+        sides_all = side_of[labels]
+        pins = state.anchors[order].astype(np.int64)
+        rows = np.flatnonzero(sides_all >= 0)
+        rows = rng.permutation(rows[~np.isin(rows, pins)])
+        _, log_q, counts, logf = self._multiway_allocate(model, rows, sides_all[rows], pins,
+                                                         seed)
+        both = _stats_of(fam, stats, order)
+        logf_c = float(fam.log_marginal(both)[0])
+        log_r = -self._multiway_ratio(counts, logf, logf_c, log_q, K - m + 1, log_set, alpha)
+        if not math.log(rng.random()) < log_r:
+            return state, 0, 0
+        keep = int(order[0])
+        label_map = np.arange(K, dtype=np.int64)
+        label_map[order] = keep
+        anchors = state.anchors.copy()
+        anchors[keep] = pins[0]
+        slots = _with_rows(stats, [keep], both)
+        return self._canonical_state(fam, state, label_map[labels], slots, anchors), 0, 1
+
+    @staticmethod
+    def _canonical_state(fam, state, labels, slot_stats, anchors):
+        """The state after a multi-way move: ``labels`` (ids of the clusters of
+        ``slot_stats``, some perhaps empty) numbered in the canonical order (by first
+        member), as :meth:`_apply_launch_moves` leaves it."""
+        n_slots = len(anchors)
+        first = np.full(n_slots, len(labels), dtype=np.int64)
+        _sk.first_members(labels, first)
+        live = np.flatnonzero(first < len(labels))
+        order = live[np.argsort(first[live], kind="stable")]
+        new_id = np.full(n_slots, -1, dtype=np.int64)
+        new_id[order] = np.arange(len(order))
+        k = len(order)
+        cluster_stats = take(slot_stats, order)
+        empty = fam.empty_stats(k)
+        sub_stats = type(cluster_stats)(*(
+            np.stack([np.asarray(a), np.asarray(e)], axis=1).reshape((2 * k,) + np.shape(a)[1:])
+            for a, e in zip(cluster_stats, empty)))
+        return SubclusterState(new_id[labels], np.zeros_like(state.sublabels), state.alpha,
+                               np.ones(k, dtype=np.int64), sub_stats,
+                               np.asarray(anchors, dtype=np.int64)[order], np.full(k, -np.inf),
+                               np.full(k, -np.inf))
 
     def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
         """``launch_iter`` stochastic EM steps on each EM move's subsample, from the launch

@@ -1289,16 +1289,7 @@ class SubclusterSplitMerge:
         with threads(self.n_jobs):
             lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
             _sk.shuffle_moves(rows, fixed, start, order_seeds, *lanes)
-            # the moves' points copied in their order, where the family copies rows: the
-            # scans then read memory in sequence (10^6 points: about half the time)
-            kern = model.family.gathered_kernel(model.kernel,
-                                                np.concatenate([rows, spins.ravel()]))
-            copied = kern is not None
-            if not copied:
-                kern, local_rows, local_pins = model.kernel, rows, spins
-            else:
-                local_rows = np.arange(len(rows), dtype=np.int64)
-                local_pins = len(rows) + np.arange(2 * B, dtype=np.int64).reshape(B, 2)
+            kern, local_rows, local_pins, copied = _copied_rows(model, rows, spins)
             sides, logq, counts, logf = _sk.sequential_allocation(
                 kern, local_rows, start, fixed, local_pins, seeds, lanes)
         codes = np.array(run.codes)
@@ -1312,8 +1303,7 @@ class SubclusterSplitMerge:
         lq[2 * np.asarray(seq)] = logq
         lf = np.full(len(run.logq), np.nan)
         lf[rows2] = logf
-        sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq,
-                                    kern.data[0] if copied else None)
+        sides_of = _SequentialSides(model.family, data, rows, start, sides, spins, seq, copied)
         return run._replace(codes=codes, counts=cnt, logq=lq, logf=lf), sides_of
 
     # ------------------------------------------------------------ multi-way moves
@@ -1346,11 +1336,11 @@ class SubclusterSplitMerge:
         K = P.shape[0]
         inside = np.zeros(K, dtype=bool)
         inside[list(members)] = True
+        out = ~inside
         terms = []
         for u in members:
             mine = inside.copy()
             mine[u] = False
-            out = ~inside
             terms.append(np.log(P[u, mine]).sum() + np.log1p(-P[u, out]).sum())
         return float(logsumexp(terms) - math.log(K))
 
@@ -1367,16 +1357,6 @@ class SubclusterSplitMerge:
                    - sum(math.log(n_c - t) for t in range(1, m)) + log_q)
         reverse = math.log(1.0 - MULTIWAY_SPLIT) + log_set - float(gammaln(m + 1))
         return target + anchors + reverse - forward
-
-    def _multiway_allocate(self, model, rows, fixed, pins, seed):
-        """:func:`~dpclust.samplers._subcluster_kernels.multiway_allocation` over the rows
-        copied in their order where the family copies rows."""
-        kern = model.family.gathered_kernel(model.kernel, np.concatenate([rows, pins]))
-        if kern is None:
-            return _sk.multiway_allocation(model.kernel, rows, fixed, pins, seed)
-        local = np.arange(len(rows), dtype=np.int64)
-        return _sk.multiway_allocation(kern, local, fixed,
-                                       len(rows) + np.arange(len(pins), dtype=np.int64), seed)
 
     def _multiway_move(self, rng, model, state: SubclusterState):
         """One multi-way split or merge on all the clusters (``multiway``)."""
@@ -1398,11 +1378,13 @@ class SubclusterSplitMerge:
             pins = np.concatenate([[state.anchors[c]],
                                    rng.choice(others, size=m - 1, replace=False)])
             rows = rng.permutation(others[~np.isin(others, pins)])
-            sides, log_q, counts, logf = self._multiway_allocate(
-                model, rows, np.full(len(rows), -1, dtype=np.int64), pins, seed)
+            kern, local_rows, local_pins, copied = _copied_rows(model, rows, pins)
+            sides, log_q, counts, logf = _sk.multiway_allocation(
+                kern, local_rows, np.full(len(rows), -1, dtype=np.int64), local_pins, seed)
             rest = np.delete(np.arange(K), c)
-            parts = self._data(model).stats_at(np.concatenate([rows, pins]),
-                                               np.concatenate([sides, np.arange(m)]), m)
+            parts = _rows_stats(fam, self._data(model), copied, np.concatenate([rows, pins]),
+                                np.concatenate([local_rows, local_pins]),
+                                np.concatenate([sides, np.arange(m)]), m)
             post = concatenate(take(stats, rest), parts)
             P = self._join_probs(fam, post, np.concatenate([n[rest], counts]).astype(float),
                                  alpha)
@@ -1443,8 +1425,9 @@ class SubclusterSplitMerge:
         pins = state.anchors[order].astype(np.int64)
         rows = np.flatnonzero(sides_all >= 0)
         rows = rng.permutation(rows[~np.isin(rows, pins)])
-        _, log_q, counts, logf = self._multiway_allocate(model, rows, sides_all[rows], pins,
-                                                         seed)
+        kern, local_rows, local_pins, _ = _copied_rows(model, rows, pins)
+        _, log_q, counts, logf = _sk.multiway_allocation(kern, local_rows, sides_all[rows],
+                                                         local_pins, seed)
         both = _stats_of(fam, stats, order)
         logf_c = float(fam.log_marginal(both)[0])
         log_r = -self._multiway_ratio(counts, logf, logf_c, log_q, K - m + 1, log_set, alpha)
@@ -1470,16 +1453,9 @@ class SubclusterSplitMerge:
         order = live[np.argsort(first[live], kind="stable")]
         new_id = np.full(n_slots, -1, dtype=np.int64)
         new_id[order] = np.arange(len(order))
-        k = len(order)
-        cluster_stats = take(slot_stats, order)
-        empty = fam.empty_stats(k)
-        sub_stats = type(cluster_stats)(*(
-            np.stack([np.asarray(a), np.asarray(e)], axis=1).reshape((2 * k,) + np.shape(a)[1:])
-            for a, e in zip(cluster_stats, empty)))
-        return SubclusterState(new_id[labels], np.zeros_like(state.sublabels), state.alpha,
-                               np.ones(k, dtype=np.int64), sub_stats,
-                               np.asarray(anchors, dtype=np.int64)[order], np.full(k, -np.inf),
-                               np.full(k, -np.inf))
+        return _state_of_clusters(fam, new_id[labels], np.zeros_like(state.sublabels),
+                                  state.alpha, take(slot_stats, order),
+                                  np.asarray(anchors, dtype=np.int64)[order])
 
     def _launch_on_subsample(self, rng, model, rows, sub_labels, block_of, params, log_w):
         """``launch_iter`` stochastic EM steps on each EM move's subsample, from the launch
@@ -1617,14 +1593,9 @@ class SubclusterSplitMerge:
         label_map = new_id[label_map]
         labels, sub = data.relabel(run.labels, run.codes, label_map,
                                    np.zeros(4 * K, dtype=np.int8))
-        k_new = len(order)
         cluster_stats = concatenate(*(records[a][0] for a in order))
-        sub_stats = concatenate(*(concatenate(take(cluster_stats, [j]), fam.empty_stats(1))
-                                  for j in range(k_new)))
         anchors = np.array([records[a][2] for a in order], dtype=np.int64)
-        return (SubclusterState(labels, sub, alpha, np.ones(k_new, dtype=np.int64), sub_stats,
-                                anchors, np.full(k_new, -np.inf), np.full(k_new, -np.inf)),
-                splits, merges)
+        return _state_of_clusters(fam, labels, sub, alpha, cluster_stats, anchors), splits, merges
 
 
 class _Move(NamedTuple):
@@ -1639,6 +1610,42 @@ class _Move(NamedTuple):
     launch: str
     group: tuple = ()
     log_pair: float = 0.0  # a merge's: log P(its pair | its group)
+
+
+def _state_of_clusters(fam, labels, sublabels, alpha, cluster_stats, anchors):
+    """The state after split-merge moves: clusters ``cluster_stats`` (canonical order) with
+    ``anchors``, each cluster's statistics in its first sub-cluster slot and none in the
+    second, fresh sub-clusters (age 1, nothing scored yet)."""
+    k = len(anchors)
+    empty = fam.empty_stats(k)
+    sub_stats = type(cluster_stats)(*(
+        np.stack([np.asarray(a), np.asarray(e)], axis=1).reshape((2 * k,) + np.shape(a)[1:])
+        for a, e in zip(cluster_stats, empty)))
+    return SubclusterState(labels, sublabels, alpha, np.ones(k, dtype=np.int64), sub_stats,
+                           anchors, np.full(k, -np.inf), np.full(k, -np.inf))
+
+
+def _copied_rows(model, rows, pins):
+    """``(kern, local_rows, local_pins, copied)``: the collapsed kernel over ``rows`` and then
+    ``pins`` copied in that order where the family copies rows (a long scan in a random
+    order then reads memory in sequence; 10^6 points: about half the time), with the rows'
+    and pins' indices into the copy and the copy itself; else the model's kernel, the rows
+    and pins as given, and None."""
+    pins = np.asarray(pins, dtype=np.int64)
+    kern = model.family.gathered_kernel(model.kernel, np.concatenate([rows, pins.ravel()]))
+    if kern is None:
+        return model.kernel, rows, pins, None
+    local_pins = len(rows) + np.arange(pins.size, dtype=np.int64).reshape(pins.shape)
+    return kern, np.arange(len(rows), dtype=np.int64), local_pins, kern.data[0]
+
+
+def _rows_stats(fam, data, copied, rows, local, labels, n_clusters):
+    """Statistics of the data rows ``rows`` in clusters ``labels``, read from ``copied`` at
+    ``local`` where :func:`_copied_rows` made a copy (one contiguous read), else from the
+    data."""
+    if copied is None:
+        return data.stats_at(rows, labels, n_clusters)
+    return fam.stats_at(copied, local, labels, n_clusters)
 
 
 def _stats_of(fam, stats, members):
@@ -1669,12 +1676,8 @@ class _SequentialSides:
         lo, hi = self.start[a], self.start[a + 1]
         rows = np.concatenate([self.rows[lo:hi], self.pins[a]])
         sides = np.concatenate([self.sides[lo:hi], [0, 1]])
-        if self.copied is None:
-            stats = self.data.stats_at(rows, sides, 2)
-        else:
-            pins = len(self.rows) + 2 * a + np.arange(2)
-            stats = self.fam.stats_at(self.copied, np.concatenate([np.arange(lo, hi), pins]),
-                                      sides, 2)
+        local = np.concatenate([np.arange(lo, hi), len(self.rows) + 2 * a + np.arange(2)])
+        stats = _rows_stats(self.fam, self.data, self.copied, rows, local, sides, 2)
         return stats, (int(rows[sides == 0].min()), int(rows[sides == 1].min()))
 
 

@@ -418,6 +418,9 @@ class SubclusterSplitMerge:
         +17 to +21; five fragments, any two to four -37 to -180, all five +20).  10^6
         points from one cluster, 12 data sets, 100 iterations: NMI >= 0.99 on all 12 in
         7.7-8.9 s, against 10 of 12 in 7.3-8.1 s without (up to 5 clusters: 10 of 12).
+        The merge sets need every pair's merge ratio, so an iteration makes no multi-way
+        move where the clusters' pairs exceed the pair-score budget (``PAIR_SCORE_BUDGET``:
+        above 64 clusters, or above 11 with 61,188 words); :meth:`approximate` has none.
     seeding : {"mixed", "family", "point"}, default="mixed"
         How new sub-clusters start (each point takes the more likely of two seeds):
         ``"family"``: the family's ``seed_subclusters`` (a random hyperplane through a
@@ -524,14 +527,14 @@ class SubclusterSplitMerge:
     @classmethod
     def approximate(cls, **kwargs) -> SubclusterSplitMerge:
         """The paper's fast moves: sub-cluster splits (eq. 21), pairwise "reverse" merges
-        and the random split/merge pair, without the launch moves.
+        and the random split/merge pair, without the launch and multi-way moves.
 
         **Not exact MCMC**, and the error does not shrink with the data: on overlapping
         clusters its chains collapse to one cluster (see the module notes).  For
         comparisons with the paper only.
         """
         options = dict(split_merge=False, subcluster_splits=True, merges="reverse",
-                       random_split_merge=True)
+                       random_split_merge=True, multiway=0)
         options.update(kwargs)
         return cls(**options)
 
@@ -1030,12 +1033,8 @@ class SubclusterSplitMerge:
 
     def _targeted_pairs_max(self, stats) -> int:
         """The most pairs a group scores for ``merge_pairs="targeted"`` (0 for uniform):
-        ``C(TARGETED_PAIRS_MAX, 2)``, fewer where a cluster's statistics are large (a pair
-        costs a log marginal: 61,188 words allow 65 pairs, groups of 11)."""
-        if self.merge_pairs == "uniform":
-            return 0
-        row = sum(int(np.asarray(a)[0].size) for a in stats)
-        return int(min(math.comb(TARGETED_PAIRS_MAX, 2), PAIR_SCORE_BUDGET // max(row, 1)))
+        :func:`_pairs_max`."""
+        return 0 if self.merge_pairs == "uniform" else _pairs_max(stats)
 
     def _pair_log_probs(self, fam, stats, n, alpha, groups):
         """``log P(pair)`` of every pair in each group of ``groups`` (lists of rows of
@@ -1316,7 +1315,7 @@ class SubclusterSplitMerge:
         around u, ``exp(min(s_uv, 0))`` within ``[MULTIWAY_JOIN_MIN, 1 - MULTIWAY_JOIN_MIN]``
         (``multiway``); None where the clusters' pairs exceed the pair-score budget."""
         K = len(n)
-        if math.comb(K, 2) > self._targeted_pairs_max(stats) or K < 2:
+        if math.comb(K, 2) > _pairs_max(stats) or K < 2:
             return None
         i, j = np.triu_indices(K, 1)
         logf = fam.log_marginal(stats)
@@ -1739,6 +1738,14 @@ class _SubsampleRows:
 
 
 # ---------------------------------------------------------------- helpers
+def _pairs_max(stats) -> int:
+    """The most cluster pairs whose merge ratios one set of moves scores:
+    ``C(TARGETED_PAIRS_MAX, 2)``, fewer where a cluster's statistics are large (a pair costs a
+    log marginal: 61,188 words allow 65 pairs, 11 clusters)."""
+    row = sum(int(np.asarray(a)[0].size) for a in stats)
+    return int(min(math.comb(TARGETED_PAIRS_MAX, 2), PAIR_SCORE_BUDGET // max(row, 1)))
+
+
 def _pair_rows(index):
     """Rows ``2k, 2k + 1`` of each ``k`` of ``index``, in order: the two sub-clusters of
     clusters, or the two sides of moves."""

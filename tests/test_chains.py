@@ -275,6 +275,27 @@ def test_a_worker_error_is_raised_here_with_its_traceback():
     assert any("chain worker" in note for note in getattr(info.value, "__notes__", []))
 
 
+def test_a_script_without_a_main_guard_fails_fast_and_says_why(tmp_path):
+    """Spawned workers import the script that calls fit; without ``if __name__ ==
+    "__main__":`` they die on start-up.  With data larger than a pipe's buffer this used to
+    hang the parent for ever (writing the worker's arguments); now it stops with a message
+    that names the guard."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from dpclust import DPMixture\n"
+        "X = np.random.default_rng(0).normal(size=(20_000, 2))  # 320 kB: over a pipe buffer\n"
+        "DPMixture(n_iter=5, n_chains=2, n_jobs=2, random_state=0).fit(X)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=240)
+    assert run.returncode != 0
+    assert "chain worker stopped unexpectedly" in run.stderr
+    assert '__name__ == "__main__"' in run.stderr
+
+
 # ------------------------------------------------------------------- until converged
 def test_until_converged_doubles_the_run_until_the_rule_passes(easy):
     X, _ = easy

@@ -56,10 +56,12 @@ def _thread_environment(n_threads: int):
                 os.environ[k] = v
 
 
-def _worker(conn, est, recipe, chains, capacity):
-    """A worker's loop: build the model, then ``advance`` / ``close`` on request."""
+def _worker(conn):
+    """A worker's loop: receive its work, build the model, then ``advance`` / ``close`` on
+    request."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt does
     try:
+        est, recipe, chains, capacity = conn.recv()
         data, family_, prior = recipe
         model = (est._target(data) if family_ is None
                  else est._resume_model(data, family_, prior))
@@ -126,20 +128,26 @@ class ChainWorkers:
             for w in range(n_workers):
                 mine = [(c, progs[c]) for c in range(len(progs)) if c % n_workers == w]
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker, args=(child, est, recipe, mine, capacity),
-                                   daemon=True, name=f"dpclust-chains-{w}")
+                # the work goes over the pipe, not as the process's arguments: those are
+                # written to the new process while this one still holds the reading end,
+                # so a process that dies on start-up (a script without a main guard) would
+                # leave the write of a large payload blocked for ever
+                proc = ctx.Process(target=_worker, args=(child,), daemon=True,
+                                   name=f"dpclust-chains-{w}")
                 proc.start()
                 child.close()
                 self.workers.append((proc, parent))
-        for proc, conn in self.workers:
-            self._expect(conn, proc, "ready")
-
-    def _expect(self, conn, proc, kind):
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    parent.send((est, recipe, mine, capacity))  # a dead worker: see below
         try:
-            msg = conn.recv()
-        except EOFError:
-            raise RuntimeError(f"a chain worker stopped unexpectedly (exit code "
-                               f"{proc.exitcode})") from None
+            for proc, conn in self.workers:
+                self._expect(conn, proc, "ready", starting=True)
+        except BaseException:
+            self.close()  # the other workers too
+            raise
+
+    def _expect(self, conn, proc, kind, starting=False):
+        msg = _receive(conn, proc, starting)
         if msg[0] == "error":
             raise _from_worker(msg)
         if msg[0] != kind:
@@ -166,13 +174,15 @@ class ChainWorkers:
 
     def _collect(self, pending, conns, tick):
         while pending:
-            for conn in wait(list(pending)):
+            # a worker's process sentinel as well as its pipe: a worker that dies while
+            # another process still holds its end of the pipe sends no end-of-file
+            ready = wait([*pending, *(conns[conn].sentinel for conn in pending)])
+            for conn in [c for c in pending if c in ready or conns[c].sentinel in ready]:
                 try:
-                    msg = conn.recv()
-                except EOFError:
+                    msg = _receive(conn, conns[conn])
+                except RuntimeError:
                     pending.discard(conn)
-                    raise RuntimeError(f"a chain worker stopped unexpectedly (exit code "
-                                       f"{conns[conn].exitcode})") from None
+                    raise
                 if msg[0] == "tick":
                     if tick is not None:
                         tick(*msg[1:])
@@ -198,6 +208,33 @@ class ChainWorkers:
             proc.join(timeout=10)
             if proc.is_alive():
                 proc.terminate()
+
+
+def _receive(conn, proc, starting=False):
+    """The worker's next message; RuntimeError once the worker has stopped without one.
+
+    Waits on the pipe and on the process sentinel together: a worker that dies while
+    another process (a spawned helper of its own) still holds its end of the pipe sends no
+    end-of-file, and waiting on the pipe alone would never return.
+    """
+    while True:
+        ready = wait([conn, proc.sentinel])
+        if conn in ready or conn.poll():
+            try:
+                return conn.recv()
+            except EOFError:
+                break
+        if proc.sentinel in ready:
+            break
+    proc.join(timeout=1.0)
+    hint = ""
+    if starting:
+        hint = (" before it was ready. With n_jobs > 1 the chains run in spawned processes, "
+                "which import the script that calls fit: start its work under `if __name__ "
+                "== \"__main__\":` (the worker's own error is printed above), or pass "
+                "n_jobs=1")
+    raise RuntimeError(f"a chain worker stopped unexpectedly (exit code {proc.exitcode})"
+                       + hint)
 
 
 def _from_worker(msg):

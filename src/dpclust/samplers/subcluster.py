@@ -1060,12 +1060,8 @@ class SubclusterSplitMerge:
                 targeted[start:start + size] = True
             start += size
         if targeted.any():
-            i, j = first[targeted], second[targeted]
-            single = np.unique(np.concatenate([i, j]))
-            logf = np.zeros(int(single.max()) + 1)
-            logf[single] = fam.log_marginal(take(stats, single))
-            both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
-            merge = -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)
+            merge = _merge_log_ratios(fam, stats, n, alpha, first[targeted],
+                                      second[targeted])
             log_w = np.minimum(merge, 0.0)
             part = log_p[targeted]
             start = 0
@@ -1318,9 +1314,7 @@ class SubclusterSplitMerge:
         if math.comb(K, 2) > _pairs_max(stats) or K < 2:
             return None
         i, j = np.triu_indices(K, 1)
-        logf = fam.log_marginal(stats)
-        both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
-        merge = -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)
+        merge = _merge_log_ratios(fam, stats, n, alpha, i, j)
         p = np.clip(np.exp(np.minimum(merge, 0.0)), MULTIWAY_JOIN_MIN, 1.0 - MULTIWAY_JOIN_MIN)
         P = np.zeros((K, K))
         P[i, j] = p
@@ -1744,6 +1738,16 @@ def _pairs_max(stats) -> int:
     log marginal: 61,188 words allow 65 pairs, 11 clusters)."""
     row = sum(int(np.asarray(a)[0].size) for a in stats)
     return int(min(math.comb(TARGETED_PAIRS_MAX, 2), PAIR_SCORE_BUDGET // max(row, 1)))
+
+
+def _merge_log_ratios(fam, stats, n, alpha, i, j) -> np.ndarray:
+    """Log target ratio of merging clusters ``i[t]`` and ``j[t]`` (rows of ``stats`` and
+    ``n``), for each pair: the targeted pairs' and the multi-way merge sets' weights."""
+    single = np.unique(np.concatenate([i, j]))
+    logf = np.zeros(int(single.max()) + 1)
+    logf[single] = fam.log_marginal(take(stats, single))
+    both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
+    return -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)
 
 
 def _pair_rows(index):

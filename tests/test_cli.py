@@ -1013,6 +1013,47 @@ def test_mallows_dataset_dublin_west(tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["config"]["data"] == "dublin-west"
 
 
+def test_subsample_fits_a_seeded_random_subset_and_resumes_it(tmp_path, blobs, capsys):
+    """``--subsample N``: N rows drawn with --seed, with their truth labels; a resumed run
+    draws the same rows; the summary and the report say so; N at least the data: all rows,
+    with a warning."""
+    X, y = blobs
+    data = tmp_path / "x.csv"
+    write_csv(data, X, header=["a", "b", "label"], extra=y)
+    common = ["fit", data, "--truth", "label", "--subsample", "25", "--iters", "20",
+              "--seed", "4", "--checkpoint-every", "5", "--no-progress", "--no-plots"]
+    full, part = tmp_path / "full", tmp_path / "part"
+    status, _, err = run(capsys, *common, "--out", full)
+    assert status == 0, err
+    s = summary_of(full)
+    assert s["data"]["n_samples"] == 25
+    assert s["data"]["subsample"] == {"n": 25, "of": 60, "seed": 4}
+    assert len(read_labels(full)) == 25 and "nmi" in s["metrics"]
+    assert "a random 25 of the 60, drawn with seed 4" in (full / "report.html").read_text()
+    status, _, err = run(capsys, *common, "--stop-after", "7", "--out", part)
+    assert status == 130
+    status, _, err = run(capsys, "resume", part, "--no-progress")
+    assert status == 0, err
+    assert (part / "labels.csv").read_bytes() == (full / "labels.csv").read_bytes()
+
+    out = tmp_path / "all"
+    status, _, err = run(capsys, "fit", data, "--truth", "label", "--subsample", "60",
+                         "--iters", "4", "--no-progress", "--no-plots", "--out", out)
+    assert status == 0, err
+    assert "not fewer than the 60 rows" in err
+    assert summary_of(out)["data"]["n_samples"] == 60
+
+
+def test_subsample_of_the_dublin_west_ballots(tmp_path, capsys):
+    out = tmp_path / "o"
+    status, stdout, err = run(capsys, "fit", "--dataset", "dublin-west", "--subsample", "300",
+                              "--iters", "4", "--no-progress", "--no-plots", "--out", out)
+    assert status == 0, err
+    assert "in 300 rankings" in stdout
+    s = summary_of(out)
+    assert s["data"]["subsample"]["of"] == 29988 and len(read_labels(out)) == 300
+
+
 def test_mallows_without_data_is_the_dublin_west_demo():
     args = cli.build_parser().parse_args(["fit", "--family", "mallows"])
     config = cli._config_from_args(args)

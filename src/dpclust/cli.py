@@ -77,6 +77,8 @@ _RUN_FORMAT = 1
 _EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
 _DEMO = "demo"
 _DUBLIN_WEST = "dublin-west"
+#: the random stream of ``--subsample`` among those of ``--seed``
+_SUBSAMPLE_STREAM = 7
 #: bundled data sets (``--dataset NAME``): their family, what the summary calls them and
 #: their loader in :mod:`dpclust.datasets`
 DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
@@ -154,6 +156,7 @@ class RunConfig:
     until_converged: bool = False
     max_iters: int | None = None
     burn_in_given: bool = True
+    subsample: int | None = None
 
     @property
     def distributed(self) -> bool:
@@ -499,6 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="cluster a bundled data set instead of DATA: 'dublin-west', the "
                            "29,988 ballots of the 2002 Irish general election in Dublin West "
                            "(rankings of 9 candidates; implies --family mallows)")
+    data.add_argument("--subsample", type=_int_type(1), metavar="N",
+                      help="fit N of the rows (rankings) drawn at random with --seed, kept in "
+                           "their order; the summary and the report say so (default: all)")
     data.add_argument("--columns", type=_columns_type, metavar="a,b,...",
                       help="features to use: column names (with a header row) or 0-based "
                            "indices (default: all columns but --truth)")
@@ -672,7 +678,8 @@ def _config_from_args(args) -> RunConfig:
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
         until_converged=args.until_converged, max_iters=args.max_iters,
-        burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal)
+        burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal,
+        subsample=args.subsample)
     if (args.sep or args.decimal) and args.data is None:
         raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
                          "file; the bundled data need none")
@@ -1152,9 +1159,45 @@ def _print_done(out_dir: Path, summary: dict) -> None:
 
 
 def _load(config: RunConfig) -> LoadedData:
-    """Load the data of a run: the demo, a file, or a table with a truth column."""
+    """Load the data of a run: the demo, a file, or a table with a truth column; then the
+    ``--subsample``, if any."""
+    data = _load_rankings(config) if config.family == "mallows" else _load_table(config)
+    return _subsampled(config, data)
+
+
+def _subsampled(config: RunConfig, data: LoadedData) -> LoadedData:
+    """``--subsample N``: N rows drawn without replacement from their own random stream of
+    ``--seed`` (so a resumed run draws the same ones), kept in the data's order, with the
+    truth, positions and distances that go with them."""
+    n_all = int(data.info["n_samples"])
+    if config.subsample is None:
+        return data
+    if config.subsample >= n_all:
+        data.warnings.append(f"--subsample {config.subsample} is not fewer than the "
+                             f"{n_all:,} rows of the data: all of them are fitted")
+        return data
+    rng = np.random.default_rng([config.seed, _SUBSAMPLE_STREAM])
+    keep = np.sort(rng.choice(n_all, config.subsample, replace=False))
+    data.X = data.X[keep]
+    for name in ("truth", "positions"):
+        if getattr(data, name) is not None:
+            setattr(data, name, np.asarray(getattr(data, name))[keep])
+    if data.distances is not None:
+        data.distances = data.distances[keep][:, keep]
+        if sp.issparse(data.distances):
+            data.info["distance_pairs"] = int(data.distances.nnz)
+    data.info["subsample"] = {"n": int(len(keep)), "of": n_all, "seed": int(config.seed)}
+    data.info["n_samples"] = int(len(keep))
+    if "n_nonzero" in data.info and sp.issparse(data.X):
+        data.info["n_nonzero"] = int(data.X.nnz)
     if config.family == "mallows":
-        return _load_rankings(config)
+        data.info["mean_length"] = float(f"{float(np.mean(data.X.lengths)):.4g}")
+    return data
+
+
+def _load_table(config: RunConfig) -> LoadedData:
+    """The data of a run with points or documents: the demo, a file, or a table with a
+    truth column."""
     kind = "counts" if config.family == "multinomial" else "dense"
     if config.data == _DEMO:
         from .datasets import load_demo, make_documents

@@ -356,6 +356,10 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
             if data.get("read_as") and (data.get("separator"), data.get("decimal")) != (
                     "comma", "."):
                 detail.append(f"read as {_esc(data['read_as'])}")
+        sub = data.get("subsample") or {}
+        if sub.get("of") is not None:
+            detail.append(f"a random {_fmt_value(sub['n'])} of the {_fmt_value(sub['of'])}, "
+                          f"drawn with seed {_esc(sub.get('seed'))}")
         parts.append(f" in <b>{_esc(_plural(n, 'ranking' if mallows else 'point'))}</b>")
         if detail:
             parts.append(f" ({', '.join(detail)})")

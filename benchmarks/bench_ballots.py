@@ -14,7 +14,8 @@ Configurations (``--configs``):
 * ``moves``: ``SliceGibbs(split_merge=10)``, with the exact split-merge moves;
 * ``light``: ``SliceGibbs(n_gibbs=2)``, fewer cluster-parameter rounds per iteration.
 
-Data (``--data``): ``full`` (29,988 ballots) and ``10k`` (a random 10,000).  Budgets:
+Data (``--data``): ``full`` (29,988 ballots), ``10k`` and ``2k`` (a random 10,000 and
+2,000).  ``--tag NAME`` keeps a run beside the others (``full-gibbs-NAME``), e.g. a longer one.  Budgets:
 ``--seconds`` per chain (default 600; ``--quick`` 10 on 2,000 ballots).  Figures are printed
 and written to ``benchmarks/results/ballots.{json,md}`` (the chains themselves to
 ``ballots_chains.npz``), trajectories (K and the
@@ -58,6 +59,9 @@ def run_chain(args):
     """One chain for ``seconds`` of wall clock: rows (iteration, K, K >= 1 %, log-likelihood,
     log joint, accepted splits, accepted merges, seconds)."""
     which, config, start, seconds, seed = args
+    import numba
+
+    numba.set_num_threads(1)  # one core a chain: the two chains run side by side
     from dpclust.families import GeneralizedMallows
     from dpclust.samplers import MixtureModel, SliceGibbs
 
@@ -198,7 +202,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=["gibbs", "moves"])
-    p.add_argument("--data", nargs="+", choices=["full", "10k"], default=["full", "10k"])
+    p.add_argument("--data", nargs="+", choices=["full", "10k", "2k"], default=["full", "10k"])
+    p.add_argument("--tag", default="",
+                   help="kept beside the other runs under DATA-CONFIG-TAG (e.g. a longer run)")
     p.add_argument("--seconds", type=float, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--report-only", action="store_true",
@@ -215,7 +221,7 @@ def main(argv=None):
     ctx = mp.get_context("spawn")
     for which in ([] if args.report_only else data):
         for config in args.configs:
-            key = f"{which}-{config}"
+            key = f"{which}-{config}" + (f"-{args.tag}" if args.tag else "")
             print(f"{key}: two chains (from {STARTS[0]} and {STARTS[1]} clusters), "
                   f"{seconds:.0f} s each", flush=True)
             with ctx.Pool(2) as pool:

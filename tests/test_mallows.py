@@ -496,3 +496,23 @@ def test_mallows_estimator_errors_and_resume(tmp_path):
     assert np.array_equal(full.labels_, resumed.labels_)
     new, y = full.sample(20, random_state=0)
     assert len(new) == 20 and new.n_items == 12 and len(y) == 20
+
+
+def test_unconverged_rankings_get_advice_for_rankings():
+    """The advice of a rankings fit that has not converged names no sampler of the other
+    families, and the report's banner says the same."""
+    import warnings
+
+    from dpclust import DPMixture
+    from dpclust.report.html import _verdict
+
+    X = check_rankings(FIVE * 4, n_items=4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = DPMixture(family="mallows", sampler="slice-gibbs", n_iter=6,
+                          random_state=0).fit(X)
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert any("Do the chains meet?" in m for m in messages), messages
+    assert not any("gibbs+sams" in m for m in messages)
+    banner = _verdict({"convergence": model.convergence_, "mallows": {"exact": True}})
+    assert "Do the chains meet?" in banner and "split-merge" not in banner

@@ -160,8 +160,9 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     return out
 
 
-def advice(conv: dict) -> str:
-    """One paragraph saying which quantities fail the rule and what to do."""
+def advice(conv: dict, *, rankings: bool = False) -> str:
+    """One paragraph saying which quantities fail the rule and what to do (``rankings``: a
+    Generalized Mallows mixture, for which no sampler with faster moves exists)."""
     if conv["converged"]:
         return "the chains have converged by the rule"
     parts = []
@@ -172,8 +173,13 @@ def advice(conv: dict) -> str:
     todo = ["run more iterations (n_iter; a longer burn_in if the trace still drifts)"]
     if conv["n_chains"] == 1:
         todo.append("run several chains (n_chains=4) so that R-hat compares them")
-    todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
-                "'subcluster')")
+    if rankings:
+        todo.append("and expect it to take long: on real ballots the number of mid-sized "
+                    "clusters mixes over thousands of iterations, and no move of the Mallows "
+                    "samplers shortens that (README, 'Do the chains meet?')")
+    else:
+        todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
+                    "'subcluster')")
     return (f"the run has not converged by the rule ({conv['rule']}; "
             f"{conv['n_draws']} kept draws per chain): " + "; ".join(parts)
             + ". To do: " + ", ".join(todo) + ".")

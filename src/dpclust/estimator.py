@@ -681,7 +681,11 @@ class _ChainEstimator(BaseEstimator):
         _, prior = resolve_alpha(self.alpha)
         self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
         if not self.convergence_["converged"]:
-            warnings.warn(f"{type(self).__name__}: " + advice(self.convergence_),
+            from .families.mallows import GeneralizedMallows
+
+            rankings = isinstance(getattr(self, "family_", None), GeneralizedMallows)
+            warnings.warn(f"{type(self).__name__}: "
+                          + advice(self.convergence_, rankings=rankings),
                           UserWarning, stacklevel=_outside_package())
 
     def to_arviz(self):
@@ -1092,6 +1096,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         return dataclasses.replace(model, summary=summary)
 
     def _finish(self, model: MixtureModel, progs):
+        self.family_ = model.family  # before the verdict, whose advice depends on it
         self._summarise_chain(model, progs)
         chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
         traffic = getattr(getattr(model, "partitions", None), "traffic", None)

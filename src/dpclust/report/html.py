@@ -526,9 +526,14 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         cls = "ok"
     else:
         head = "✗ Not converged: these results cannot be trusted yet"
-        text = (f"Fails the rule ({conv['rule']}); {scope}. Run more iterations (a longer "
-                "burn-in if the traces still drift) or several chains, or use a sampler with "
-                "split-merge moves.")
+        if summary.get("mallows"):
+            todo = ("Run several long chains: on real ballots the number of mid-sized "
+                    "clusters mixes over thousands of iterations, and no move of the Mallows "
+                    "samplers shortens that (README, 'Do the chains meet?').")
+        else:
+            todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
+                    "several chains, or use a sampler with split-merge moves.")
+        text = f"Fails the rule ({conv['rule']}); {scope}. {todo}"
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
             f"<p>{_esc(text)}</p>{table}</section>")

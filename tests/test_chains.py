@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import signal
 import warnings
 
 import numpy as np
@@ -243,9 +244,15 @@ def test_interrupted_processes_save_every_chain_and_resume_exactly(tmp_path, eas
 
     monkeypatch.setattr(_chains.ChainWorkers, "advance", interrupting)
     ckpt = tmp_path / "par.ckpt"
-    with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        DPMixture(**kw, n_jobs=2, checkpoint=ckpt).fit(X)
+    # a test run started in the background (make test &, nohup) may inherit SIGINT ignored,
+    # and interrupt_main() does nothing then: Python's own handler for this test
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            DPMixture(**kw, n_jobs=2, checkpoint=ckpt).fit(X)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     done = checkpoint_iteration(load_checkpoint(ckpt))
     assert 0 < done < 400
     monkeypatch.setattr(_chains.ChainWorkers, "advance", advance)

@@ -15,8 +15,8 @@ Configurations (``--configs``):
 * ``light``: ``SliceGibbs(n_gibbs=2)``, fewer cluster-parameter rounds per iteration.
 
 Data (``--data``): ``full`` (29,988 ballots), ``10k`` and ``2k`` (a random 10,000 and
-2,000).  ``--tag NAME`` keeps a run beside the others (``full-gibbs-NAME``), e.g. a longer one.  Budgets:
-``--seconds`` per chain (default 600; ``--quick`` 10 on 2,000 ballots).  Figures are printed
+2,000).  ``--tag NAME`` keeps a run beside the others (``full-gibbs-NAME``), e.g. a longer
+one.  Budgets: ``--seconds`` per chain (default 600; ``--quick`` 10 on 2,000 ballots).  Figures are printed
 and written to ``benchmarks/results/ballots.{json,md}`` (the chains themselves to
 ``ballots_chains.npz``), trajectories (K and the
 log-likelihood against iteration and seconds, both starts) to ``ballots_*.png``.

@@ -359,10 +359,11 @@ def test_birth_death_ratio_terms_matter(monkeypatch):
 
     orig = mallows._BirthDeath._log_ratio
 
-    def without_beta(self, log_alpha, k_merged, cnt, l_a, l_b, rho, n_a, n_b, log_q,
-                     theta_b):
+    def without_beta(self, log_alpha, k_merged, cnt, l_a, l_b, soft, rho, n_a, n_b, log_q,
+                     order_b, theta_b):
         n_c = n_a + n_b
-        return (orig(self, log_alpha, k_merged, cnt, l_a, l_b, rho, n_a, n_b, log_q, theta_b)
+        return (orig(self, log_alpha, k_merged, cnt, l_a, l_b, soft, rho, n_a, n_b, log_q,
+                     order_b, theta_b)
                 - math.log(n_c) - math.log(n_c + 1.0) + math.log(n_a) + math.log(n_b))
 
     monkeypatch.setattr(mallows._BirthDeath, "_log_ratio", without_beta)

@@ -1169,9 +1169,9 @@ def _subsampled(config: RunConfig, data: LoadedData) -> LoadedData:
     """``--subsample N``: N rows drawn without replacement from their own random stream of
     ``--seed`` (so a resumed run draws the same ones), kept in the data's order, with the
     truth, positions and distances that go with them."""
-    n_all = int(data.info["n_samples"])
     if config.subsample is None:
         return data
+    n_all = int(data.info["n_samples"])
     if config.subsample >= n_all:
         data.warnings.append(f"--subsample {config.subsample} is not fewer than the "
                              f"{n_all:,} rows of the data: all of them are fitted")
@@ -1191,8 +1191,14 @@ def _subsampled(config: RunConfig, data: LoadedData) -> LoadedData:
     if "n_nonzero" in data.info and sp.issparse(data.X):
         data.info["n_nonzero"] = int(data.X.nnz)
     if config.family == "mallows":
-        data.info["mean_length"] = float(f"{float(np.mean(data.X.lengths)):.4g}")
+        data.info.update(_rankings_shape(data.X))
     return data
+
+
+def _rankings_shape(X) -> dict:
+    """What the summary says of a set of rankings: how many, of how many items, how long."""
+    return {"n_samples": len(X), "n_items": int(X.n_items), "max_length": int(X.max_length),
+            "mean_length": float(f"{float(np.mean(X.lengths)):.4g}")}
 
 
 def _load_table(config: RunConfig) -> LoadedData:
@@ -1324,9 +1330,7 @@ def _load_rankings(config: RunConfig) -> LoadedData:
             info["items"] = config.items
         if config.missing is not None:
             info["missing"] = list(config.missing)
-    info.update({"n_samples": len(X), "n_items": int(X.n_items),
-                 "max_length": int(X.max_length),
-                 "mean_length": float(f"{float(np.mean(X.lengths)):.4g}")})
+    info.update(_rankings_shape(X))
     return LoadedData(X=X, truth=None, info=info, warnings=messages)
 
 

@@ -43,6 +43,11 @@ import numpy as np
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 
+#: why a Generalized Mallows fit may not converge soon, for the advice and the report
+RANKINGS_MIXING = ("on real ballots the number of mid-sized clusters mixes over thousands of "
+                   "iterations, and no move of the Mallows samplers shortens that (README, "
+                   "'Do the chains meet?')")
+
 #: the quantities of the trace that get a verdict, in the order they are reported
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")
 
@@ -174,9 +179,7 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
     if conv["n_chains"] == 1:
         todo.append("run several chains (n_chains=4) so that R-hat compares them")
     if rankings:
-        todo.append("and expect it to take long: on real ballots the number of mid-sized "
-                    "clusters mixes over thousands of iterations, and no move of the Mallows "
-                    "samplers shortens that (README, 'Do the chains meet?')")
+        todo.append(f"and expect it to take long: {RANKINGS_MIXING}")
     else:
         todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
                     "'subcluster')")
@@ -185,5 +188,5 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
             + ". To do: " + ", ".join(todo) + ".")
 
 
-__all__ = ["convergence", "diagnose", "advice", "chain_entropy", "RHAT_MAX",
-           "ESS_PER_CHAIN", "QUANTITIES"]
+__all__ = ["convergence", "diagnose", "advice", "chain_entropy", "RANKINGS_MIXING",
+           "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES"]

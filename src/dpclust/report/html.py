@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..diagnostics import RANKINGS_MIXING
 from . import plots
 
 __all__ = ["render_html", "write_report"]
@@ -527,9 +528,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
     else:
         head = "✗ Not converged: these results cannot be trusted yet"
         if summary.get("mallows"):
-            todo = ("Run several long chains: on real ballots the number of mid-sized "
-                    "clusters mixes over thousands of iterations, and no move of the Mallows "
-                    "samplers shortens that (README, 'Do the chains meet?').")
+            todo = f"Run several long chains: {RANKINGS_MIXING}."
         else:
             todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
                     "several chains, or use a sampler with split-merge moves.")

@@ -715,7 +715,7 @@ class _BirthDeath:
         self.J = J = fam.max_length_
         self.nu_r = fam.nu_r_
         self.nu = float(fam.nu)
-        self.log_z0_sum = float(fam.log_prior_normalisers().sum()) + math.lgamma(n + 1.0)
+        self.fam = fam
         self.theta_p = float(theta_p)
         self.state = np.uint64(rng.integers(0, 2**63 - 1))
         self.cum = np.zeros(J + 1)
@@ -735,11 +735,9 @@ class _BirthDeath:
         return self.first[uniq], loc.reshape(-1), cnt.astype(np.float64)
 
     def _scores(self, reps, order_row, theta_row):
-        rank = np.empty(self.n, dtype=np.int64)
-        rank[order_row] = np.arange(self.n)
         out = np.empty(len(reps))
-        _k.component_scores(self.orders, self.lengths, reps, rank, theta_row, self.n,
-                            self.cum, out)
+        _k.component_scores(self.orders, self.lengths, reps, _ranks(order_row[None, :])[0],
+                            theta_row, self.n, self.cum, out)
         return out
 
     def _birth(self, reps, cnt, order_a, theta_a, l_a, order_b=None, theta_b=None):
@@ -754,33 +752,29 @@ class _BirthDeath:
         state, lq_sigma = _k.central_proposal(
             self.orders, self.lengths, reps, log_w, order_a, self.theta_p, draw, order_b,
             self.state, self.centre, self.crank, self.left)
-        rank_b = np.empty(self.n, dtype=np.int64)
-        rank_b[order_b] = np.arange(self.n)
         state, lq_theta = _k.theta_proposal(
-            self.orders, self.lengths, reps, cnt, l_a, rank_b, np.asarray(theta_a),
+            self.orders, self.lengths, reps, cnt, l_a, _ranks(order_b[None, :])[0],
+            np.asarray(theta_a),
             self.nu_r, self.nu, self.n, draw, theta_b, np.uint64(state), self.cum, self.code,
             self.S, self.Nj, *self.hull)
         self.state = np.uint64(state)
         return order_b, theta_b, lq_sigma + lq_theta, self._scores(reps, order_b, theta_b)
-
-    def _log_prior(self, theta_row):
-        cum = cumulative_log_psi(theta_row[None, :], self.n)[0]
-        return float(-(self.nu_r * theta_row).sum() - self.nu * cum[self.J]
-                     - self.log_z0_sum)
 
     @staticmethod
     def _soft(cnt, l_a, l_b):
         """Soft count of the new component: ``sum cnt GM_b / (GM_a + GM_b)``."""
         return float((cnt * expit(l_b - l_a)).sum())
 
-    def _log_ratio(self, log_alpha, k_merged, cnt, l_a, l_b, rho, n_a, n_b, log_q, theta_b):
-        """The birth's log Hastings ratio (class notes)."""
+    def _log_ratio(self, log_alpha, k_merged, cnt, l_a, l_b, soft, rho, n_a, n_b, log_q,
+                   order_b, theta_b):
+        """The birth's log Hastings ratio (class notes); ``soft`` is :meth:`_soft`."""
         n_c = n_a + n_b
-        soft = self._soft(cnt, l_a, l_b)
         log_q_rho = float(beta_dist.logpdf(rho, n_c - soft + 1.0, soft + 1.0))
         mix = float((cnt * np.logaddexp(math.log(rho), math.log1p(-rho) + l_b - l_a)).sum())
         return (log_alpha + math.log(n_c) + math.log(n_c + 1.0) - math.log(n_a)
-                - math.log(n_b) + self._log_prior(theta_b) - log_q - log_q_rho + mix
+                - math.log(n_b) + float(self.fam.log_prior(
+                    MallowsParams(order_b[None, :], theta_b[None, :]))[0])
+                - log_q - log_q_rho + mix
                 - math.log(k_merged + 1.0))
 
     def birth(self, rng, labels, order, theta, log_alpha, c, k):
@@ -802,8 +796,8 @@ class _BirthDeath:
         n_b = int(to_b.sum())
         if n_b == 0 or n_b == n_c:
             return False  # an empty cluster: outside the state space
-        log_ratio = self._log_ratio(log_alpha, k, cnt, l_a, l_b, rho, n_c - n_b, n_b, log_q,
-                                    theta_b)
+        log_ratio = self._log_ratio(log_alpha, k, cnt, l_a, l_b, soft, rho, n_c - n_b, n_b,
+                                    log_q, order_b, theta_b)
         if math.log1p(-rng.random()) >= log_ratio:
             return False
         labels[members[to_b]] = len(order)
@@ -825,8 +819,9 @@ class _BirthDeath:
         rho = float(rng.beta(n_a + 1.0, n_b + 1.0))
         if not 0.0 < rho < 1.0:
             return False
-        log_ratio = -self._log_ratio(log_alpha, k - 1, cnt, l_a, l_b, rho, n_a, n_b, log_q,
-                                     theta[b])
+        log_ratio = -self._log_ratio(log_alpha, k - 1, cnt, l_a, l_b,
+                                     self._soft(cnt, l_a, l_b), rho, n_a, n_b, log_q,
+                                     order[b], theta[b])
         if math.log1p(-rng.random()) >= log_ratio:
             return False
         labels[in_b] = a

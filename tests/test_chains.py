@@ -273,7 +273,7 @@ def test_n_jobs_settings_are_checked(easy):
 
 def test_a_worker_error_is_raised_here_with_its_traceback():
     from dpclust._chains import ChainWorkers
-    from dpclust._validation import DataError
+    from dpclust.utils.checks import DataError
 
     est = DPMixture(n_iter=5)
     bad = np.array([[0.0, np.nan], [1.0, 2.0]])  # the worker's validation refuses it

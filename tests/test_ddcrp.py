@@ -352,7 +352,7 @@ def test_heldout_score_prefers_the_right_decay_on_drifting_data():
 
 def test_estimator_reports_bad_distances_clearly():
     from dpclust import DDCRPMixture
-    from dpclust._validation import DataError
+    from dpclust.utils.checks import DataError
     X, _, t = _drifting_data(60)
     with pytest.raises(DataError, match="60 customers"):
         DDCRPMixture(family="gaussian", decay="window:3", positions=t[:50]).fit(X)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.ddcrp import (Constant, DDCRPLanguageModel, DDCRPMixture, Exponential,
                            LanguageGibbs, LanguageTarget, Logistic, Window, WordBase,
                            link_candidates)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpclust import DPMixture, GammaPrior, NormalInverseWishart
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.datasets import load_demo, make_documents, make_gaussian_mixture
 from dpclust.metrics import nmi
 from dpclust.partitions import point_estimate

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from scipy import stats as st
 from scipy.special import gammaln, logsumexp, multigammaln, poch
 
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.families import DirichletMultinomial, NormalInverseWishart, get_family
 from dpclust.families._linalg import (
     chol_downdate,

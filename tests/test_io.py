@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.io import load_data, load_vocabulary, save_labels_csv
 
 DATA = np.array([[1.5, -2.0, 3.0], [4.0, 5.25, -6.0], [7.0, 8.0, 9.5], [0.0, 1e-3, 2e5]])
@@ -576,7 +576,7 @@ def test_the_table_reader_reads_what_numpy_writes_exactly(tmp_path):
 
 # --------------------------------------------------------------- files without pickle
 def test_safe_files_round_trip_and_refuse_foreign_classes(tmp_path):
-    from dpclust import _safe_io
+    from dpclust.utils import safe_io as _safe_io
     from dpclust.families import NormalInverseWishart
     from dpclust.samplers.base import StepInfo
 

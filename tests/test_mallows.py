@@ -482,7 +482,7 @@ def test_score_samples_is_a_proper_density_over_top_t_rankings():
 
 def test_mallows_estimator_errors_and_resume(tmp_path):
     from dpclust import DPMixture
-    from dpclust._validation import DataError
+    from dpclust.utils.checks import DataError
 
     X, _ = three_clusters(60)
     with pytest.raises(ValueError, match="slice-gibbs"):

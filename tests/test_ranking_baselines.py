@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.families.mallows import log_gm, sample_rankings
 from dpclust.metrics import variation_of_information
 from dpclust.rankings import RankingEBMS, RankingKDE, Rankings, baselines

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust._validation import DataError
+from dpclust.utils.checks import DataError
 from dpclust.datasets import load_dublin_west
 from dpclust.rankings import Rankings, check_rankings, read_preflib, read_rankings_csv
 

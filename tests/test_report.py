@@ -145,7 +145,7 @@ def test_report_without_matplotlib(tmp_path, gaussian_fit, monkeypatch):
     def missing():
         raise ImportError("No module named 'matplotlib'")
 
-    monkeypatch.setattr(plots, "_import_matplotlib", missing)
+    monkeypatch.setattr(plots, "import_matplotlib", missing)
     paths = write_report(tmp_path, summary, trace, X, labels, similarity=similarity)
     assert set(paths) == {"report"}
     page = paths["report"].read_text(encoding="utf-8")
@@ -250,7 +250,7 @@ def test_plot_tables_by_position_returns_a_figure(tmp_path):
                                         position_label="day")
     assert isinstance(fig, Figure) and fig.axes[0].get_xlabel() == "day"
     assert (tmp_path / "t.png").read_bytes().startswith(PNG_SIGNATURE)
-    host = plots._new_figure(plots._import_matplotlib(), (4, 3))
+    host = plots.new_figure(plots.import_matplotlib(), (4, 3))
     ax = host.subplots()
     assert plots.plot_tables_by_position(np.linspace(0, 1, 60), labels, ax=ax) is host
     assert ax.get_title().endswith("(K = 3)")
@@ -390,7 +390,7 @@ def test_rankings_report_without_matplotlib_keeps_table_1(tmp_path, rankings_fit
     def missing():
         raise ImportError("No module named 'matplotlib'")
 
-    monkeypatch.setattr(plots, "_import_matplotlib", missing)
+    monkeypatch.setattr(plots, "import_matplotlib", missing)
     paths = write_report(tmp_path, summary, trace, None, labels)
     assert set(paths) == {"report"}
     page = paths["report"].read_text(encoding="utf-8")

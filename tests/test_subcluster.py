@@ -14,7 +14,7 @@ from dpclust.families.gaussian import BLOCK_ROWS
 from dpclust.metrics import nmi
 from dpclust.partitions import canonical_labels
 from dpclust.samplers import MixtureModel, SubclusterSplitMerge
-from dpclust.samplers._subcluster_kernels import chunk_seeds
+from dpclust.kernels.subcluster import chunk_seeds
 from dpclust.samplers.subcluster import _pairs_combined
 
 EXACT = SubclusterSplitMerge()  # the default: restricted Gibbs + sequential split-merge moves
@@ -284,7 +284,7 @@ def test_collapsed_pass_draws_from_the_restricted_conditional(family):
     """One free point among three clusters of its group: it joins cluster k with probability
     ``N_k f(x | X_k) / sum``; the points of the other group and a point alone in its cluster
     stay, and the counts follow the labels."""
-    from dpclust.samplers import _subcluster_kernels as sk
+    from dpclust.kernels import subcluster as sk
 
     model, _ = _model(family, n=400, seed=4)
     fam, kern = model.family, model.kernel
@@ -302,7 +302,7 @@ def test_collapsed_pass_draws_from_the_restricted_conditional(family):
     want = (fam.log_predictive(probe, stats)[0] + np.log(fam.count(stats)))[group]
     want = np.exp(want - want.max())
     want /= want.sum()
-    from dpclust.samplers import _kernels
+    from dpclust.kernels import gibbs as _kernels
 
     rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
     hits = np.zeros(K)
@@ -426,7 +426,7 @@ def test_reservoir_keeps_a_uniform_member_and_the_first():
     a uniform member of their union."""
     from scipy.stats import chisquare, kstest
 
-    from dpclust.samplers._subcluster_kernels import _count_member
+    from dpclust.kernels.subcluster import _count_member
 
     n, n_other, reps = 12, 5, 12_000
     hits = np.zeros(n, dtype=np.int64)
@@ -488,7 +488,7 @@ def test_targeted_pairs_are_a_distribution_that_favours_mergeable_pairs():
 
 
 def test_sequential_rows_are_grouped_by_move_without_their_anchors():
-    from dpclust.samplers._subcluster_kernels import rows_by_move
+    from dpclust.kernels.subcluster import rows_by_move
 
     labels = np.array([0, 1, 2, 1, 0, 2, 2, 3, 1, 0], dtype=np.int64)
     move_of = np.array([0, 1, 0, -1], dtype=np.int64)   # move 0 merges 0 and 2, move 1 splits 1
@@ -504,7 +504,7 @@ def test_shuffled_allocation_keeps_rows_and_sides_together():
     """``shuffle_moves`` permutes each move's rows with their fixed sides; scoring a given
     split gives its sides back, with the sides' sizes and log marginals; the same moves on
     the rows copied in order (``gathered_kernel``) are the same allocation."""
-    from dpclust.samplers._subcluster_kernels import (move_lanes, sequential_allocation,
+    from dpclust.kernels.subcluster import (move_lanes, sequential_allocation,
                                                       shuffle_moves)
 
     X, _ = make_gaussian_mixture(n_samples=80, n_clusters=2, random_state=3)

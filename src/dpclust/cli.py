@@ -60,7 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
-from ._validation import DataError
+from .utils.checks import DataError
 from .report.html import json_default
 
 __all__ = ["RunConfig", "build_parser", "main"]

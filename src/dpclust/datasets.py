@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_int, check_positive, check_random_state
+from .utils.checks import check_int, check_positive, check_random_state
 
 __all__ = ["DUBLIN_WEST_CANDIDATES", "load_demo", "load_dublin_west", "make_documents",
            "make_gaussian_mixture"]

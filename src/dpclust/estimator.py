@@ -27,8 +27,9 @@ from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import __version__
-from . import _safe_io
-from ._validation import DataError, check_int, check_random_state
+from .utils import safe_io as _safe_io
+from .utils.safe_io import data_fingerprint
+from .utils.checks import DataError, check_int, check_random_state
 from .families import ConjugateFamily, get_family
 from .families.base import concatenate
 from .partitions import point_certainty, posterior_similarity
@@ -272,18 +273,6 @@ def _cluster_failure(exc) -> bool:
     module = type(exc).__module__ or ""
     return (isinstance(exc, (WorkerLost, DataError, OSError))
             or module.startswith(("distributed", "tornado")))
-
-
-def data_fingerprint(X) -> str:
-    """A short hash identifying a data set (shape and contents), stored in checkpoints."""
-    h = hashlib.sha1()
-    h.update(repr(X.shape).encode())
-    if hasattr(X, "indptr"):
-        for a in (X.indptr, X.indices, X.data):
-            h.update(np.ascontiguousarray(a).tobytes())
-    else:
-        h.update(np.ascontiguousarray(X).tobytes())
-    return h.hexdigest()[:16]
 
 
 class _ChainEstimator(BaseEstimator):
@@ -1278,7 +1267,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 # ----------------------------------------------------------------- checkpoints
 def save_checkpoint(path, payload: dict) -> None:
     """Write a checkpoint atomically: arrays in an ``.npz`` file, everything else as JSON
-    inside it, with a SHA-256 digest of the content (:mod:`dpclust._safe_io`; no pickle)."""
+    inside it, with a SHA-256 digest of the content (:mod:`dpclust.utils.safe_io`; no pickle)."""
     _safe_io.save(path, payload)
 
 

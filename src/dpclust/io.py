@@ -19,7 +19,7 @@ Text tables are parsed by pandas' C reader; their separator and decimal mark are
 :class:`csv.Sniffer` and a decimal-comma check (or given: ``sep=``, ``decimal=``), and
 ``meta["dialect"]`` says which (see :func:`load_data`).
 Every problem -- a missing, empty, unreadable or garbled file, a non-numeric cell, a missing
-value, NaN, a negative count -- raises one :class:`~dpclust._validation.DataError` whose
+value, NaN, a negative count -- raises one :class:`~dpclust.utils.checks.DataError` whose
 message starts with the path and names the problem.  In messages about text files, ``line``
 and ``column`` numbers are 1-based, as in an editor; in messages about arrays (``.npy``,
 ``.npz``, Parquet) ``row`` and ``column`` are 0-based indices.
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import DataError, check_counts, check_dense
+from .utils.checks import DataError, check_counts, check_dense
 
 __all__ = [
     "DataError",
@@ -76,9 +76,9 @@ def load_data(path, *, kind="auto", column=None, header=None, sep=None, decimal=
     path : str or os.PathLike
         The file.  Its format is told by its extension (see the module docstring).
     kind : {"auto", "dense", "counts"}, default="auto"
-        ``"dense"`` returns a float array checked by :func:`~dpclust._validation.check_dense`;
+        ``"dense"`` returns a float array checked by :func:`~dpclust.utils.checks.check_dense`;
         ``"counts"`` a CSR count matrix checked by
-        :func:`~dpclust._validation.check_counts` (a dense table of counts is converted);
+        :func:`~dpclust.utils.checks.check_counts` (a dense table of counts is converted);
         ``"auto"`` gives counts for sparse formats (sparse ``.npz``, bag-of-words) and a
         dense array otherwise.
     column : str, int or list of str or int, optional

@@ -43,7 +43,7 @@ from multiprocessing import get_context
 import numpy as np
 from scipy import stats as _st
 
-from ._validation import check_int, check_random_state
+from .utils.checks import check_int, check_random_state
 from .diagnostics import chain_entropy
 from .samplers.base import MixtureModel
 from .samplers.crp import GammaPrior
@@ -166,16 +166,16 @@ class SBCResult:
     def plot(self, path, title: str = "") -> None:
         """Rank histograms, one panel per statistic, with the band that holds 99 % of the
         bins of a calibrated sampler (binomial quantiles)."""
-        from .report.plots import _import_matplotlib, _new_figure, _save, _style_axes
+        from .utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
 
-        mpl = _import_matplotlib()
+        mpl = import_matplotlib()
         names = list(self.ranks)
-        fig = _new_figure(mpl, (3.0 * len(names), 2.8))
+        fig = new_figure(mpl, (3.0 * len(names), 2.8))
         axes = np.atleast_1d(fig.subplots(1, len(names)))
         n = len(next(iter(self.ranks.values())))
         lo, hi = _st.binom.ppf([0.005, 0.995], n, 1.0 / self.n_bins)
         for ax, name in zip(axes, names):
-            _style_axes(ax)
+            style_axes(ax)
             counts = self.histogram(name)
             ax.axhspan(lo, hi, color="#e6e6e6", zorder=0)
             ax.bar(np.arange(self.n_bins), counts, width=0.9, color="#1f4e79")
@@ -184,7 +184,7 @@ class SBCResult:
         axes[0].set_ylabel("replicates")
         if title:
             fig.suptitle(title, fontweight="bold")
-        _save(fig, path)
+        save_figure(fig, path)
 
 
 def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha=1.0,

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import DataError
+from ..utils.checks import DataError
 from ..estimator import DPMixture, _ChainEstimator
 from ..samplers.crp import resolve_alpha
 from .decay import parse_decay

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_int, check_random_state
+from ..utils.checks import check_int, check_random_state
 from ..families.base import concatenate, take
 
 

@@ -34,12 +34,12 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-from .._validation import DataError
+from ..utils.checks import DataError
 from ..samplers.base import ChainData, StepInfo, relabel
 from ..samplers.crp import GammaPrior
-from ..samplers._kernels import categorical_from_logs
-from ..samplers._subcluster_kernels import next_uniform
-from ._kernels import _in_tree, _link, _split_part, _unlink
+from ..kernels.gibbs import categorical_from_logs
+from ..kernels.subcluster import next_uniform
+from ..kernels.ddcrp import _in_tree, _link, _split_part, _unlink
 from .distances import ALL_EARLIER, EXPLICIT, MAX_PAIRS, LinkCandidates
 from .prior import draw_links, links_to_labels
 from .sampler import _STARTS, DDCRPState, _children, update_alpha

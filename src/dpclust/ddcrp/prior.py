@@ -13,7 +13,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_int, check_random_state
+from ..utils.checks import check_int, check_random_state
 from ..partitions import canonical_labels
 from .decay import parse_decay
 from .distances import ALL_EARLIER, ALL_OTHERS, LinkCandidates, link_candidates

@@ -8,7 +8,7 @@ links.  One step is one sweep over the customers in index order, each link drawn
                          ∝ f(d_ij) f(X_A ∪ X_T) / (f(X_A) f(X_T))          if j is at table T
 
 where A is the part of i's table that stays with i once i's link is removed (ALGORITHMS.md
-section 4).  The numba sweep is in :mod:`dpclust.ddcrp._kernels`.
+section 4).  The numba sweep is in :mod:`dpclust.kernels.ddcrp`.
 
 References
 ----------
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..samplers import _kernels as _sk
+from ..kernels import gibbs as _sk
 from ..samplers.base import MixtureModel, StepInfo, relabel
 from ..samplers.crp import GammaPrior
 from .distances import EXPLICIT, LinkCandidates
@@ -105,7 +105,7 @@ def _children(links, ch_head, ch_next, ch_prev):
 
 
 def _dispatch_sweep(kern):
-    from . import _kernels as _dk
+    from ..kernels import ddcrp as _dk
     if kern.entry_points and "ddcrp_sweep" in kern.entry_points:
         return kern.entry_points["ddcrp_sweep"], ()
     return _dk.ddcrp_sweep, (kern.reset, kern.add, kern.remove, kern.log_predictive,
@@ -131,7 +131,7 @@ class DDCRPGibbs:
     -----
     A sweep visits the customers in index order (a systematic-scan Gibbs sampler).  Each
     customer costs O(candidates + candidate tables) plus the customers that move with it;
-    see :mod:`dpclust.ddcrp._kernels`.
+    see :mod:`dpclust.kernels.ddcrp`.
     """
 
     start: str = "prior"

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import DataError
+from ..utils.checks import DataError
 from ..samplers import _partitioned as _p
 from ..samplers.base import MixtureModel
 from . import worker as _w

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import DataError
+from ..utils.checks import DataError
 
 #: file suffixes read as shards, one partition each
 SHARD_SUFFIXES = (".npy", ".parquet")

@@ -12,8 +12,9 @@ import hashlib
 
 import numpy as np
 
-from .._validation import DataError
+from ..utils.checks import DataError
 from ..samplers import _partitioned as _p
+from ..utils.safe_io import data_fingerprint
 
 
 class Part:
@@ -57,8 +58,6 @@ def prepare(source, family, row0: int, block=None) -> Part:
 
 def describe(part: Part):
     """``(rows, summary, fingerprint, empty rows)``: what the client needs to know."""
-    from ..estimator import data_fingerprint
-
     fam, X = part.family, part.X
     return part.n, fam.summarize(X), data_fingerprint(X), fam.subset(X, np.zeros(0, np.int64))
 

@@ -6,7 +6,7 @@ position); a top-t ranking is a row of ``orders`` padded with -1, of length ``t`
 ``j`` are 0-based here, so the paper's stage ``j + 1`` has ``m = n - j - 1`` and its code takes
 the values ``0 .. m``; ``psi_m(theta) = sum_{k=0}^{m} exp(-k theta)``.
 
-Randomness comes in as a SplitMix64 state (:func:`dpclust.samplers._subcluster_kernels.next_uniform`)
+Randomness comes in as a SplitMix64 state (:func:`dpclust.kernels.subcluster.next_uniform`)
 seeded from the caller's ``numpy.random.Generator``.
 """
 
@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..samplers._subcluster_kernels import next_uniform
+from ..kernels.subcluster import next_uniform
 
 #: below this (m + 1) * theta, psi's moments use their Taylor series (no cancellation)
 _SERIES = 1e-4

@@ -55,7 +55,7 @@ class FamilyKernel(NamedTuple):
         ``log_marginal(kstats, k, khyper) -> float``: ``log f(X_k)``.
     entry_points : dict or None
         Optional cached specialisations of the samplers' generic kernels to this family,
-        by name (see :func:`dpclust.samplers._kernels.dispatch`).  Numba caches a compiled
+        by name (see :func:`dpclust.kernels.gibbs.dispatch`).  Numba caches a compiled
         function on disk only when the functions it calls are globals, not arguments, so a
         family that names its kernels in small module-level wrappers starts in milliseconds
         instead of recompiling the sweeps in every process.  Without them the generic
@@ -81,7 +81,7 @@ class FamilyKernel(NamedTuple):
 
 class PassKernel(NamedTuple):
     """Numba face of a family for samplers with instantiated parameters (the sub-cluster
-    sampler's data pass, :mod:`dpclust.samplers._subcluster_kernels`).
+    sampler's data pass, :mod:`dpclust.kernels.subcluster`).
 
     Parameters are drawn with the NumPy face (``sample_posterior``) and packed once per
     iteration into ``kparams``, a tuple of arrays whose first axis is the component; the pass
@@ -115,7 +115,7 @@ class PassKernel(NamedTuple):
     score_block : callable or None
         ``score_block(kdata, kparams, rows, s, e, comps, c0, c1, out, col0, base)``: ``out[rows[r]
         - base, col0 + a - c0] = log f(x_{rows[r]}; theta_{comps[a]})`` for ``s <= r < e`` and
-        ``c0 <= a < c1`` (see :mod:`dpclust.samplers._subcluster_kernels`), ``@njit``.
+        ``c0 <= a < c1`` (see :mod:`dpclust.kernels.subcluster`), ``@njit``.
     accumulate_block : callable or None
         ``accumulate_block(kdata, rows, s, e, acc, slot)``: add the raw statistics of the
         points ``rows[s:e]`` to ``acc[slot]``, ``@njit`` (with ``score_block``).

@@ -19,11 +19,11 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import gammaln, multigammaln
 
-from .._validation import check_dense, check_scale
+from ..utils.checks import check_dense, check_scale
 from ._linalg import log_det_chol, lower_inverses, solve_lower
-from ..samplers import _kernels as _generic
-from ..samplers import _subcluster_kernels as _sk
-from ..ddcrp import _kernels as _dk
+from ..kernels import gibbs as _generic
+from ..kernels import subcluster as _sk
+from ..kernels import ddcrp as _dk
 from . import _gaussian_kernels as _k
 from .base import ConjugateFamily, FamilyKernel, PassKernel
 

@@ -204,7 +204,7 @@ class GeneralizedMallows(ConjugateFamily):
         items = self._items if self._items is not None else self.items
         Xr = check_rankings(X, n_items=n_items, items=items, what=what)
         if self._max_length is not None and Xr.shape[1] > self._max_length:
-            from .._validation import DataError
+            from ..utils.checks import DataError
 
             longest = int(np.argmax(Xr.lengths))
             raise DataError(

@@ -22,10 +22,10 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.special import gammaln
 
-from .._validation import check_counts
-from ..samplers import _kernels as _generic
-from ..samplers import _subcluster_kernels as _sk
-from ..ddcrp import _kernels as _dk
+from ..utils.checks import check_counts
+from ..kernels import gibbs as _generic
+from ..kernels import subcluster as _sk
+from ..kernels import ddcrp as _dk
 from . import _multinomial_kernels as _k
 from .base import ConjugateFamily, FamilyKernel, PassKernel, log_dirichlet, take
 

@@ -68,7 +68,7 @@ from numba import njit, prange
 from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_int, check_positive, check_random_state
+from ..utils.checks import check_int, check_positive, check_random_state
 from ..families import _mallows_kernels as _k
 from .data import Rankings, check_rankings
 

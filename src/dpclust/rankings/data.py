@@ -14,7 +14,7 @@ This is the working form of the Generalized Mallows family.  A ranking that list
 it is stored truncated to ``t = n - 1``, so every stored ranking has ``1 <= t <= n - 1``.
 
 :func:`check_rankings` turns what users have -- lists of item names or ids, padded arrays,
-DataFrames -- into a :class:`Rankings`, and raises :class:`~dpclust._validation.DataError`
+DataFrames -- into a :class:`Rankings`, and raises :class:`~dpclust.utils.checks.DataError`
 naming the first bad ranking.  In messages about in-memory data, rankings (rows) and
 positions within a ranking are 0-based: ``ranking 3 ... position 1`` is ``orders[3, 1]``.
 """
@@ -27,7 +27,7 @@ from itertools import chain
 
 import numpy as np
 
-from .._validation import DataError, _short_repr
+from ..utils.checks import DataError, _short_repr
 
 __all__ = ["Rankings", "check_rankings"]
 

@@ -1,7 +1,7 @@
 """Reading top-t rankings from files: CSV tables and PrefLib ``.soi``/``.toi`` files.
 
 Both loaders return a :class:`~dpclust.rankings.Rankings` and raise one
-:class:`~dpclust._validation.DataError` per problem, its message starting with the path and
+:class:`~dpclust.utils.checks.DataError` per problem, its message starting with the path and
 naming the line (1-based, as in an editor).  In a CSV file a position in a ranking is its
 ``column`` (1-based); in a PrefLib file it is its ``rank`` (1 = the top).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import DataError
+from ..utils.checks import DataError
 from ..io import _TEXT_FORMATS, _check_file, _detect_format, _open_text, _reading, _records, _sniff
 from .data import _PAD, Rankings, _check_items, _check_n_items, _validate_ids, _Where
 

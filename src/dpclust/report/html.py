@@ -1046,7 +1046,7 @@ def write_report(
     paths: dict[str, Path] = {}
     errors: dict[str, str] = {}
     try:
-        plots._import_matplotlib()
+        plots.import_matplotlib()
         plots_available = True
     except ImportError:
         plots_available = False

@@ -9,7 +9,7 @@ Generalized Mallows mixture of rankings, :func:`plot_cluster_size_distribution` 
 :func:`plot_theta_by_rank`, are Figures 10 and 11 of Meilă & Chen (2010).
 
 matplotlib is an optional dependency (``pip install dpclust[plot]``).  It is imported only
-when a figure is drawn, by :func:`_import_matplotlib`, never when :mod:`dpclust.report` is
+when a figure is drawn, by :func:`import_matplotlib`, never when :mod:`dpclust.report` is
 imported.  Figures are built with the object-oriented API (:class:`matplotlib.figure.Figure`
 on an explicit Agg canvas) rather than :mod:`matplotlib.pyplot`: that renders headless
 without touching the process-wide backend (a notebook user keeps their inline backend), and
@@ -29,6 +29,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..utils.plotting import (DPI, PLOT_INSTALL_HINT, import_matplotlib, new_figure, save_figure,
+                              style_axes)
 
 __all__ = [
     "CLUSTER_PALETTE",
@@ -51,14 +54,8 @@ __all__ = [
     "theta_by_rank",
 ]
 
-DPI = 110
-"""Resolution of every PNG written by this module."""
-
 MAX_PLOT_POINTS = 20_000
 """At most this many points are drawn in a scatter plot (a fixed-seed subsample)."""
-
-PLOT_INSTALL_HINT = "pip install dpclust[plot]"
-"""The command that installs the plotting extra."""
 
 # matplotlib's tab20 without its two greys (grey means "other cluster" here), dark shades
 # first so that the ten largest clusters get ten clearly different hues.
@@ -84,67 +81,6 @@ _SUBSAMPLE_SEED = 0
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _import_matplotlib() -> SimpleNamespace:
-    """Import the parts of matplotlib the figures need, lazily.
-
-    Returns
-    -------
-    mpl : types.SimpleNamespace
-        ``Figure``, ``FigureCanvasAgg``, ``Ellipse``, ``Patch``, ``Line2D``,
-        ``withStroke`` and ``MaxNLocator``.
-
-    Raises
-    ------
-    ImportError
-        If matplotlib is not installed; the message names the ``plot`` extra.
-    """
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Ellipse, Patch
-        from matplotlib.patheffects import withStroke
-        from matplotlib.ticker import MaxNLocator
-    except ImportError as exc:
-        raise ImportError(
-            "dpclust's figures need matplotlib, an optional dependency; "
-            f"install it with: {PLOT_INSTALL_HINT}"
-        ) from exc
-    return SimpleNamespace(
-        Figure=Figure,
-        FigureCanvasAgg=FigureCanvasAgg,
-        Ellipse=Ellipse,
-        Patch=Patch,
-        Line2D=Line2D,
-        withStroke=withStroke,
-        MaxNLocator=MaxNLocator,
-    )
-
-
-def _new_figure(mpl: SimpleNamespace, figsize: tuple[float, float]):
-    """A figure on its own Agg canvas, with constrained layout."""
-    fig = mpl.Figure(figsize=figsize, dpi=DPI, layout="constrained")
-    mpl.FigureCanvasAgg(fig)
-    return fig
-
-
-def _style_axes(ax) -> None:
-    """Light grid, no top/right spines."""
-    ax.spines["top"].set_visible(False)
-    ax.spines["right"].set_visible(False)
-    ax.grid(True, color="#dddddd", linewidth=0.6)
-    ax.set_axisbelow(True)
-
-
-def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG at ``path`` (parent folders created) and free it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, format="png", facecolor="white")
-    fig.clear()
-    return path
 
 
 def _as_labels(labels: Any) -> np.ndarray:
@@ -352,7 +288,7 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
     ValueError
         If the trace has none of the plotted series, or series of different lengths.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     panels = []
     for key, ylabel in (("log_joint", "log joint"), ("log_likelihood", "log-likelihood"),
                         ("n_clusters", "clusters K")):
@@ -380,10 +316,10 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
     burn_in = max(int(burn_in or 0), 0)
     keep_from = int(np.searchsorted(x, burn_in)) if burn_in > 0 else n_iter // 2
 
-    fig = _new_figure(mpl, (8.0, 1.0 + 2.1 * len(panels)))
+    fig = new_figure(mpl, (8.0, 1.0 + 2.1 * len(panels)))
     axes = np.atleast_1d(fig.subplots(len(panels), 1, sharex=True))
     for ax, (key, ylabel) in zip(axes, panels):
-        _style_axes(ax)
+        style_axes(ax)
         y = series[key].copy()
         y[~np.isfinite(y)] = np.nan
         if burn_in > 0 and n_iter:
@@ -426,7 +362,7 @@ def plot_trace(trace: Mapping[str, Any], burn_in: int, path: str | Path) -> Path
     if n_iter:
         axes[-1].set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
     fig.suptitle("MCMC trace", fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_k_posterior(n_clusters, n_large_clusters, path: str | Path, *,
@@ -441,7 +377,7 @@ def plot_k_posterior(n_clusters, n_large_clusters, path: str | Path, *,
     path : str or Path
         Where to write the PNG.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     k_all = np.asarray(n_clusters, dtype=np.int64).ravel()
     k_large = np.asarray(n_large_clusters, dtype=np.int64).ravel()
     if k_all.size == 0:
@@ -451,9 +387,9 @@ def plot_k_posterior(n_clusters, n_large_clusters, path: str | Path, *,
     ks = np.arange(lo, hi + 1)
     p_all = np.array([(k_all == k).mean() for k in ks])
     p_large = np.array([(k_large == k).mean() for k in ks])
-    fig = _new_figure(mpl, (max(5.0, min(12.0, 0.35 * len(ks) + 3.0)), 3.2))
+    fig = new_figure(mpl, (max(5.0, min(12.0, 0.35 * len(ks) + 3.0)), 3.2))
     ax = fig.subplots()
-    _style_axes(ax)
+    style_axes(ax)
     w = 0.4
     ax.bar(ks - w / 2, p_all, width=w, color=_LINE_COLOUR, label="all clusters")
     ax.bar(ks + w / 2, p_large, width=w, color=CLUSTER_PALETTE[1],
@@ -463,7 +399,7 @@ def plot_k_posterior(n_clusters, n_large_clusters, path: str | Path, *,
     ax.xaxis.set_major_locator(mpl.MaxNLocator(integer=True))
     ax.legend(frameon=False, fontsize=9)
     fig.suptitle("Posterior of the number of clusters", fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_clusters(
@@ -508,7 +444,7 @@ def plot_clusters(
     ValueError
         If ``X`` and ``labels`` disagree on the number of points.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     labels = _as_labels(labels)
     if not sp.issparse(X):
         X = np.asarray(X, dtype=float)
@@ -532,9 +468,9 @@ def plot_clusters(
         jitter = np.random.default_rng(_SUBSAMPLE_SEED).uniform(-0.3, 0.3, m)
         coords[:, 1] = np.array([rank[int(k)] for k in sub_labels]) + jitter
 
-    fig = _new_figure(mpl, (8.4, 6.0))
+    fig = new_figure(mpl, (8.4, 6.0))
     ax = fig.subplots()
-    _style_axes(ax)
+    style_axes(ax)
     other = np.isin(sub_labels, ids[n_coloured:])
     if other.any():
         ax.scatter(coords[other, 0], coords[other, 1], s=size, c=OTHER_COLOUR, alpha=alpha,
@@ -591,7 +527,7 @@ def plot_clusters(
     if m < n:
         title += f"\n{m:,} of {n:,} points shown"
     ax.set_title(title, fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_cluster_sizes(labels: Any, path: str | Path) -> Path:
@@ -609,14 +545,14 @@ def plot_cluster_sizes(labels: Any, path: str | Path) -> Path:
     path : Path
         The written file.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     labels = _as_labels(labels)
     ids, sizes = _clusters_by_size(labels)
     colours = colours_by_size(ids, sizes)
     K = len(ids)
-    fig = _new_figure(mpl, (float(np.clip(2.5 + 0.32 * K, 5.5, 12.0)), 4.0))
+    fig = new_figure(mpl, (float(np.clip(2.5 + 0.32 * K, 5.5, 12.0)), 4.0))
     ax = fig.subplots()
-    _style_axes(ax)
+    style_axes(ax)
     ax.grid(False, axis="x")
     pos = np.arange(K)
     bars = ax.bar(pos, sizes, color=[colours[int(k)] for k in ids], width=0.8,
@@ -634,7 +570,7 @@ def plot_cluster_sizes(labels: Any, path: str | Path) -> Path:
     ax.yaxis.set_major_locator(mpl.MaxNLocator(integer=True))
     n = int(sizes.sum())
     ax.set_title(f"Cluster sizes (K = {K}, {n:,} points)", fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
@@ -660,7 +596,7 @@ def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
     ValueError
         If ``similarity`` is not square with one row per label.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     labels = _as_labels(labels)
     S = np.asarray(similarity, dtype=float)
     n = labels.shape[0]
@@ -671,7 +607,7 @@ def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
     ids, counts = np.unique(labels, return_counts=True)
     edges = np.concatenate([[0], np.cumsum(counts)])
 
-    fig = _new_figure(mpl, (6.8, 5.8))
+    fig = new_figure(mpl, (6.8, 5.8))
     ax = fig.subplots()
     image = ax.imshow(S, vmin=0.0, vmax=1.0, cmap="Blues", aspect="equal",
                       interpolation="nearest" if n <= 1_000 else "antialiased")
@@ -693,7 +629,7 @@ def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
     bar = fig.colorbar(image, ax=ax, shrink=0.85)
     bar.set_label("P(same cluster)")
     ax.set_title("Posterior co-clustering", fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- ddCRP figures
@@ -775,7 +711,7 @@ def plot_tables_by_position(
     Blei, D. M. & Frazier, P. I. (2010). Distance dependent Chinese restaurant processes.
     ICML, Figure 2.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     labels = _as_labels(labels)
     n = labels.shape[0]
     if positions is None:
@@ -801,11 +737,11 @@ def plot_tables_by_position(
         point_colours = [colours.get(int(k), OTHER_COLOUR) for k in labels[idx]]
 
     if ax is None:
-        fig = _new_figure(mpl, (8.4, float(np.clip(2.6 + 0.06 * n_tables, 3.6, 7.0))))
+        fig = new_figure(mpl, (8.4, float(np.clip(2.6 + 0.06 * n_tables, 3.6, 7.0))))
         ax = fig.subplots()
     else:
         fig = ax.figure
-    _style_axes(ax)
+    style_axes(ax)
     m = len(idx)
     size = 36 if m <= 300 else 16 if m <= 3_000 else 6
     ax.scatter(x[idx], table[idx], c=point_colours, marker="_", s=size,
@@ -898,11 +834,11 @@ def plot_prior_draws(
     Blei, D. M. & Frazier, P. I. (2010). Distance dependent Chinese restaurant processes.
     ICML, section 2 and Figure 2.
     """
-    from .._validation import check_int, check_random_state
+    from ..utils.checks import check_int, check_random_state
     from ..ddcrp.decay import parse_decay
     from ..ddcrp.prior import sample_prior
 
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     decays = [parse_decay(d) for d in decays]
     if not decays:
         raise ValueError("decays must hold at least one decay")
@@ -911,7 +847,7 @@ def plot_prior_draws(
     positions = np.arange(n)
     ncols = min(2, len(decays))
     nrows = -(-len(decays) // ncols)
-    fig = _new_figure(mpl, (5.4 * ncols, 4.0 * nrows))
+    fig = new_figure(mpl, (5.4 * ncols, 4.0 * nrows))
     axes = np.asarray(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     d = np.linspace(0.0, float(max_distance), 601)
     for ax, decay in zip(axes, decays):
@@ -1028,14 +964,14 @@ def plot_cluster_size_distribution(labels: Any, path: str | Path, *,
     Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models.
     UAI, Figure 10.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     labels = _as_labels(labels)
     ids, sizes = _clusters_by_size(labels)
     colours = colours_by_size(ids, sizes)
     K, n = len(ids), int(sizes.sum())
-    fig = _new_figure(mpl, (8.0, 4.2))
+    fig = new_figure(mpl, (8.0, 4.2))
     ax = fig.subplots()
-    _style_axes(ax)
+    style_axes(ax)
     ax.grid(False, axis="x")
     rank = np.arange(1, K + 1)
     ax.bar(rank, sizes, width=0.8 if K <= 60 else 1.0, color=[colours[int(k)] for k in ids],
@@ -1058,7 +994,7 @@ def plot_cluster_size_distribution(labels: Any, path: str | Path, *,
     ax.set_ylabel("size (log scale)")
     ax.set_title(f"Cluster size distribution (K = {K}, {n:,} {unit})\n{', '.join(counts)}",
                  fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_theta_by_rank(theta: Any, sizes: Any, path: str | Path, *,
@@ -1099,13 +1035,13 @@ def plot_theta_by_rank(theta: Any, sizes: Any, path: str | Path, *,
     Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models.
     UAI, Figure 11.
     """
-    mpl = _import_matplotlib()
+    mpl = import_matplotlib()
     averages = theta_by_rank(theta, sizes, large_share=large_share)
     n_ranks = len(averages["all"])
     rank = np.arange(1, n_ranks + 1)
-    fig = _new_figure(mpl, (7.2, 4.2))
+    fig = new_figure(mpl, (7.2, 4.2))
     ax = fig.subplots()
-    _style_axes(ax)
+    style_axes(ax)
     pct = f"{100 * large_share:g}%"
     lines = (("all", "all clusters", _LINE_COLOUR, "-", "o"),
              ("large", f"large clusters (≥ {pct} of the data)", CLUSTER_PALETTE[1], "--", "s"),
@@ -1123,4 +1059,4 @@ def plot_theta_by_rank(theta: Any, sizes: Any, path: str | Path, *,
     ax.set_ylabel(r"$\theta_j$, mean over clusters weighted by size")
     ax.legend(frameon=False, fontsize=9)
     ax.set_title(r"Dispersion $\theta_j$ by rank", fontweight="bold")
-    return _save(fig, path)
+    return save_figure(fig, path)

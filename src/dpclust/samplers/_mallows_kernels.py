@@ -22,11 +22,11 @@ import numpy as np
 from numba import njit, prange
 
 from ..families import _mallows_kernels as gm
-from ._kernels import categorical_from_logs
-from ._subcluster_kernels import next_uniform
+from ..kernels.gibbs import categorical_from_logs
+from ..kernels.subcluster import next_uniform
 
 #: clusters whose weight is below exp(-36) of the best are skipped, as the categorical draw
-#: itself does (samplers._kernels): their scores stop early
+#: itself does (dpclust.kernels.gibbs): their scores stop early
 _SKIP_BELOW = 36.0
 
 SIGMA_STAGEWISE = 0
@@ -122,7 +122,7 @@ def _score_rest(mode, orders, i, t, rankT, counts, log_counts, baseT, P, Q, nu_r
     Rank by rank over all clusters at once (``rankT[item]`` is one contiguous row), so a
     cluster whose score falls below ``floor`` (exp(-36) below the best weight known) after a
     few ranks is dropped without reading the rest: the categorical draw would give it
-    weight zero anyway (:func:`dpclust.samplers._kernels.categorical_from_logs`).
+    weight zero anyway (:func:`dpclust.kernels.gibbs.categorical_from_logs`).
     """
     n_alive = 0
     for c in range(counts.shape[0]):

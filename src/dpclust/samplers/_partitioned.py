@@ -10,7 +10,7 @@ same code runs in-process (:class:`LocalPartitions`) or on the workers of a Dask
 **Why the result does not depend on where a partition runs.**  A partition of ``n_p`` rows
 is cut into chunks whose boundaries depend only on ``n_p`` (and the chunk size and the
 number of slots); chunk c of the whole data set draws from the SplitMix64 stream seeded by
-the iteration's key and c (:func:`~dpclust.samplers._subcluster_kernels.chunk_seeds`).  A
+the iteration's key and c (:func:`~dpclust.kernels.subcluster.chunk_seeds`).  A
 partition sums its chunks' statistics in chunk order (:func:`reduce_chunks`), and the
 partitions' sums are added in partition order (:func:`combine_parts`): the same floating
 point operations in the same order wherever they run.  A slot's uniformly chosen member
@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from . import _subcluster_kernels as _sk
+from ..kernels import subcluster as _sk
 
 #: the accumulators of one pass are kept under this many bytes by using fewer chunks
 ACC_BUDGET = 256 * 2**20
@@ -267,7 +267,7 @@ def launch_partition(pk, spec: LaunchSpec, labels, row0: int, bounds, chunk0: in
                      codes=None):
     """The launch pass over one partition (global rows ``row0 ..``): ``(labels, codes,
     PartStats)`` with ``PartStats.acc`` the sides' statistics and ``PartStats.ll`` their
-    ``logq`` (see :func:`~dpclust.samplers._subcluster_kernels.launch_chunk`)."""
+    ``logq`` (see :func:`~dpclust.kernels.subcluster.launch_chunk`)."""
     n_chunks = len(bounds) - 1
     seeds = _sk.chunk_seeds(spec.key, chunk0 + n_chunks)[chunk0:]
     outputs = launch_outputs(n_chunks, spec, pk.n_stats)
@@ -325,7 +325,7 @@ def start_partition(key: int, n_clusters: int, n_rows: int, bounds, chunk0: int,
 
 def relabel_partition(labels, codes, label_map, sub_map):
     """Labels and sub-labels after the moves: ``label_map[4 z + code]`` (see
-    :func:`~dpclust.samplers._subcluster_kernels.relabel_pass`)."""
+    :func:`~dpclust.kernels.subcluster.relabel_pass`)."""
     z = np.empty(len(labels), dtype=np.int64)
     s = np.empty(len(labels), dtype=np.int8)
     _sk.relabel_pass(labels, codes, label_map, sub_map, z, s)

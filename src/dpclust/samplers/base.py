@@ -20,8 +20,9 @@ import numpy as np
 
 from ..families.base import ConjugateFamily, FamilyKernel
 from ..partitions import canonical_labels
-from . import _kernels
+from ..kernels import gibbs as _kernels
 from .crp import GammaPrior, crp_log_prior, sample_alpha
+from ..utils.safe_io import data_fingerprint
 
 
 class StepInfo(NamedTuple):
@@ -46,8 +47,6 @@ class ChainData:
 
     def fingerprint(self) -> str:
         """A short hash of the data, stored in checkpoints."""
-        from ..estimator import data_fingerprint
-
         return data_fingerprint(self.X)
 
     def keep_labels(self, labels, n_clusters: int):

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..families.base import concatenate
-from . import _kernels
+from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
 from .crp import crp_log_prior
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..families.base import log_dirichlet
-from . import _kernels
+from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
 from .crp import crp_log_prior
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _kernels
+from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
 from .crp import crp_log_prior
 

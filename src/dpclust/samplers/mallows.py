@@ -143,7 +143,7 @@ from scipy.stats import beta as beta_dist
 from ..families import _mallows_kernels as gmk
 from ..families.mallows import GeneralizedMallows, MallowsParams, cumulative_log_psi
 from . import _mallows_kernels as _k
-from ._subcluster_kernels import chunk_seeds
+from ..kernels.subcluster import chunk_seeds
 from .base import MixtureModel, initial_labels, relabel
 from .crp import crp_log_prior
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
 from .crp import crp_log_prior
-from ._subcluster_kernels import sequential_allocation
+from ..kernels.subcluster import sequential_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 
 
@@ -123,7 +123,7 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
 
 def _allocate(rng, kern, i, j, rest, target):
     """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1)
-    (:func:`~dpclust.samplers._subcluster_kernels.sequential_move`, the sub-cluster
+    (:func:`~dpclust.kernels.subcluster.sequential_move`, the sub-cluster
     sampler's sequential moves).
 
     With ``target`` None, sides are drawn; otherwise the probability of ``target`` is scored.

@@ -145,8 +145,8 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import gammaln, logsumexp
 
 from ..families.base import concatenate, log_dirichlet, take
-from . import _kernels
-from . import _subcluster_kernels as _sk
+from ..kernels import gibbs as _kernels
+from ..kernels import subcluster as _sk
 from ._partitioned import LaunchSpec, PassSpec, chunk_bounds, launch_partition, threads
 from .base import MixtureModel, StepInfo, initial_labels
 from .crp import crp_log_prior
@@ -1266,8 +1266,8 @@ class SubclusterSplitMerge:
     def _sequential_proposal(self, rng, model, data, labels, run, moves, seq, side_of, pins):
         """The sequential moves ``seq`` (indices into ``moves``): each move's points other
         than its anchors in a uniformly random order (an auxiliary variable drawn afresh,
-        the same law for a move and its reverse), allocated by :func:`~dpclust.samplers.
-        _subcluster_kernels.sequential_move`, one thread per move.  Returns ``run`` with
+        the same law for a move and its reverse), allocated by :func:`~dpclust.kernels.
+        subcluster.sequential_move`, one thread per move.  Returns ``run`` with
         their sides (codes), counts, ``logq`` and the sides' log marginals (``logf``), and a
         :class:`_SequentialSides` that counts a side's statistics when a move needs them."""
         K = len(side_of)
@@ -1651,7 +1651,7 @@ def _stats_of(fam, stats, members):
 
 class _SequentialSides:
     """The sides drawn by the sequential moves ``seq`` (rows grouped by move as
-    :func:`~dpclust.samplers._subcluster_kernels.rows_by_move` gives them, the anchors
+    :func:`~dpclust.kernels.subcluster.rows_by_move` gives them, the anchors
     apart); ``halves(b)`` counts move b's two sides' statistics and first members, from
     ``copied`` where the family copied the moves' rows in their order (a move's rows, then
     every move's two anchors: one contiguous read), else from the data."""

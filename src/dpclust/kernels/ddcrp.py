@@ -35,8 +35,8 @@ import math
 
 from numba import njit
 
-from ..samplers._kernels import categorical_from_logs
-from ..samplers._subcluster_kernels import next_uniform
+from .gibbs import categorical_from_logs
+from .subcluster import next_uniform
 
 EXPLICIT, ALL_OTHERS, ALL_EARLIER = 0, 1, 2
 

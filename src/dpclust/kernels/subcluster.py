@@ -19,7 +19,7 @@ import numpy as np
 import numba
 from numba import njit, prange
 
-from ._kernels import _SKIP, categorical_from_logs
+from .gibbs import _SKIP, categorical_from_logs
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import DataError
+from .checks import DataError
 
 _SKELETON = "__skeleton__"
 _DIGEST = "__sha256__"
@@ -172,3 +172,15 @@ def load(path, what: str = "file"):
     except Exception as exc:
         raise DataError(f"{what} {path} cannot be rebuilt ({type(exc).__name__}: {exc})") \
             from None
+
+
+def data_fingerprint(X) -> str:
+    """A short hash identifying a data set (shape and contents), stored in checkpoints."""
+    h = hashlib.sha1()
+    h.update(repr(X.shape).encode())
+    if hasattr(X, "indptr"):
+        for a in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(a).tobytes())
+    else:
+        h.update(np.ascontiguousarray(X).tobytes())
+    return h.hexdigest()[:16]

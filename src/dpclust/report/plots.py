@@ -32,6 +32,12 @@ import scipy.sparse as sp
 
 from ..utils.plotting import (DPI, PLOT_INSTALL_HINT, import_matplotlib, new_figure, save_figure,
                               style_axes)
+from .figures.colours import (CLUSTER_PALETTE, LINE_COLOUR as _LINE_COLOUR,
+                              OTHER_COLOUR, cluster_colours, colours_by_size)
+from .figures.common import (MAX_PLOT_POINTS, SUBSAMPLE_SEED as _SUBSAMPLE_SEED,
+                             as_labels as _as_labels,
+                             clusters_by_size as _clusters_by_size,
+                             subsample_indices as _subsample_indices)
 
 __all__ = [
     "CLUSTER_PALETTE",
@@ -54,106 +60,16 @@ __all__ = [
     "theta_by_rank",
 ]
 
-MAX_PLOT_POINTS = 20_000
-"""At most this many points are drawn in a scatter plot (a fixed-seed subsample)."""
-
-# matplotlib's tab20 without its two greys (grey means "other cluster" here), dark shades
-# first so that the ten largest clusters get ten clearly different hues.
-CLUSTER_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#bcbd22", "#17becf",
-    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
-    "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
-)  # fmt: skip
-"""Qualitative colours for the largest clusters, in size-rank order (tab20 minus greys)."""
-
-OTHER_COLOUR = "#a0a0a0"
-"""Colour of every cluster beyond the ``len(CLUSTER_PALETTE)`` largest."""
 
 LARGE_CLUSTER_SHARE = 0.05
 """A cluster holding at least this share of the data is *large* in :func:`theta_by_rank`
 (Meilă & Chen 2010, section 8: 5%, which splits their data roughly equally)."""
 
-_LINE_COLOUR = "#1f4e79"
 _BEST_COLOUR = "#d62728"
 _BURN_IN_COLOUR = "#e6e6e6"
-_SUBSAMPLE_SEED = 0
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _as_labels(labels: Any) -> np.ndarray:
-    """Labels as a 1-D int array."""
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
-    if (labels.size and not np.issubdtype(labels.dtype, np.integer)
-            and not np.all(np.equal(np.mod(labels, 1), 0))):
-        raise ValueError("labels must be integers")
-    return labels.astype(np.int64, copy=False)
-
-
-def colours_by_size(cluster_ids: Any, sizes: Any) -> dict[int, str]:
-    """Colour of each cluster from its size rank.
-
-    Parameters
-    ----------
-    cluster_ids : array-like of int, shape (n_clusters,)
-        Cluster labels.
-    sizes : array-like of int, shape (n_clusters,)
-        Number of points in each cluster.
-
-    Returns
-    -------
-    colours : dict of int to str
-        Hex colour per label: :data:`CLUSTER_PALETTE` in order of decreasing size (ties by
-        label), :data:`OTHER_COLOUR` beyond the palette.
-    """
-    cluster_ids = np.asarray(cluster_ids, dtype=np.int64).ravel()
-    sizes = np.asarray(sizes).ravel()
-    order = np.lexsort((cluster_ids, -sizes))
-    colours = {}
-    for rank, i in enumerate(order):
-        colours[int(cluster_ids[i])] = (
-            CLUSTER_PALETTE[rank] if rank < len(CLUSTER_PALETTE) else OTHER_COLOUR
-        )
-    return colours
-
-
-def cluster_colours(labels: Any) -> dict[int, str]:
-    """Colour of each cluster of a partition, by size rank (see :func:`colours_by_size`).
-
-    Parameters
-    ----------
-    labels : array-like of int, shape (n_samples,)
-        Cluster label of each point.
-
-    Returns
-    -------
-    colours : dict of int to str
-        Hex colour per label present in ``labels``.
-    """
-    ids, counts = np.unique(_as_labels(labels), return_counts=True)
-    return colours_by_size(ids, counts)
-
-
-def _clusters_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Labels and sizes of the clusters present, largest first (ties by label)."""
-    ids, counts = np.unique(labels, return_counts=True)
-    order = np.lexsort((ids, -counts))
-    return ids[order], counts[order]
-
-
-def _subsample_indices(n_samples: int, max_points: int = MAX_PLOT_POINTS) -> np.ndarray:
-    """Sorted indices of at most ``max_points`` of ``n_samples`` points, always the same ones.
-
-    Uses a fixed-seed local generator, so the same data give the same figure.
-    """
-    if n_samples <= max_points:
-        return np.arange(n_samples)
-    rng = np.random.default_rng(_SUBSAMPLE_SEED)
-    return np.sort(rng.choice(n_samples, size=max_points, replace=False))
 
 
 def _svd_flip(components: np.ndarray) -> np.ndarray:

@@ -1,0 +1,27 @@
+"""Figures for a fitted Dirichlet-process mixture, one module per section of the report.
+
+- :mod:`~.colours`: the palette, and each cluster's colour by size rank;
+
+Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
+report, the benchmarks and later models can all reuse them (the ddCRP figures return the
+Figure instead: see :mod:`~.ddcrp`).
+
+matplotlib is an optional dependency (``pip install dpclust[plot]``).  It is imported only
+when a figure is drawn, by :func:`~dpclust.utils.plotting.import_matplotlib`, never when
+:mod:`dpclust.report` is imported.  Figures are built with the object-oriented API
+(:class:`matplotlib.figure.Figure` on an explicit Agg canvas) rather than
+:mod:`matplotlib.pyplot`: that renders headless without touching the process-wide backend (a
+notebook user keeps their inline backend), and no figure is registered with pyplot, so there
+is nothing left open to close after saving.
+"""
+
+from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
+from .common import MAX_PLOT_POINTS
+
+__all__ = [
+    "CLUSTER_PALETTE",
+    "MAX_PLOT_POINTS",
+    "OTHER_COLOUR",
+    "cluster_colours",
+    "colours_by_size",
+]

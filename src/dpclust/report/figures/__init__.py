@@ -1,6 +1,7 @@
 """Figures for a fitted Dirichlet-process mixture, one module per section of the report.
 
 - :mod:`~.colours`: the palette, and each cluster's colour by size rank;
+- :mod:`~.traces`: the MCMC trace and the posterior of the number of clusters;
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -17,6 +18,7 @@ is nothing left open to close after saving.
 
 from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
 from .common import MAX_PLOT_POINTS
+from .traces import plot_k_posterior, plot_trace
 
 __all__ = [
     "CLUSTER_PALETTE",
@@ -24,4 +26,6 @@ __all__ = [
     "OTHER_COLOUR",
     "cluster_colours",
     "colours_by_size",
+    "plot_k_posterior",
+    "plot_trace",
 ]

@@ -2,6 +2,7 @@
 
 - :mod:`~.colours`: the palette, and each cluster's colour by size rank;
 - :mod:`~.traces`: the MCMC trace and the posterior of the number of clusters;
+- :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -16,6 +17,7 @@ notebook user keeps their inline backend), and no figure is registered with pypl
 is nothing left open to close after saving.
 """
 
+from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
 from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
 from .common import MAX_PLOT_POINTS
 from .traces import plot_k_posterior, plot_trace
@@ -26,6 +28,9 @@ __all__ = [
     "OTHER_COLOUR",
     "cluster_colours",
     "colours_by_size",
+    "plot_cluster_sizes",
+    "plot_clusters",
     "plot_k_posterior",
+    "plot_similarity",
     "plot_trace",
 ]

@@ -3,6 +3,7 @@
 - :mod:`~.colours`: the palette, and each cluster's colour by size rank;
 - :mod:`~.traces`: the MCMC trace and the posterior of the number of clusters;
 - :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
+- :mod:`~.ddcrp`: the distance dependent CRP's tables against position and prior draws;
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -20,10 +21,12 @@ is nothing left open to close after saving.
 from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
 from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
 from .common import MAX_PLOT_POINTS
+from .ddcrp import FIGURE2_DECAYS, plot_prior_draws, plot_tables_by_position
 from .traces import plot_k_posterior, plot_trace
 
 __all__ = [
     "CLUSTER_PALETTE",
+    "FIGURE2_DECAYS",
     "MAX_PLOT_POINTS",
     "OTHER_COLOUR",
     "cluster_colours",
@@ -31,6 +34,8 @@ __all__ = [
     "plot_cluster_sizes",
     "plot_clusters",
     "plot_k_posterior",
+    "plot_prior_draws",
     "plot_similarity",
+    "plot_tables_by_position",
     "plot_trace",
 ]

@@ -3,7 +3,8 @@
 :func:`write_report` writes a self-contained ``report.html`` (figures embedded as base64
 PNGs, inline CSS, no network resources) plus the PNG files next to it; ``dpclust fit``
 calls it after every fit.  The figures are also available one by one from
-:mod:`dpclust.report.plots` for benchmarks and notebooks.
+:mod:`dpclust.report.figures` for benchmarks and notebooks (and, under their first
+import path, from :mod:`dpclust.report.plots`).
 
 matplotlib is optional (``pip install dpclust[plot]``) and imported only when a figure is
 drawn; without it :func:`write_report` still writes the tables.
@@ -17,7 +18,7 @@ PosixPath('out/report.html')
 """
 
 from .html import render_html, write_report
-from .plots import (
+from .figures import (
     cluster_colours,
     plot_cluster_size_distribution,
     plot_cluster_sizes,

@@ -4,6 +4,7 @@
 - :mod:`~.traces`: the MCMC trace and the posterior of the number of clusters;
 - :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
 - :mod:`~.ddcrp`: the distance dependent CRP's tables against position and prior draws;
+- :mod:`~.rankings`: a mixture of rankings' size distribution and dispersions by rank.
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -22,20 +23,26 @@ from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
 from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
 from .common import MAX_PLOT_POINTS
 from .ddcrp import FIGURE2_DECAYS, plot_prior_draws, plot_tables_by_position
+from .rankings import (LARGE_CLUSTER_SHARE, plot_cluster_size_distribution, plot_theta_by_rank,
+                       theta_by_rank)
 from .traces import plot_k_posterior, plot_trace
 
 __all__ = [
     "CLUSTER_PALETTE",
     "FIGURE2_DECAYS",
+    "LARGE_CLUSTER_SHARE",
     "MAX_PLOT_POINTS",
     "OTHER_COLOUR",
     "cluster_colours",
     "colours_by_size",
+    "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",
     "plot_k_posterior",
     "plot_prior_draws",
     "plot_similarity",
     "plot_tables_by_position",
+    "plot_theta_by_rank",
     "plot_trace",
+    "theta_by_rank",
 ]

@@ -10,7 +10,7 @@ tests check against naive formulas.
 
 from __future__ import annotations
 
-# the helpers were module attributes here; the report and the tests still reach them so
+# html.py and the tests reach these through this module (plots.import_matplotlib, ...)
 from ..utils.plotting import (DPI, PLOT_INSTALL_HINT, import_matplotlib,  # noqa: F401
                               new_figure, save_figure, style_axes)
 from .figures import (CLUSTER_PALETTE, FIGURE2_DECAYS, LARGE_CLUSTER_SHARE, MAX_PLOT_POINTS,

@@ -10,7 +10,8 @@ import pytest
 
 from dpclust.utils.checks import DataError
 from dpclust.datasets import load_dublin_west
-from dpclust.rankings import Rankings, check_rankings, read_preflib, read_rankings_csv
+from dpclust.io import read_preflib, read_rankings_csv
+from dpclust.rankings import Rankings, check_rankings
 
 
 def write(path, text):

@@ -1286,7 +1286,8 @@ def _load_rankings(config: RunConfig) -> LoadedData:
     """
     import warnings
 
-    from .rankings import Rankings, read_preflib, read_rankings_csv
+    from .io import read_preflib, read_rankings_csv
+    from .rankings import Rankings
 
     messages = []
     if config.data in DATASETS:

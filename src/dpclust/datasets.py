@@ -258,7 +258,7 @@ def load_dublin_west():
     """
     from importlib.resources import as_file, files
 
-    from .rankings import read_rankings_csv
+    from .io import read_rankings_csv
 
     items = DUBLIN_WEST_CANDIDATES
     with as_file(files("dpclust.data") / "dublinwest2002.csv.gz") as path:

@@ -4,6 +4,10 @@ Both loaders return a :class:`~dpclust.rankings.Rankings` and raise one
 :class:`~dpclust.utils.checks.DataError` per problem, its message starting with the path and
 naming the line (1-based, as in an editor).  In a CSV file a position in a ranking is its
 ``column`` (1-based); in a PrefLib file it is its ``rank`` (1 = the top).
+
+A CSV file is read in steps: its records (:mod:`dpclust.io.text`), the header row, the
+missing cells that end each ranking, whether the cells are item names or item ids, and the
+ids those give; :func:`~dpclust.rankings.data._validate_ids` then checks every ranking.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..rankings.data import _PAD, Rankings, _check_items, _check_n_items, _validate_ids, _Where
 from ..utils.checks import DataError
-from ..io import _TEXT_FORMATS, _check_file, _detect_format, _open_text, _reading, _records, _sniff
-from .data import _PAD, Rankings, _check_items, _check_n_items, _validate_ids, _Where
+from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
+from .text import records, sniff
 
 __all__ = ["read_preflib", "read_rankings_csv"]
 
@@ -106,6 +111,38 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     candidates).  A file of names without a header, such as ``apple,pear,fig``, loads with
     the defaults.
     """
+    index_base, markers, n_items, items = _check_csv_args(header, index_base, missing,
+                                                          n_items, items)
+    p, rows = _read_rows(path, sep)
+    item_set = set(items) if items is not None else set()
+    if header == "infer":
+        header = _has_header(rows, markers, item_set)
+    if header:
+        rows = rows[1:]
+        if not rows:
+            raise DataError(f"{p} has a header row but no rankings.")
+
+    lines = np.array([lineno for lineno, _ in rows], dtype=np.int64)
+    width = max(len(row) for _, row in rows)
+    cells = np.array([row + [""] * (width - len(row)) for _, row in rows], dtype=object)
+    where = _Where(source=p, lines=lines, pos_word="column", pos_base=1)
+    present = _present_cells(cells, markers, where)
+    uniq, inverse = np.unique(cells[present].astype(str), return_inverse=True)
+    ids = np.full(cells.shape, _PAD, dtype=np.int64)
+    if _cells_are_names(p, cells, present, uniq, inverse, items, item_set, where):
+        ids[present], items = _ids_of_names(p, uniq, inverse, items, n_items)
+        n_items = len(items)
+        where.items = items
+    else:
+        ids[present], n_items, items = _ids_of_numbers(p, uniq, inverse, present, items,
+                                                       n_items, index_base, where)
+    lengths = _validate_ids(ids, n_items, where)
+    return Rankings._from_valid(ids, lengths, n_items, items)
+
+
+def _check_csv_args(header, index_base, missing, n_items, items):
+    """``(index_base, missing markers, n_items, items)`` of :func:`read_rankings_csv`,
+    checked."""
     if header not in ("infer", True, False):
         raise ValueError(f"header must be 'infer', True or False, got {header!r}")
     if index_base is not None:
@@ -120,38 +157,41 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
     if items is not None:
         items = _check_items(items, n_items)
         n_items = len(items)
+    return index_base, markers, n_items, items
 
-    p = _check_file(path)
-    fmt, gz = _detect_format(p)
-    if fmt not in _TEXT_FORMATS:
+
+def _read_rows(path, sep):
+    """The checked path and the data rows of a text table: ``(line number, stripped
+    cells)``."""
+    p = check_file(path)
+    fmt, gz = detect_format(p)
+    if fmt not in TEXT_FORMATS:
         raise DataError(f"{p}: rankings are read from a text table (.csv, .tsv or .txt, "
                         f"optionally .gz), not from a .{fmt} file")
-    delimiter = _sniff(p, gz, fmt, sep, decimal=".").delimiter
-    with _reading(p), _open_text(p, gz) as f:
-        records = [(lineno, [c.strip() for c in fields])
-                   for lineno, fields in _records(f, delimiter)]
+    delimiter = sniff(p, gz, fmt, sep, decimal=".").delimiter
+    with reading(p), open_text(p, gz) as f:
+        rows = [(lineno, [c.strip() for c in fields])
+                for lineno, fields in records(f, delimiter)]
+    return p, rows
 
-    item_set = set(items) if items is not None else set()
+
+def _has_header(rows, markers: set, item_set: set) -> bool:
+    """Whether the first row names the columns (``header="infer"``): every non-empty cell
+    looks like ``Rank_1``, or a cell is not an item while every later cell is one."""
 
     def is_item(cell: str) -> bool:
         return cell in markers or cell in item_set or _INT.fullmatch(cell) is not None
 
-    first = records[0][1]
-    if header == "infer":
-        cells = [c for c in first if c]
-        header = bool(cells) and (
-            all(_RANK_HEADER.fullmatch(c) for c in cells)
-            or (len(records) > 1 and not all(is_item(c) for c in cells)
-                and all(is_item(c) for c in {c for _, row in records[1:] for c in row})))
-    if header:
-        records = records[1:]
-        if not records:
-            raise DataError(f"{p} has a header row but no rankings.")
+    cells = [c for c in rows[0][1] if c]
+    return bool(cells) and (
+        all(_RANK_HEADER.fullmatch(c) for c in cells)
+        or (len(rows) > 1 and not all(is_item(c) for c in cells)
+            and all(is_item(c) for c in {c for _, row in rows[1:] for c in row})))
 
-    lines = np.array([lineno for lineno, _ in records], dtype=np.int64)
-    width = max(len(row) for _, row in records)
-    cells = np.array([row + [""] * (width - len(row)) for _, row in records], dtype=object)
-    where = _Where(source=p, lines=lines, pos_word="column", pos_base=1)
+
+def _present_cells(cells: np.ndarray, markers: set, where: _Where) -> np.ndarray:
+    """The cells that hold an item (a boolean mask); each ranking ends at its first missing
+    cell, holds at least one item, and does not end in a repeated cell."""
     miss = np.isin(cells, list(markers))
     after = np.logical_or.accumulate(miss, axis=1) & ~miss
     if after.any():
@@ -168,6 +208,7 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
                         "missing cell")
 
     present = ~miss
+    width = cells.shape[1]
     if width > 1:  # a row ending in a repeated cell: likely an undeclared missing marker
         last = cells[:, -1]
         tail = present[:, -1] & present[:, -2] & (cells[:, -2] == last)
@@ -176,20 +217,27 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
             raise DataError(f"{where.row(i)} ends with {last[i]!r} repeated (columns "
                             f"{width - 1} and {width}); if {last[i]!r} marks an unranked "
                             f"position, pass missing=({last[i]!r},)")
-    uniq, inverse = np.unique(cells[present].astype(str), return_inverse=True)
+    return present
+
+
+def _cells_are_names(p: Path, cells, present, uniq, inverse, items, item_set: set,
+                     where: _Where) -> bool:
+    """Whether the cells are item names (True) or item ids (False); a DataError for an
+    unknown name, or a file that mixes names and ids."""
     is_int = np.array([_INT.fullmatch(u) is not None for u in uniq], dtype=bool)
     if items is not None and all(u in item_set for u in uniq):
-        kind = "names"
-    elif is_int.all():
-        kind = "ids"
-    elif items is not None:
+        return True
+    if is_int.all():
+        return False
+    if items is not None:
         bad = np.array([u not in item_set for u in uniq])
         k = int(np.flatnonzero(bad[inverse])[0])
         i, j = np.argwhere(present)[k]
         shown = ", ".join(repr(n) for n in items[:8]) + (", ..." if len(items) > 8 else "")
         raise DataError(f"{where.row(i)}: unknown item {cells[i, j]!r} in column {j + 1}; the "
                         f"items are {shown}")
-    elif is_int.any():
+    if is_int.any():
+        lines = where.lines
         positions = np.argwhere(present)
         i, j = positions[int(np.flatnonzero(is_int[inverse])[0])]
         i0, j0 = positions[int(np.flatnonzero(~is_int[inverse])[0])]
@@ -197,64 +245,70 @@ def read_rankings_csv(path, *, items=None, n_items=None, missing=("",), index_ba
                         f"{cells[i, j]!r} in column {j + 1}, while line {lines[i0]} has the "
                         f"name {cells[i0, j0]!r} in column {j0 + 1}; pass items= if numbers "
                         "are item names")
-    else:
-        kind = "names"
+    return True
 
-    ids = np.full(cells.shape, _PAD, dtype=np.int64)
-    if kind == "names":
-        if items is None:
-            if n_items is not None:
-                raise DataError(f"{p} holds item names but only n_items={n_items} was given; "
-                                "pass items= with the names of the items instead")
-            items = tuple(str(u) for u in uniq)
-            if len(items) < 2:
-                raise DataError(f"{p} names a single item ({items[0]!r}); at least 2 items "
-                                "are needed (pass items= to add items no row lists)")
-        index = {name: j for j, name in enumerate(items)}
-        ids[present] = np.array([index[u] for u in uniq], dtype=np.int64)[inverse]
-        n_items = len(items)
+
+def _ids_of_names(p: Path, uniq, inverse, items, n_items):
+    """``(0-based ids of the present cells, items)`` of a file of item names."""
+    if items is None:
+        if n_items is not None:
+            raise DataError(f"{p} holds item names but only n_items={n_items} was given; "
+                            "pass items= with the names of the items instead")
+        items = tuple(str(u) for u in uniq)
+        if len(items) < 2:
+            raise DataError(f"{p} names a single item ({items[0]!r}); at least 2 items "
+                            "are needed (pass items= to add items no row lists)")
+    index = {name: j for j, name in enumerate(items)}
+    return np.array([index[u] for u in uniq], dtype=np.int64)[inverse], items
+
+
+def _ids_of_numbers(p: Path, uniq, inverse, present, items, n_items, index_base,
+                    where: _Where):
+    """``(0-based ids of the present cells, n_items, items)`` of a file of item ids.
+
+    ``index_base=None`` is inferred (with a warning when no ranking uses the id 0); an id
+    below it, or an id between the first and the last that no ranking uses (unless
+    ``items`` or ``n_items`` says that the item exists), is refused.
+    """
+    raw = np.array([int(u) for u in uniq], dtype=np.int64)[inverse]
+    inferred = index_base is None
+    if inferred:
+        index_base = 0 if (raw == 0).any() else 1
+        if index_base == 1 and raw.size:
+            # stacklevel 3: the caller of read_rankings_csv
+            warnings.warn(f"{p}: no ranking uses the item id 0, so the ids are read as "
+                          f"1 .. {int(raw.max())} (index_base=1); pass index_base= to "
+                          "say otherwise", UserWarning, stacklevel=3)
+    low = raw < index_base
+    if low.any():
+        k = int(np.flatnonzero(low)[0])
+        i, j = np.argwhere(present)[k]
+        hint = ""
+        if raw[k] == index_base - 1:
+            hint = (f" (if {raw[k]} marks an unranked position, pass "
+                    f"missing=({str(raw[k])!r},))")
+        raise DataError(f"{where.row(i)}: item id {raw[k]} in column {j + 1} is below "
+                        f"index_base={index_base}{hint}")
+    where.id_base = index_base
+    where.items = items
+    if n_items is None:
+        n_items = int(raw.max()) - index_base + 1
+        if n_items < 2:
+            raise DataError(f"{p} lists only the item {index_base}; at least 2 items are "
+                            "needed (pass n_items= to count items no row lists)")
+        unused = np.setdiff1d(np.arange(index_base, index_base + n_items), raw)
+        if items is None and len(unused):
+            first = int(unused[0])
+            hint = (" (ids that start at 1: pass index_base=1)"
+                    if first == 0 and index_base == 0 else "")
+            raise DataError(
+                f"{p}: item ids run from {index_base} to {int(raw.max())}, but no ranking "
+                f"uses {_id_list(unused)}{hint}; to keep items that nobody ranked, pass "
+                "items= with the names of all the items")
+    if inferred and items is None:
+        items = tuple(str(index_base + j) for j in range(n_items))
         where.items = items
-    else:
-        raw = np.array([int(u) for u in uniq], dtype=np.int64)[inverse]
-        inferred = index_base is None
-        if inferred:
-            index_base = 0 if (raw == 0).any() else 1
-            if index_base == 1 and raw.size:
-                warnings.warn(f"{p}: no ranking uses the item id 0, so the ids are read as "
-                              f"1 .. {int(raw.max())} (index_base=1); pass index_base= to "
-                              "say otherwise", UserWarning, stacklevel=2)
-        low = raw < index_base
-        if low.any():
-            k = int(np.flatnonzero(low)[0])
-            i, j = np.argwhere(present)[k]
-            hint = ""
-            if raw[k] == index_base - 1:
-                hint = (f" (if {raw[k]} marks an unranked position, pass "
-                        f"missing=({str(raw[k])!r},))")
-            raise DataError(f"{where.row(i)}: item id {raw[k]} in column {j + 1} is below "
-                            f"index_base={index_base}{hint}")
-        ids[present] = raw - index_base
-        where.id_base = index_base
-        where.items = items
-        if n_items is None:
-            n_items = int(raw.max()) - index_base + 1
-            if n_items < 2:
-                raise DataError(f"{p} lists only the item {index_base}; at least 2 items are "
-                                "needed (pass n_items= to count items no row lists)")
-            unused = np.setdiff1d(np.arange(index_base, index_base + n_items), raw)
-            if items is None and len(unused):
-                first = int(unused[0])
-                hint = (" (ids that start at 1: pass index_base=1)"
-                        if first == 0 and index_base == 0 else "")
-                raise DataError(
-                    f"{p}: item ids run from {index_base} to {int(raw.max())}, but no ranking "
-                    f"uses {_id_list(unused)}{hint}; to keep items that nobody ranked, pass "
-                    "items= with the names of all the items")
-        if inferred and items is None:
-            items = tuple(str(index_base + j) for j in range(n_items))
-            where.items = items
-    lengths = _validate_ids(ids, n_items, where)
-    return Rankings._from_valid(ids, lengths, n_items, items)
+    return raw - index_base, n_items, items
 
 
 def _id_list(ids: np.ndarray) -> str:
@@ -313,18 +367,7 @@ def read_preflib(path) -> Rankings:
         alternatives at the bottom of an order that places every alternative says the same
         as leaving them unranked, and is not counted as a cut.
     """
-    p = _check_file(path)
-    name = p.name.lower()
-    gz = name.endswith(".gz")
-    ext = Path(name[:-3] if gz else name).suffix
-    if ext not in _PREFLIB_TYPES:
-        raise DataError(f"{p}: unsupported PrefLib file type {ext or '(no extension)'!r}; "
-                        "expected .soi, .toi, .soc or .toc (optionally .gz).")
-    with _reading(p), _open_text(p, gz, newline=None) as f:
-        lines = [(lineno, line.strip()) for lineno, line in enumerate(f, 1)]
-    lines = [(lineno, line) for lineno, line in lines if line]
-    if not lines:
-        raise DataError(f"{p} contains no data (only blank lines).")
+    p, lines = _preflib_lines(path)
     if lines[0][1].startswith("#"):
         n_alt, names, data = _preflib_current(p, lines)
     else:
@@ -333,25 +376,53 @@ def read_preflib(path) -> Rankings:
         raise DataError(f"{p} has {n_alt} alternative(s); at least 2 are needed.")
     if not data:
         raise DataError(f"{p} holds no orders.")
+    orders, counts, line_nos = _strict_orders(p, n_alt, data)
 
+    width = max(map(len, orders))
+    arr = np.full((len(orders), width), _PAD, dtype=np.int64)
+    for i, order in enumerate(orders):
+        arr[i, : len(order)] = order
+    items = _preflib_items(names, n_alt)
+    where = _Where(source=p, lines=np.array(line_nos), pos_word="rank", pos_base=1,
+                   items=items, id_base=1)
+    lengths = _validate_ids(arr, n_alt, where)
+    counts = np.array(counts, dtype=np.int64)
+    return Rankings._from_valid(np.repeat(arr, counts, axis=0), np.repeat(lengths, counts),
+                                n_alt, items)
+
+
+def _preflib_lines(path):
+    """The checked path and the non-blank lines of a PrefLib file: ``(line number, line
+    stripped)``."""
+    p = check_file(path)
+    name = p.name.lower()
+    gz = name.endswith(".gz")
+    ext = Path(name[:-3] if gz else name).suffix
+    if ext not in _PREFLIB_TYPES:
+        raise DataError(f"{p}: unsupported PrefLib file type {ext or '(no extension)'!r}; "
+                        "expected .soi, .toi, .soc or .toc (optionally .gz).")
+    with reading(p), open_text(p, gz, newline=None) as f:
+        lines = [(lineno, line.strip()) for lineno, line in enumerate(f, 1)]
+    lines = [(lineno, line) for lineno, line in lines if line]
+    if not lines:
+        raise DataError(f"{p} contains no data (only blank lines).")
+    return p, lines
+
+
+def _strict_orders(p: Path, n_alt: int, data):
+    """``(orders, counts, line numbers)``: each order of ``data`` cut to the strict prefix
+    before its first tie (0-based ids), those that begin with a tie dropped, with one
+    warning saying how many were cut and dropped."""
     orders, counts, line_nos = [], [], []
     cut = dropped = cut_lines = dropped_lines = 0
     for lineno, count, groups in data:
-        seen = set()
-        for group in groups:
-            for k in group:
-                if not 1 <= k <= n_alt:
-                    raise DataError(f"{p}: line {lineno}: alternative {k} does not exist; the "
-                                    f"file has {n_alt} alternatives, 1 to {n_alt}")
-                if k in seen:
-                    raise DataError(f"{p}: line {lineno} lists alternative {k} twice")
-                seen.add(k)
+        n_seen = _check_alternatives(p, lineno, groups, n_alt)
         t = next((g for g, group in enumerate(groups) if len(group) > 1), len(groups))
         if t == 0:
             dropped += count
             dropped_lines += 1
             continue
-        if t < len(groups) and not (t == len(groups) - 1 and len(seen) == n_alt):
+        if t < len(groups) and not (t == len(groups) - 1 and n_seen == n_alt):
             cut += count
             cut_lines += 1
         orders.append([group[0] - 1 for group in groups[:t]])
@@ -365,22 +436,27 @@ def read_preflib(path) -> Rankings:
         if dropped:
             parts.append(f"{dropped} ranking(s) ({dropped_lines} line(s)) that begin with a "
                          "tie were dropped")
+        # stacklevel 3: the caller of read_preflib
         warnings.warn(f"{p}: top-t rankings have no ties: {'; '.join(parts)}.", UserWarning,
-                      stacklevel=2)
+                      stacklevel=3)
     if not orders:
         raise DataError(f"{p}: every order begins with a tie; no ranking is left.")
+    return orders, counts, line_nos
 
-    width = max(map(len, orders))
-    arr = np.full((len(orders), width), _PAD, dtype=np.int64)
-    for i, order in enumerate(orders):
-        arr[i, : len(order)] = order
-    items = _preflib_items(names, n_alt)
-    where = _Where(source=p, lines=np.array(line_nos), pos_word="rank", pos_base=1,
-                   items=items, id_base=1)
-    lengths = _validate_ids(arr, n_alt, where)
-    counts = np.array(counts, dtype=np.int64)
-    return Rankings._from_valid(np.repeat(arr, counts, axis=0), np.repeat(lengths, counts),
-                                n_alt, items)
+
+def _check_alternatives(p: Path, lineno: int, groups, n_alt: int) -> int:
+    """The number of alternatives an order lists; each must be in ``1 .. n_alt`` and listed
+    once."""
+    seen = set()
+    for group in groups:
+        for k in group:
+            if not 1 <= k <= n_alt:
+                raise DataError(f"{p}: line {lineno}: alternative {k} does not exist; the "
+                                f"file has {n_alt} alternatives, 1 to {n_alt}")
+            if k in seen:
+                raise DataError(f"{p}: line {lineno} lists alternative {k} twice")
+            seen.add(k)
+    return len(seen)
 
 
 def _preflib_current(p, lines):

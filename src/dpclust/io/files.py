@@ -1,0 +1,103 @@
+"""Which file, in which format: the checks every reader of :mod:`dpclust.io` starts with.
+
+:func:`check_file` refuses a missing, empty or unreadable path, :func:`detect_format` tells the
+format from the extension, :func:`open_text` opens a (possibly gzipped) UTF-8 text file, and
+:func:`reading` turns the low-level errors of a read into one
+:class:`~dpclust.utils.checks.DataError` naming the file.  These names are shared by the
+modules of :mod:`dpclust.io`; they are not part of its public API.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..utils.checks import DataError
+
+#: formats read as text tables (:mod:`dpclust.io.text`)
+TEXT_FORMATS = ("csv", "tsv", "txt")
+SUPPORTED = ".csv, .tsv, .txt (optionally .gz), .npy, .npz, .parquet, .pq"
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def check_file(path) -> Path:
+    """``path`` as a :class:`~pathlib.Path` to an existing, non-empty file.
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or os.PathLike.
+    DataError
+        If it is a directory, missing, unreadable or empty.
+    """
+    try:
+        p = Path(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}.") from None
+    if p.is_dir():
+        raise DataError(f"{p} is a directory, not a data file.")
+    if not p.exists():
+        raise DataError(f"{p}: no such file.")
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise DataError(f"{p} cannot be read: {exc.strerror or exc}.") from None
+    if size == 0:
+        raise DataError(f"{p} is empty (0 bytes).")
+    return p
+
+
+def detect_format(p: Path) -> tuple[str, bool]:
+    """``(format, gzipped)`` from the file name: ``"csv"``, ``"tsv"``, ``"txt"``,
+    ``"docword"``, ``"npy"``, ``"npz"`` or ``"parquet"``; a DataError for anything else."""
+    name = p.name.lower()
+    gz = name.endswith(".gz")
+    base = name[:-3] if gz else name
+    ext = os.path.splitext(base)[1]
+    if ext == ".txt" and base.startswith("docword"):
+        return "docword", gz
+    if ext in (".csv", ".tsv", ".txt"):
+        return ext[1:], gz
+    if not gz:
+        if ext in (".npy", ".npz"):
+            return ext[1:], gz
+        if ext in (".parquet", ".pq"):
+            return "parquet", gz
+    raise DataError(
+        f"{p}: unsupported file type {p.suffix or '(no extension)'!r}; "
+        f"expected one of {SUPPORTED}."
+    )
+
+
+def open_text(p: Path, gz: bool, newline=""):
+    """Open a UTF-8 text file (a byte-order mark is skipped), gzipped when ``gz``."""
+    if gz:
+        return gzip.open(p, "rt", encoding="utf-8-sig", newline=newline)
+    return open(p, encoding="utf-8-sig", newline=newline)
+
+
+@contextmanager
+def reading(p: Path):
+    """Translate low-level read errors into one :class:`DataError` naming ``p``."""
+    try:
+        yield
+    except DataError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{p} is not a UTF-8 text file (undecodable byte at offset {exc.start})."
+        ) from None
+    except (OSError, EOFError, csv.Error, zipfile.BadZipFile) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise DataError(f"{p} cannot be read: {reason}.") from None
+
+
+def read_magic(p: Path) -> bytes:
+    """The first six bytes of a file (to tell .npy from zip archives)."""
+    with reading(p), open(p, "rb") as f:
+        return f.read(6)

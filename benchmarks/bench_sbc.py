@@ -5,7 +5,7 @@ Normal-Inverse-Wishart prior, documents with a fixed Dirichlet prior, top-3 rank
 items under the Generalized Mallows prior; the ddCRP mixture with a window decay of 10 over
 positions 0..N-1), the rank of the truth's statistics among
 thinned posterior draws, and a chi-square test of uniform ranks
-(:func:`dpclust.validation.simulation_based_calibration`).  Exact samplers should pass
+(:func:`dpclust.calibration.simulation_based_calibration`).  Exact samplers should pass
 (p > 0.001 for every statistic); approximate ones may not, and the table says which are
 approximate.
 
@@ -63,7 +63,7 @@ def samplers():
 
 
 def main(argv=None) -> int:
-    from dpclust.validation import simulation_based_calibration
+    from dpclust.calibration import simulation_based_calibration
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")

@@ -11,7 +11,7 @@ The layout follows the architecture:
 * :mod:`dpclust.exact` — exact posteriors on tiny data, for testing samplers.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 from .families import DirichletMultinomial, NormalInverseWishart  # noqa: E402
 from .samplers import GammaPrior  # noqa: E402

@@ -26,7 +26,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import __version__
+from ._version import __version__
 from .utils import safe_io as _safe_io
 from .utils.safe_io import data_fingerprint
 from .utils.checks import DataError, check_int, check_random_state
@@ -35,7 +35,7 @@ from .families.base import concatenate
 from .partitions import point_certainty, posterior_similarity
 from .samplers import MixtureModel, SubclusterSplitMerge, get_sampler
 from .samplers.base import kmeans_labels, summarize_partitions
-from .samplers.crp import GammaPrior, resolve_alpha
+from .priors import GammaPrior, PartitionPrior, get_prior
 from .diagnostics import advice, chain_entropy, convergence
 
 _CHECKPOINT_FORMAT = 5
@@ -304,13 +304,17 @@ class _ChainEstimator(BaseEstimator):
     def _n_chains(self) -> int:
         return check_int(getattr(self, "n_chains", 1), "n_chains", 1)
 
+    def _partition_prior(self) -> PartitionPrior:
+        """The prior on partitions: the Dirichlet process with concentration ``alpha``."""
+        return get_prior(None, alpha=self.alpha)
+
     # ------------------------------------------------------------------- run
     def fit(self, X, y=None):
         """Validate ``X`` into the subclass's model (``_target``), run a new chain and
         summarise it; returns ``self``."""
         self._settings()
         model = self._target(X)
-        alpha0, _ = resolve_alpha(self.alpha)
+        alpha0 = self._partition_prior().alpha_start
         sampler = self._make_sampler(model.n_samples, model.family)
         rngs = _chain_rngs(self.random_state, self._n_chains())
         self._recipe = (X, None, None)  # how a chain worker rebuilds the model
@@ -366,7 +370,7 @@ class _ChainEstimator(BaseEstimator):
             est.client = client
         n_iter_, _, _ = est._settings()
         family_ = ckpt["family"]
-        _, prior = resolve_alpha(est.alpha)
+        prior = est._partition_prior().alpha_prior
         model = est._resume_model(X, family_, prior)
         if model.fingerprint() != ckpt["fingerprint"]:
             raise DataError("the data differ from those the checkpointed run was started on "
@@ -494,7 +498,7 @@ class _ChainEstimator(BaseEstimator):
 
     def _progress_converged(self, progs) -> bool:
         """Whether the chains as they stand pass the rule (:mod:`dpclust.diagnostics`)."""
-        _, prior = resolve_alpha(self.alpha)
+        prior = self._partition_prior().alpha_prior
         return convergence(_records_trace(progs), alpha_resampled=prior is not None)[
             "converged"]
 
@@ -667,7 +671,7 @@ class _ChainEstimator(BaseEstimator):
     def _check_convergence(self):
         """``convergence_`` from the trace; a ``UserWarning`` naming what fails when the
         run has not converged (:mod:`dpclust.diagnostics` states the rule)."""
-        _, prior = resolve_alpha(self.alpha)
+        prior = self._partition_prior().alpha_prior
         self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
         if not self.convergence_["converged"]:
             from .families.mallows import GeneralizedMallows
@@ -685,7 +689,8 @@ class _ChainEstimator(BaseEstimator):
         ``labels`` (chain, draw, point) when the run had ``store_labels=True``; its
         ``sample_stats`` group the per-iteration ``seconds`` and accepted splits and
         merges of the same draws.  ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and
-        ``arviz.plot_trace`` work on it, and ``to_netcdf`` writes it.
+        ``arviz.plot_trace`` work on it, and ``to_netcdf`` writes it.  Its attributes name
+        the estimator and the prior on partitions (``"dp"``, ``"pitman-yor"``, ...).
 
         Returns
         -------
@@ -719,6 +724,7 @@ class _ChainEstimator(BaseEstimator):
             return az.from_dict(posterior=posterior, sample_stats=stats, dims=dims,
                                 coords={"draw": kept},
                                 attrs={"estimator": type(self).__name__,
+                                       "prior": self._partition_prior().name,
                                        "dpclust_version": __version__})
 
     # ---------------------------------------------------------------- summary
@@ -754,7 +760,18 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         configured family object.
     alpha : float or GammaPrior, default=1.0
         DP concentration.  A :class:`~dpclust.GammaPrior` (or ``("gamma", shape, rate)``)
-        puts a prior on it and resamples it every iteration (Escobar & West 1995).
+        puts a prior on it and resamples it every iteration (Escobar & West 1995).  The
+        shorthand for ``prior=DirichletProcess(alpha)``.
+    prior : PartitionPrior, str or None, default=None
+        The prior on partitions (:mod:`dpclust.priors`): None is the Dirichlet process with
+        ``alpha``; :class:`~dpclust.priors.PitmanYor` (``"pitman-yor:D,S"``),
+        :class:`~dpclust.priors.MixtureOfFiniteMixtures` (``"mfm:GAMMA,poisson:MU"``) or
+        :class:`~dpclust.priors.FiniteDirichlet` (``"finite:K"``) change what the model
+        says about the number of clusters (the README's "How many clusters?").  The
+        estimator keeps its name for all of them: the Dirichlet process is its default.
+        Collapsed Gibbs, explicit Gibbs and Gibbs+SAMS fit every prior (``"auto"`` picks
+        collapsed Gibbs for a prior other than the DP); the sub-cluster sampler and the
+        rankings' samplers fit the Dirichlet process only, and ``"fsd"`` the finite prior.
     sampler : str or sampler object, default="auto"
         ``"auto"``: ``"gibbs"`` below 5,000 points (or documents), ``"subcluster"`` from
         there on.
@@ -863,8 +880,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     n_clusters_ : int
         Number of clusters in ``labels_``.
     weights_ : ndarray of shape (n_clusters_,)
-        Posterior mean mixing weights given ``labels_``, ``N_k / (N + alpha)``;
-        ``weight_new_ = alpha / (N + alpha)`` is the mass left for a new cluster.
+        Posterior mean mixing weights given ``labels_``: the prior's probability that one
+        more point joins each cluster (for the DP ``N_k / (N + alpha)``); ``weight_new_``
+        (for the DP ``alpha / (N + alpha)``) is the mass left for a new cluster.
+    prior_ : PartitionPrior
+        The prior on partitions the chains targeted (:mod:`dpclust.priors`).
     cluster_params_ : dict of arrays
         Posterior means of the cluster parameters given ``labels_`` (``"means"`` and
         ``"covariances"`` for Gaussians, ``"probabilities"`` for multinomials).  For
@@ -925,9 +945,10 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
                  client=None, partitions=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None):
+                 until_converged=False, max_iter=None, prior=None):
         self.family = family
         self.alpha = alpha
+        self.prior = prior
         self.sampler = sampler
         self.n_iter = n_iter
         self.burn_in = burn_in
@@ -965,6 +986,29 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                              "'auto') with backend='dask'")
         return out
 
+    def _partition_prior(self) -> PartitionPrior:
+        """``prior`` resolved (the Dirichlet process with ``alpha`` when None)."""
+        prior = getattr(self, "prior", None)
+        resolved = get_prior(prior, alpha=self.alpha)
+        if prior is not None and resolved.name != "dp" and not (
+                isinstance(self.alpha, (int, float)) and self.alpha == 1.0):
+            raise ValueError(f"alpha={self.alpha!r} is the Dirichlet process's concentration; "
+                             f"the {resolved.title} prior takes its own parameters: leave "
+                             f"alpha at its default")
+        return resolved
+
+    def _check_sampler_prior(self, sampler, prior: PartitionPrior):
+        """Refuse a sampler that cannot target ``prior`` (its ``priors``: names, or None
+        for every prior of :mod:`dpclust.priors`)."""
+        supported = getattr(sampler, "priors", ("dp",))
+        if supported is not None and prior.name not in supported:
+            name = getattr(sampler, "name", type(sampler).__name__)
+            raise ValueError(f"the {name!r} sampler fits the "
+                             f"{' or '.join(supported)} prior, not the {prior.title}: use "
+                             f"sampler='gibbs', 'explicit' or 'gibbs+sams'")
+        if prior.alpha_prior is not None and prior.name != "dp":
+            raise ValueError("only the Dirichlet process's alpha can be resampled")
+
     @property
     def _distributed(self) -> bool:
         return getattr(self, "backend", "local") == "dask"
@@ -991,6 +1035,16 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         return kmeans_labels(rng, features, self.init_clusters)
 
     def _make_sampler(self, n_samples, family):
+        sampler = self._sampler_for(n_samples, family)
+        self._check_sampler_prior(sampler, self._partition_prior())
+        return sampler
+
+    def _sampler_for(self, n_samples, family):
+        prior = self._partition_prior()
+        if (prior.name != "dp" and isinstance(self.sampler, str) and self.sampler == "auto"
+                and getattr(family, "collapsible", True)):
+            return get_sampler("fsd" if prior.name == "finite" and n_samples >= 5000
+                               else "gibbs", n_samples, family)
         if self._partitions is not None or self._distributed:
             sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
                                   n_samples, family)
@@ -1009,8 +1063,8 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
 
         return tuple(partition_rows(n_samples, self._partitions))
 
-    def _make_model(self, family_, Xw, prior):
-        return MixtureModel(family_, Xw, prior,
+    def _make_model(self, family_, Xw, alpha_prior):
+        return MixtureModel(family_, Xw, alpha_prior, prior=self._partition_prior(),
                             partition_rows=self._partition_rows(family_.n_points(Xw)))
 
     def _dask_model(self, X, family, prior):
@@ -1068,7 +1122,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         family = get_family(self.family)
         if isinstance(family, ConjugateFamily) and family is self.family:
             family = _copy_family(family)
-        _, prior = resolve_alpha(self.alpha)
+        prior = self._partition_prior().alpha_prior
         if self._distributed:
             return self._dask_model(X, family, prior)
         Xw = family.validate(X)
@@ -1101,16 +1155,28 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
             # parameters instantiated by the sampler: those of the chosen draw
             sizes = np.bincount(self.labels_, minlength=self.n_clusters_).astype(np.float64)
             self._labels_sizes = sizes
-            self.weights_ = sizes / (n + self.alpha_)
-            self.weight_new_ = self.alpha_ / (n + self.alpha_)
+            self._set_weights(sizes)
             self.cluster_params_ = fam.describe_params(self._labels_params)
             return
         stats = model.cluster_stats(chosen, self.n_clusters_)
         self._labels_stats = stats
-        sizes = fam.count(stats)
-        self.weights_ = sizes / (n + self.alpha_)
-        self.weight_new_ = self.alpha_ / (n + self.alpha_)
+        self._set_weights(fam.count(stats))
         self.cluster_params_ = fam.mean_params(stats)
+
+    def _set_weights(self, sizes):
+        """``weights_`` and ``weight_new_``: the prior's predictive weights of one more point
+        given the clusters of ``labels_`` (for the DP ``N_k / (N + alpha)`` and
+        ``alpha / (N + alpha)``)."""
+        self.prior_ = self._partition_prior()
+        log_w, log_new = self._log_weights(sizes, self.alpha_)
+        self.weights_ = np.exp(log_w)
+        self.weight_new_ = math.exp(log_new)
+
+    def _log_weights(self, sizes, alpha):
+        """The prior's normalised log weights of joining each cluster of ``sizes`` or a new
+        one (:meth:`~dpclust.priors.PartitionPrior.log_predictive_weights`)."""
+        prior = getattr(self, "prior_", None) or self._partition_prior()
+        return prior.log_predictive_weights(np.asarray(sizes).round().astype(np.int64), alpha)
 
     # ------------------------------------------------------------- prediction
     # ----------------------------------------------------------- on disk
@@ -1147,8 +1213,9 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     def predict_proba(self, X):
         """Probability that each point belongs to each cluster of ``labels_``.
 
-        ``p(k | x) ∝ N_k f(x | X_k)`` over the ``n_clusters_`` clusters of the point estimate
-        (the probability of a new cluster is left out; see :meth:`score_samples` for the full
+        ``p(k | x) ∝ w_k f(x | X_k)`` over the ``n_clusters_`` clusters of the point estimate,
+        with the prior's predictive weights ``weights_`` (for the DP ``w_k ∝ N_k``; the
+        probability of a new cluster is left out; see :meth:`score_samples` for the full
         posterior predictive density).
 
         Returns
@@ -1157,12 +1224,11 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         """
         check_is_fitted(self, "labels_")
         Xw = self._check_X(X)
+        log_w = np.log(self.weights_)[None, :]
         if not _collapsible(self.family_):
-            logp = self.family_.log_likelihood(Xw, self._labels_params) + np.log(
-                self._labels_sizes)[None, :]
+            logp = self.family_.log_likelihood(Xw, self._labels_params) + log_w
         else:
-            logp = self.family_.log_predictive(Xw, self._labels_stats) + np.log(
-                self.family_.count(self._labels_stats))[None, :]
+            logp = self.family_.log_predictive(Xw, self._labels_stats) + log_w
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
 
     def predict(self, X):
@@ -1176,8 +1242,9 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     def score_samples(self, X):
         """Log posterior predictive density of each point, averaged over kept draws.
 
-        ``log (1/S) sum_s [ sum_k N_k^s/(N + alpha_s) f(x | X_k^s) + alpha_s/(N + alpha_s) f(x) ]``
-        over ``S = n_predictive_draws`` evenly spaced kept draws.  For multinomial data the
+        ``log (1/S) sum_s [ sum_k w_k^s f(x | X_k^s) + w_new^s f(x) ]`` over ``S =
+        n_predictive_draws`` evenly spaced kept draws, with the prior's predictive weights
+        (for the DP ``w_k = N_k^s/(N + alpha_s)``, ``w_new = alpha_s/(N + alpha_s)``).  For multinomial data the
         density includes the multinomial coefficient (an absolute log probability).
 
         Returns
@@ -1187,19 +1254,18 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         check_is_fitted(self, "labels_")
         Xw = self._check_X(X)
         fam = self.family_
-        fam_n = self._n_fit
         per_draw = []
         if not _collapsible(fam):
             # each draw's clusters with their sampled parameters, and a new cluster
             prior = fam.log_prior_predictive(Xw)
             for (labels, a), params in zip(self._predictive_draws, self._predictive_params):
                 sizes = np.bincount(labels, minlength=len(params[0]))
-                logw = np.log(np.append(sizes, a)) - math.log(fam_n + a)
+                logw = np.append(*self._log_weights(sizes, a))
                 logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
                 per_draw.append(logsumexp(logp + logw[None, :], axis=1))
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
         for st, a in self._predictive_stats or self._draw_stats():
-            logw = np.log(np.append(fam.count(st), a)) - math.log(fam_n + a)
+            logw = np.append(*self._log_weights(fam.count(st), a))
             st = concatenate(st, fam.empty_stats(1))
             per_draw.append(logsumexp(fam.log_predictive(Xw, st) + logw[None, :], axis=1))
         return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
@@ -1218,8 +1284,9 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
     def sample(self, n_samples=1, random_state=None):
         """Draw new points from the posterior predictive given ``labels_``.
 
-        Points continue the Chinese restaurant of the fitted partition: an existing cluster
-        with probability ∝ its size (counting points drawn so far), a new cluster ∝ alpha_.
+        Points continue the restaurant of the fitted partition under the prior: for the DP
+        an existing cluster with probability ∝ its size (counting points drawn so far), a
+        new cluster ∝ alpha_ (other priors: their seating weights).
         Existing clusters' parameters are drawn once from their posterior, new clusters'
         from the prior.
 
@@ -1237,7 +1304,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                      else fam.count(self._labels_stats).astype(float))
         y = np.empty(n_samples, dtype=np.int64)
         for j in range(n_samples):
-            w = np.append(sizes, self.alpha_)
+            w = np.exp(np.append(*self._log_weights(sizes, self.alpha_)))
             k = int(rng.choice(len(w), p=w / w.sum()))
             if k == len(sizes):
                 sizes.append(0.0)

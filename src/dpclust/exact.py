@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 from .families.base import ConjugateFamily
 from .partitions import canonical_labels
-from .samplers.crp import crp_log_prior
+from .priors import PartitionPrior, crp_log_prior
 
 
 def set_partitions(n: int) -> np.ndarray:
@@ -58,7 +58,8 @@ def exact_posterior(family: ConjugateFamily, X, log_prior: Callable[[np.ndarray]
     family : ConjugateFamily
         Resolved family.
     X : data in the family's working form, n <= 8 points.
-    log_prior : callable, float or ndarray
+    log_prior : PartitionPrior, callable, float or ndarray
+        A partition prior (:mod:`dpclust.priors`, at its starting concentration); or
         ``log_prior(sizes) -> float`` for a partition with block sizes ``sizes``; a float is
         read as a fixed DP concentration alpha (the CRP prior); an array gives the log prior
         of every partition of ``set_partitions(n)`` (e.g. from
@@ -76,7 +77,10 @@ def exact_posterior(family: ConjugateFamily, X, log_prior: Callable[[np.ndarray]
             raise ValueError(f"a log prior per partition needs shape ({len(parts)},)")
         prior_of = log_prior
     else:
-        if not callable(log_prior):
+        if isinstance(log_prior, PartitionPrior):
+            prior = log_prior
+            log_prior = lambda sizes: prior.log_eppf(sizes, prior.alpha_start)  # noqa: E731
+        elif not callable(log_prior):
             alpha = float(log_prior)
             log_prior = lambda sizes: crp_log_prior(sizes, alpha)  # noqa: E731
         prior_of = None

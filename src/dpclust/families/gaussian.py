@@ -556,10 +556,10 @@ def _solve_lower(L, B):
 # process load the compiled sweeps instead of recompiling them (see FamilyKernel).
 
 @njit(cache=True)
-def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
-                     sizes, order, uniforms, log_alpha, start, logw):
-    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active,
-                                    where, free, sizes, order, uniforms, log_alpha, start, logw,
+def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, where, free,
+                     sizes, order, uniforms, log_new, start, logw):
+    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active,
+                                    where, free, sizes, order, uniforms, log_new, start, logw,
                                     _k._niw_reset, _k._niw_add, _k._niw_remove, _k._niw_log_predictive)
 
 

@@ -345,10 +345,10 @@ class DirichletMultinomial(ConjugateFamily):
 # process load the compiled sweeps instead of recompiling them (see FamilyKernel).
 
 @njit(cache=True)
-def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
-                     sizes, order, uniforms, log_alpha, start, logw):
-    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active,
-                                    where, free, sizes, order, uniforms, log_alpha, start, logw,
+def _collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, where, free,
+                     sizes, order, uniforms, log_new, start, logw):
+    return _generic.collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active,
+                                    where, free, sizes, order, uniforms, log_new, start, logw,
                                     _k._dm_reset, _k._dm_add, _k._dm_remove, _k._dm_log_predictive)
 
 

@@ -77,25 +77,28 @@ def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
 
 
 @njit(cache=True, _nrt=False)
-def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, where, free,
-                    sizes, order, uniforms, log_alpha, start, logw,
+def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, where, free,
+                    sizes, order, uniforms, log_new, start, logw,
                     reset, add, remove, log_predictive):
     """One systematic pass of collapsed Gibbs (Neal 2000, algorithm 3) over ``order[start:]``.
 
-    For point i, ``p(z_i = k | z_-i, X) ∝ N_{k,-i} f(x_i | X_{k,-i})`` for occupied clusters
-    and ``∝ alpha f(x_i)`` for a new one (ALGORITHMS.md section 2).  The new-cluster term is
+    For point i, ``p(z_i = k | z_-i, X) ∝ W(N_{k,-i}) f(x_i | X_{k,-i})`` for occupied
+    clusters and ``∝ V(K_-i) f(x_i)`` for a new one, with the partition prior's seating
+    weights read from its tables ``log_join[c]`` and ``log_new[K]``
+    (:meth:`dpclust.priors.PartitionPrior.log_seat_weights`; the Dirichlet process has
+    ``W(c) = c`` and ``V(K) = alpha``, ALGORITHMS.md section 2).  The new-cluster term is
     evaluated on a free slot, which every free slot keeps in the prior (reset) state.
-    ``log_counts[k] = log(counts[k])`` is kept in step with ``counts``.
 
     ``sizes = [n_active, n_free]`` is updated in place.  Returns the position in ``order``
-    reached: ``len(order)`` when done, or earlier when no free slot is left (the caller grows
-    the capacity and calls again from there).
+    reached: ``len(order)`` when done, or earlier when no free slot is left or the clusters
+    outgrow ``log_new`` (the caller grows the capacity or the table and calls again from
+    there).
     """
     n_active = sizes[0]
     n_free = sizes[1]
     n = order.shape[0]
     for t in range(start, n):
-        if n_free == 0:
+        if n_free == 0 or n_active >= log_new.shape[0]:
             sizes[0] = n_active
             sizes[1] = n_free
             return t
@@ -113,13 +116,12 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, w
             free[n_free] = k
             n_free += 1
         else:
-            log_counts[k] = math.log(c)
             remove(kdata, i, kstats, k, khyper)
         for a in range(n_active):
             kk = active[a]
-            logw[a] = log_counts[kk] + log_predictive(kdata, i, kstats, kk, khyper)
+            logw[a] = log_join[counts[kk]] + log_predictive(kdata, i, kstats, kk, khyper)
         k_new = free[n_free - 1]
-        logw[n_active] = log_alpha + log_predictive(kdata, i, kstats, k_new, khyper)
+        logw[n_active] = log_new[n_active] + log_predictive(kdata, i, kstats, k_new, khyper)
         a = categorical_from_logs(logw, n_active + 1, uniforms[t])
         if a == n_active:
             k = k_new
@@ -130,9 +132,7 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_counts, active, w
         else:
             k = active[a]
         add(kdata, i, kstats, k, khyper)
-        c = counts[k] + 1
-        counts[k] = c
-        log_counts[k] = math.log(c)
+        counts[k] += 1
         labels[i] = k
     sizes[0] = n_active
     sizes[1] = n_free
@@ -149,15 +149,17 @@ def sum_log_marginals(kstats, khyper, active, n_active, log_marginal):
 
 
 @njit(cache=True, _nrt=False)
-def explicit_sweep(loglik, log_prior_pred, labels, counts, n_cols, order, uniforms, log_alpha,
-                   start, logw, cand):
+def explicit_sweep(loglik, log_prior_pred, labels, counts, n_cols, order, uniforms, log_join,
+                   log_new, start, logw, cand):
     """One pass of Neal's (2000) algorithm 2 over ``order[start:]`` with parameters fixed.
 
-    Occupied column c has weight ``N_{c,-i} f(x_i; theta_c)`` (``loglik[i, c]``), a new
-    cluster ``alpha f(x_i)`` (the prior predictive ``log_prior_pred[i]``).  Returns the
-    position where point ``order[t]`` chose a new cluster (already removed from its old
-    one; the caller draws its parameter from ``p(theta | x_i)`` and resumes at ``t + 1``),
-    or ``len(order)`` when the pass is done.
+    Occupied column c has weight ``W(N_{c,-i}) f(x_i; theta_c)`` (``loglik[i, c]``), a new
+    cluster ``V(K_-i) f(x_i)`` (the prior predictive ``log_prior_pred[i]``), with the
+    partition prior's seating weights ``log_join`` and ``log_new`` (for the Dirichlet
+    process ``N_{c,-i}`` and ``alpha``).  Returns the position where point ``order[t]``
+    chose a new cluster (already removed from its old one; the caller draws its parameter
+    from ``p(theta | x_i)`` and resumes at ``t + 1``), or ``len(order)`` when the pass is
+    done.  The caller keeps ``log_new`` longer than the number of columns.
     """
     n = order.shape[0]
     for t in range(start, n):
@@ -166,10 +168,10 @@ def explicit_sweep(loglik, log_prior_pred, labels, counts, n_cols, order, unifor
         m = 0
         for c in range(n_cols):
             if counts[c] > 0:
-                logw[m] = math.log(counts[c]) + loglik[i, c]
+                logw[m] = log_join[counts[c]] + loglik[i, c]
                 cand[m] = c
                 m += 1
-        logw[m] = log_alpha + log_prior_pred[i]
+        logw[m] = log_new[m] + log_prior_pred[i]
         a = categorical_from_logs(logw, m + 1, uniforms[t])
         if a == m:
             labels[i] = -1

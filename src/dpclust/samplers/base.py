@@ -21,7 +21,7 @@ import numpy as np
 from ..families.base import ConjugateFamily, FamilyKernel
 from ..partitions import canonical_labels
 from ..kernels import gibbs as _kernels
-from .crp import GammaPrior, crp_log_prior, sample_alpha
+from ..priors import DirichletProcess, GammaPrior, PartitionPrior
 from ..utils.safe_io import data_fingerprint
 
 
@@ -80,7 +80,8 @@ class ChainData:
 
 @dataclass(frozen=True, eq=False)
 class MixtureModel(ChainData):
-    """The target: a DP mixture of ``family`` components for the data ``X``.
+    """The target: a mixture of ``family`` components for the data ``X`` under a partition
+    prior (the Dirichlet process unless ``prior`` says otherwise).
 
     Parameters
     ----------
@@ -88,7 +89,11 @@ class MixtureModel(ChainData):
         A resolved family (hyperparameters fixed).
     X : data in the family's working form (validated).
     alpha_prior : GammaPrior or None
-        Prior on the concentration; ``None`` keeps alpha fixed at the state's value.
+        Prior on the Dirichlet process's concentration; ``None`` keeps alpha fixed at the
+        state's value.  Ignored when ``prior`` is given (a
+        :class:`~dpclust.priors.DirichletProcess` carries its own).
+    prior : PartitionPrior or None
+        The prior on partitions (:mod:`dpclust.priors`); None is the Dirichlet process.
     partition_rows : tuple of int or None
         Rows per partition for the sub-cluster sampler's data pass (None: one partition).
         Each partition's random streams and statistics are its own and the partitions are
@@ -102,6 +107,20 @@ class MixtureModel(ChainData):
     alpha_prior: GammaPrior | None = None
     partition_rows: tuple | None = field(default=None, kw_only=True)
     summary: Any = field(default=None, kw_only=True)
+    prior: PartitionPrior | None = field(default=None, kw_only=True)
+
+    @cached_property
+    def partition_prior(self) -> PartitionPrior:
+        """The prior on partitions every sampler reads (:mod:`dpclust.priors`)."""
+        if self.prior is not None:
+            return self.prior
+        return DirichletProcess(1.0 if self.alpha_prior is None else self.alpha_prior)
+
+    def seat_tables(self, alpha: float, max_clusters: int | None = None):
+        """The prior's seating weights ``(log_join, log_new)`` for one point given the
+        others (:meth:`~dpclust.priors.PartitionPrior.log_seat_weights`), for the Gibbs
+        sweeps."""
+        return self.partition_prior.log_seat_weights(self.n_samples, alpha, max_clusters)
 
     @cached_property
     def n_samples(self) -> int:
@@ -142,7 +161,7 @@ class MixtureModel(ChainData):
         Computed with the family's compiled kernels (one pass over the data).
         """
         counts, log_lik = self._log_likelihood(labels)
-        return crp_log_prior(counts, alpha) + log_lik
+        return self.partition_prior.log_eppf(counts, alpha) + log_lik
 
     def log_likelihood(self, labels: np.ndarray) -> float:
         """``sum_k log f(X_k)`` of the partition ``labels`` (parameters integrated out)."""
@@ -161,10 +180,13 @@ class MixtureModel(ChainData):
         log_lik = sum_log_marginals(kstats, kern.hyper, active, len(active), *fns)
         return counts, float(log_lik)
 
-    def log_split_ratio(self, left, right, alpha: float) -> float:
-        """``log p(split) - log p(merged)`` of two disjoint point sets (index arrays):
-        ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r)
-        - log f(X_c)``, the target ratio of every split/merge move (ALGORITHMS.md §3)."""
+    def log_split_ratio(self, left, right, alpha: float, n_clusters: int = 1) -> float:
+        """``log p(split) - log p(merged)`` of two disjoint point sets (index arrays), with
+        ``n_clusters`` clusters in the merged state: the prior's ratio
+        (:meth:`~dpclust.priors.PartitionPrior.log_split_ratio`; for the Dirichlet process
+        ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c)``) plus ``log f(X_l) +
+        log f(X_r) - log f(X_c)``, the target ratio of every split/merge move
+        (ALGORITHMS.md §3)."""
         kern = self.kernel
         kstats = kern.alloc(3)
         for slot in range(3):
@@ -175,7 +197,8 @@ class MixtureModel(ChainData):
                 kern.add(kern.data, i, kstats, 2, kern.hyper)
         logf = [kern.log_marginal(kstats, slot, kern.hyper) for slot in range(3)]
         n_l, n_r = len(left), len(right)
-        prior = crp_log_prior([n_l, n_r], alpha) - crp_log_prior([n_l + n_r], alpha)
+        prior = self.partition_prior.log_split_ratio(n_l, n_r, int(n_clusters), self.n_samples,
+                                                     alpha)
         return prior + logf[0] + logf[1] - logf[2]
 
     def log_joint_reference(self, labels: np.ndarray, alpha: float) -> float:
@@ -184,12 +207,13 @@ class MixtureModel(ChainData):
         k = int(labels.max()) + 1
         stats = self.family.stats(self.X, labels, k)
         sizes = self.family.count(stats)
-        return crp_log_prior(sizes, alpha) + float(self.family.log_marginal(stats).sum())
+        return (self.partition_prior.log_eppf(sizes, alpha)
+                + float(self.family.log_marginal(stats).sum()))
 
     def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
-        if self.alpha_prior is None:
-            return alpha
-        return sample_alpha(rng, alpha, n_clusters, self.n_samples, self.alpha_prior)
+        """The prior's concentration after one update (Escobar & West for a Dirichlet
+        process with a Gamma prior on alpha; unchanged otherwise)."""
+        return self.partition_prior.update_alpha(rng, alpha, n_clusters, self.n_samples)
 
 def summarize_partitions(family, X, rows=None):
     """``family.summarize`` of each partition of ``rows`` rows (None: one), merged in order."""

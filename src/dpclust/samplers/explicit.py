@@ -15,7 +15,6 @@ Paisley, J. (2015). Lecture notes on DP mixtures, "the algorithm".
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -24,7 +23,6 @@ import numpy as np
 from ..families.base import concatenate
 from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
-from .crp import crp_log_prior
 
 
 class ExplicitState(NamedTuple):
@@ -41,6 +39,9 @@ class ExplicitGibbs:
 
     random_scan: bool = True
     name = "explicit"
+    #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
+    #: weights and split ratios of the prior's contract)
+    priors = None
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> ExplicitState:
@@ -63,12 +64,14 @@ class ExplicitGibbs:
         uniforms = rng.random(n)
         logw = np.empty(capacity + 1)
         cand = np.empty(capacity + 1, dtype=np.int64)
-        log_alpha = math.log(state.alpha)
+        log_join, log_new = model.seat_tables(state.alpha, n_cols)
         prior_pred = model.log_prior_predictive
         t = 0
         while True:
+            if len(log_new) <= min(n_cols, n - 1):  # the clusters outgrow the prior's table
+                log_join, log_new = model.seat_tables(state.alpha, 2 * n_cols)
             t = _kernels.explicit_sweep(loglik, prior_pred, labels, counts, n_cols, order,
-                                        uniforms, log_alpha, t, logw, cand)
+                                        uniforms, log_join, log_new, t, logw, cand)
             if t >= n:
                 break
             i = order[t]
@@ -98,7 +101,7 @@ class ExplicitGibbs:
         params = fam.sample_posterior(stats, rng)
         alpha = model.update_alpha(rng, state.alpha, k)
         log_lik = float(fam.log_marginal(stats).sum())
-        log_joint = crp_log_prior(fam.count(stats), alpha) + log_lik
+        log_joint = model.partition_prior.log_eppf(fam.count(stats), alpha) + log_lik
         return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha,
                                                               log_likelihood=log_lik)
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..families.base import log_dirichlet
 from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
-from .crp import crp_log_prior
+from ..priors import DirichletProcess, FiniteDirichlet
 
 _CHUNK = 1 << 15
 
@@ -40,36 +40,56 @@ class FiniteSymmetricDirichlet:
 
     Parameters
     ----------
-    n_components : int, default=20
-        Truncation level K (an upper bound on the number of clusters).
+    n_components : int or None, default=None
+        The number of components K.  With a :class:`~dpclust.priors.FiniteDirichlet` prior
+        the prior's (None, or the same number); with the Dirichlet process, the truncation
+        level (None: 20), an upper bound on the number of clusters.
 
     Notes
     -----
     One step: ``pi ~ Dir(alpha/K + N_1, ..., alpha/K + N_K)``; ``theta_k ~ p(theta | X_k)``
     (the prior when empty); ``z_i ∝ pi_k f(x_i; theta_k)``.  Its stationary distribution is
-    the finite mixture's posterior, not the DP's: for comparison with the DP samplers the
-    reported log joint is the DP log joint of the sampled partition.  alpha stays fixed.
+    the finite mixture's posterior: exact for a model whose prior is
+    :class:`~dpclust.priors.FiniteDirichlet` (the log joint is that prior's), and an
+    approximation of the Dirichlet process otherwise (Ishwaran & Zarepour 2002; the reported
+    log joint is then the DP log joint of the sampled partition).  alpha stays fixed.
     """
 
-    n_components: int = 20
+    n_components: int | None = None
     name = "fsd"
+    #: the partition priors this sampler fits (the Dirichlet process only approximately)
+    priors = ("finite", "dp")
+    exact = False
 
     def __post_init__(self):
-        if int(self.n_components) < 1:
+        if self.n_components is not None and int(self.n_components) < 1:
             raise ValueError(f"n_components must be >= 1, got {self.n_components}")
+
+    def components(self, model: MixtureModel) -> int:
+        """K for this model: the finite prior's, else ``n_components`` (default 20)."""
+        prior = model.partition_prior
+        if isinstance(prior, FiniteDirichlet):
+            if self.n_components not in (None, prior.n_components):
+                raise ValueError(f"the sampler's n_components={self.n_components} differs from "
+                                 f"the prior's {prior.n_components}: give it once")
+            return int(prior.n_components)
+        if not isinstance(prior, DirichletProcess):
+            raise ValueError(f"the FSD sampler fits a finite Dirichlet prior (or approximates "
+                             f"the Dirichlet process), not a {prior.title} prior")
+        return 20 if self.n_components is None else int(self.n_components)
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> FSDState:
-        if model.alpha_prior is not None:
+        if model.partition_prior.alpha_prior is not None:
             raise ValueError("the FSD sampler keeps alpha fixed: pass a number, not a prior")
-        labels = initial_labels(rng, model.n_samples, labels, min(n_clusters, self.n_components))
-        if labels.max() >= self.n_components:
+        K = self.components(model)
+        labels = initial_labels(rng, model.n_samples, labels, min(n_clusters, K))
+        if labels.max() >= K:
             raise ValueError(f"the initial partition has {labels.max() + 1} clusters, more than"
-                             f" n_components={self.n_components}")
+                             f" n_components={K}")
         return FSDState(labels, float(alpha))
 
-    def _draw_params_weights(self, rng, model, labels, alpha):
-        K = self.n_components
+    def _draw_params_weights(self, rng, model, labels, alpha, K):
         counts = np.bincount(labels, minlength=K)
         log_w = log_dirichlet(rng, alpha / K + counts)
         params = model.family.sample_posterior(model.family.stats(model.X, labels, K), rng)
@@ -77,7 +97,8 @@ class FiniteSymmetricDirichlet:
 
     def step(self, rng, state: FSDState, model: MixtureModel):
         fam, X, n = model.family, model.X, model.n_samples
-        params, log_w = self._draw_params_weights(rng, model, state.labels, state.alpha)
+        K = self.components(model)
+        params, log_w = self._draw_params_weights(rng, model, state.labels, state.alpha, K)
         labels = np.empty(n, dtype=np.int64)
         uniforms = rng.random(n)
         for lo in range(0, n, _CHUNK):
@@ -86,6 +107,6 @@ class FiniteSymmetricDirichlet:
             _kernels.sample_rows_from_logs(logp, uniforms[lo:hi], labels[lo:hi])
         labels, old = relabel(labels)
         counts, log_lik = model._log_likelihood(labels)
-        log_joint = crp_log_prior(counts, state.alpha) + log_lik
+        log_joint = model.partition_prior.log_eppf(counts, state.alpha) + log_lik
         return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha,
                                                        log_likelihood=float(log_lik))

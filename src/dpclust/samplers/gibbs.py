@@ -10,7 +10,6 @@ ALGORITHMS.md section 2.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -18,7 +17,6 @@ import numpy as np
 
 from ..kernels import gibbs as _kernels
 from .base import MixtureModel, StepInfo, initial_labels, relabel
-from .crp import crp_log_prior
 
 
 class GibbsState(NamedTuple):
@@ -55,6 +53,9 @@ class CollapsedGibbs:
     random_scan: bool = True
     rebuild_every: int = 20
     name = "gibbs"
+    #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
+    #: weights and split ratios of the prior's contract)
+    priors = None
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> GibbsState:
@@ -76,7 +77,7 @@ class CollapsedGibbs:
         counts[:n_clusters] = np.bincount(labels, minlength=n_clusters)
         order = rng.permutation(n) if self.random_scan else np.arange(n)
         uniforms = rng.random(n)
-        log_alpha = math.log(state.alpha)
+        log_join, log_new = model.seat_tables(state.alpha, n_clusters)
         sweep, sweep_fns = _kernels.dispatch(kern, "collapsed_sweep")
         t = 0
         while True:
@@ -90,12 +91,14 @@ class CollapsedGibbs:
             free_ids = np.flatnonzero(~used)[::-1]
             free[:len(free_ids)] = free_ids
             sizes = np.array([len(ids), len(free_ids)], dtype=np.int64)
-            log_counts = np.log(np.maximum(counts, 1)).astype(np.float64)
             logw = np.empty(capacity + 1)
-            t = sweep(kern.data, kstats, kern.hyper, labels, counts, log_counts, active, where,
-                      free, sizes, order, uniforms, log_alpha, t, logw, *sweep_fns)
+            t = sweep(kern.data, kstats, kern.hyper, labels, counts, log_join, active, where,
+                      free, sizes, order, uniforms, log_new, t, logw, *sweep_fns)
             if t >= n:
                 break
+            if sizes[0] >= len(log_new):  # more clusters than the prior's table covers
+                log_join, log_new = model.seat_tables(state.alpha, 2 * len(log_new))
+                continue
             kstats = _grow(kern, kstats, 2 * capacity)
             counts = np.concatenate([counts, np.zeros(capacity, dtype=np.int64)])
             capacity *= 2
@@ -108,7 +111,7 @@ class CollapsedGibbs:
         perm = np.concatenate([old_ids, np.flatnonzero(counts == 0)])
         kstats = tuple(a[perm] for a in kstats)
         alpha = model.update_alpha(rng, state.alpha, n_active)
-        log_joint = crp_log_prior(sizes_k, alpha) + log_lik
+        log_joint = model.partition_prior.log_eppf(sizes_k, alpha) + log_lik
         return (GibbsState(labels, alpha, (kstats, age + 1)),
                 StepInfo(log_joint, n_active, alpha, log_likelihood=float(log_lik)))
 

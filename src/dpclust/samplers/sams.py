@@ -11,9 +11,11 @@ proposal picks two distinct points i and j uniformly at random:
   probability ``q_split`` is that product for allocating the points of S_i ∪ S_j, in a
   random order, back to the current sides.
 
-Acceptance (the Hastings ratio, with the CRP prior and the marginal likelihoods):
-``min(1, alpha Gamma(N_i) Gamma(N_j) f(X_i) f(X_j) / (Gamma(N_c) f(X_c) q_split))`` for a
-split and its reciprocal, with ``q_split`` of the reverse, for a merge.  The allocation order
+Acceptance (the Hastings ratio, with the partition prior and the marginal likelihoods):
+``min(1, [p(split) / p(merged)] f(X_i) f(X_j) / (f(X_c) q_split))`` for a split and its
+reciprocal, with ``q_split`` of the reverse, for a merge; the prior's ratio is
+:meth:`~dpclust.priors.PartitionPrior.log_split_ratio` (for the Dirichlet process
+``alpha Gamma(N_i) Gamma(N_j) / Gamma(N_c)``, Dahl's eq. 3.3).  The allocation order
 is an auxiliary variable drawn from the same uniform distribution for a move and its
 reverse, so it does not enter the ratio.
 
@@ -32,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
-from .crp import crp_log_prior
 from ..kernels.subcluster import sequential_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 
@@ -52,6 +53,9 @@ class GibbsSAMS:
     n_proposals: int = 1
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
     name = "gibbs+sams"
+    #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
+    #: weights and split ratios of the prior's contract)
+    priors = None
 
     def __post_init__(self):
         if int(self.n_proposals) < 0:
@@ -83,8 +87,8 @@ class GibbsSAMS:
 
 def _info(model: MixtureModel, labels, alpha) -> StepInfo:
     counts, log_lik = model._log_likelihood(labels)
-    return StepInfo(crp_log_prior(counts, alpha) + log_lik, int(labels.max()) + 1, alpha,
-                    log_likelihood=float(log_lik))
+    return StepInfo(model.partition_prior.log_eppf(counts, alpha) + log_lik,
+                    int(labels.max()) + 1, alpha, log_likelihood=float(log_lik))
 
 
 def _sams_proposal(rng, model: MixtureModel, labels, alpha):
@@ -101,7 +105,8 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
         side, log_q = _allocate(rng, kern, i, j, rest, None)
         left = np.concatenate([[i], rest[side == 0]])
         right = np.concatenate([[j], rest[side == 1]])
-        log_ratio = model.log_split_ratio(left, right, alpha)
+        n_clusters = _n_clusters(labels)  # the merged state is the current one
+        log_ratio = model.log_split_ratio(left, right, alpha, n_clusters)
         if math.log(rng.random()) < log_ratio - log_q:
             labels = labels.copy()
             labels[right] = labels.max() + 1
@@ -113,12 +118,18 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
     rest = rng.permutation(both)
     target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
     _, log_q = _allocate(rng, kern, i, j, rest, target)
-    log_ratio = -model.log_split_ratio(left, right, alpha)
+    n_clusters = _n_clusters(labels) - 1  # after the merge: the split's merged state
+    log_ratio = -model.log_split_ratio(left, right, alpha, n_clusters)
     if math.log(rng.random()) < log_ratio + log_q:
         labels = labels.copy()
         labels[right] = ci
         return labels, "merge"
     return labels, ""
+
+
+def _n_clusters(labels) -> int:
+    """Occupied clusters (earlier merges of the same step leave labels unused)."""
+    return int(np.count_nonzero(np.bincount(labels)))
 
 
 def _allocate(rng, kern, i, j, rest, target):

@@ -1,4 +1,4 @@
-"""Simulation-based calibration (:mod:`dpclust.validation`): the machinery on small runs
+"""Simulation-based calibration (:mod:`dpclust.calibration`): the machinery on small runs
 (fast), and calibrated samplers passing where a biased one fails (slow)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.samplers import CollapsedGibbs, GibbsSAMS, SubclusterSplitMerge
 from dpclust.samplers.crp import GammaPrior
-from dpclust.validation import crp_partition, prior_draw, simulation_based_calibration
+from dpclust.calibration import crp_partition, prior_draw, simulation_based_calibration
 
 
 def gaussian():
@@ -64,6 +64,32 @@ def test_exact_samplers_are_calibrated(sampler):
     r = simulation_based_calibration(gaussian(), sampler, n_samples=20, n_replicates=200,
                                      n_draws=19, thin=3, burn_in=50, n_bins=5,
                                      random_state=11, n_jobs=2)
+    assert r.calibrated(0.001), r.p_values
+
+
+def test_prior_draws_follow_another_partition_prior():
+    """With prior=, the partitions of the calibration's data sets come from that prior."""
+    from dpclust.priors import PitmanYor
+
+    rng = np.random.default_rng(4)
+    py = PitmanYor(0.5, 1.0)
+    ks = [len(np.unique(prior_draw(gaussian(), 30, 1.0, rng, prior=py)[1])) for _ in range(800)]
+    # E[K_n] = (s / d) [Gamma(s + 1) Gamma(s + d + n) / (Gamma(s + d) Gamma(s + n)) - 1]
+    from math import lgamma, exp
+    s, d, n = 1.0, 0.5, 30
+    expected = s / d * (exp(lgamma(s + 1) + lgamma(s + d + n) - lgamma(s + d) - lgamma(s + n))
+                        - 1)
+    assert np.mean(ks) == pytest.approx(expected, abs=0.3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["pitman-yor:0.4,0.8", "mfm:1,poisson:2"])
+@pytest.mark.parametrize("sampler", [CollapsedGibbs(), GibbsSAMS()], ids=["gibbs", "gibbs+sams"])
+def test_other_priors_are_calibrated(sampler, prior):
+    """200 data sets of 20 points drawn under Pitman–Yor and MFM priors: ranks uniform."""
+    r = simulation_based_calibration(gaussian(), sampler, n_samples=20, n_replicates=200,
+                                     n_draws=19, thin=3, burn_in=50, n_bins=5, prior=prior,
+                                     random_state=13, n_jobs=2)
     assert r.calibrated(0.001), r.p_values
 
 

@@ -1,0 +1,186 @@
+"""The partition-prior contract: what every sampler asks of the prior on partitions.
+
+A partition prior is an exchangeable partition probability function (EPPF) ``p(z)`` over the
+partitions of N points.  The samplers never branch on which prior they target; they read
+four things from it:
+
+* :meth:`PartitionPrior.log_eppf` — ``log p(z)`` from the block sizes (log joints, exact
+  enumeration, split–merge targets);
+* :meth:`PartitionPrior.log_seat_weights` — the restaurant's weights of seating the N-th
+  point given the other N - 1: joining a cluster that holds ``c`` of them, ``log_join[c]``,
+  or opening a new one when they fill ``K`` clusters, ``log_new[K]``.  These are the tables
+  the compiled Gibbs sweeps read (one look-up per cluster and point);
+* :meth:`PartitionPrior.log_split_ratio` — ``log p(split) - log p(merged)`` of a split of one
+  cluster into two when there are K clusters before it (every split–merge move);
+* :meth:`PartitionPrior.update_alpha` — a draw of the prior's resampled concentration given
+  the partition (the Dirichlet process with a :class:`GammaPrior` on alpha), or the value
+  unchanged.
+
+Every prior here is of *Gibbs type* (Gnedin & Pitman 2006): ``p(z) = V_n(K) prod_c W(n_c)``,
+so joining a cluster depends on its size alone and opening one on K and n alone — which is
+what makes the two tables enough.  Every state of a sampler carries one scalar ``alpha``,
+the prior's concentration (the DP's alpha, Pitman–Yor's strength, the MFM's gamma, the
+finite Dirichlet's total mass); only the Dirichlet process resamples it.
+
+A new prior is one module: subclass :class:`PartitionPrior`, implement ``log_eppf``,
+``log_seat_weights`` and ``log_split_ratio`` (derive them from one ``V_n(K)`` and ``W(c)``
+and test them against each other: ``tests/test_priors.py`` does, for every registered
+prior), and register it in :data:`dpclust.priors.PRIORS`.
+
+References
+----------
+Pitman, J. (2006). Combinatorial Stochastic Processes, chapters 2-3 (EPPFs, Gibbs type).
+Miller, J. W. & Harrison, M. T. (2018). Mixture models with a prior on the number of
+    components. JASA 113(521), section 3 (the restaurant process of any Gibbs-type prior).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GammaPrior:
+    """A Gamma(shape, rate) prior on the DP concentration ``alpha``; pass it as ``alpha=``.
+
+    Parameters
+    ----------
+    shape : float, default=1.0
+    rate : float, default=1.0
+        Prior mean ``shape / rate``.
+    initial : float, optional
+        Starting value of alpha (default: the prior mean).
+    """
+
+    shape: float = 1.0
+    rate: float = 1.0
+    initial: float | None = None
+
+    def __post_init__(self):
+        if not (0 < self.shape < math.inf and 0 < self.rate < math.inf):
+            raise ValueError(f"GammaPrior needs finite shape > 0 and rate > 0, got {self}")
+        if self.initial is not None and not 0 < self.initial < math.inf:
+            raise ValueError(f"GammaPrior initial value must be positive and finite, got "
+                             f"{self.initial}")
+
+    @property
+    def start(self) -> float:
+        return float(self.initial) if self.initial is not None else self.shape / self.rate
+
+    def log_pdf(self, alpha: float) -> float:
+        a, b = self.shape, self.rate
+        return a * math.log(b) - math.lgamma(a) + (a - 1) * math.log(alpha) - b * alpha
+
+
+class PartitionPrior:
+    """Base class of the priors on partitions (see the module docstring for the contract).
+
+    Subclasses are frozen dataclasses; ``name`` is the key of :data:`dpclust.priors.PRIORS`.
+    """
+
+    name: str = ""
+    #: a short phrase for summaries and reports ("Dirichlet process", ...)
+    title: str = ""
+
+    # ------------------------------------------------------------------ the contract
+    @property
+    def alpha_start(self) -> float:
+        """The concentration a chain starts from (the state's ``alpha``)."""
+        raise NotImplementedError
+
+    @property
+    def alpha_prior(self) -> GammaPrior | None:
+        """The prior on the concentration when it is resampled, else None."""
+        return None
+
+    def log_eppf(self, sizes, alpha: float) -> float:
+        """``log p(z)`` of a partition with block sizes ``sizes`` (zeros are ignored)."""
+        raise NotImplementedError
+
+    def log_seat_weights(self, n_samples: int, alpha: float, max_clusters: int | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """``(log_join, log_new)``: the unnormalised log weights of seating the
+        ``n_samples``-th point given the other ``n_samples - 1``: ``log_join[c]`` (shape
+        (n_samples + 1,)) to join a cluster holding c of them (``c >= 1``; entry 0 unused),
+        ``log_new[K]`` to open a new cluster when they fill K clusters (``-inf`` where the
+        prior allows no more clusters).  ``log_new`` covers K = 0 .. n_samples, or, given
+        ``max_clusters``, at least K = 0 .. max_clusters: a prior whose table costs a series
+        per K (the MFM) may stop there, and a sampler that reaches more clusters than the
+        table covers asks again with a larger ``max_clusters``."""
+        raise NotImplementedError
+
+    def log_split_ratio(self, n_left: int, n_right: int, n_clusters: int, n_samples: int,
+                        alpha: float) -> float:
+        """``log p(split) - log p(merged)``: one cluster of ``n_left + n_right`` points split
+        into two, with ``n_clusters`` clusters before the split among ``n_samples`` points
+        (the other blocks cancel)."""
+        raise NotImplementedError
+
+    def update_alpha(self, rng, alpha: float, n_clusters: int, n_samples: int) -> float:
+        """The concentration after one update given the partition (unchanged by default)."""
+        return alpha
+
+    def describe(self) -> dict:
+        """What the summary, the report and ``to_arviz`` say about the prior."""
+        return {"name": self.name, "title": self.title}
+
+    @classmethod
+    def from_spec(cls, args: list[str]) -> "PartitionPrior":
+        """The prior from the command line's ``--prior NAME:ARG,ARG`` (``args`` split on
+        commas); each prior documents its own arguments in ``spec_help``."""
+        raise NotImplementedError
+
+    #: the arguments of ``--prior NAME:...``, for the command line's help
+    spec_help: str = ""
+
+    # ------------------------------------------------------------------ derived
+    def sample_partition(self, rng: np.random.Generator, n_samples: int,
+                         alpha: float | None = None) -> np.ndarray:
+        """Labels of a partition of ``n_samples`` points drawn from the prior, by seating
+        the points one at a time (the prior's restaurant process)."""
+        alpha = self.alpha_start if alpha is None else float(alpha)
+        labels = np.zeros(int(n_samples), dtype=np.int64)
+        sizes: list[int] = []
+        for m in range(int(n_samples)):
+            log_join, log_new = self.log_seat_weights(m + 1, alpha, max_clusters=len(sizes))
+            logw = np.array([log_join[s] for s in sizes] + [log_new[len(sizes)]])
+            w = np.exp(logw - logw.max())
+            k = int(rng.choice(len(w), p=w / w.sum()))
+            if k == len(sizes):
+                sizes.append(0)
+            sizes[k] += 1
+            labels[m] = k
+        return labels
+
+    def log_predictive_weights(self, sizes, alpha: float) -> tuple[np.ndarray, float]:
+        """``(log w_k, log w_new)``, normalised: the probability that one more point joins
+        each cluster of sizes ``sizes`` or opens a new one (the posterior predictive's
+        mixing weights of a fitted partition)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        n = int(sizes.sum())
+        log_join, log_new = self.log_seat_weights(n + 1, alpha)
+        logw = np.append(log_join[sizes], log_new[len(sizes)])
+        logw = logw - np.logaddexp.reduce(logw)
+        return logw[:-1], float(logw[-1])
+
+
+def positive_sizes(sizes) -> np.ndarray:
+    """The non-zero block sizes as floats."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    return sizes[sizes > 0]
+
+
+@functools.lru_cache(maxsize=8)
+def log_counts(n: int) -> np.ndarray:
+    """``log c`` for c = 0..n (entry 0 is ``-inf``; read-only, cached per n), each by the C
+    library's ``log`` as the compiled sweeps computed it themselves before the tables
+    (NumPy's vectorised ``log`` differs from it in the last bit for a few integers)."""
+    out = np.empty(n + 1)
+    out[0] = -math.inf
+    out[1:] = [math.log(c) for c in range(1, n + 1)]
+    out.flags.writeable = False
+    return out

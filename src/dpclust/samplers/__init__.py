@@ -22,9 +22,26 @@ SAMPLERS = {
     "beta-gibbs": BetaGibbs,
 }
 
+
+
+def _sampler_class(ctor):
+    """The class behind a registered constructor (a class or one of its classmethods)."""
+    return getattr(ctor, "__self__", ctor)
+
+
+def sampler_needs(sampler) -> str:
+    """What a sampler (name, class or instance) needs of the family: ``"collapsed"`` (a
+    collapsed form, ``family.collapsible``) or ``"instantiated"`` (families without one)."""
+    if isinstance(sampler, str):
+        sampler = _sampler_class(SAMPLERS[sampler.lower()])
+    return getattr(sampler, "needs", "collapsed")
+
+
 #: the samplers that instantiate each cluster's parameters for families without a collapsed
-#: form (``family.collapsible = False``: the Generalized Mallows family)
-INSTANTIATED = ("slice-gibbs", "beta-gibbs")
+#: form (``family.collapsible = False``: the Generalized Mallows family), read from what
+#: each sampler says it needs
+INSTANTIATED = tuple(k for k, v in SAMPLERS.items()
+                     if sampler_needs(_sampler_class(v)) == "instantiated")
 
 #: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
 #: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
@@ -52,7 +69,7 @@ def get_sampler(sampler, n_samples: int | None = None, family=None):
     if isinstance(sampler, str):
         key = sampler.lower()
         if family is not None and not getattr(family, "collapsible", True) \
-                and key not in INSTANTIATED:
+                and key in SAMPLERS and sampler_needs(key) != "instantiated":
             raise ValueError(f"{type(family).__name__} is fitted with sampler "
                              f"{' or '.join(map(repr, INSTANTIATED))}, not {sampler!r}")
         if key in SAMPLERS:
@@ -68,5 +85,5 @@ def get_sampler(sampler, n_samples: int | None = None, family=None):
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
            "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SliceGibbs", "BetaGibbs",
-           "SAMPLERS", "INSTANTIATED", "get_sampler",
+           "SAMPLERS", "INSTANTIATED", "get_sampler", "sampler_needs",
            "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]

@@ -59,6 +59,8 @@ class FiniteSymmetricDirichlet:
     name = "fsd"
     #: the partition priors this sampler fits (the Dirichlet process only approximately)
     priors = ("finite", "dp")
+    needs = "collapsed"
+    #: exact for the finite prior only; ``"auto"`` never picks it for the DP
     exact = False
 
     def __post_init__(self):

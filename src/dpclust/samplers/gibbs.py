@@ -56,6 +56,9 @@ class CollapsedGibbs:
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None
+    #: the family's face it reads (a collapsed form), and whether it is exact MCMC
+    needs = "collapsed"
+    exact = True
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> GibbsState:

@@ -56,6 +56,9 @@ class GibbsSAMS:
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None
+    #: the family's face it reads (a collapsed form), and whether it is exact MCMC
+    needs = "collapsed"
+    exact = True
 
     def __post_init__(self):
         if int(self.n_proposals) < 0:

@@ -17,12 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..families import FAMILIES
 from ..utils.checks import DataError
 from .config import (CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE, STDIN_FILE,
                      RunConfig, UsageError, _DEMO, _EXIT_INTERRUPTED, _EXIT_OK, _EXIT_USAGE,
                      _Interrupt, _RUN_FORMAT, _config_from_args, parse_alpha)
 from .data import LoadedData, _load
-from .outputs import _alpha_setting, _chains_of, _write_json, _write_outputs
+from ..estimators.summary import alpha_setting, chains_of
+from .outputs import _write_json, _write_outputs
 from .parser import build_parser
 
 
@@ -211,9 +213,9 @@ def _sensitivity_row(alpha_text: str, model, seconds, main: bool = False) -> dic
     kept = trace.kept
 
     def mean(a):
-        return float(np.mean(_chains_of(a)[:, kept])) if len(kept) else None
+        return float(np.mean(chains_of(a)[:, kept])) if len(kept) else None
 
-    row = {"alpha": _alpha_setting(alpha_text), "n_clusters": mean(trace.n_clusters),
+    row = {"alpha": alpha_setting(alpha_text), "n_clusters": mean(trace.n_clusters),
            "clusters_1pct": mean(trace.n_large_clusters),
            "log_likelihood": mean(trace.log_likelihood),
            "alpha_mean": float(model.alpha_),
@@ -345,14 +347,9 @@ def _estimator_class(config: RunConfig):
 
 def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
                callback=None, client=None):
-    from ..families import DirichletMultinomial, GeneralizedMallows
-
     family = config.family
-    if family == "multinomial" and config.concentration is not None:
-        family = DirichletMultinomial(concentration=config.concentration)
-    if family == "mallows" and (config.nu is not None or config.r is not None):
-        family = GeneralizedMallows(nu=1.0 if config.nu is None else config.nu,
-                                    r=1.0 if config.r is None else config.r)
+    if config.hyperparameters:  # the family's defaults but those given
+        family = FAMILIES[config.family](**dict(config.hyperparameters))
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
@@ -408,7 +405,7 @@ def _prepare_out_dir(out_dir: Path) -> None:
 def _print_done(out_dir: Path, summary: dict) -> None:
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
     what = "table" if "ddcrp" in summary else "cluster"
-    point = "ranking" if "mallows" in summary else "point"
+    point = FAMILIES[summary["settings"]["family"]].noun
     line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {point}{'s' if n != 1 else ''}"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())

@@ -9,6 +9,8 @@ import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from ..families import FAMILIES
+
 PROG = "dpclust"
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.npz"
@@ -16,7 +18,6 @@ CHECKPOINT_FILE = "checkpoint.npz"
 MODEL_FILE = "model.npz"
 #: the posterior co-clustering figure needs an n_samples x n_samples matrix: only up to this n
 MAX_SIMILARITY_SAMPLES = 2000
-N_TOP_WORDS = 10
 _RUN_FORMAT = 1
 _EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
 _DEMO = "demo"
@@ -27,12 +28,16 @@ _SUBSAMPLE_STREAM = 7
 #: their loader in :mod:`dpclust.datasets`
 DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
                            "load_dublin_west")}
-#: items of a cluster's central ranking that the summary lists, best first
-N_TOP_ITEMS = 10
-#: a wide data file: the summary lists this many column names, and above this many features
-#: the Gaussian clusters' means and variances go to cluster_params.npz
+#: the data a run clusters without DATA, by the kind of data its family reads (default: the
+#: bundled demo)
+_DEMO_DATA = {"rankings": _DUBLIN_WEST}
+#: options that say how to read one kind of data (``ConjugateFamily.data_kind``): (option,
+#: its destination)
+_DATA_KIND_OPTIONS = {"counts": (("--vocab", "vocab"),),
+                      "rankings": (("--missing", "missing"), ("--index-base", "index_base"),
+                                   ("--items", "items"))}
+#: a wide data file: the summary lists this many column names
 MAX_LISTED_COLUMNS = 50
-MAX_SUMMARY_FEATURES = 50
 _PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
 
 
@@ -58,8 +63,9 @@ class RunConfig:
     ``decay``, ``positions``, ``distances`` (an absolute path) and ``sequential`` belong to
     the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose ``init_clusters`` and ``init`` are
     None.  ``missing``, ``index_base`` and ``items`` (an absolute path) say how to read a
-    rankings table, and ``nu`` and ``r`` are the prior of ``family="mallows"`` (None: the
-    defaults).
+    rankings table.  ``hyperparameters`` holds ``(name, value)`` for the family's
+    hyperparameters given on the command line (the others take the family's defaults);
+    ``run.json`` lists every registered family's hyperparameters by name (null: not given).
     """
 
     data: str = _DEMO
@@ -75,7 +81,6 @@ class RunConfig:
     init: str | None = "auto"
     columns: tuple | None = None
     truth: str | int | None = None
-    concentration: float | None = None
     vocab: str | None = None
     point_estimate: str = "vi"
     store_labels: bool = False
@@ -90,8 +95,7 @@ class RunConfig:
     items: str | None = None
     sep: str | None = None
     decimal: str | None = None
-    nu: float | None = None
-    r: float | None = None
+    hyperparameters: tuple = ()
     scheduler: str | None = None
     workers: int | None = None
     partitions: int | None = None
@@ -111,6 +115,9 @@ class RunConfig:
         d = asdict(self)
         for key in ("columns", "missing"):
             d[key] = None if getattr(self, key) is None else list(getattr(self, key))
+        given = dict(d.pop("hyperparameters"))
+        for name in _hyperparameter_owners():
+            d[name] = given.get(name)
         return d
 
     @classmethod
@@ -120,7 +127,24 @@ class RunConfig:
         for key in ("columns", "missing"):
             if kwargs.get(key) is not None:
                 kwargs[key] = tuple(kwargs[key])
+        kwargs["hyperparameters"] = tuple((name, d[name]) for name in _hyperparameter_owners()
+                                          if d.get(name) is not None)
         return cls(**kwargs)
+
+
+def _hyperparameter_owners() -> dict:
+    """Every registered family's hyperparameter names, each with the names of the families
+    that have it, in the order of registration."""
+    owners = {}
+    for name, family in FAMILIES.items():
+        for hp in family.hyperparameters:
+            owners.setdefault(hp.name, []).append(name)
+    return owners
+
+
+def _families_reading(kind: str) -> str:
+    """The families that read ``kind`` data, for messages: ``"mallows"``, ``"a or b"``."""
+    return " or ".join(name for name, family in FAMILIES.items() if family.data_kind == kind)
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,14 +197,16 @@ def _int_type(minimum: int):
     return convert
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+def _option_type(convert):
+    """A family's :attr:`~dpclust.families.HyperParameter.type` as an argparse type: its
+    ``ValueError`` becomes the one-line usage error."""
+    def parse(text: str):
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
 
 
 def _column_token(token: str):
@@ -245,21 +271,18 @@ def _config_from_args(args) -> RunConfig:
                               or args.positions is not None):
         raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
                          "the demo data has none to select")
-    if family != "multinomial":
-        for opt, value in (("--concentration", args.concentration), ("--vocab", args.vocab)):
-            if value is not None:
-                raise UsageError(f"{opt} applies only to --family multinomial")
+    _check_family_options(args, family)
     if args.data is not None:
         data = str(Path(args.data).absolute())
-    elif family == "mallows":
-        data = args.dataset or _DUBLIN_WEST  # the rankings' demo: the Dublin West ballots
-    else:
-        data = _DEMO
+    else:  # the rankings' demo: the Dublin West ballots
+        data = args.dataset or _DEMO_DATA.get(FAMILIES[family].data_kind, _DEMO)
     vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
+    given = tuple((hp.name, getattr(args, hp.name)) for hp in FAMILIES[family].hyperparameters
+                  if getattr(args, hp.name) is not None)
     config = RunConfig(
         data=data, family=family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
         thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
-        concentration=args.concentration, vocab=vocab, point_estimate=args.point_estimate,
+        hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
         until_converged=args.until_converged, max_iters=args.max_iters,
@@ -289,6 +312,21 @@ def _config_from_args(args) -> RunConfig:
     return _ddcrp_config(config, args)
 
 
+def _check_family_options(args, family: str) -> None:
+    """Refuse the hyperparameters of other families and the options that read another kind
+    of data than ``family``'s."""
+    for name, owners in _hyperparameter_owners().items():
+        if family not in owners and getattr(args, name) is not None:
+            hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
+            raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners)}")
+    for kind, options in _DATA_KIND_OPTIONS.items():
+        if kind == FAMILIES[family].data_kind:
+            continue
+        for opt, dest in options:
+            if getattr(args, dest) is not None:
+                raise UsageError(f"{opt} applies only to --family {_families_reading(kind)}")
+
+
 def _dask_config(config: RunConfig, args) -> RunConfig:
     """Check ``--scheduler``/``--workers``/``--partitions``."""
     if args.scheduler and args.workers:
@@ -296,9 +334,9 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
                          "local one), not both")
     if not (args.scheduler or args.workers or args.partitions):
         return config
-    if config.family == "mallows":
-        raise UsageError("--family mallows runs in-process only (no --scheduler, --workers "
-                         "or --partitions)")
+    if not getattr(FAMILIES[config.family], "collapsible", True):
+        raise UsageError(f"--family {config.family} runs in-process only (no --scheduler, "
+                         "--workers or --partitions)")
     if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
         raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
                          f"sampler, not --sampler {config.sampler}")
@@ -311,34 +349,35 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
 
 
 def _rankings_config(config: RunConfig, args) -> RunConfig:
-    """Check the options of ``--family mallows`` (and that no other family got them)."""
+    """Check the options of a family of rankings (``ConjugateFamily.data_kind ==
+    "rankings"``: ``--family mallows``), and that no other family got rankings."""
     from ..samplers import INSTANTIATED
 
-    own = (("--nu", args.nu), ("--r", args.r), ("--missing", args.missing),
-           ("--index-base", args.index_base), ("--items", args.items))
-    if config.family != "mallows":
+    if FAMILIES[config.family].data_kind != "rankings":
         if config.data not in DATASETS and config.data != _DEMO and _is_preflib(config.data):
             raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
-                             f"--family mallows (this run asked for --family {config.family})")
-        for opt, value in own:
-            if value is not None:
-                raise UsageError(f"{opt} applies only to --family mallows")
+                             f"--family {_families_reading('rankings')} (this run asked for "
+                             f"--family {config.family})")
         if args.sampler in INSTANTIATED:
-            raise UsageError(f"--sampler {args.sampler} fits --family mallows (rankings) only")
+            raise UsageError(f"--sampler {args.sampler} fits --family "
+                             f"{_families_reading('rankings')} (rankings) only")
         return config
     if args.model == "ddcrp":
-        raise UsageError("--model ddcrp needs a family with a collapsed form (gaussian or "
-                         "multinomial), not --family mallows")
+        collapsed = " or ".join(name for name, family in FAMILIES.items()
+                                if getattr(family, "collapsible", True))
+        raise UsageError(f"--model ddcrp needs a family with a collapsed form ({collapsed}), "
+                         f"not --family {config.family}")
     if args.columns is not None or args.truth is not None:
         raise UsageError("--columns and --truth select columns of a table of numbers; a "
                          "rankings file is read whole, one ranking a row")
     if args.sampler not in (None, "auto", *INSTANTIATED):
-        raise UsageError(f"--family mallows is fitted with --sampler slice-gibbs (exact) or "
-                         f"beta-gibbs (approximate), not {args.sampler}")
+        raise UsageError(f"--family {config.family} is fitted with --sampler slice-gibbs "
+                         f"(exact) or beta-gibbs (approximate), not {args.sampler}")
     if args.init == "kmeans":
-        raise UsageError("--init kmeans needs numeric features; --family mallows starts from "
-                         "random clusters (--init random)")
-    csv_only = [opt for opt, value in own[2:] if value is not None]
+        raise UsageError(f"--init kmeans needs numeric features; --family {config.family} "
+                         "starts from random clusters (--init random)")
+    csv_only = [opt for opt, dest in _DATA_KIND_OPTIONS["rankings"]
+                if getattr(args, dest) is not None]
     if csv_only and config.data in DATASETS:
         raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; the bundled "
                          f"data set {config.data} needs none")
@@ -352,8 +391,7 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
         raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; a PrefLib "
                          "file numbers and names its own alternatives")
     items = None if args.items is None else str(Path(args.items).absolute())
-    return replace(config, missing=args.missing, index_base=args.index_base, items=items,
-                   nu=args.nu, r=args.r)
+    return replace(config, missing=args.missing, index_base=args.index_base, items=items)
 
 
 def _is_preflib(path: str) -> bool:

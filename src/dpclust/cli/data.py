@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..families import FAMILIES
 from ..utils.checks import DataError
 from .config import (DATASETS, MAX_LISTED_COLUMNS, RunConfig, _DEMO, _SUBSAMPLE_STREAM,
                      _is_preflib, _preflib_suffix)
@@ -19,7 +20,8 @@ class LoadedData:
 
     ``positions`` (float64 or datetime64, shape (n_samples,)) and ``distances`` ((n, n),
     dense or sparse) are the ddCRP's, when given.  ``X`` is a
-    :class:`~dpclust.rankings.Rankings` for ``family="mallows"``; ``warnings`` are what the
+    :class:`~dpclust.rankings.Rankings` for a family of rankings (``family="mallows"``);
+    ``warnings`` are what the
     loader warned about (shown on stderr and in the summary).
     """
 
@@ -39,11 +41,12 @@ class LoadedData:
 def _load(config: RunConfig) -> LoadedData:
     """Load the data of a run: the demo, a file, or a table with a truth column; then the
     ``--subsample``, if any."""
-    data = _load_rankings(config) if config.family == "mallows" else _load_table(config)
-    return _subsampled(config, data)
+    kind = FAMILIES[config.family].data_kind
+    data = _load_rankings(config) if kind == "rankings" else _load_table(config, kind)
+    return _subsampled(config, data, kind)
 
 
-def _subsampled(config: RunConfig, data: LoadedData) -> LoadedData:
+def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
     """``--subsample N``: N rows drawn without replacement from their own random stream of
     ``--seed`` (so a resumed run draws the same ones), kept in the data's order, with the
     truth, positions and distances that go with them."""
@@ -68,7 +71,7 @@ def _subsampled(config: RunConfig, data: LoadedData) -> LoadedData:
     data.info["n_samples"] = int(len(keep))
     if "n_nonzero" in data.info and sp.issparse(data.X):
         data.info["n_nonzero"] = int(data.X.nnz)
-    if config.family == "mallows":
+    if kind == "rankings":
         data.info.update(_rankings_shape(data.X))
     return data
 
@@ -79,14 +82,13 @@ def _rankings_shape(X) -> dict:
             "mean_length": float(f"{float(np.mean(X.lengths)):.4g}")}
 
 
-def _load_table(config: RunConfig) -> LoadedData:
-    """The data of a run with points or documents: the demo, a file, or a table with a
-    truth column."""
-    kind = "counts" if config.family == "multinomial" else "dense"
+def _load_table(config: RunConfig, kind: str) -> LoadedData:
+    """The data of a run with points or documents (``kind`` ``"dense"`` or ``"counts"``): the
+    demo, a file, or a table with a truth column."""
     if config.data == _DEMO:
         from ..datasets import load_demo, make_documents
 
-        if config.family == "multinomial":
+        if kind == "counts":
             X, y = make_documents(random_state=0)
             generator = "make_documents(random_state=0)"
         else:
@@ -154,7 +156,7 @@ def _load_table(config: RunConfig) -> LoadedData:
 
 
 def _load_rankings(config: RunConfig) -> LoadedData:
-    """Load the rankings of ``--family mallows``: a bundled data set, a CSV table of rankings
+    """Load the rankings of a family of rankings (``--family mallows``): a bundled data set, a CSV table of rankings
     (:func:`~dpclust.rankings.read_rankings_csv`) or a PrefLib file
     (:func:`~dpclust.rankings.read_preflib`).
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..families import FAMILIES
 from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type,
-                     _columns_type, _decay_type, _int_type, _missing_type, _positive_float,
+                     _columns_type, _decay_type, _int_type, _missing_type, _option_type,
                      _truth_type)
 
 
@@ -93,8 +94,8 @@ def _add_fit(sub) -> None:
                           "table from standard input (kept in the run folder as "
                           f"{STDIN_FILE}); omit it to cluster the bundled demo data (for "
                           "--family mallows: the Dublin West ballots)")
-    _add_model_args(fit)
-    _add_rankings_args(fit)
+    model = _add_model_args(fit)
+    _add_family_args(fit, model)
     _add_ddcrp_args(fit)
     _add_chain_args(fit)
     _add_dask_args(fit)
@@ -102,10 +103,9 @@ def _add_fit(sub) -> None:
     _add_output_args(fit)
 
 
-def _add_model_args(fit) -> None:
-    """The model: ``--model``, ``--family``, ``--sampler``, ``--alpha`` and the families'
-    hyperparameters."""
-    from ..families import FAMILIES
+def _add_model_args(fit):
+    """The model: ``--model``, ``--family``, ``--sampler`` and ``--alpha``; returns the
+    group."""
     from ..samplers import SAMPLERS
 
     model = fit.add_argument_group("model")
@@ -113,11 +113,7 @@ def _add_model_args(fit) -> None:
                        help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
                             "mixture, where nearby rows (in time, space or a given distance) "
                             "tend to share a cluster (default: %(default)s)")
-    model.add_argument("--family", choices=sorted(FAMILIES),
-                       help="component family: 'gaussian' for real-valued features, "
-                            "'multinomial' for word counts, 'mallows' for rankings "
-                            "(Generalized Mallows, Meila & Chen 2010) (default: gaussian; "
-                            "mallows with --dataset dublin-west)")
+    model.add_argument("--family", choices=sorted(FAMILIES), help=_family_help())
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
                        help="'auto': gibbs below 5,000 points or documents, subcluster "
                             "from there on; "
@@ -142,20 +138,41 @@ def _add_model_args(fit) -> None:
                             "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "
                             "posterior number of clusters in the summary and report "
                             "(--model dp only)")
-    model.add_argument("--concentration", type=_positive_float, metavar="BETA",
-                       help="multinomial only: symmetric Dirichlet prior on each cluster's word "
-                            "distribution (default: 1.0; smaller gives sharper clusters)")
+    return model
 
 
-def _add_rankings_args(fit) -> None:
-    """How to read rankings, and the Generalized Mallows prior."""
-    rankings = fit.add_argument_group("rankings (--family mallows)")
-    rankings.add_argument("--nu", type=_positive_float, metavar="NU",
-                          help="prior strength of each cluster's dispersions theta_j (a "
-                               "pseudo-count; default: 1.0)")
-    rankings.add_argument("--r", type=_positive_float, metavar="R",
-                          help="prior rate of each theta_j: larger favours smaller theta_j, "
-                               "that is more dispersed clusters (default: 1.0)")
+def _family_help() -> str:
+    """``--family``'s help, from what each registered family says it describes."""
+    what = ", ".join(f"'{name}' for {family.describes}" for name, family in FAMILIES.items())
+    bundled = "; ".join(f"{family} with --dataset {name}"
+                        for name, (family, _, _) in DATASETS.items())
+    return f"component family: {what} (default: gaussian; {bundled})"
+
+
+def _add_family_args(fit, model) -> None:
+    """Every registered family's hyperparameters (``ConjugateFamily.hyperparameters``), in
+    the "model" group or in the family's own group (``option_group``), there followed by the
+    options that read the family's kind of data."""
+    groups, added = {}, set()
+    for family in FAMILIES.values():
+        group = model
+        if family.option_group is not None:
+            if family.option_group not in groups:
+                groups[family.option_group] = fit.add_argument_group(family.option_group)
+            group = groups[family.option_group]
+        for hp in family.hyperparameters:
+            if hp.name not in added:
+                added.add(hp.name)
+                group.add_argument(hp.option, dest=hp.name, type=_option_type(hp.type),
+                                   metavar=hp.metavar, help=hp.help)
+        reader = _DATA_KIND_ARGS.get(family.data_kind)
+        if reader is not None and family.data_kind not in added:
+            added.add(family.data_kind)
+            reader(group)
+
+
+def _add_rankings_reading(rankings) -> None:
+    """How to read a CSV file of rankings."""
     rankings.add_argument("--missing", type=_missing_type, metavar="a,b,...",
                           help="CSV cells that mark an unranked position besides empty "
                                "cells, e.g. 0 or 0,NA; a ranking ends at its first one")
@@ -167,6 +184,11 @@ def _add_rankings_args(fit) -> None:
                           help="item names, one a line: for a CSV file of ids, id "
                                "index-base + j is line j + 1; for a file of names, the names "
                                "allowed (and items that no ranking lists)")
+
+
+#: options that read one kind of data, added beside the options of the family that reads it
+#: (``--vocab``, for counts, is among the data options)
+_DATA_KIND_ARGS = {"rankings": _add_rankings_reading}
 
 
 def _add_ddcrp_args(fit) -> None:

@@ -24,20 +24,18 @@ from typing import Any
 import numpy as np
 
 from ..diagnostics import RANKINGS_MIXING
+from ..families import FAMILIES, ConjugateFamily
+from ..families.mallows import theta_at
 from . import plots
 
 __all__ = ["render_html", "write_report"]
 
 _MAX_CLUSTER_ROWS = 100
-_MAX_MEAN_COORDS = 5
-_MAX_TOP_WORDS = 10
 _MAX_JSON_CHARS = 100_000
 #: the table of the largest clusters of rankings (Meilă & Chen 2010, Table 1): its
-#: clusters (columns) and ranks (rows); the cluster table shows the first items and thetas
+#: clusters (columns) and ranks (rows)
 _TABLE1_CLUSTERS = 5
 _TABLE1_RANKS = 10
-_CLUSTER_TABLE_ITEMS = 5
-_CLUSTER_TABLE_THETAS = 3
 
 _FIGURES = (
     # name, heading, caption
@@ -645,28 +643,19 @@ def _figures(figures: Mapping[str, Path], errors: Mapping[str, str]) -> str:
 
 
 def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    """Every cluster, largest first: its size and share, then the columns its family adds
+    (:meth:`~dpclust.families.ConjugateFamily.cluster_table`: means, top words, central
+    rankings ...) from the summary's ``cluster_params``."""
     if not sizes:
         return ""
     ids = np.arange(len(sizes))
     colours = plots.colours_by_size(ids, sizes)
     order = np.lexsort((ids, -np.asarray(sizes)))
     total = sum(sizes)
-    params = summary.get("cluster_params") or {}
-    means = params.get("means")
-    top_words = params.get("top_words")
-    top_items = params.get("top_items")
-    theta = params.get("theta")
-    n_thetas = 0
-    if theta is not None:
-        n_thetas = min(_CLUSTER_TABLE_THETAS, max((len(t) for t in theta), default=0))
+    family = FAMILIES.get((summary.get("settings") or {}).get("family"), ConjugateFamily)
+    table = family.cluster_table(summary.get("cluster_params") or {})
     head = ['<th>cluster</th>', '<th class="num">size</th>', '<th class="num">share</th>']
-    if means is not None:
-        head.append("<th>mean</th>")
-    if top_words is not None:
-        head.append("<th>top words</th>")
-    if top_items is not None:
-        head.append("<th>central ranking (first items)</th>")
-    head.extend(f'<th class="num">θ<sub>{j + 1}</sub></th>' for j in range(n_thetas))
+    head.extend(f'<th{_css(c.css)}>{c.heading}</th>' for c in table.columns)
     rows = []
     for k in order[:_MAX_CLUSTER_ROWS]:
         k = int(k)
@@ -677,38 +666,22 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
             (f'<td class="num"><span class="share"><span class="bar" '
              f'style="width:{max(share, 0.5) * 0.8:.1f}px"></span>{share:.1f}%</span></td>'),
         ]
-        if means is not None:
-            cells.append(f'<td class="mono">{_esc(_fmt_mean(means, k))}</td>')
-        if top_words is not None:
-            words = top_words[k] if k < len(top_words) else []
-            if isinstance(words, str):
-                words = [words]
-            shown = ", ".join(str(w) for w in list(words)[:_MAX_TOP_WORDS])
-            cells.append(f"<td>{_esc(shown)}</td>")
-        if top_items is not None:
-            items = list(top_items[k]) if k < len(top_items) else []
-            shown = " › ".join(str(v) for v in items[:_CLUSTER_TABLE_ITEMS])
-            if len(items) > _CLUSTER_TABLE_ITEMS:
-                shown += " › …"
-            cells.append(f"<td>{_esc(shown)}</td>")
-        for j in range(n_thetas):
-            t = _theta_at(theta, k, j)
-            cells.append(f'<td class="num">{"—" if t is None else f"{t:.2f}"}</td>')
+        cells.extend(f"<td{_css(c.css)}>{_esc(c.cell(k))}</td>" for c in table.columns)
         rows.append(f"<tr>{''.join(cells)}</tr>")
     if len(sizes) > _MAX_CLUSTER_ROWS:
         rest = [int(k) for k in order[_MAX_CLUSTER_ROWS:]]
         n_rest = sum(sizes[k] for k in rest)
         rows.append(f'<tr><td colspan="{len(head)}">… and {len(rest):,} smaller clusters '
                     f"holding {n_rest:,} points</td></tr>")
-    hint = "Sorted by size. Colours match the figures (clusters beyond the 18th largest are grey)."
-    if means is not None:
-        hint += f" Means show at most the first {_MAX_MEAN_COORDS} coordinates."
-    if top_items is not None:
-        hint += (f" Each central ranking shows its first {_CLUSTER_TABLE_ITEMS} items, best "
-                 "first; θ<sub>j</sub> is the cluster's dispersion at rank j (larger: its "
-                 "rankings agree more there).")
+    hint = ("Sorted by size. Colours match the figures (clusters beyond the 18th largest are "
+            "grey)." + table.note)
     return (f'<h2>Clusters</h2><div class="panel"><table><thead><tr>{"".join(head)}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _css(css: str) -> str:
+    """`` class="..."`` for a table cell, or nothing."""
+    return f' class="{css}"' if css else ""
 
 
 def _fmt_theta(values: Any) -> str:
@@ -747,7 +720,7 @@ def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
         cells = [f'<td class="num">{j + 1}</td>']
         for k in order:
             item = top_items[k][j] if j < len(top_items[k]) else ""
-            t = _theta_at(theta, k, j)
+            t = theta_at(theta, k, j)
             mark = f' <span class="theta">θ {t:.2f}</span>' if t is not None else ""
             cells.append(f"<td>{_esc(item)}{mark}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
@@ -842,24 +815,6 @@ def _alpha_section(summary: Mapping[str, Any]) -> str:
                  f"{''.join(body)}</tbody></table>")
     return (f'<h2>How α shapes the number of clusters</h2><div class="panel" id="alpha">'
             f"{table}<p class=\"hint\">{text}</p></div>")
-
-
-def _theta_at(theta: Any, k: int, j: int) -> float | None:
-    """``theta[k][j]`` as a float, or None where there is none (ranks past the longest
-    ranking have no theta)."""
-    try:
-        return float(theta[k][j])
-    except (IndexError, TypeError, ValueError):
-        return None
-
-
-def _fmt_mean(means: Any, k: int) -> str:
-    try:
-        mean = np.asarray(means[k], dtype=float).ravel()
-    except (IndexError, TypeError, ValueError):
-        return "—"
-    coords = ", ".join(f"{v:.3g}" for v in mean[:_MAX_MEAN_COORDS])
-    return f"({coords}{', …' if mean.size > _MAX_MEAN_COORDS else ''})"
 
 
 def _cluster_sizes(summary: Mapping[str, Any], labels: Any) -> list[int]:

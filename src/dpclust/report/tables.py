@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..families import FAMILIES, ConjugateFamily
+from ..families import FAMILIES, ClusterTable
 from ..families.mallows import theta_at
 from . import plots
 from .lead import _LOSS_NAMES
@@ -155,10 +155,11 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
     colours = plots.colours_by_size(ids, sizes)
     order = np.lexsort((ids, -np.asarray(sizes)))
     total = sum(sizes)
-    family = FAMILIES.get((summary.get("settings") or {}).get("family"), ConjugateFamily)
-    table = family.cluster_table(summary.get("cluster_params") or {})
+    table = _family_columns(summary)
     head = ['<th>cluster</th>', '<th class="num">size</th>', '<th class="num">share</th>']
-    head.extend(f'<th{_css(c.css)}>{c.heading}</th>' for c in table.columns)
+    # numbers are right-aligned in the heading too; other classes style the cells only
+    head.extend(f'<th{_css("num" if c.css == "num" else "")}>{c.heading}</th>'
+                for c in table.columns)
     rows = []
     for k in order[:_MAX_CLUSTER_ROWS]:
         k = int(k)
@@ -180,6 +181,19 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
             "grey)." + table.note)
     return (f'<h2>Clusters</h2><div class="panel"><table><thead><tr>{"".join(head)}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _family_columns(summary: Mapping[str, Any]) -> ClusterTable:
+    """The cluster-table columns of the summary's family; for a summary that names no
+    registered family, those of every family whose parameters its ``cluster_params`` holds
+    (in the order of registration)."""
+    block = summary.get("cluster_params") or {}
+    family = FAMILIES.get((summary.get("settings") or {}).get("family"))
+    if family is not None:
+        return family.cluster_table(block)
+    tables = [f.cluster_table(block) for f in FAMILIES.values()]
+    return ClusterTable(tuple(c for table in tables for c in table.columns),
+                        "".join(table.note for table in tables))
 
 
 def _css(css: str) -> str:

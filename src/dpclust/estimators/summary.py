@@ -96,10 +96,7 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     }
     certainty = getattr(estimator, "certainty_", None)
     if certainty is not None:
-        summary["certainty"] = {"mean": float(np.mean(certainty)),
-                                "below_0.9": int((certainty < 0.9).sum()),
-                                "share_below_0.9": float(np.mean(certainty < 0.9)),
-                                "below_0.5": int((certainty < 0.5).sum())}
+        summary["certainty"] = _certainty(certainty)
     if _is_ddcrp(estimator):
         summary["ddcrp"] = _ddcrp_summary(estimator, positions, distances)
     own = estimator.family_.describe_fit(estimator.cluster_params_, sizes,
@@ -118,6 +115,15 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     if warnings:
         summary["warnings"] = warnings
     return summary
+
+
+def _certainty(certainty: np.ndarray) -> dict:
+    """How sure the point estimate is of its points (their posterior probability of lying
+    in their cluster's core): the mean, and how many fall below 0.9 and 0.5."""
+    return {"mean": float(np.mean(certainty)),
+            "below_0.9": int((certainty < 0.9).sum()),
+            "share_below_0.9": float(np.mean(certainty < 0.9)),
+            "below_0.5": int((certainty < 0.5).sum())}
 
 
 def _is_ddcrp(estimator) -> bool:

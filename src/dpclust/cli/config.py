@@ -271,7 +271,7 @@ def _config_from_args(args) -> RunConfig:
                               or args.positions is not None):
         raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
                          "the demo data has none to select")
-    _check_family_options(args, family)
+    _check_family_options(args, family, rankings=False)
     if args.data is not None:
         data = str(Path(args.data).absolute())
     else:  # the rankings' demo: the Dublin West ballots
@@ -312,15 +312,20 @@ def _config_from_args(args) -> RunConfig:
     return _ddcrp_config(config, args)
 
 
-def _check_family_options(args, family: str) -> None:
+def _check_family_options(args, family: str, *, rankings: bool) -> None:
     """Refuse the hyperparameters of other families and the options that read another kind
-    of data than ``family``'s."""
+    of data than ``family``'s: those of the families of rankings (``rankings=True``, checked
+    after the data file's kind) or of the others."""
+    def now(kind):
+        return (kind == "rankings") == rankings
+
     for name, owners in _hyperparameter_owners().items():
-        if family not in owners and getattr(args, name) is not None:
+        if (family not in owners and getattr(args, name) is not None
+                and now(FAMILIES[owners[0]].data_kind)):
             hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
             raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners)}")
     for kind, options in _DATA_KIND_OPTIONS.items():
-        if kind == FAMILIES[family].data_kind:
+        if not now(kind) or kind == FAMILIES[family].data_kind:
             continue
         for opt, dest in options:
             if getattr(args, dest) is not None:
@@ -358,10 +363,12 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
             raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
                              f"--family {_families_reading('rankings')} (this run asked for "
                              f"--family {config.family})")
+        _check_family_options(args, config.family, rankings=True)
         if args.sampler in INSTANTIATED:
             raise UsageError(f"--sampler {args.sampler} fits --family "
                              f"{_families_reading('rankings')} (rankings) only")
         return config
+    _check_family_options(args, config.family, rankings=True)
     if args.model == "ddcrp":
         collapsed = " or ".join(name for name, family in FAMILIES.items()
                                 if getattr(family, "collapsible", True))

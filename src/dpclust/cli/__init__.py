@@ -42,7 +42,7 @@ exit status 2; Ctrl-C ends with exit status 130 (and says how to resume, when ch
 """
 
 # what dpclust.cli offered as one module stays importable from it
-from .commands import main  # noqa: F401
+from .commands import main
 from .config import DATASETS, PROG, RunConfig, UsageError, _config_from_args, parse_alpha
 from .data import LoadedData
 from .outputs import _write_json, strict_json

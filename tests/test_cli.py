@@ -1202,3 +1202,60 @@ def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
     assert saved["means"].shape == saved["variances"].shape == (s["n_clusters"], 120)
     assert (out / "summary.json").stat().st_size < 20_000
     assert "f119" not in (out / "report.html").read_text()
+
+
+@pytest.fixture
+def toy_family():
+    """A family registered in one place (its class, with ``register_family``), and gone
+    again after the test."""
+    from dpclust.families import FAMILIES, ConjugateFamily, HyperParameter, register_family
+    from dpclust.families.base import positive_float
+
+    @register_family
+    class Toy(ConjugateFamily):
+        name = "toy"
+        describes = "toy data"
+        hyperparameters = (HyperParameter("spread", positive_float, default=2.0,
+                                          metavar="S", help="toy only: the prior spread"),)
+
+        def __init__(self, spread=2.0):
+            self.spread = spread
+
+        def get_params(self):
+            return {"spread": self.spread}
+
+    yield Toy
+    FAMILIES.pop("toy")
+
+
+def test_a_registered_family_is_a_choice_with_its_options(toy_family, capsys):
+    """Registering a family makes it a --family choice, its hyperparameters options (with
+    their help), and what run.json stores; no other file knows of it."""
+    status, out, _ = run(capsys, "fit", "--help")
+    out = " ".join(out.split())  # argparse wraps the help
+    assert status == 0 and "'toy' for toy data" in out
+    assert "--spread S" in out and "toy only: the prior spread" in out
+    args = cli.build_parser().parse_args(["fit", "--family", "toy", "--spread", "3"])
+    config = cli._config_from_args(args)
+    assert config.family == "toy" and config.hyperparameters == (("spread", 3.0),)
+    assert config.to_json()["spread"] == 3.0
+    assert cli.RunConfig.from_json(config.to_json()) == config
+    # the others' hyperparameters are refused, and so is its own for the others
+    status, _, err = run(capsys, "fit", "--family", "toy", "--concentration", "0.5")
+    assert status == 2 and "--concentration applies only to --family multinomial" in err
+    status, _, err = run(capsys, "fit", "--spread", "3")
+    assert status == 2 and "--spread applies only to --family toy" in err
+    status, _, err = run(capsys, "fit", "--family", "toy", "--spread", "-1")
+    assert status == 2 and "argument --spread: expected a positive number, got '-1'" in err
+
+
+def test_run_json_keeps_the_hyperparameters_by_name():
+    """run.json lists every family's hyperparameters by name (null when not given), as
+    before, and reads them back."""
+    args = cli.build_parser().parse_args(["fit", "--family", "mallows", "--nu", "2"])
+    config = cli._config_from_args(args)
+    stored = config.to_json()
+    assert stored["nu"] == 2.0 and stored["r"] is None and stored["concentration"] is None
+    assert cli.RunConfig.from_json(stored) == config
+    old = {"data": "demo", "family": "multinomial", "concentration": 0.5, "nu": None}
+    assert cli.RunConfig.from_json(old).hyperparameters == (("concentration", 0.5),)

@@ -1066,3 +1066,53 @@ def test_take_concatenate_and_get_family():
     with pytest.raises(ValueError, match="unknown family"):
         get_family("poisson")
     assert "NormalInverseWishart(" in repr(fam)
+
+
+# ------------------------------------------------------------------ describing themselves
+def test_families_register_by_name_with_their_kind_of_data():
+    from dpclust.families import FAMILIES, GeneralizedMallows
+
+    assert list(FAMILIES) == ["gaussian", "multinomial", "mallows"]
+    assert {n: f.data_kind for n, f in FAMILIES.items()} == {
+        "gaussian": "dense", "multinomial": "counts", "mallows": "rankings"}
+    assert all(f.name == n for n, f in FAMILIES.items())
+    assert [hp.option for hp in GeneralizedMallows.hyperparameters] == ["--nu", "--r"]
+    assert DirichletMultinomial(concentration=0.5).settings() == {"concentration": 0.5}
+    assert GeneralizedMallows(nu=2.0).settings() == {"nu": 2.0, "r": 1.0}
+    assert NormalInverseWishart().settings() == {}
+
+
+def test_register_family_refuses_what_is_not_a_named_family():
+    from dpclust.families import ConjugateFamily, register_family
+
+    with pytest.raises(TypeError):
+        register_family(object)
+    with pytest.raises(ValueError):
+        register_family(type("Nameless", (ConjugateFamily,), {}))
+
+
+def test_multinomial_describes_its_clusters_by_their_top_words():
+    prob = np.array([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]])
+    block = DirichletMultinomial().describe_clusters(
+        {"probabilities": prob}, feature_names=["a", "b", "c"]).block
+    assert block["top_words"] == [["b", "c", "a"], ["a", "c", "b"]]
+    assert block["top_word_probabilities"][0] == [0.6, 0.3, 0.1]
+    table = DirichletMultinomial.cluster_table(block)
+    assert [c.heading for c in table.columns] == ["top words"]
+    assert table.columns[0].cell(1) == "a, c, b" and table.columns[0].cell(5) == ""
+
+
+def test_gaussian_describes_wide_clusters_beside_the_summary():
+    from dpclust.families.base import CLUSTER_PARAMS_FILE
+    from dpclust.families.gaussian import MAX_SUMMARY_FEATURES
+
+    d = MAX_SUMMARY_FEATURES + 3
+    params = {"means": np.ones((2, d)), "covariances": np.stack([np.eye(d)] * 2)}
+    described = NormalInverseWishart().describe_clusters(params)
+    assert described.block["file"].startswith(CLUSTER_PARAMS_FILE)
+    assert np.array(described.block["means"]).shape == (2, MAX_SUMMARY_FEATURES)
+    assert described.arrays["variances"].shape == (2, d)
+    narrow = NormalInverseWishart().describe_clusters({"means": np.zeros((1, 2))})
+    assert narrow.block == {"means": [[0.0, 0.0]]} and narrow.arrays is None
+    column = NormalInverseWishart.cluster_table(described.block).columns[0]
+    assert column.heading == "mean" and column.cell(0) == "(1, 1, 1, 1, 1, …)"

@@ -395,3 +395,19 @@ def test_rankings_report_without_matplotlib_keeps_table_1(tmp_path, rankings_fit
     assert set(paths) == {"report"}
     page = paths["report"].read_text(encoding="utf-8")
     assert 'id="table1"' in page and "pip install dpclust[plot]" in page
+
+
+def test_theta_by_rank_of_the_summary_is_the_figure_s():
+    """The summary's theta by rank (dpclust.families.mallows) and the figure's
+    (dpclust.report.plots) are the same average."""
+    from dpclust.families.mallows import LARGE_CLUSTER_SHARE, theta_by_rank
+
+    rng = np.random.default_rng(3)
+    theta, sizes = rng.gamma(2.0, size=(7, 4)), rng.integers(0, 40, size=7)
+    ours = theta_by_rank(theta, sizes)
+    theirs = plots.theta_by_rank(theta, sizes)
+    assert LARGE_CLUSTER_SHARE == plots.LARGE_CLUSTER_SHARE
+    for key in ("all", "large", "small"):
+        assert (ours[key] is None) == (theirs[key] is None)
+        if ours[key] is not None:
+            np.testing.assert_array_equal(ours[key], theirs[key])

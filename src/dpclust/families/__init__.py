@@ -1,20 +1,16 @@
 """Component families: a likelihood with its conjugate prior, behind one contract.
 
 See :class:`dpclust.families.base.ConjugateFamily` for the contract and
-``docs``/README "Adding a family" for how to implement a new one.
+``docs``/README "Adding a family" for how to implement a new one: a family registers by name
+in its own module (:func:`register_family`), which fills :data:`FAMILIES`.
 """
 
-from .base import ConjugateFamily, FamilyKernel
+from .base import (FAMILIES, ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
+                   FamilyKernel, HyperParameter, register_family)
+# registered in this order: the order of the command line's options and help
 from .gaussian import NormalInverseWishart
-from .mallows import GeneralizedMallows
 from .multinomial import DirichletMultinomial
-
-#: names accepted by ``DPMixture(family=...)`` and ``dpclust fit --family``
-FAMILIES = {
-    "gaussian": NormalInverseWishart,
-    "multinomial": DirichletMultinomial,
-    "mallows": GeneralizedMallows,
-}
+from .mallows import GeneralizedMallows
 
 
 def get_family(family) -> ConjugateFamily:
@@ -29,5 +25,5 @@ def get_family(family) -> ConjugateFamily:
 
 
 __all__ = ["ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
-           "GeneralizedMallows",
-           "FAMILIES", "get_family"]
+           "GeneralizedMallows", "FAMILIES", "get_family", "register_family", "HyperParameter",
+           "ClusterColumn", "ClusterTable", "ClusterSummary"]

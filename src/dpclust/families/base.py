@@ -16,6 +16,13 @@ References
 ----------
 Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
 Paisley, J. (2015). Lecture notes: Dirichlet process mixtures and collapsed Gibbs sampling.
+
+A family also describes itself to the outputs, so that adding one is one file: it registers
+by name (:func:`register_family`, filling :data:`FAMILIES`), declares the kind of data it
+reads (:attr:`ConjugateFamily.data_kind`) and its hyperparameters as the command line
+exposes them (:class:`HyperParameter`), and says how its fitted clusters read in the run
+summary (:meth:`ConjugateFamily.describe_clusters`, :meth:`ConjugateFamily.describe_fit`)
+and in the report's cluster table (:meth:`ConjugateFamily.cluster_table`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,109 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+#: every registered family by its name (``DPMixture(family=NAME)``, ``dpclust fit --family
+#: NAME``), in the order of registration; filled by :func:`register_family`
+FAMILIES: dict[str, type] = {}
+
+#: the file beside the run summary that holds cluster parameters too large for it
+CLUSTER_PARAMS_FILE = "cluster_params.npz"
+
+
+def register_family(cls: type) -> type:
+    """Class decorator: register a :class:`ConjugateFamily` under its :attr:`~ConjugateFamily.name`.
+
+    The estimator, the command line (its ``--family`` choices and the family's
+    :attr:`~ConjugateFamily.hyperparameters` as options), the run summary and the report
+    then know the family by that name.
+
+    Examples
+    --------
+    >>> @register_family  # doctest: +SKIP
+    ... class Poisson(ConjugateFamily):
+    ...     name = "poisson"
+    ...     data_kind = "counts"
+    """
+    if not (isinstance(cls, type) and issubclass(cls, ConjugateFamily)):
+        raise TypeError(f"register_family takes a ConjugateFamily subclass, not {cls!r}")
+    if not cls.name or cls.name == ConjugateFamily.name:
+        raise ValueError(f"{cls.__name__} needs a name of its own to be registered")
+    FAMILIES[cls.name] = cls
+    return cls
+
+
+def positive_float(text) -> float:
+    """A positive finite number from its text, for :attr:`HyperParameter.type`.
+
+    Raises
+    ------
+    ValueError
+        ``expected a positive number, got '...'``.
+    """
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"expected a positive number, got {text!r}")
+    return value
+
+
+class HyperParameter(NamedTuple):
+    """A family's hyperparameter as the command line and the run summary expose it.
+
+    ``name`` is the constructor's keyword, the option's destination and the key of the
+    summary's settings; ``type`` turns the option's text into the value (a ``ValueError``
+    whose message the command line shows); ``default`` is the constructor's default, which
+    the summary reports when the option is not given; ``flag`` defaults to ``--name`` with
+    dashes.
+    """
+
+    name: str
+    type: Callable[[str], Any]
+    help: str
+    default: Any = None
+    metavar: str | None = None
+    flag: str | None = None
+
+    @property
+    def option(self) -> str:
+        """The command-line option, e.g. ``--concentration``."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
+class ClusterColumn(NamedTuple):
+    """One column of the report's cluster table: its heading (HTML), the text of cluster
+    ``k``'s cell (``cell(k)``, plain text that the report escapes) and the cell's CSS class
+    (``"num"``, ``"mono"`` or ``""``)."""
+
+    heading: str
+    cell: Callable[[int], str]
+    css: str = ""
+
+
+class ClusterTable(NamedTuple):
+    """What a family adds to the report's cluster table: columns after the size and share,
+    and a note (HTML) appended to the table's hint."""
+
+    columns: tuple = ()
+    note: str = ""
+
+
+class ClusterSummary(NamedTuple):
+    """A family's description of its fitted clusters for the run summary: the JSON-able
+    ``cluster_params`` block, and arrays too large for it (``None``: none), which go to
+    :data:`CLUSTER_PARAMS_FILE` beside the summary."""
+
+    block: dict
+    arrays: dict | None = None
+
+
+def rounded(values):
+    """Floats to four significant digits, for JSON (None stays None)."""
+    if values is None:
+        return None
+    return [float(f"{v:.4g}") for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
 class FamilyKernel(NamedTuple):
@@ -184,8 +294,20 @@ class ConjugateFamily(ABC):
     ==================================  =====================================================
     """
 
-    #: short name used by the estimator and the command line
+    #: short name used by the estimator and the command line (:func:`register_family`)
     name: str = "family"
+    #: what the family clusters, for ``dpclust fit --help``: "'NAME' for <this>"
+    describes: str = ""
+    #: the kind of data it reads: ``"dense"`` (a table of numbers), ``"counts"`` (a dense or
+    #: sparse matrix of counts) or ``"rankings"`` (:class:`~dpclust.rankings.Rankings`)
+    data_kind: str = "dense"
+    #: what one data point is, in words ("point", "ranking")
+    noun: str = "point"
+    #: hyperparameters the command line exposes as options (:class:`HyperParameter`)
+    hyperparameters: tuple = ()
+    #: the title of the command line's option group for the family's options; None: the
+    #: "model" group
+    option_group: str | None = None
 
     # ------------------------------------------------------------------ set-up
     @abstractmethod
@@ -386,6 +508,42 @@ class ConjugateFamily(ABC):
     def get_params(self) -> dict:
         """Constructor arguments, for display and serialisation."""
         raise NotImplementedError
+
+    # ------------------------------------------------------- describing itself
+    def settings(self) -> dict:
+        """The values of :attr:`hyperparameters`, by name, as the run summary's settings
+        show them."""
+        params = self.get_params()
+        return {hp.name: params[hp.name] for hp in self.hyperparameters}
+
+    def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
+        """The fitted clusters for the run summary's ``cluster_params`` block.
+
+        Parameters
+        ----------
+        params : dict of str to array-like
+            The estimator's ``cluster_params_``, one row per cluster.
+        feature_names : list of str, optional
+            Names of the data's columns (a vocabulary), where the data have them.
+
+        Returns
+        -------
+        ClusterSummary
+            By default every parameter as nested lists.
+        """
+        return ClusterSummary({k: np.asarray(v).tolist() for k, v in params.items()})
+
+    def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict | None:
+        """A block of the run summary of the family's own, under the key :attr:`name`
+        (None: none).  ``sizes`` (n_clusters,) counts the points of each cluster of the
+        point estimate; ``sampler`` is the sampler that ran."""
+        return None
+
+    @classmethod
+    def cluster_table(cls, block: dict) -> ClusterTable:
+        """The report's cluster-table columns from a summary's ``cluster_params`` block
+        (:meth:`describe_clusters`); by default none."""
+        return ClusterTable()
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())

@@ -25,7 +25,8 @@ from ..kernels import gibbs as _generic
 from ..kernels import subcluster as _sk
 from ..kernels import ddcrp as _dk
 from . import _gaussian_kernels as _k
-from .base import ConjugateFamily, FamilyKernel, PassKernel
+from .base import (CLUSTER_PARAMS_FILE, ClusterColumn, ClusterSummary, ClusterTable,
+                   ConjugateFamily, FamilyKernel, PassKernel, register_family)
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -40,6 +41,11 @@ BLOCK_ROWS = 2048
 #: point is a rank-one update and K predictive densities, O(K d^2) scalar work, where the
 #: instantiated pass of many points is a few GEMMs)
 COLLAPSED_PASS_MAX = 10_000
+#: above this many features the run summary lists the first ones of each cluster's mean and
+#: leaves the means and variances to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`
+MAX_SUMMARY_FEATURES = 50
+#: coordinates of each cluster's mean that the report's cluster table shows
+MAX_TABLE_COORDS = 5
 
 
 class GaussianStats(NamedTuple):
@@ -81,6 +87,7 @@ class GaussianParams(NamedTuple):
     chol: np.ndarray
 
 
+@register_family
 class NormalInverseWishart(ConjugateFamily):
     """Multivariate Gaussian likelihood with a Normal-Inverse-Wishart prior.
 
@@ -118,6 +125,8 @@ class NormalInverseWishart(ConjugateFamily):
     """
 
     name = "gaussian"
+    describes = "real-valued features"
+    data_kind = "dense"
 
     def __init__(self, mean=None, kappa=None, dof=None, scale=None):
         self.mean = mean
@@ -487,6 +496,31 @@ class NormalInverseWishart(ConjugateFamily):
         two = np.repeat(np.arange(K), 2)
         return GaussianParams(mean, params.cov[two], params.chol[two])
 
+    # ------------------------------------------------------- describing itself
+    def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
+        """Means and covariances as nested lists; above :data:`MAX_SUMMARY_FEATURES`
+        features (K d x d covariances would be gigabytes) the first coordinates of the means
+        in the summary, and the means and variances (the covariances' diagonals) as arrays
+        for :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`."""
+        means = np.asarray(params.get("means", np.zeros((0, 0))))
+        if not (means.ndim == 2 and means.shape[1] > MAX_SUMMARY_FEATURES):
+            return super().describe_clusters(params, feature_names=feature_names)
+        variances = np.diagonal(np.asarray(params["covariances"]), axis1=1, axis2=2)
+        block = {"file": f"{CLUSTER_PARAMS_FILE} (means, variances)",
+                 "n_features": int(means.shape[1]),
+                 "means": means[:, :MAX_SUMMARY_FEATURES].tolist(),
+                 "means_features_listed": MAX_SUMMARY_FEATURES}
+        return ClusterSummary(block, {"means": means, "variances": variances})
+
+    @classmethod
+    def cluster_table(cls, block: dict) -> ClusterTable:
+        """Each cluster's mean, its first :data:`MAX_TABLE_COORDS` coordinates."""
+        means = block.get("means")
+        if means is None:
+            return ClusterTable()
+        return ClusterTable((ClusterColumn("mean", lambda k: _mean_text(means, k), "mono"),),
+                            f" Means show at most the first {MAX_TABLE_COORDS} coordinates.")
+
     def divergence(self, params: GaussianParams) -> np.ndarray:
         """``J(k, m) = KL(k || m) + KL(m || k)`` between Gaussians:
         ``(tr(S_m^-1 S_k) + tr(S_k^-1 S_m) - 2d + dmu^T (S_k^-1 + S_m^-1) dmu) / 2``."""
@@ -498,6 +532,17 @@ class NormalInverseWishart(ConjugateFamily):
         quad = (np.einsum("kma,kab,kmb->km", dmu, inv, dmu)
                 + np.einsum("kma,mab,kmb->km", dmu, inv, dmu))
         return 0.5 * (tr + tr.T - 2 * d + quad)
+
+
+def _mean_text(means, k: int) -> str:
+    """Cluster ``k``'s mean as ``(x, y, …)``, its first :data:`MAX_TABLE_COORDS` coordinates
+    to three significant digits ("—" where there is none)."""
+    try:
+        mean = np.asarray(means[k], dtype=float).ravel()
+    except (IndexError, TypeError, ValueError):
+        return "—"
+    coords = ", ".join(f"{v:.3g}" for v in mean[:MAX_TABLE_COORDS])
+    return f"({coords}{', …' if mean.size > MAX_TABLE_COORDS else ''})"
 
 
 def _count_tables(kappa0, nu0, d, n_max):

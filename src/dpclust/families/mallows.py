@@ -40,10 +40,21 @@ from numba import njit
 from scipy import integrate
 
 from . import _mallows_kernels as _k
-from .base import ConjugateFamily
+from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
+                   HyperParameter, positive_float, register_family, rounded)
 
 #: the exact (permutation-summing) marginal likelihood is offered up to this many items
 MAX_EXACT_ITEMS = 8
+#: items of a cluster's central ranking that the run summary lists, best first
+N_TOP_ITEMS = 10
+#: a cluster holding at least this share of the data is *large* in :func:`theta_by_rank`
+#: (Meilă & Chen 2010, section 8: 5%, which splits their data roughly equally)
+LARGE_CLUSTER_SHARE = 0.05
+#: when a cluster of rankings is flagged as near-uniform (see :func:`blocs`)
+NEAR_UNIFORM_RULE = ("its central ranking's first item is less than twice as likely to come "
+                     "first as a uniformly random item: 1 / psi_{n-1}(theta_1) < 2 / n")
+#: items of each central ranking, and ranks of theta, that the report's cluster table shows
+TABLE_ITEMS, TABLE_THETAS = 5, 3
 
 
 class MallowsParams(NamedTuple):
@@ -149,6 +160,7 @@ def beta_approximation_log_integral(a, b) -> float:
 
 
 # ------------------------------------------------------------------------ family
+@register_family
 class GeneralizedMallows(ConjugateFamily):
     """Generalized Mallows (GM^s) components for top-t rankings with the conjugate prior.
 
@@ -177,6 +189,18 @@ class GeneralizedMallows(ConjugateFamily):
     """
 
     name = "mallows"
+    describes = "rankings (Generalized Mallows, Meila & Chen 2010)"
+    data_kind = "rankings"
+    noun = "ranking"
+    option_group = "rankings (--family mallows)"
+    hyperparameters = (
+        HyperParameter("nu", positive_float, default=1.0, metavar="NU",
+                       help="prior strength of each cluster's dispersions theta_j (a "
+                            "pseudo-count; default: 1.0)"),
+        HyperParameter("r", positive_float, default=1.0, metavar="R",
+                       help="prior rate of each theta_j: larger favours smaller theta_j, "
+                            "that is more dispersed clusters (default: 1.0)"),
+    )
     #: the cluster posterior has no closed-form marginal: instantiated samplers only
     collapsible = False
     #: the sampler ``sampler="auto"`` picks for this family
@@ -460,10 +484,163 @@ class GeneralizedMallows(ConjugateFamily):
             "GeneralizedMallows clusters are summarised by their sampled central rankings and "
             "theta (DPMixture.cluster_params_), not by posterior means")
 
+    # ------------------------------------------------------- describing itself
+    def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
+        """The first :data:`N_TOP_ITEMS` items of each cluster's central ranking by name
+        (``top_items``) and its dispersions ``theta`` (n_clusters, n_ranks)."""
+        if "central_rankings" not in params:
+            return super().describe_clusters(params, feature_names=feature_names)
+        order = np.asarray(params["central_rankings"], dtype=np.int64)[:, :N_TOP_ITEMS]
+        return ClusterSummary({
+            "top_items": [[self.item_name(i) for i in row] for row in order.tolist()],
+            "theta": [rounded(row) for row in np.asarray(params["theta"])]})
+
+    def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict:
+        """The sampler's exactness, how the rankings split into clusters (the paper's
+        Figure 10) and theta_j by rank, averaged over the clusters weighted by their sizes
+        (Figure 11), also over the large and the small clusters apart; and the
+        :func:`blocs`."""
+        theta = np.asarray(params["theta"], dtype=np.float64)
+        n = int(sizes.sum())
+        by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
+        exact = sampler == "slice-gibbs"
+        return {
+            "n_items": int(self.n_items_),
+            "ranks_with_theta": int(self.max_length_),
+            "posterior": ("exact MCMC (Slice-Gibbs with the Metropolis-Hastings sigma step)"
+                          if exact else
+                          "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
+                          "approximation; its draws are not from the posterior)"),
+            "exact": exact,
+            "substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
+            "singletons": int(np.sum(sizes == 1)),
+            "largest_share": float(f"{sizes.max() / n:.4g}") if n else None,
+            "large_cluster_share": LARGE_CLUSTER_SHARE,
+            "theta_by_rank": rounded(by_rank["all"]),
+            "theta_by_rank_large": rounded(by_rank["large"]),
+            "theta_by_rank_small": rounded(by_rank["small"]),
+            "blocs": blocs(self, params, sizes),
+            "near_uniform_rule": NEAR_UNIFORM_RULE,
+        }
+
+    @classmethod
+    def cluster_table(cls, block: dict) -> ClusterTable:
+        """The first :data:`TABLE_ITEMS` items of each central ranking and theta at the
+        first :data:`TABLE_THETAS` ranks."""
+        top_items, theta = block.get("top_items"), block.get("theta")
+        columns = []
+        if top_items is not None:
+            def ranking(k):
+                items = list(top_items[k]) if k < len(top_items) else []
+                shown = " › ".join(str(v) for v in items[:TABLE_ITEMS])
+                return shown + " › …" if len(items) > TABLE_ITEMS else shown
+
+            columns.append(ClusterColumn("central ranking (first items)", ranking))
+        n_thetas = 0
+        if theta is not None:
+            n_thetas = min(TABLE_THETAS, max((len(t) for t in theta), default=0))
+        for j in range(n_thetas):
+            def cell(k, j=j):
+                t = theta_at(theta, k, j)
+                return "—" if t is None else f"{t:.2f}"
+
+            columns.append(ClusterColumn(f"θ<sub>{j + 1}</sub>", cell, "num"))
+        note = ""
+        if top_items is not None:
+            note = (f" Each central ranking shows its first {TABLE_ITEMS} items, best "
+                    "first; θ<sub>j</sub> is the cluster's dispersion at rank j (larger: its "
+                    "rankings agree more there).")
+        return ClusterTable(tuple(columns), note)
+
     def kernel(self, X):
         raise TypeError(
             "GeneralizedMallows has no collapsed form (its cluster marginal sums over all "
             "central rankings): use sampler='slice-gibbs' or sampler='beta-gibbs'")
+
+
+# ------------------------------------------------------------- describing fits
+def theta_by_rank(theta, sizes, *, large_share: float = LARGE_CLUSTER_SHARE) -> dict:
+    """Average of each rank's dispersion ``theta_j`` over the clusters, weighted by size.
+
+    Parameters
+    ----------
+    theta : array-like of shape (n_clusters, n_ranks)
+        ``theta[k, j]``: the dispersion of cluster ``k`` at rank ``j + 1`` (larger: the
+        cluster's rankings agree more on their item at that rank).
+    sizes : array-like of shape (n_clusters,)
+        Number of rankings in each cluster (the weights; empty clusters count for nothing).
+    large_share : float, default=LARGE_CLUSTER_SHARE
+        Clusters holding at least this share of all rankings are *large*, the others
+        *small*.
+
+    Returns
+    -------
+    averages : dict of str to ndarray of shape (n_ranks,) or None
+        ``"all"``, ``"large"`` and ``"small"``: the weighted averages over all clusters, the
+        large ones and the small ones (None when there are no such clusters).
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree or no cluster holds a ranking.
+
+    References
+    ----------
+    Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models.
+    UAI, section 8 and Figure 11.
+    """
+    theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
+    sizes = np.asarray(sizes, dtype=np.float64).ravel()
+    if theta.ndim != 2 or theta.shape[0] != sizes.shape[0]:
+        raise ValueError(f"theta must have shape (n_clusters, n_ranks) with one row per size; "
+                         f"got theta {theta.shape} and {sizes.shape[0]} sizes")
+    total = sizes.sum()
+    if not total > 0:
+        raise ValueError("no cluster holds a ranking")
+    large = sizes >= large_share * total
+
+    def average(mask):
+        weights = np.where(mask, sizes, 0.0)
+        if not weights.sum() > 0:
+            return None
+        return weights @ theta / weights.sum()
+
+    return {"all": average(np.ones_like(large)), "large": average(large),
+            "small": average(~large)}
+
+
+def blocs(family: GeneralizedMallows, params: dict, sizes: np.ndarray) -> list:
+    """The clusters holding at least 1 % of the rankings, largest first: share, central
+    ranking (item names, best first), theta_1, the probability that a ranking of the cluster
+    puts the central first item first (``1 / psi_{n-1}(theta_1)``, against ``1 / n`` for a
+    uniform pick) and whether the cluster is near-uniform (:data:`NEAR_UNIFORM_RULE`: there
+    the central ranking says little about the cluster's rankings)."""
+    n = int(sizes.sum())
+    n_items = int(family.n_items_)
+    order = np.asarray(params["central_rankings"], dtype=np.int64)
+    theta = np.asarray(params["theta"], dtype=np.float64)
+    out = []
+    for k in np.lexsort((np.arange(len(sizes)), -sizes)):
+        if n == 0 or sizes[k] < 0.01 * n:
+            break
+        theta1 = float(theta[k, 0]) if theta.shape[1] else 0.0
+        p_top = float(np.exp(-log_psi(theta1, n_items - 1)))
+        out.append({"cluster": int(k), "rankings": int(sizes[k]),
+                    "share": float(f"{sizes[k] / n:.4g}"),
+                    "central_ranking": [family.item_name(int(i)) for i in order[k]],
+                    "theta_1": float(f"{theta1:.4g}"),
+                    "top_item_probability": float(f"{p_top:.4g}"),
+                    "near_uniform": bool(p_top < 2.0 / n_items)})
+    return out
+
+
+def theta_at(theta, k: int, j: int) -> float | None:
+    """``theta[k][j]`` as a float, or None where there is none (ranks past the longest
+    ranking have no theta)."""
+    try:
+        return float(theta[k][j])
+    except (IndexError, TypeError, ValueError):
+        return None
 
 
 # -------------------------------------------------------------------- helpers

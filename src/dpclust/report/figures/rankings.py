@@ -9,67 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from ...families.mallows import LARGE_CLUSTER_SHARE, theta_by_rank
 from ...utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
 from .colours import CLUSTER_PALETTE, LINE_COLOUR, colours_by_size
 from .common import as_labels, clusters_by_size
 
 __all__ = ["LARGE_CLUSTER_SHARE", "plot_cluster_size_distribution", "plot_theta_by_rank",
            "theta_by_rank"]
-
-LARGE_CLUSTER_SHARE = 0.05
-"""A cluster holding at least this share of the data is *large* in :func:`theta_by_rank`
-(Meilă & Chen 2010, section 8: 5%, which splits their data roughly equally)."""
-
-
-def theta_by_rank(theta: Any, sizes: Any, *, large_share: float = LARGE_CLUSTER_SHARE) -> dict:
-    """Average of each rank's dispersion ``theta_j`` over the clusters, weighted by size.
-
-    Parameters
-    ----------
-    theta : array-like of shape (n_clusters, n_ranks)
-        ``theta[k, j]``: the dispersion of cluster ``k`` at rank ``j + 1`` (larger: the
-        cluster's rankings agree more on their item at that rank).
-    sizes : array-like of shape (n_clusters,)
-        Number of rankings in each cluster (the weights; empty clusters count for nothing).
-    large_share : float, default=LARGE_CLUSTER_SHARE
-        Clusters holding at least this share of all rankings are *large*, the others
-        *small*.
-
-    Returns
-    -------
-    averages : dict of str to ndarray of shape (n_ranks,) or None
-        ``"all"``, ``"large"`` and ``"small"``: the weighted averages over all clusters, the
-        large ones and the small ones (None when there are no such clusters).
-
-    Raises
-    ------
-    ValueError
-        If the shapes disagree or no cluster holds a ranking.
-
-    References
-    ----------
-    Meilă, M. & Chen, H. (2010). Dirichlet process mixtures of generalized Mallows models.
-    UAI, section 8 and Figure 11.
-    """
-    theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
-    sizes = np.asarray(sizes, dtype=np.float64).ravel()
-    if theta.ndim != 2 or theta.shape[0] != sizes.shape[0]:
-        raise ValueError(f"theta must have shape (n_clusters, n_ranks) with one row per size; "
-                         f"got theta {theta.shape} and {sizes.shape[0]} sizes")
-    total = sizes.sum()
-    if not total > 0:
-        raise ValueError("no cluster holds a ranking")
-    large = sizes >= large_share * total
-
-    def average(mask):
-        weights = np.where(mask, sizes, 0.0)
-        if not weights.sum() > 0:
-            return None
-        return weights @ theta / weights.sum()
-
-    return {"all": average(np.ones_like(large)), "large": average(large),
-            "small": average(~large)}
-
 
 def plot_cluster_size_distribution(labels: Any, path: str | Path, *,
                                    shares: Sequence[float] = (0.01, 0.001),

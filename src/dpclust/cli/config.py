@@ -1,0 +1,441 @@
+"""What defines a run of ``dpclust fit``: :class:`RunConfig` (what ``run.json`` stores), the
+command line's argument types, and the checks that turn parsed arguments into a config."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from ..families import FAMILIES
+
+PROG = "dpclust"
+RUN_FILE = "run.json"
+CHECKPOINT_FILE = "checkpoint.npz"
+#: the fitted model that ``dpclust predict`` and ``dpclust score`` read (DPMixture.save)
+MODEL_FILE = "model.npz"
+#: the posterior co-clustering figure needs an n_samples x n_samples matrix: only up to this n
+MAX_SIMILARITY_SAMPLES = 2000
+_RUN_FORMAT = 1
+_EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
+_DEMO = "demo"
+_DUBLIN_WEST = "dublin-west"
+#: the random stream of ``--subsample`` among those of ``--seed``
+_SUBSAMPLE_STREAM = 7
+#: bundled data sets (``--dataset NAME``): their family, what the summary calls them and
+#: their loader in :mod:`dpclust.datasets`
+DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
+                           "load_dublin_west")}
+#: the data a run clusters without DATA, by the kind of data its family reads (default: the
+#: bundled demo)
+_DEMO_DATA = {"rankings": _DUBLIN_WEST}
+#: options that say how to read one kind of data (``ConjugateFamily.data_kind``): (option,
+#: its destination)
+_DATA_KIND_OPTIONS = {"counts": (("--vocab", "vocab"),),
+                      "rankings": (("--missing", "missing"), ("--index-base", "index_base"),
+                                   ("--items", "items"))}
+#: a wide data file: the summary lists this many column names
+MAX_LISTED_COLUMNS = 50
+_PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
+
+
+class UsageError(ValueError):
+    """A bad combination of options, found after parsing; reported like an argparse error."""
+
+
+class _Interrupt(KeyboardInterrupt):
+    """Raised by the hidden ``--stop-after`` option: an interruption at a known iteration."""
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run: what ``run.json`` stores and ``resume`` reads back.
+
+    ``data`` is an absolute path, ``"demo"`` for the bundled demo data, or the name of a
+    bundled data set (:data:`DATASETS`); ``columns``, ``truth`` and ``positions`` are column
+    names (str) or 0-based indices (int) of a table.  ``model`` is ``"dp"`` or ``"ddcrp"``;
+    ``decay``, ``positions``, ``distances`` (an absolute path) and ``sequential`` belong to
+    the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose ``init_clusters`` and ``init`` are
+    None.  ``missing``, ``index_base`` and ``items`` (an absolute path) say how to read a
+    rankings table.  ``hyperparameters`` holds ``(name, value)`` for the family's
+    hyperparameters given on the command line (the others take the family's defaults);
+    ``run.json`` lists every registered family's hyperparameters by name (null: not given).
+    """
+
+    data: str = _DEMO
+    model: str = "dp"
+    family: str = "gaussian"
+    sampler: str = "auto"
+    alpha: str = "1.0"
+    n_iter: int = 200
+    burn_in: int = 100
+    thin: int = 1
+    seed: int = 0
+    init_clusters: int | None = 10
+    init: str | None = "auto"
+    columns: tuple | None = None
+    truth: str | int | None = None
+    vocab: str | None = None
+    point_estimate: str = "vi"
+    store_labels: bool = False
+    checkpoint_every: int | None = None
+    plots: bool = True
+    decay: str | None = None
+    positions: str | int | None = None
+    distances: str | None = None
+    sequential: bool = False
+    missing: tuple | None = None
+    index_base: int | None = None
+    items: str | None = None
+    sep: str | None = None
+    decimal: str | None = None
+    hyperparameters: tuple = ()
+    scheduler: str | None = None
+    workers: int | None = None
+    partitions: int | None = None
+    chains: int = 1
+    jobs: int | None = None
+    until_converged: bool = False
+    max_iters: int | None = None
+    burn_in_given: bool = True
+    subsample: int | None = None
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the run's chain runs on a Dask cluster."""
+        return bool(self.scheduler or self.workers)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for key in ("columns", "missing"):
+            d[key] = None if getattr(self, key) is None else list(getattr(self, key))
+        given = dict(d.pop("hyperparameters"))
+        for name in _hyperparameter_owners():
+            d[name] = given.get(name)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> RunConfig:
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in d.items() if k in known}
+        for key in ("columns", "missing"):
+            if kwargs.get(key) is not None:
+                kwargs[key] = tuple(kwargs[key])
+        kwargs["hyperparameters"] = tuple((name, d[name]) for name in _hyperparameter_owners()
+                                          if d.get(name) is not None)
+        return cls(**kwargs)
+
+
+def _hyperparameter_owners() -> dict:
+    """Every registered family's hyperparameter names, each with the names of the families
+    that have it, in the order of registration."""
+    owners = {}
+    for name, family in FAMILIES.items():
+        for hp in family.hyperparameters:
+            owners.setdefault(hp.name, []).append(name)
+    return owners
+
+
+def _families_reading(kind: str) -> str:
+    """The families that read ``kind`` data, for messages: ``"mallows"``, ``"a or b"``."""
+    return " or ".join(name for name, family in FAMILIES.items() if family.data_kind == kind)
+
+
+# --------------------------------------------------------------------------------------------
+# argument types (argparse turns their ArgumentTypeError into a one-line usage error)
+
+
+def parse_alpha(text: str):
+    """Parse ``--alpha``: ``"1.5"`` -> 1.5; ``"gamma:SHAPE,RATE"`` -> :class:`~dpclust.GammaPrior`.
+
+    A :class:`~dpclust.GammaPrior` makes the estimator resample alpha (Escobar & West 1995).
+    """
+    from ..samplers import GammaPrior
+
+    s = text.strip()
+    m = re.fullmatch(r"gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)", s, flags=re.IGNORECASE)
+    if m:
+        try:
+            shape, rate = float(m.group(1)), float(m.group(2))
+        except ValueError:
+            shape = rate = math.nan
+        if not (math.isfinite(shape) and math.isfinite(rate) and shape > 0 and rate > 0):
+            raise argparse.ArgumentTypeError(
+                f"in {text!r} the Gamma shape and rate must be positive numbers")
+        return GammaPrior(shape, rate)
+    try:
+        value = float(s)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number or gamma:SHAPE,RATE (e.g. 1.0 or gamma:1,1), got {text!r}")
+    return value
+
+
+def _alpha_type(text: str) -> str:
+    parse_alpha(text)  # validate now; keep the text, which run.json and the summary show
+    return text.strip()
+
+
+def _int_type(minimum: int):
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+    convert.__name__ = f"integer >= {minimum}"
+    return convert
+
+
+def _option_type(convert):
+    """A family's :attr:`~dpclust.families.HyperParameter.type` as an argparse type: its
+    ``ValueError`` becomes the one-line usage error."""
+    def parse(text: str):
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def _column_token(token: str):
+    """A column given on the command line: an int (0-based index) if it looks like one."""
+    token = token.strip()
+    return int(token) if re.fullmatch(r"-?\d+", token) else token
+
+
+def _columns_type(text: str) -> tuple:
+    tokens = [t for t in text.split(",")]
+    if not tokens or any(not t.strip() for t in tokens):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated column names or 0-based indices, got {text!r}")
+    return tuple(_column_token(t) for t in tokens)
+
+
+def _truth_type(text: str):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a column name or 0-based index")
+    return _column_token(text)
+
+
+def _missing_type(text: str) -> tuple:
+    """``--missing``: comma-separated cells that mark an unranked position (``0,NA``)."""
+    return tuple(t.strip() for t in text.split(","))
+
+
+def _decay_type(text: str) -> str:
+    from ..ddcrp.decay import parse_decay
+
+    try:
+        parse_decay(text)  # validate now; keep the text, which run.json and the summary show
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("unknown decay"):
+            message += (" (expected constant, window:A, exponential:A or logistic:A[:SLOPE], "
+                        "e.g. logistic:14)")
+        raise argparse.ArgumentTypeError(message) from None
+    return text.strip().lower()
+
+
+# --------------------------------------------------------------------------------------------
+# fit and resume
+
+
+def _config_from_args(args) -> RunConfig:
+    n_iter = args.iters
+    burn_in = n_iter // 2 if args.burn_in is None else args.burn_in
+    if burn_in >= n_iter:
+        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({n_iter}): "
+                         "otherwise no draws are kept")
+    family = args.family
+    if args.dataset is not None:
+        if args.data is not None:
+            raise UsageError(f"give DATA or --dataset {args.dataset}, not both")
+        family = family or DATASETS[args.dataset][0]
+        if family != DATASETS[args.dataset][0]:
+            raise UsageError(f"--dataset {args.dataset} holds rankings: use it with --family "
+                             f"{DATASETS[args.dataset][0]}")
+    family = family or "gaussian"
+    if args.data is None and (args.columns is not None or args.truth is not None
+                              or args.positions is not None):
+        raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
+                         "the demo data has none to select")
+    _check_family_options(args, family, rankings=False)
+    if args.data is not None:
+        data = str(Path(args.data).absolute())
+    else:  # the rankings' demo: the Dublin West ballots
+        data = args.dataset or _DEMO_DATA.get(FAMILIES[family].data_kind, _DEMO)
+    vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
+    given = tuple((hp.name, getattr(args, hp.name)) for hp in FAMILIES[family].hyperparameters
+                  if getattr(args, hp.name) is not None)
+    config = RunConfig(
+        data=data, family=family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
+        thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
+        hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
+        store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
+        plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
+        until_converged=args.until_converged, max_iters=args.max_iters,
+        burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal,
+        subsample=args.subsample)
+    if (args.sep or args.decimal) and args.data is None:
+        raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
+                         "file; the bundled data need none")
+    if args.max_iters is not None and not args.until_converged:
+        raise UsageError("--max-iters applies only with --until-converged")
+    if args.max_iters is not None and args.max_iters < n_iter:
+        raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({n_iter})")
+    config = _rankings_config(config, args)
+    if args.model == "dp":
+        ddcrp_only = (("--decay", args.decay), ("--positions", args.positions),
+                      ("--distances", args.distances), ("--sequential", args.sequential or None))
+        for opt, value in ddcrp_only:
+            if value is not None:
+                raise UsageError(f"{opt} applies only to --model ddcrp")
+        config = replace(config, sampler=args.sampler or "auto",
+                         init_clusters=10 if args.init_clusters is None else args.init_clusters,
+                         init=args.init or "auto")
+        return _dask_config(config, args)
+    if args.scheduler or args.workers or args.partitions:
+        raise UsageError("--scheduler, --workers and --partitions run the sub-cluster sampler "
+                         "of --model dp")
+    return _ddcrp_config(config, args)
+
+
+def _check_family_options(args, family: str, *, rankings: bool) -> None:
+    """Refuse the hyperparameters of other families and the options that read another kind
+    of data than ``family``'s: those of the families of rankings (``rankings=True``, checked
+    after the data file's kind) or of the others."""
+    def now(kind):
+        return (kind == "rankings") == rankings
+
+    for name, owners in _hyperparameter_owners().items():
+        if (family not in owners and getattr(args, name) is not None
+                and now(FAMILIES[owners[0]].data_kind)):
+            hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
+            raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners)}")
+    for kind, options in _DATA_KIND_OPTIONS.items():
+        if not now(kind) or kind == FAMILIES[family].data_kind:
+            continue
+        for opt, dest in options:
+            if getattr(args, dest) is not None:
+                raise UsageError(f"{opt} applies only to --family {_families_reading(kind)}")
+
+
+def _dask_config(config: RunConfig, args) -> RunConfig:
+    """Check ``--scheduler``/``--workers``/``--partitions``."""
+    if args.scheduler and args.workers:
+        raise UsageError("give --scheduler ADDRESS (an existing cluster) or --workers N (a "
+                         "local one), not both")
+    if not (args.scheduler or args.workers or args.partitions):
+        return config
+    if not getattr(FAMILIES[config.family], "collapsible", True):
+        raise UsageError(f"--family {config.family} runs in-process only (no --scheduler, "
+                         "--workers or --partitions)")
+    if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
+        raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
+                         f"sampler, not --sampler {config.sampler}")
+    init = config.init
+    if (args.scheduler or args.workers) and init == "kmeans":
+        raise UsageError("--init kmeans runs in-process only; on a Dask cluster the chain "
+                         "starts from random clusters")
+    return replace(config, sampler="subcluster" if config.sampler == "auto" else config.sampler,
+                   scheduler=args.scheduler, workers=args.workers, partitions=args.partitions)
+
+
+def _rankings_config(config: RunConfig, args) -> RunConfig:
+    """Check the options of a family of rankings (``ConjugateFamily.data_kind ==
+    "rankings"``: ``--family mallows``), and that no other family got rankings."""
+    from ..samplers import INSTANTIATED
+
+    if FAMILIES[config.family].data_kind != "rankings":
+        if config.data not in DATASETS and config.data != _DEMO and _is_preflib(config.data):
+            raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
+                             f"--family {_families_reading('rankings')} (this run asked for "
+                             f"--family {config.family})")
+        _check_family_options(args, config.family, rankings=True)
+        if args.sampler in INSTANTIATED:
+            raise UsageError(f"--sampler {args.sampler} fits --family "
+                             f"{_families_reading('rankings')} (rankings) only")
+        return config
+    _check_family_options(args, config.family, rankings=True)
+    if args.model == "ddcrp":
+        collapsed = " or ".join(name for name, family in FAMILIES.items()
+                                if getattr(family, "collapsible", True))
+        raise UsageError(f"--model ddcrp needs a family with a collapsed form ({collapsed}), "
+                         f"not --family {config.family}")
+    if args.columns is not None or args.truth is not None:
+        raise UsageError("--columns and --truth select columns of a table of numbers; a "
+                         "rankings file is read whole, one ranking a row")
+    if args.sampler not in (None, "auto", *INSTANTIATED):
+        raise UsageError(f"--family {config.family} is fitted with --sampler slice-gibbs "
+                         f"(exact) or beta-gibbs (approximate), not {args.sampler}")
+    if args.init == "kmeans":
+        raise UsageError(f"--init kmeans needs numeric features; --family {config.family} "
+                         "starts from random clusters (--init random)")
+    csv_only = [opt for opt, dest in _DATA_KIND_OPTIONS["rankings"]
+                if getattr(args, dest) is not None]
+    if csv_only and config.data in DATASETS:
+        raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; the bundled "
+                         f"data set {config.data} needs none")
+    if args.decimal is not None:
+        raise UsageError("--decimal applies to tables of numbers; a rankings file holds item "
+                         "names or ids")
+    if args.sep is not None and _is_preflib(config.data):
+        raise UsageError("--sep tells how to read a CSV file; a PrefLib file has its own "
+                         "layout")
+    if csv_only and _is_preflib(config.data):
+        raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; a PrefLib "
+                         "file numbers and names its own alternatives")
+    items = None if args.items is None else str(Path(args.items).absolute())
+    return replace(config, missing=args.missing, index_base=args.index_base, items=items)
+
+
+def _is_preflib(path: str) -> bool:
+    """Whether ``path`` is read by :func:`~dpclust.rankings.read_preflib` (by its suffix)."""
+    return _preflib_suffix(path) in _PREFLIB_SUFFIXES
+
+
+def _preflib_suffix(path: str) -> str:
+    """The suffix of ``path`` without a ``.gz``: ``votes.soi.gz`` -> ``.soi``."""
+    return Path(Path(path).name.lower().removesuffix(".gz")).suffix
+
+
+def _ddcrp_config(config: RunConfig, args) -> RunConfig:
+    """The run of ``--model ddcrp``: check its options and fill them in."""
+    from ..ddcrp.decay import parse_decay
+
+    for opt, value in (("--sampler", args.sampler), ("--init", args.init),
+                       ("--init-clusters", args.init_clusters)):
+        if value is not None:
+            raise UsageError(f"{opt} does not apply to --model ddcrp, which has its own "
+                             "sampler (customer-assignment Gibbs, Blei & Frazier 2010) and "
+                             "starts from a draw of the ddCRP prior")
+    decay = args.decay or "constant"
+    if args.positions is not None and args.distances is not None:
+        raise UsageError("give the distances between rows once: --positions COLUMN or "
+                         "--distances FILE, not both")
+    if (not parse_decay(decay).is_constant and args.positions is None
+            and args.distances is None):
+        raise UsageError(f"--decay {decay} needs distances between the rows: --positions "
+                         "COLUMN (a column of times or numbers) or --distances FILE (only "
+                         "the constant decay needs neither)")
+    distances = None if args.distances is None else str(Path(args.distances).absolute())
+    return replace(config, model="ddcrp", sampler="ddcrp", init_clusters=None, init=None,
+                   decay=decay, positions=args.positions, distances=distances,
+                   sequential=bool(args.sequential))
+
+
+#: where ``dpclust fit -`` keeps the table it read from standard input (in the run folder,
+#: so that ``dpclust resume`` finds it)
+STDIN_FILE = "stdin.csv"

@@ -1,0 +1,250 @@
+"""Loading the data of a run: the bundled demo or data set, a table of numbers or counts, or a
+file of rankings, with what the summary says about them (:class:`LoadedData`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..families import FAMILIES
+from ..utils.checks import DataError
+from .config import (DATASETS, MAX_LISTED_COLUMNS, RunConfig, _DEMO, _SUBSAMPLE_STREAM,
+                     _is_preflib, _preflib_suffix)
+
+@dataclass
+class LoadedData:
+    """Data ready for the estimator, with what the summary says about them.
+
+    ``positions`` (float64 or datetime64, shape (n_samples,)) and ``distances`` ((n, n),
+    dense or sparse) are the ddCRP's, when given.  ``X`` is a
+    :class:`~dpclust.rankings.Rankings` for a family of rankings (``family="mallows"``);
+    ``warnings`` are what the
+    loader warned about (shown on stderr and in the summary).
+    """
+
+    X: object
+    truth: np.ndarray | None
+    info: dict
+    vocabulary: list | None = None
+    positions: np.ndarray | None = None
+    distances: object = None
+    warnings: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+def _load(config: RunConfig) -> LoadedData:
+    """Load the data of a run: the demo, a file, or a table with a truth column; then the
+    ``--subsample``, if any."""
+    kind = FAMILIES[config.family].data_kind
+    data = _load_rankings(config) if kind == "rankings" else _load_table(config, kind)
+    return _subsampled(config, data, kind)
+
+
+def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
+    """``--subsample N``: N rows drawn without replacement from their own random stream of
+    ``--seed`` (so a resumed run draws the same ones), kept in the data's order, with the
+    truth, positions and distances that go with them."""
+    if config.subsample is None:
+        return data
+    n_all = int(data.info["n_samples"])
+    if config.subsample >= n_all:
+        data.warnings.append(f"--subsample {config.subsample} is not fewer than the "
+                             f"{n_all:,} rows of the data: all of them are fitted")
+        return data
+    rng = np.random.default_rng([config.seed, _SUBSAMPLE_STREAM])
+    keep = np.sort(rng.choice(n_all, config.subsample, replace=False))
+    data.X = data.X[keep]
+    for name in ("truth", "positions"):
+        if getattr(data, name) is not None:
+            setattr(data, name, np.asarray(getattr(data, name))[keep])
+    if data.distances is not None:
+        data.distances = data.distances[keep][:, keep]
+        if sp.issparse(data.distances):
+            data.info["distance_pairs"] = int(data.distances.nnz)
+    data.info["subsample"] = {"n": int(len(keep)), "of": n_all, "seed": int(config.seed)}
+    data.info["n_samples"] = int(len(keep))
+    if "n_nonzero" in data.info and sp.issparse(data.X):
+        data.info["n_nonzero"] = int(data.X.nnz)
+    if kind == "rankings":
+        data.info.update(_rankings_shape(data.X))
+    return data
+
+
+def _rankings_shape(X) -> dict:
+    """What the summary says of a set of rankings: how many, of how many items, how long."""
+    return {"n_samples": len(X), "n_items": int(X.n_items), "max_length": int(X.max_length),
+            "mean_length": float(f"{float(np.mean(X.lengths)):.4g}")}
+
+
+def _load_table(config: RunConfig, kind: str) -> LoadedData:
+    """The data of a run with points or documents (``kind`` ``"dense"`` or ``"counts"``): the
+    demo, a file, or a table with a truth column."""
+    if config.data == _DEMO:
+        from ..datasets import load_demo, make_documents
+
+        if kind == "counts":
+            X, y = make_documents(random_state=0)
+            generator = "make_documents(random_state=0)"
+        else:
+            X, y = load_demo()
+            generator = "load_demo()"
+        info = {"source": _DEMO, "format": generator}
+        data = LoadedData(X=X, truth=y, info=info)
+    else:
+        from ..io import as_labels, load_data, load_data_with_columns, parse_positions
+
+        special = {}
+        if config.truth is not None:
+            special["label"] = config.truth
+        if config.positions is not None:
+            special["positions"] = config.positions
+        values = {}
+        if special:
+            X, meta, values = load_data_with_columns(config.data, special, kind=kind,
+                                                     column=config.columns, sep=config.sep,
+                                                     decimal=config.decimal)
+        else:
+            column = None if config.columns is None else list(config.columns)
+            X, meta = load_data(config.data, kind=kind, column=column, sep=config.sep,
+                                decimal=config.decimal)
+        info = {"source": meta["path"], "format": meta["format"]}
+        if "dialect" in meta:
+            info.update(read_as=meta["dialect"], separator=meta["separator"],
+                        decimal=meta["decimal"])
+        if meta.get("column_names") is not None:
+            names = list(meta["column_names"])
+            info["columns"] = names[:MAX_LISTED_COLUMNS]
+            if len(names) > MAX_LISTED_COLUMNS:  # a wide file: the first ones, and a count
+                info["columns_not_listed"] = len(names) - MAX_LISTED_COLUMNS
+        truth = positions = None
+        if config.truth is not None:
+            info["truth_column"] = config.truth
+            truth = as_labels(values["label"])
+        if config.positions is not None:
+            positions = parse_positions(
+                values["positions"],
+                what=f"{meta['path']}: the positions column {config.positions!r}")
+            info.update(_positions_info(config, positions))
+        data = LoadedData(X=X, truth=truth, info=info, positions=positions)
+    if config.distances is not None:
+        from ..io import load_distances
+
+        data.distances = load_distances(config.distances, n=int(data.X.shape[0]))
+        data.info["distances"] = config.distances
+        if sp.issparse(data.distances):
+            data.info["distance_pairs"] = int(data.distances.nnz)
+    data.info["n_samples"] = int(data.X.shape[0])
+    data.info["n_features"] = int(data.X.shape[1])
+    if kind == "counts" and sp.issparse(data.X):
+        data.info["n_nonzero"] = int(data.X.nnz)
+    if config.vocab is not None:
+        from ..io import load_vocabulary
+
+        words = load_vocabulary(config.vocab)
+        if len(words) != data.info["n_features"]:
+            raise DataError(f"{config.vocab} has {len(words)} words, but the data have "
+                            f"{data.info['n_features']} columns (one per word)")
+        data.vocabulary = words
+        data.info["vocabulary"] = config.vocab
+    return data
+
+
+def _load_rankings(config: RunConfig) -> LoadedData:
+    """Load the rankings of a family of rankings (``--family mallows``): a bundled data set, a CSV table of rankings
+    (:func:`~dpclust.rankings.read_rankings_csv`) or a PrefLib file
+    (:func:`~dpclust.rankings.read_preflib`).
+
+    Items without names are named as the file numbers them (from ``--index-base`` in a CSV
+    file, from 1 in a PrefLib file), so that the summary and the report speak of the items
+    as the file does.
+    """
+    import warnings
+
+    from ..io import read_preflib, read_rankings_csv
+    from ..rankings import Rankings
+
+    messages = []
+    if config.data in DATASETS:
+        from .. import datasets
+
+        _, description, loader = DATASETS[config.data]
+        X = getattr(datasets, loader)()
+        info = {"source": config.data, "format": f"{loader}()", "dataset": description}
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            if _is_preflib(config.data):
+                X = read_preflib(config.data)
+                first_id = 1
+                fmt = f"PrefLib {_preflib_suffix(config.data)}"
+            else:
+                from ..io import load_item_names
+
+                items = None if config.items is None else load_item_names(config.items)
+                first_id = config.index_base
+                kwargs = {} if config.missing is None else {"missing": config.missing}
+                try:
+                    X = read_rankings_csv(config.data, items=items, index_base=first_id,
+                                          sep=config.sep, **kwargs)
+                except DataError as exc:
+                    raise DataError(_option_names(str(exc))) from None
+                fmt = "rankings table"
+                if first_id is None and items is None and X.items is not None and all(
+                        name.isdigit() for name in X.items):
+                    # ids, their base inferred (0 when some ranking uses 0, else 1)
+                    fmt += f" (item ids from {X.items[0]}, inferred: --index-base sets it)"
+                first_id = first_id or 0
+        messages = [_option_names(str(w.message)) for w in caught
+                    if issubclass(w.category, UserWarning)]
+        if X.items is None:
+            fmt += f" (item ids from {first_id})"
+            X = Rankings._from_valid(X.orders, X.lengths, X.n_items,
+                                     tuple(str(first_id + j) for j in range(X.n_items)))
+        info = {"source": config.data, "format": fmt}
+        if config.items is not None:
+            info["items"] = config.items
+        if config.missing is not None:
+            info["missing"] = list(config.missing)
+    info.update(_rankings_shape(X))
+    return LoadedData(X=X, truth=None, info=info, warnings=messages)
+
+
+def _option_names(message: str) -> str:
+    """A rankings loader's hint in terms of the command line: ``missing=('0',)`` becomes
+    ``--missing 0``, ``index_base=1`` ``--index-base 1`` and ``items=`` ``--items FILE``."""
+    message = re.sub(r"missing=\('((?:[^'\\]|\\.)*)',\)", r"--missing \1", message)
+    message = re.sub(r"index_base=(\d+)", r"--index-base \1", message)
+    message = message.replace("index_base= ", "--index-base ")
+    return re.sub(r"\bpass items=", "pass --items FILE", message)
+
+
+def _positions_info(config: RunConfig, positions: np.ndarray) -> dict:
+    """What the summary says about the positions; checks their order for ``--sequential``."""
+    dates = positions.dtype.kind == "M"
+    info = {"positions_column": config.positions,
+            "positions": "dates and times (distances in days)" if dates else "numbers",
+            "positions_range": [_position_text(positions.min()),
+                                _position_text(positions.max())]}
+    if config.sequential:
+        back = np.flatnonzero(positions[1:] < positions[:-1])
+        if back.size:
+            i = int(back[0]) + 1
+            raise DataError(
+                f"--sequential links each row only to itself or to earlier rows, so the "
+                f"positions column {config.positions!r} must be in non-decreasing order, but "
+                f"data row {i + 1} ({_position_text(positions[i])}) comes before data row "
+                f"{i} ({_position_text(positions[i - 1])}); sort the file by that column")
+    return info
+
+
+def _position_text(value):
+    """A position for JSON and messages: a float, or an ISO 8601 date and time."""
+    if isinstance(value, np.datetime64):
+        return str(value)
+    return float(value)

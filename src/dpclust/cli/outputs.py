@@ -1,0 +1,147 @@
+"""What a run writes into its ``--out`` folder: labels.csv, trace.csv, summary.json (strict
+JSON, one key a line), links.csv, the fitted model, the ArviZ trace and the report."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..estimators.summary import chains_of, run_summary
+from ..report.html import json_default
+from .config import MAX_SIMILARITY_SAMPLES, MODEL_FILE, RunConfig
+from .data import LoadedData
+
+
+# --------------------------------------------------------------------------------------------
+# outputs
+
+
+def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
+                   total_seconds: float, command_line, resume_command_line=None,
+                   resumed_from=None, alpha_sensitivity=None) -> dict:
+    """Write labels.csv, trace.csv, summary.json, the report (and label samples); return the
+    summary."""
+    from ..io import save_labels_csv
+
+    labels = np.asarray(model.labels_, dtype=np.int64)
+    trace = model.trace_
+    n_iter = int(model.n_iter_)
+    iteration = np.arange(n_iter)
+
+    save_labels_csv(out_dir / "labels.csv", labels,
+                    certainty=getattr(model, "certainty_", None))
+    if config.model == "dp":
+        model.save(out_dir / MODEL_FILE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.to_arviz().to_netcdf(str(out_dir / "trace.nc"))
+    if config.model == "ddcrp":
+        _write_links_csv(out_dir / "links.csv", model.links_)
+    _write_trace_csv(out_dir / "trace.csv", iteration, trace)
+    if config.store_labels and trace.labels is not None:
+        np.savez_compressed(out_dir / "label_samples.npz", labels=trace.labels,
+                            iterations=np.asarray(trace.kept))
+
+    summary = _summary(config, data, model, total_seconds=total_seconds,
+                       command_line=command_line, resume_command_line=resume_command_line,
+                       resumed_from=resumed_from, out_dir=out_dir)
+    if alpha_sensitivity:
+        summary["alpha_sensitivity"] = alpha_sensitivity
+    _write_json(out_dir / "summary.json", summary)
+
+    trace_dict = {"iteration": iteration, "log_joint": trace.log_joint,
+                  "log_likelihood": trace.log_likelihood,
+                  "n_clusters": trace.n_clusters, "alpha": trace.alpha, "seconds": trace.seconds,
+                  "kept": trace.kept, "n_large_clusters": trace.n_large_clusters}
+    if config.plots:
+        from ..report import write_report
+
+        similarity = None
+        if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES and not config.distributed:
+            similarity = model.posterior_similarity()  # kept draws stay on a Dask cluster
+        write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity,
+                     positions=data.positions)
+    else:
+        from ..report import render_html
+
+        (out_dir / "report.html").write_text(render_html(summary, {}, labels=labels),
+                                             encoding="utf-8")
+    return summary
+
+
+def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, command_line,
+             resume_command_line, resumed_from, out_dir) -> dict:
+    """The run summary (:func:`~dpclust.estimators.summary.run_summary`) with what only
+    the command line knows: the data's source, the options as given, the command lines."""
+    warnings = list(data.warnings)
+    if data.info["n_samples"] > MAX_SIMILARITY_SAMPLES and config.plots:
+        warnings.append(f"the posterior co-clustering figure is left out for more than "
+                        f"{MAX_SIMILARITY_SAMPLES:,} points")
+    dask = ({"scheduler": config.scheduler, "workers": config.workers}
+            if config.distributed else None)
+    return run_summary(
+        model, data=data.info, total_seconds=total_seconds, version=__version__,
+        truth=data.truth, warnings=warnings, feature_names=data.vocabulary, alpha=config.alpha,
+        command_line=command_line, resumed_from=resumed_from,
+        resume_command_line=resume_command_line, positions=config.positions,
+        distances=config.distances, dask=dask, out_dir=out_dir)
+
+
+def _write_links_csv(path: Path, links) -> None:
+    """``customer,link``: each row's link as 0-based row numbers (itself for a self link)."""
+    links = np.asarray(links, dtype=np.int64)
+    lines = ["customer,link"]
+    lines.extend(f"{i},{j}" for i, j in enumerate(links.tolist()))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_trace_csv(path: Path, iteration, trace) -> None:
+    several = trace.n_chains > 1
+    lines = [("chain," if several else "")
+             + "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"]
+    columns = [chains_of(getattr(trace, k))
+               for k in ("log_joint", "log_likelihood", "n_clusters", "alpha", "seconds")]
+    for c in range(columns[0].shape[0]):
+        lead = f"{c}," if several else ""
+        for it, lj, ll, k, a, s in zip(iteration.tolist(),
+                                       *(col[c].tolist() for col in columns)):
+            lines.append(f"{lead}{it},{lj!r},{ll!r},{int(k)},{a!r},{s:.6f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_json(path: Path, obj) -> None:
+    path.write_text(_dumps(strict_json(obj)) + "\n", encoding="utf-8")
+
+
+def strict_json(obj):
+    """``obj`` with NumPy arrays and scalars as plain lists and numbers and every NaN or
+    infinity as None (JSON's null), so that the file is strict JSON (RFC 8259)."""
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return strict_json(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _dumps(obj, depth: int = 0) -> str:
+    """JSON with one key a line, and lists of numbers (matrix rows) kept on one line."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(obj, dict) and obj:
+        items = ",\n".join(f"{inner}{json.dumps(str(k))}: {_dumps(v, depth + 1)}"
+                           for k, v in obj.items())
+        return "{\n" + items + "\n" + pad + "}"
+    if isinstance(obj, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in obj):
+        items = ",\n".join(inner + _dumps(v, depth + 1) for v in obj)
+        return "[\n" + items + "\n" + pad + "]"
+    return json.dumps(obj, default=json_default, allow_nan=False)

@@ -1,0 +1,348 @@
+"""The ``dpclust`` argument parser: subcommands ``fit``, ``resume``, ``predict`` and ``score``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+from ..families import FAMILIES
+from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type,
+                     _columns_type, _decay_type, _int_type, _missing_type, _option_type,
+                     _truth_type)
+
+
+# --------------------------------------------------------------------------------------------
+# the parser
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage errors as one line, ``dpclust: error: <message>``, exit status 2."""
+
+    def error(self, message):
+        self.exit(_EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
+_FIT_EPILOG = """\
+examples:
+  dpclust fit                                   # the bundled 2-D demo, report in dpclust_output/
+  dpclust fit points.csv --out run1 --iters 500 --seed 3
+  dpclust fit iris.csv --truth species --columns sepal_length,sepal_width
+  dpclust fit table.parquet --alpha gamma:1,1 --sampler explicit
+  dpclust fit docword.kos.txt --family multinomial --vocab vocab.kos.txt --concentration 0.1
+  dpclust fit big.npy --checkpoint-every 50 --out big_run   # if stopped: dpclust resume big_run
+  dpclust fit news.csv --model ddcrp --family multinomial --positions day --decay logistic:14 \
+      --sequential                              # distance dependent CRP over time (in days)
+  dpclust fit cites.npy --model ddcrp --distances hops.npz --decay window:3
+  dpclust fit --dataset dublin-west --iters 300 # Irish ballots: rankings of 9 candidates
+  dpclust fit ballots.csv --family mallows --missing 0 --index-base 1 --items names.txt
+  dpclust fit votes.soi --family mallows --sampler beta-gibbs   # PrefLib .soi/.toi/.soc/.toc
+
+data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
+--family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
+for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
+ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
+Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc (ArviZ), report.html
+(+ PNG figures), checkpoint.npz (--checkpoint-every), label_samples.npz (--store-labels),
+links.csv (ddcrp), cluster_params.npz (Gaussian data with more than 50 features).
+
+--model ddcrp: customers (rows) link to each other with weight f(distance) and to themselves
+with weight --alpha; the tables (clusters) are the linked groups (Blei & Frazier 2010).  The
+decay's width A is in the positions' units (days for dates); without --positions or
+--distances only the constant decay applies.
+"""
+
+_RESUME_EPILOG = """\
+examples:
+  dpclust fit data.csv --iters 2000 --checkpoint-every 100 --out run1   # interrupted ...
+  dpclust resume run1                  # ... continues from run1/checkpoint.npz
+  dpclust resume run1 --iters 4000     # extend a finished run to 4000 iterations in total
+  dpclust resume run1 --data new/place/data.csv   # the data file was moved
+
+The data are reloaded from the path recorded in DIR/run.json (or --data) and must be
+unchanged (checked by fingerprint).  The labels are exactly those an uninterrupted run with
+the same seed would give.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dpclust`` argument parser (subcommands ``fit`` and ``resume``)."""
+    parser = _ArgumentParser(
+        prog=PROG,
+        description="Bayesian nonparametric clustering: Dirichlet-process mixtures fitted by "
+                    "MCMC, where the data decide how many clusters there are.",
+        epilog="Run 'dpclust fit --help' or 'dpclust resume --help' for the options.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _add_fit(sub)
+    _add_resume(sub)
+    _add_predict(sub)
+    return parser
+
+
+def _add_fit(sub) -> None:
+    """``dpclust fit``: its options, group by group."""
+    fit = sub.add_parser(
+        "fit", help="cluster a data file (or the bundled demo) and write a report",
+        description="Fit a Dirichlet-process mixture by MCMC and write labels, a summary, the "
+                    "trace and an HTML report.",
+        epilog=_FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fit.add_argument("data", nargs="?", metavar="DATA",
+                     help="data file (CSV, .npy, Parquet; for counts also .npz or a docword "
+                          "file; for rankings a CSV table or a PrefLib file); - reads a CSV "
+                          "table from standard input (kept in the run folder as "
+                          f"{STDIN_FILE}); omit it to cluster the bundled demo data (for "
+                          "--family mallows: the Dublin West ballots)")
+    model = _add_model_args(fit)
+    _add_family_args(fit, model)
+    _add_ddcrp_args(fit)
+    _add_chain_args(fit)
+    _add_dask_args(fit)
+    _add_data_args(fit)
+    _add_output_args(fit)
+
+
+def _add_model_args(fit):
+    """The model: ``--model``, ``--family``, ``--sampler`` and ``--alpha``; returns the
+    group."""
+    from ..samplers import SAMPLERS
+
+    model = fit.add_argument_group("model")
+    model.add_argument("--model", choices=("dp", "ddcrp"), default="dp",
+                       help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
+                            "mixture, where nearby rows (in time, space or a given distance) "
+                            "tend to share a cluster (default: %(default)s)")
+    model.add_argument("--family", choices=sorted(FAMILIES), help=_family_help())
+    model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
+                       help="'auto': gibbs below 5,000 points or documents, subcluster "
+                            "from there on; "
+                            "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
+                            "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
+                            "Dirichlet approximation with 20 components; 'subcluster': the "
+                            "parallel sub-cluster sampler (Chang & Fisher 2013's restricted "
+                            "Gibbs with exact parallel split-merge moves; 'subcluster-exact' "
+                            "is the same); 'subcluster-approx': the paper's fast sub-cluster "
+                            "splits and merges (NOT exact, for comparisons); 'gibbs+sams': "
+                            "collapsed Gibbs with Dahl's "
+                            "merge-split moves; for --family mallows, 'slice-gibbs' (exact "
+                            "MCMC) or 'beta-gibbs' (approximate: the n -> infinity Beta "
+                            "approximation of Meila & Chen 2010) (default: auto, which is "
+                            "slice-gibbs for mallows; --model dp only)")
+    model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
+                       help="DP concentration (the ddCRP's self-link weight): a positive "
+                            "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
+                            "resample it (default: %(default)s)")
+    model.add_argument("--alpha-sensitivity", type=_alpha_type, nargs="+", metavar="A",
+                       help="after the fit, fit again (one chain, same settings) with each of "
+                            "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "
+                            "posterior number of clusters in the summary and report "
+                            "(--model dp only)")
+    return model
+
+
+def _family_help() -> str:
+    """``--family``'s help, from what each registered family says it describes."""
+    what = ", ".join(f"'{name}' for {family.describes}" for name, family in FAMILIES.items())
+    bundled = "; ".join(f"{family} with --dataset {name}"
+                        for name, (family, _, _) in DATASETS.items())
+    return f"component family: {what} (default: gaussian; {bundled})"
+
+
+def _add_family_args(fit, model) -> None:
+    """Every registered family's hyperparameters (``ConjugateFamily.hyperparameters``), in
+    the "model" group or in the family's own group (``option_group``), there followed by the
+    options that read the family's kind of data."""
+    groups, added = {}, set()
+    for family in FAMILIES.values():
+        group = model
+        if family.option_group is not None:
+            if family.option_group not in groups:
+                groups[family.option_group] = fit.add_argument_group(family.option_group)
+            group = groups[family.option_group]
+        for hp in family.hyperparameters:
+            if hp.name not in added:
+                added.add(hp.name)
+                group.add_argument(hp.option, dest=hp.name, type=_option_type(hp.type),
+                                   metavar=hp.metavar, help=hp.help)
+        reader = _DATA_KIND_ARGS.get(family.data_kind)
+        if reader is not None and family.data_kind not in added:
+            added.add(family.data_kind)
+            reader(group)
+
+
+def _add_rankings_reading(rankings) -> None:
+    """How to read a CSV file of rankings."""
+    rankings.add_argument("--missing", type=_missing_type, metavar="a,b,...",
+                          help="CSV cells that mark an unranked position besides empty "
+                               "cells, e.g. 0 or 0,NA; a ranking ends at its first one")
+    rankings.add_argument("--index-base", type=int, choices=(0, 1), metavar="{0,1}",
+                          help="the id of the first item in a CSV file of item ids: 0 or 1 "
+                               "(default: inferred, 0 if some ranking uses the id 0, else 1, "
+                               "and said in the summary)")
+    rankings.add_argument("--items", metavar="FILE",
+                          help="item names, one a line: for a CSV file of ids, id "
+                               "index-base + j is line j + 1; for a file of names, the names "
+                               "allowed (and items that no ranking lists)")
+
+
+#: options that read one kind of data, added beside the options of the family that reads it
+#: (``--vocab``, for counts, is among the data options)
+_DATA_KIND_ARGS = {"rankings": _add_rankings_reading}
+
+
+def _add_ddcrp_args(fit) -> None:
+    """The distance dependent CRP's decay and distances."""
+    ddcrp = fit.add_argument_group("distance dependent CRP (--model ddcrp)")
+    ddcrp.add_argument("--decay", type=_decay_type, metavar="SPEC",
+                       help="how link weights fall with distance: constant (every row alike), "
+                            "window:A (1 below distance A, else 0), exponential:A (exp(-d/A)) "
+                            "or logistic:A[:SLOPE] (a smooth window of width A); A in the "
+                            "positions' units, days for dates (default: constant)")
+    ddcrp.add_argument("--positions", type=_truth_type, metavar="COLUMN",
+                       help="column (name or 0-based index) of each row's position: numbers, "
+                            "or dates and times (ISO 8601, e.g. 2024-03-01 or "
+                            "2024-03-01T12:30; distances in days); left out of the features")
+    ddcrp.add_argument("--distances", metavar="FILE",
+                       help="distances between the rows instead of --positions: a dense .npy "
+                            "(n, n) matrix (inf: may not link) or a scipy sparse .npz matrix, "
+                            "whose stored pairs are the only ones that may link")
+    ddcrp.add_argument("--sequential", action="store_true",
+                       help="rows link only to themselves or to earlier rows (sort the file "
+                            "by time); with the constant decay this is the ordinary CRP")
+
+
+def _add_chain_args(fit) -> None:
+    """The chain: its length, seed, start, chains and checkpoints."""
+    chain = fit.add_argument_group("chain")
+    chain.add_argument("--iters", type=_int_type(1), default=200, metavar="N",
+                       help="MCMC iterations (sweeps over the data) (default: %(default)s)")
+    chain.add_argument("--burn-in", type=_int_type(0), metavar="B",
+                       help="iterations discarded before draws are kept (default: iters // 2)")
+    chain.add_argument("--thin", type=_int_type(1), default=1, metavar="T",
+                       help="keep every T-th draw after the burn-in (default: %(default)s)")
+    chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
+                       help="random seed; the same seed gives the same result (default: "
+                            "%(default)s)")
+    chain.add_argument("--init-clusters", type=_int_type(1), metavar="C",
+                       help="start from C clusters (default: 10; --model dp only)")
+    chain.add_argument("--init", choices=("auto", "random", "kmeans"),
+                       help="how the starting clusters are made: points at random, or k-means; "
+                            "auto: k-means for the sub-cluster sampler (default: auto; "
+                            "--model dp only)")
+    chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
+                       help="loss whose posterior expectation the reported partition "
+                            "minimises: variation of information or Binder (default: "
+                            "%(default)s)")
+    chain.add_argument("--chains", type=_int_type(1), default=1, metavar="C",
+                       help="independent chains, their kept draws pooled; R-hat compares "
+                            "them (one chain gets a split-R-hat verdict over its quarters, "
+                            "blind to modes it never visited) (default: %(default)s)")
+    chain.add_argument("--jobs", type=_int_type(1), metavar="J",
+                       help="processes for the chains (default: one per chain, at most one "
+                            "per core); the result does not depend on J")
+    chain.add_argument("--until-converged", action="store_true",
+                       help="after --iters, while the convergence rule fails, double the run "
+                            "(the burn-in stays half of it unless --burn-in is given), up to "
+                            "--max-iters; then say whether it converged")
+    chain.add_argument("--max-iters", type=_int_type(1), metavar="N",
+                       help="the longest run of --until-converged (default: 10 x --iters)")
+    chain.add_argument("--store-labels", action="store_true",
+                       help="also write every kept partition to label_samples.npz")
+    chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",
+                       help="write DIR/checkpoint.npz every K iterations (and at the end), so "
+                            "that 'dpclust resume DIR' can continue an interrupted run")
+    chain.add_argument("--stop-after", type=_int_type(1), metavar="N", help=argparse.SUPPRESS)
+    # --stop-after N (for testing): behave as if Ctrl-C were pressed after iteration N.
+
+
+def _add_dask_args(fit) -> None:
+    """The chain on a Dask cluster."""
+    dask = fit.add_argument_group(
+        "Dask cluster (the sub-cluster sampler; pip install 'dpclust[dask]')")
+    dask.add_argument("--scheduler", metavar="ADDRESS",
+                      help="run the chain on the Dask cluster at ADDRESS (e.g. "
+                           "tcp://10.0.0.1:8786); the data are shipped to its workers once")
+    dask.add_argument("--workers", type=_int_type(1), metavar="N",
+                      help="run the chain on a new local Dask cluster of N worker processes")
+    dask.add_argument("--partitions", type=_int_type(1), metavar="P",
+                      help="split the data into P partitions (default: one per worker); the "
+                           "same --seed and P give the same labels with or without Dask")
+
+
+def _add_data_args(fit) -> None:
+    """Which data, which columns, how to read them."""
+    data = fit.add_argument_group("data")
+    data.add_argument("--dataset", choices=sorted(DATASETS),
+                      help="cluster a bundled data set instead of DATA: 'dublin-west', the "
+                           "29,988 ballots of the 2002 Irish general election in Dublin West "
+                           "(rankings of 9 candidates; implies --family mallows)")
+    data.add_argument("--subsample", type=_int_type(1), metavar="N",
+                      help="fit N of the rows (rankings) drawn at random with --seed, kept in "
+                           "their order; the summary and the report say so (default: all)")
+    data.add_argument("--columns", type=_columns_type, metavar="a,b,...",
+                      help="features to use: column names (with a header row) or 0-based "
+                           "indices (default: all columns but --truth)")
+    data.add_argument("--truth", type=_truth_type, metavar="COLUMN",
+                      help="column (name or 0-based index) holding known labels: it is left out "
+                           "of the features and used to report NMI and ARI")
+    _add_dialect_args(data)
+    data.add_argument("--vocab", metavar="FILE",
+                      help="multinomial only: vocabulary file, one word a line, to show the top "
+                           "words of each cluster instead of word indices")
+
+
+def _add_output_args(fit) -> None:
+    """Where the outputs go and which."""
+    out = fit.add_argument_group("output")
+    out.add_argument("--out", default="dpclust_output", metavar="DIR",
+                     help="output folder, created if needed (default: %(default)s)")
+    out.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    out.add_argument("--no-plots", action="store_true",
+                     help="skip the figures (report.html is still written, with tables only)")
+
+
+def _add_resume(sub) -> None:
+    """``dpclust resume DIR``."""
+    res = sub.add_parser(
+        "resume", help="continue a checkpointed run",
+        description="Continue a run started with 'dpclust fit --checkpoint-every K' from "
+                    "DIR/checkpoint.npz and write the same outputs as fit.",
+        epilog=_RESUME_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    res.add_argument("dir", metavar="DIR", help="the --out folder of the interrupted run")
+    res.add_argument("--iters", type=_int_type(1), metavar="N",
+                     help="new total number of iterations (default: that of the original run)")
+    res.add_argument("--data", metavar="PATH",
+                     help="the run's data file, moved or renamed since the run started: used "
+                          "when its content is the same (checked by fingerprint)")
+    res.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    res.add_argument("--no-plots", action="store_true",
+                     help="skip the figures (report.html is still written, with tables only)")
+
+
+def _add_predict(sub) -> None:
+    """``dpclust predict`` and ``dpclust score``: new rows under a fitted model."""
+    for name, what in (("predict", "each row's most probable cluster and its probability "
+                                   "(CSV: label,probability)"),
+                       ("score", "each row's log posterior predictive density (CSV: "
+                                 "log_density)")):
+        cmd = sub.add_parser(
+            name, help=f"{name} new data with a fitted run's model",
+            description=f"Write {what} for the rows of DATA under the model that 'dpclust "
+                        f"fit' saved in RUN_DIR/{MODEL_FILE}.  DATA is read as fit read its "
+                        "data (format, columns, rankings options).")
+        cmd.add_argument("dir", metavar="RUN_DIR", help="the --out folder of 'dpclust fit'")
+        cmd.add_argument("data", metavar="DATA", help="the rows to " + name)
+        cmd.add_argument("--out", metavar="FILE",
+                         help="write the CSV here (default: standard output)")
+        _add_dialect_args(cmd)
+
+
+def _add_dialect_args(group) -> None:
+    """``--sep`` and ``--decimal``: how a text table is laid out, when detection is wrong."""
+    group.add_argument("--sep", choices=("comma", "semicolon", "tab", "whitespace"),
+                       help="text tables: the column separator (default: found in the file; "
+                            "the summary says which)")
+    group.add_argument("--decimal", choices=(".", ","),
+                       help="text tables of numbers: the decimal mark (default: ',' when the "
+                            "separator is not a comma and the numbers are written like 1,5)")

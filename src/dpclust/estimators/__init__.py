@@ -1,0 +1,1 @@
+"""Estimators: thin facades over the chain runner..."""

@@ -1,0 +1,332 @@
+"""The run summary (``summary.json``): what a fitted estimator says about its run.
+
+:func:`run_summary` builds it from the fitted :class:`~dpclust.DPMixture` or
+:class:`~dpclust.DDCRPMixture` and from what only the caller knows (where the data came
+from, the command line, file names).  The report (:mod:`dpclust.report`) reads it; its
+layout (keys and nesting) is the format of ``summary.json``.  What the family adds (its
+hyperparameters, the ``cluster_params`` block and a block of its own) comes from the family
+itself (:meth:`~dpclust.families.ConjugateFamily.describe_clusters`,
+:meth:`~dpclust.families.ConjugateFamily.describe_fit`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..families.base import CLUSTER_PARAMS_FILE
+
+__all__ = ["run_summary", "alpha_setting", "chains_of"]
+
+
+def run_summary(estimator, *, data: dict, total_seconds: float, version: str, truth=None,
+                warnings=(), feature_names=None, alpha=None, command_line=None,
+                resumed_from=None, resume_command_line=None, positions=None, distances=None,
+                dask=None, out_dir=None) -> dict:
+    """The summary of a fitted estimator's run, as ``summary.json`` holds it.
+
+    Parameters
+    ----------
+    estimator : DPMixture or DDCRPMixture
+        Fitted (or resumed) estimator.
+    data : dict
+        What the summary says about the data (``source``, ``format``, ``n_samples``, ...);
+        copied as the ``data`` block.
+    total_seconds : float
+        Wall-clock time of the whole run.
+    version : str
+        The dpclust version that ran.
+    truth : array-like of shape (n_samples,), optional
+        Known labels: the summary adds NMI and ARI.
+    warnings : sequence of str
+        What the caller warned about; the summary's own warnings follow.
+    feature_names : list of str, optional
+        Names of the data's columns (a vocabulary), for the family's cluster description.
+    alpha : str or float, optional
+        The concentration as given (``"1.0"``, ``"gamma:1,1"``); default: the estimator's.
+    command_line, resume_command_line : str, optional
+        The command that started (resumed) the run.
+    resumed_from : int, optional
+        The iteration the run was resumed from.
+    positions, distances : str or int, optional
+        The ddCRP's positions column and distances file, as given.
+    dask : dict, optional
+        ``{"scheduler": ..., "workers": ...}`` of a run on a Dask cluster.
+    out_dir : path, optional
+        Where cluster parameters too large for the summary go
+        (:data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`).
+
+    Returns
+    -------
+    summary : dict
+        JSON-able (NaN and infinities aside, which the writer turns into null).
+    """
+    from ..metrics import ari, nmi
+
+    labels = np.asarray(estimator.labels_, dtype=np.int64)
+    alpha = _alpha_text(estimator) if alpha is None else alpha
+    trace = estimator.trace_
+    n_iter = int(estimator.n_iter_)
+    sizes = np.bincount(labels, minlength=int(estimator.n_clusters_))
+    log_joint = chains_of(trace.log_joint).astype(float)
+    best_chain, best_at = np.unravel_index(int(np.argmax(log_joint)), log_joint.shape)
+    settings = _settings(estimator, data["n_samples"], alpha=alpha, positions=positions,
+                         distances=distances)
+    settings.update(_run_settings(estimator, command_line=command_line,
+                                  resumed_from=resumed_from,
+                                  resume_command_line=resume_command_line))
+    summary = {
+        "dpclust_version": version,
+        "settings": settings,
+        "data": dict(data),
+        "timings": _timings(trace, n_iter, data["n_samples"], total_seconds),
+        "n_clusters": int(estimator.n_clusters_),
+        "cluster_sizes": sizes.tolist(),
+        "cluster_params": _cluster_params(estimator, feature_names, out_dir),
+        "log_joint": {"final": float(log_joint[:, -1].max()), "best": float(log_joint.max()),
+                      "best_iteration": int(best_at),
+                      **({"best_chain": int(best_chain)} if log_joint.shape[0] > 1 else {})},
+        "n_clusters_posterior": _k_posterior(trace),
+        "point_estimate": {"loss": estimator.point_estimate,
+                           "expected_loss": float(estimator.expected_loss_)},
+        "convergence": _convergence_summary(estimator.convergence_),
+    }
+    certainty = getattr(estimator, "certainty_", None)
+    if certainty is not None:
+        summary["certainty"] = _certainty(certainty)
+    if _is_ddcrp(estimator):
+        summary["ddcrp"] = _ddcrp_summary(estimator, positions, distances)
+    own = estimator.family_.describe_fit(estimator.cluster_params_, sizes,
+                                         sampler=_sampler_name(estimator, int(sizes.sum())))
+    if own is not None:
+        summary[estimator.family_.name] = own
+    if dask is not None:
+        summary["dask"] = _dask_summary(estimator, dask)
+    if isinstance(alpha_setting(alpha), float):
+        summary["alpha"] = float(estimator.alpha_)
+    else:
+        summary["alpha_posterior_mean"] = float(estimator.alpha_)
+    if truth is not None:
+        summary["metrics"] = {"nmi": float(nmi(truth, labels)), "ari": float(ari(truth, labels))}
+    warnings = list(warnings) + _warnings(estimator, positions)
+    if warnings:
+        summary["warnings"] = warnings
+    return summary
+
+
+def _certainty(certainty: np.ndarray) -> dict:
+    """How sure the point estimate is of its points (their posterior probability of lying
+    in their cluster's core): the mean, and how many fall below 0.9 and 0.5."""
+    return {"mean": float(np.mean(certainty)),
+            "below_0.9": int((certainty < 0.9).sum()),
+            "share_below_0.9": float(np.mean(certainty < 0.9)),
+            "below_0.5": int((certainty < 0.5).sum())}
+
+
+def _is_ddcrp(estimator) -> bool:
+    """Whether the estimator is a distance dependent CRP mixture (it has customer links)."""
+    return hasattr(estimator, "links_")
+
+
+def _settings(estimator, n_samples: int, *, alpha, positions, distances) -> dict:
+    """The model's settings: family, sampler, alpha, the ddCRP's decay and distances, the
+    chain's length and start, and the family's hyperparameters."""
+    from ..samplers import resolve_sampler_name
+
+    trace = estimator.trace_
+    n_iter = int(estimator.n_iter_)
+    # the burn-in the run ended with (a run until converged moves it to half its length)
+    burn_in = int(trace.kept[0]) if len(trace.kept) else estimator.burn_in
+    family = estimator.family_
+    if _is_ddcrp(estimator):
+        settings = {"model": "ddcrp", "family": family.name,
+                    "sampler": "customer-assignment Gibbs",
+                    "alpha": alpha_setting(alpha), "decay": estimator.decay,
+                    "sequential": estimator.sequential}
+        if positions is not None:
+            settings["positions"] = positions
+        if distances is not None:
+            settings["distances"] = distances
+        settings.update({"n_iter": n_iter, "burn_in": burn_in, "thin": estimator.thin,
+                         "seed": estimator.random_state,
+                         "point_estimate": estimator.point_estimate})
+    else:
+        sampler = estimator.sampler
+        settings = {
+            "family": family.name,
+            "sampler": (sampler if sampler != "auto"
+                        else f"auto ({resolve_sampler_name('auto', n_samples, family)})"),
+            "alpha": alpha_setting(alpha), "n_iter": n_iter,
+            "burn_in": burn_in, "thin": estimator.thin, "seed": estimator.random_state,
+            "init_clusters": estimator.init_clusters, "init": estimator.init,
+            "point_estimate": estimator.point_estimate,
+        }
+    settings.update(family.settings())
+    return settings
+
+
+def _run_settings(estimator, *, command_line, resumed_from, resume_command_line) -> dict:
+    """How the run went: checkpoints, stored labels, chains, until converged, the command
+    lines."""
+    settings = {}
+    if estimator.checkpoint_every is not None:
+        settings["checkpoint_every"] = estimator.checkpoint_every
+    if estimator.store_labels:
+        settings["store_labels"] = True
+    settings["chains"] = estimator.n_chains
+    if estimator.until_converged:
+        settings["until_converged"] = {"max_iters": estimator._max_iter(estimator.n_iter),
+                                       "first_block": estimator.n_iter}
+    if estimator.n_chains > 1:
+        settings["jobs"] = int(estimator.n_jobs or 1)
+    settings["command_line"] = command_line
+    if resumed_from is not None:
+        settings["resumed_from_iteration"] = resumed_from
+        settings["resume_command_line"] = resume_command_line
+    return settings
+
+
+def _timings(trace, n_iter: int, n_samples: int, total_seconds: float) -> dict:
+    seconds = chains_of(trace.seconds)  # each chain's own sampling time
+    n_chains = seconds.shape[0]
+    sampling = float(seconds[:, -1].sum()) if seconds.shape[1] else 0.0
+    return {
+        "total_seconds": float(total_seconds),
+        "sampling_seconds": sampling,
+        "seconds_per_iteration": sampling / (n_iter * n_chains) if n_iter else None,
+        "point_updates_per_second": (n_samples * n_iter * n_chains / sampling
+                                     if sampling > 0 else None),
+        # the first iteration also pays for numba's compilation of the sweep kernels
+        "first_iteration_seconds": float(seconds[0, 0]) if seconds.shape[1] else None,
+    }
+
+
+def _sampler_name(estimator, n_samples: int) -> str:
+    """The sampler that ran (``"auto"`` resolved); the ddCRP's own for a ddCRP mixture."""
+    from ..samplers import resolve_sampler_name
+
+    if _is_ddcrp(estimator):
+        return "ddcrp"
+    return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_)
+
+
+def _cluster_params(estimator, feature_names, out_dir) -> dict:
+    """The family's description of the fitted clusters; arrays too large for the summary go
+    to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE` in ``out_dir``."""
+    described = estimator.family_.describe_clusters(estimator.cluster_params_,
+                                                    feature_names=feature_names)
+    if described.arrays is not None and out_dir is not None:
+        np.savez_compressed(Path(out_dir) / CLUSTER_PARAMS_FILE, **described.arrays)
+    return described.block
+
+
+def _ddcrp_summary(estimator, positions, distances) -> dict:
+    """The ddCRP part of the summary: decay, distances, tables."""
+    from ..ddcrp.decay import parse_decay
+
+    decay = parse_decay(estimator.decay)
+    if positions is not None:
+        what = ("differences in days" if np.asarray(estimator.positions).dtype.kind == "M"
+                else "absolute differences")
+        source = f"positions column {positions!r} ({what})"
+    elif distances is not None:
+        source = f"matrix {distances}"
+        if sp.issparse(estimator.distances):
+            source += " (sparse: only its stored pairs may link)"
+    else:
+        source = "none: the constant decay weighs every pair alike"
+    links = np.asarray(estimator.links_)
+    n_self = int(np.sum(links == np.arange(len(links))))
+    return {
+        "decay": estimator.decay,
+        "decay_function": decay.formula,
+        "sequential": estimator.sequential,
+        "links": ("to oneself or an earlier row" if estimator.sequential
+                  else "to oneself or any other row"),
+        "distances": source,
+        "n_tables": int(estimator.n_clusters_),
+        "n_tables_last_iteration": int(estimator.trace_.n_clusters[-1]),
+        "self_links_last_iteration": n_self,
+        "candidate_links": int(estimator.candidates_.n_pairs),
+    }
+
+
+def _dask_summary(estimator, dask: dict) -> dict:
+    """Where the chain ran on a Dask cluster and what it shipped per pass."""
+    transfer = estimator.transfer_
+    passes = max(len(transfer["params_bytes"]), 1)
+    return {"scheduler": dask.get("scheduler"), "workers": dask.get("workers"),
+            "partitions": int(transfer["n_partitions"]),
+            "params_bytes_per_pass": float(np.sum(transfer["params_bytes"]) / passes),
+            "stats_bytes_per_pass": float(np.sum(transfer["stats_bytes"]) / passes)}
+
+
+def _warnings(estimator, positions) -> list:
+    """What the run itself warns about: a constant decay given positions, too few draws."""
+    out = []
+    if _is_ddcrp(estimator) and positions is not None:
+        from ..ddcrp.decay import parse_decay
+
+        if parse_decay(estimator.decay).is_constant:
+            out.append(f"the constant decay gives every row the same link weight, so the "
+                       f"positions column {positions!r} only orders the rows "
+                       "(with --sequential) and the figures; give --decay window:A, "
+                       "exponential:A or logistic:A to let nearby rows cluster together")
+    n_kept = len(estimator.trace_.kept)
+    if n_kept < 10:
+        out.append(f"only {n_kept} draws were kept after the burn-in; run more iterations "
+                   "for a reliable point estimate")
+    return out
+
+
+def _convergence_summary(conv: dict) -> dict:
+    """``convergence_`` as strict JSON (an infinite or undefined R-hat as null)."""
+    def num(v):
+        return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+    out = {}
+    for key, value in conv.items():
+        if isinstance(value, dict):
+            out[key] = {k: (bool(v) if k == "converged" else num(v)) for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def _k_posterior(trace) -> dict:
+    """Posterior of the number of clusters over the kept draws of every chain: all the
+    clusters, and those with at least 1 % of the points."""
+    out = {}
+    for key, name in (("all", "n_clusters"), ("large", "n_large_clusters")):
+        kept = chains_of(getattr(trace, name))[:, trace.kept].ravel()
+        values, counts = np.unique(kept, return_counts=True)
+        out[key] = {str(int(v)): float(c / max(kept.size, 1)) for v, c in zip(values, counts)}
+    return out
+
+
+def chains_of(a) -> np.ndarray:
+    """A trace array with its chain axis (a one-chain trace has none)."""
+    a = np.asarray(a)
+    return a[None] if a.ndim == 1 else a
+
+
+def alpha_setting(text):
+    """The concentration as the summary shows it: a number as a float, a prior
+    (``"gamma:1,1"``) as its text."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _alpha_text(estimator) -> str | float:
+    """The estimator's ``alpha`` as a setting: a number, or ``gamma:SHAPE,RATE``."""
+    alpha = estimator.alpha
+    if isinstance(alpha, (int, float)):
+        return float(alpha)
+    return f"gamma:{alpha.shape:g},{alpha.rate:g}"

@@ -1,0 +1,163 @@
+"""The top of the report: the lead paragraph (what was fitted, what was found, how sure) and
+the cards of key figures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .text import _esc, _fmt_seconds, _fmt_value, _plural
+
+_LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
+
+
+def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    settings = summary.get("settings") or {}
+    data = summary.get("data") or {}
+    timings = summary.get("timings") or {}
+    K = summary.get("n_clusters", len(sizes))
+    n = data.get("n_samples", sum(sizes) if sizes else None)
+    ddcrp = summary.get("ddcrp") or {}
+    mallows = summary.get("mallows") or {}
+    unit = "table" if ddcrp else "cluster"
+    parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
+    if n is not None:
+        detail = []
+        if data.get("n_features") is not None:
+            detail.append(_esc(_plural(data["n_features"], "feature")))
+        if data.get("n_items") is not None:
+            detail.append(f"of {_esc(_plural(data['n_items'], 'item'))}")
+        if data.get("source") == "demo":
+            detail.append("the built-in demo data")
+        elif data.get("dataset") is not None:
+            detail.append(_esc(data["dataset"]))
+        elif data.get("source") is not None:
+            detail.append(f"from <code>{_esc(data['source'])}</code>")
+            if data.get("read_as") and (data.get("separator"), data.get("decimal")) != (
+                    "comma", "."):
+                detail.append(f"read as {_esc(data['read_as'])}")
+        sub = data.get("subsample") or {}
+        if sub.get("of") is not None:
+            detail.append(f"a random {_fmt_value(sub['n'])} of the {_fmt_value(sub['of'])}, "
+                          f"drawn with seed {_esc(sub.get('seed'))}")
+        parts.append(f" in <b>{_esc(_plural(n, 'ranking' if mallows else 'point'))}</b>")
+        if detail:
+            parts.append(f" ({', '.join(detail)})")
+    if settings.get("sampler") is not None:
+        parts.append(f" with the <b>{_esc(settings['sampler'])}</b> sampler")
+    if settings.get("family") is not None:
+        parts.append(f" and a {_esc(settings['family'])} mixture")
+    if settings.get("alpha") is not None:
+        alpha = settings["alpha"]
+        sep = ": " if isinstance(alpha, str) else " = "
+        name = "self-link weight" if ddcrp else "concentration"
+        parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
+    sentence = "".join(parts) + "."
+    if str(settings.get("sampler", "")).startswith("subcluster-approx"):
+        sentence += (" <b>The sampler is approximate</b> (the paper's sub-cluster splits and "
+                     "merges, which leave out the probability of proposing the sub-clusters): "
+                     "its draws are not from the posterior, and on overlapping clusters it "
+                     "loses clusters; <code>--sampler subcluster</code> is exact.")
+    if ddcrp:
+        sentence += " " + _ddcrp_sentence(ddcrp)
+    if mallows:
+        sentence += " " + _mallows_sentence(mallows)
+    run = []
+    if settings.get("n_iter") is not None:
+        run.append(f"It ran {_esc(_plural(settings['n_iter'], 'iteration'))}")
+        extra = []
+        if settings.get("burn_in"):
+            extra.append(f"the first {_esc(_fmt_value(settings['burn_in']))} discarded "
+                         "as burn-in")
+        if settings.get("thin") not in (None, 0, 1):
+            extra.append(f"thinned by {_esc(_fmt_value(settings['thin']))}")
+        if extra:
+            run.append(f" ({', '.join(extra)})")
+    if timings.get("total_seconds") is not None:
+        run.append((" in " if run else "It took ")
+                   + f"<b>{_esc(_fmt_seconds(timings['total_seconds']))}</b>")
+    if run:
+        sentence += " " + "".join(run) + "."
+    if sizes and sum(sizes) > 0:
+        share = 100.0 * max(sizes) / sum(sizes)
+        what = "rankings" if mallows else "points"
+        sentence += f" The largest cluster holds {share:.0f}% of the {what}."
+    estimate = summary.get("point_estimate") or {}
+    if estimate.get("loss") is not None:
+        loss = _LOSS_NAMES.get(str(estimate["loss"]).lower(), str(estimate["loss"]))
+        sentence += (" The partition shown is the one that minimises the posterior expected "
+                     f"{_esc(loss)} loss")
+        if estimate.get("expected_loss") is not None:
+            sentence += f" (expected loss {_esc(_fmt_value(estimate['expected_loss']))})"
+        sentence += "."
+    metrics = summary.get("metrics") or {}
+    if metrics:
+        scores = ", ".join(f"{_esc(str(k).upper())} {_esc(_fmt_value(v))}"
+                           for k, v in metrics.items())
+        sentence += (f" Compared with the true labels: {scores} "
+                     "(1 means identical partitions).")
+    return f'<p class="lead">{sentence}</p>'
+
+
+def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
+    """What the lead paragraph says about a distance dependent CRP fit."""
+    text = "The prior is a distance dependent CRP (Blei &amp; Frazier 2010)"
+    if ddcrp.get("decay") is not None:
+        text += f" with the <b>{_esc(ddcrp['decay'])}</b> decay"
+        if ddcrp.get("decay_function"):
+            text += f", <code>{_esc(ddcrp['decay_function'])}</code>"
+    text += "."
+    if ddcrp.get("distances"):
+        text += f" Distances: {_esc(ddcrp['distances'])}."
+    if ddcrp.get("sequential") is not None:
+        text += (" It is <b>sequential</b>: each row links only to itself or to an earlier "
+                 "row." if ddcrp["sequential"] else
+                 " It is not sequential: each row may link to any other row.")
+    if ddcrp.get("n_tables_last_iteration") is not None:
+        text += (" The last iteration's links make "
+                 f"{_esc(_plural(ddcrp['n_tables_last_iteration'], 'table'))}.")
+    return text
+
+
+def _mallows_sentence(mallows: Mapping[str, Any]) -> str:
+    """What the lead paragraph says about a Generalized Mallows mixture of rankings."""
+    text = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a central "
+            "ranking of the items and a dispersion θ<sub>j</sub> for each rank j, larger "
+            "where the cluster's rankings agree more.")
+    if mallows.get("substantial_clusters") is not None:
+        text += (f" {_esc(_plural(mallows['substantial_clusters'], 'cluster'))} "
+                 f"{'holds' if mallows['substantial_clusters'] == 1 else 'hold'} at least 1% "
+                 "of the rankings.")
+    if mallows.get("exact") is False:
+        text += (" <b>The sampler is approximate</b> (Beta-Gibbs): its draws are not from "
+                 "the posterior; Slice-Gibbs (<code>--sampler slice-gibbs</code>) is exact.")
+    return text
+
+
+def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    data = summary.get("data") or {}
+    timings = summary.get("timings") or {}
+    log_joint = summary.get("log_joint") or {}
+    ddcrp = summary.get("ddcrp") or {}
+    cards = [("tables" if ddcrp else "clusters",
+              _fmt_value(summary.get("n_clusters", len(sizes))))]
+    if ddcrp.get("decay") is not None:
+        cards.append(("decay" + (", sequential" if ddcrp.get("sequential") else ""),
+                      str(ddcrp["decay"])))
+    if data.get("n_samples") is not None:
+        cards.append(("rankings" if summary.get("mallows") else "points",
+                      _fmt_value(data["n_samples"])))
+    if data.get("n_items") is not None:
+        cards.append(("items", _fmt_value(data["n_items"])))
+    if timings.get("total_seconds") is not None:
+        cards.append(("total time", _fmt_seconds(timings["total_seconds"])))
+    if log_joint.get("best") is not None:
+        cards.append(("best log joint", _fmt_value(log_joint["best"])))
+    for name, value in (summary.get("metrics") or {}).items():
+        cards.append((str(name).upper(), _fmt_value(value)))
+    items = "".join(
+        f'<div class="card"><div class="value">{_esc(v)}</div>'
+        f'<div class="label">{_esc(k)}</div></div>'
+        for k, v in cards
+    )
+    return f'<div class="cards">{items}</div>'

@@ -1,0 +1,346 @@
+"""The report's tables: the run's details (settings, data, timings, log joint, the ddCRP's and
+the rankings' blocks), the clusters (columns from each family's
+:meth:`~dpclust.families.ConjugateFamily.cluster_table`), the largest clusters of rankings
+(Meilă & Chen 2010, Table 1), the blocs, and alpha's sensitivity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..families import FAMILIES, ClusterTable
+from ..families.mallows import theta_at
+from . import plots
+from .lead import _LOSS_NAMES
+from .text import _esc, _fmt_rate, _fmt_seconds, _fmt_value, _kv_table, _panel, _scalar
+
+_MAX_CLUSTER_ROWS = 100
+#: the table of the largest clusters of rankings (Meilă & Chen 2010, Table 1): its
+#: clusters (columns) and ranks (rows)
+_TABLE1_CLUSTERS = 5
+_TABLE1_RANKS = 10
+
+_DDCRP_LABELS = {
+    "decay": "Decay",
+    "decay_function": "Decay function",
+    "sequential": "Sequential",
+    "links": "Each row links",
+    "distances": "Distances",
+    "n_tables": "Tables (point estimate)",
+    "n_tables_last_iteration": "Tables (last iteration)",
+    "self_links_last_iteration": "Self links (last iteration)",
+    "candidate_links": "Candidate links",
+}
+
+_MALLOWS_LABELS = {
+    "n_items": "Items",
+    "ranks_with_theta": "Ranks with a θ (longest ranking)",
+    "posterior": "Posterior",
+    "exact": "Exact MCMC",
+    "substantial_clusters": "Clusters with ≥ 1% of the rankings",
+    "singletons": "Singleton clusters",
+    "largest_share": "Largest cluster's share",
+    "large_cluster_share": "Large clusters from (share)",
+    "theta_by_rank": "θ by rank (weighted mean)",
+    "theta_by_rank_large": "θ by rank, large clusters",
+    "theta_by_rank_small": "θ by rank, small clusters",
+}
+
+_TIMING_LABELS = {
+    "total_seconds": "Total time",
+    "seconds_per_iteration": "Time per iteration",
+    "point_updates_per_second": "Point updates per second",
+}
+
+_LOG_JOINT_LABELS = {
+    "final": "Final (last iteration)",
+    "best": "Best seen",
+    "best_iteration": "Iteration of the best",
+}
+
+
+def _detail_tables(summary: Mapping[str, Any]) -> str:
+    panels = []
+    settings = summary.get("settings") or {}
+    if settings:
+        rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in settings.items()]
+        panels.append(_panel("Settings", _kv_table(rows)))
+    ddcrp = summary.get("ddcrp") or {}
+    if ddcrp:
+        rows = [(_esc(_DDCRP_LABELS.get(k, k)), _esc(_fmt_value(v))) for k, v in ddcrp.items()]
+        panels.append(_panel(
+            "Distance dependent CRP", _kv_table(rows),
+            "Each row links to another with weight f(distance), or to itself with weight "
+            "α; the tables are the groups that links join. Tables (point estimate) counts "
+            "the reported partition."))
+    mallows = summary.get("mallows") or {}
+    if mallows:
+        rows = [(_esc(_MALLOWS_LABELS.get(k, k)), _esc(_fmt_theta(v) if k.startswith("theta")
+                                                       else _fmt_value(v)))
+                for k, v in mallows.items()]
+        panels.append(_panel(
+            "Generalized Mallows", _kv_table(rows),
+            "Rankings of the items, best first, clustered around central rankings. θ by "
+            "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, 2, "
+            "…), as in the figure below."))
+    data = summary.get("data") or {}
+    if data:
+        rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in data.items()]
+        panels.append(_panel("Data", _kv_table(rows)))
+    timings = summary.get("timings") or {}
+    if timings:
+        rows = []
+        for k, v in timings.items():
+            if k.endswith("per_second"):
+                text = _fmt_rate(v)
+            elif k.endswith("seconds") or k.startswith("seconds"):
+                text = _fmt_seconds(v)
+            else:
+                text = _fmt_value(v)
+            rows.append((_esc(_TIMING_LABELS.get(k, k)), f'<span class="mono">{_esc(text)}</span>'))
+        panels.append(_panel("Timings", _kv_table(rows),
+                             "A point update is one point reassigned in one sweep."))
+    certainty = summary.get("certainty") or {}
+    if certainty:
+        rows = [("mean", f'<span class="mono">{certainty["mean"]:.3f}</span>'),
+                ("points below 0.9", f'<span class="mono">{certainty["below_0.9"]:,} '
+                 f'({100 * certainty["share_below_0.9"]:.1f}%)</span>'),
+                ("points below 0.5", f'<span class="mono">{certainty["below_0.5"]:,}</span>')]
+        panels.append(_panel(
+            "Point certainty", _kv_table(rows),
+            "A point's certainty is the share of kept draws in which it lies with the bulk of "
+            "its cluster (the draw's cluster holding most of that cluster's points); each "
+            "point's value is the <code>certainty</code> column of labels.csv. Points below "
+            "0.5 belong elsewhere as often as not."))
+    log_joint = summary.get("log_joint") or {}
+    if log_joint:
+        rows = [(_esc(_LOG_JOINT_LABELS.get(k, k)), f'<span class="mono">{_esc(_fmt_value(v))}</span>')
+                for k, v in log_joint.items()]
+        panels.append(_panel(
+            "Log joint", _kv_table(rows),
+            "log p(data, partition) under the model; higher fits better. Comparable only "
+            "between runs on the same data with the same model."))
+    estimate = summary.get("point_estimate") or {}
+    if estimate:
+        rows = []
+        for k, v in estimate.items():
+            text = _LOSS_NAMES.get(str(v).lower(), _fmt_value(v)) if k == "loss" else _fmt_value(v)
+            rows.append((f"<code>{_esc(k)}</code>", _esc(text)))
+        panels.append(_panel(
+            "Point estimate", _kv_table(rows),
+            "The single partition reported, chosen to minimise the posterior expected loss "
+            "(0 would mean every posterior sample agrees with it)."))
+    metrics = summary.get("metrics") or {}
+    if metrics:
+        rows = [(_esc(str(k).upper()), f'<span class="mono">{_esc(_fmt_value(v))}</span>')
+                for k, v in metrics.items()]
+        panels.append(_panel(
+            "Agreement with the true labels", _kv_table(rows),
+            "NMI: normalised mutual information; ARI: adjusted Rand index. 1 means the same "
+            "partition; near 0, no better than chance."))
+    if not panels:
+        return ""
+    return f'<h2>Run details</h2><div class="tables">{"".join(panels)}</div>'
+
+
+def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    """Every cluster, largest first: its size and share, then the columns its family adds
+    (:meth:`~dpclust.families.ConjugateFamily.cluster_table`: means, top words, central
+    rankings ...) from the summary's ``cluster_params``."""
+    if not sizes:
+        return ""
+    ids = np.arange(len(sizes))
+    colours = plots.colours_by_size(ids, sizes)
+    order = np.lexsort((ids, -np.asarray(sizes)))
+    total = sum(sizes)
+    table = _family_columns(summary)
+    head = ['<th>cluster</th>', '<th class="num">size</th>', '<th class="num">share</th>']
+    # numbers are right-aligned in the heading too; other classes style the cells only
+    head.extend(f'<th{_css("num" if c.css == "num" else "")}>{c.heading}</th>'
+                for c in table.columns)
+    rows = []
+    for k in order[:_MAX_CLUSTER_ROWS]:
+        k = int(k)
+        share = 100.0 * sizes[k] / total if total else 0.0
+        cells = [
+            f'<td><span class="swatch" style="background:{colours[k]}"></span>{k}</td>',
+            f'<td class="num">{sizes[k]:,}</td>',
+            (f'<td class="num"><span class="share"><span class="bar" '
+             f'style="width:{max(share, 0.5) * 0.8:.1f}px"></span>{share:.1f}%</span></td>'),
+        ]
+        cells.extend(f"<td{_css(c.css)}>{_esc(c.cell(k))}</td>" for c in table.columns)
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    if len(sizes) > _MAX_CLUSTER_ROWS:
+        rest = [int(k) for k in order[_MAX_CLUSTER_ROWS:]]
+        n_rest = sum(sizes[k] for k in rest)
+        rows.append(f'<tr><td colspan="{len(head)}">… and {len(rest):,} smaller clusters '
+                    f"holding {n_rest:,} points</td></tr>")
+    hint = ("Sorted by size. Colours match the figures (clusters beyond the 18th largest are "
+            "grey)." + table.note)
+    return (f'<h2>Clusters</h2><div class="panel"><table><thead><tr>{"".join(head)}</tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _family_columns(summary: Mapping[str, Any]) -> ClusterTable:
+    """The cluster-table columns of the summary's family; for a summary that names no
+    registered family, those of every family whose parameters its ``cluster_params`` holds
+    (in the order of registration)."""
+    block = summary.get("cluster_params") or {}
+    family = FAMILIES.get((summary.get("settings") or {}).get("family"))
+    if family is not None:
+        return family.cluster_table(block)
+    tables = [f.cluster_table(block) for f in FAMILIES.values()]
+    return ClusterTable(tuple(c for table in tables for c in table.columns),
+                        "".join(table.note for table in tables))
+
+
+def _css(css: str) -> str:
+    """`` class="..."`` for a table cell, or nothing."""
+    return f' class="{css}"' if css else ""
+
+
+def _fmt_theta(values: Any) -> str:
+    """A list of thetas, rank 1 first, to three significant digits."""
+    if values is None:
+        return "—"
+    try:
+        return ", ".join(f"{float(v):.3g}" for v in values)
+    except (TypeError, ValueError):
+        return _fmt_value(values)
+
+
+def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
+    """The largest clusters of rankings side by side: the first items of each central
+    ranking, rank by rank, with the cluster's theta_j at each rank (Meilă & Chen 2010,
+    Table 1)."""
+    params = summary.get("cluster_params") or {}
+    top_items, theta = params.get("top_items"), params.get("theta")
+    if not summary.get("mallows") or not sizes or top_items is None:
+        return ""
+    ids = np.arange(len(sizes))
+    colours = plots.colours_by_size(ids, sizes)
+    order = [int(k) for k in np.lexsort((ids, -np.asarray(sizes)))[:_TABLE1_CLUSTERS]
+             if k < len(top_items) and len(top_items[k])]
+    if not order:
+        return ""
+    total = sum(sizes)
+    n_ranks = min(_TABLE1_RANKS, max(len(top_items[k]) for k in order))
+    head = ['<th class="num">rank</th>']
+    for k in order:
+        share = 100.0 * sizes[k] / total if total else 0.0
+        head.append(f'<th><span class="swatch" style="background:{colours[k]}"></span>'
+                    f"cluster {k} · {share:.1f}%</th>")
+    rows = []
+    for j in range(n_ranks):
+        cells = [f'<td class="num">{j + 1}</td>']
+        for k in order:
+            item = top_items[k][j] if j < len(top_items[k]) else ""
+            t = theta_at(theta, k, j)
+            mark = f' <span class="theta">θ {t:.2f}</span>' if t is not None else ""
+            cells.append(f"<td>{_esc(item)}{mark}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    foot = ['<td class="num">size</td>'] + [f"<td>{sizes[k]:,} rankings</td>" for k in order]
+    rows.append(f'<tr class="foot">{"".join(foot)}</tr>')
+    covered = 100.0 * sum(sizes[k] for k in order) / total if total else 0.0
+    n_order = len(order)
+    hint = (f"The central rankings of the {n_order} largest clusters, best first, which hold "
+            f"{covered:.0f}% of the rankings; the share of each cluster is in its heading "
+            "(the layout of Meilă &amp; Chen 2010, Table 1). Beside each item is the "
+            "cluster's θ<sub>j</sub> at that rank: the larger, the more its rankings agree "
+            "on that place. Every cluster is listed below.")
+    return (f'<h2>Largest clusters</h2><div class="panel" id="table1"><table>'
+            f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<p class="hint">{hint}</p></div>')
+
+
+_BLOCS_ITEMS = 5
+
+
+def _blocs_table(summary: Mapping[str, Any]) -> str:
+    """The clusters with at least 1 % of the rankings ("blocs"), largest first, with the
+    near-uniform ones flagged."""
+    mallows = summary.get("mallows") or {}
+    blocs = mallows.get("blocs")
+    if not blocs:
+        return ""
+    rows = []
+    for b in blocs:
+        ranking = list(b.get("central_ranking") or [])
+        shown = " › ".join(_esc(x) for x in ranking[:_BLOCS_ITEMS])
+        if len(ranking) > _BLOCS_ITEMS:
+            shown += " › …"
+        flag = ('<span class="flag">near-uniform</span>' if b.get("near_uniform") else "")
+        rows.append(f'<tr><td class="num">{int(b["cluster"])}</td>'
+                    f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
+                    f'<td class="num">{int(b["rankings"]):,}</td><td>{shown}</td>'
+                    f'<td class="num">{float(b["theta_1"]):.2f}</td>'
+                    f'<td class="num">{float(b["top_item_probability"]):.2f}</td>'
+                    f"<td>{flag}</td></tr>")
+    n_flag = sum(bool(b.get("near_uniform")) for b in blocs)
+    n_items = mallows.get("n_items")
+    uniform = f"1/{n_items} = {1.0 / n_items:.2f}" if n_items else "1/n"
+    hint = (f"The {len(blocs)} clusters that hold at least 1% of the rankings, largest first: "
+            "the blocs to read. <i>P(first)</i> is the probability that a ranking of the "
+            "cluster puts the central ranking's first item first, against "
+            f"{uniform} for a uniformly random pick. A <b>near-uniform</b> cluster ("
+            f"{_esc(mallows.get('near_uniform_rule', ''))}) gathers rankings that agree on "
+            "little: its central ranking means little there."
+            + (f" {n_flag} of them {'is' if n_flag == 1 else 'are'} flagged." if n_flag else
+               ""))
+    return ('<h2>Blocs</h2><div class="panel" id="blocs"><table><thead><tr>'
+            '<th class="num">cluster</th><th class="num">share</th><th class="num">rankings'
+            '</th><th>central ranking (best first)</th><th class="num">θ<sub>1</sub></th>'
+            '<th class="num">P(first)</th><th></th></tr></thead><tbody>'
+            f'{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _alpha_section(summary: Mapping[str, Any]) -> str:
+    """How alpha shapes the number of clusters: a paragraph (for rankings, or whenever a
+    sensitivity table was asked for) and the table of ``--alpha-sensitivity``."""
+    rows = summary.get("alpha_sensitivity") or []
+    if not rows and not summary.get("mallows"):
+        return ""
+    text = ("Under a Dirichlet process prior the number of clusters grows with the data: "
+            "about α log N clusters a priori, and more in the posterior when the clusters' "
+            "model does not fit real data exactly, because extra clusters then take up the "
+            "misfit. So K is not the number of groups in a population; the clusters with at "
+            "least 1% of the points are the ones to read, and α sets how readily new "
+            "clusters open: a smaller α (for example 0.01) asks for fewer, broader clusters, "
+            "and <code>--alpha gamma:SHAPE,RATE</code> lets the data choose α. "
+            "<code>--alpha-sensitivity A1 A2 …</code> fits again with other values and "
+            "tabulates the result here.")
+    table = ""
+    if rows:
+        body = []
+        for r in rows:
+            def num(key, fmt):
+                v = r.get(key)
+                return "—" if v is None else format(v, fmt)
+            alpha = r.get("alpha")
+            label = _esc(alpha if isinstance(alpha, str) else format(float(alpha), "g"))
+            if r.get("this_run"):
+                label += " (this run)"
+            body.append(f"<tr><td>{label}</td><td class=\"num\">{num('n_clusters', '.1f')}</td>"
+                        f"<td class=\"num\">{num('clusters_1pct', '.1f')}</td>"
+                        f"<td class=\"num\">{num('log_likelihood', '.6g')}</td>"
+                        f"<td>{'yes' if r.get('converged') else 'no'}</td></tr>")
+        table = ("<table><thead><tr><th>α</th><th class=\"num\">E[K]</th>"
+                 "<th class=\"num\">E[K, clusters ≥ 1%]</th><th class=\"num\">"
+                 "E[log-likelihood]</th><th>converged</th></tr></thead><tbody>"
+                 f"{''.join(body)}</tbody></table>")
+    return (f'<h2>How α shapes the number of clusters</h2><div class="panel" id="alpha">'
+            f"{table}<p class=\"hint\">{text}</p></div>")
+
+
+def _cluster_sizes(summary: Mapping[str, Any], labels: Any) -> list[int]:
+    """Sizes per cluster label: from the summary, else counted from ``labels``."""
+    sizes = summary.get("cluster_sizes")
+    if sizes is not None:
+        return [int(_scalar(s)) for s in sizes]
+    if labels is not None:
+        labels = np.asarray(labels, dtype=np.int64)
+        if labels.size and labels.min() >= 0:
+            return np.bincount(labels).tolist()
+    return []

@@ -1,0 +1,63 @@
+"""The report's convergence verdict and its warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..diagnostics import RANKINGS_MIXING
+from .text import _esc
+
+
+def _warnings(summary: Mapping[str, Any]) -> str:
+    items = summary.get("warnings") or []
+    if isinstance(items, str):
+        items = [items]
+    if not items:
+        return ""
+    lis = "".join(f"<li>{_esc(w)}</li>" for w in items)
+    return (f'<section class="warnings" role="alert"><h2>⚠ Warnings ({len(items)})</h2>'
+            f"<ul>{lis}</ul></section>")
+
+
+_QUANTITY_LABELS = {"log_likelihood": "log-likelihood", "n_clusters": "number of clusters",
+                    "size_entropy": "entropy of the cluster sizes", "alpha": "alpha"}
+
+
+def _verdict(summary: Mapping[str, Any]) -> str:
+    """The convergence banner: green when every quantity passes the rule, red otherwise,
+    with the diagnostics table (R-hat, bulk and tail ESS per quantity)."""
+    conv = summary.get("convergence")
+    if not conv:
+        return ""
+
+    def fmt(v, digits):
+        return "–" if v is None else f"{v:.{digits}f}"
+
+    rows = "".join(
+        f"<tr><td>{_esc(label)}</td><td>{fmt(conv[q]['rhat'], 3)}</td>"
+        f"<td>{fmt(conv[q]['ess_bulk'], 0)}</td><td>{fmt(conv[q]['ess_tail'], 0)}</td>"
+        f"<td>{'✓' if conv[q]['converged'] else '✗'}</td></tr>"
+        for q, label in _QUANTITY_LABELS.items() if isinstance(conv.get(q), dict))
+    table = ("<table><tr><th>quantity</th><th>R-hat</th><th>bulk ESS</th><th>tail ESS</th>"
+             f"<th>passes</th></tr>{rows}</table>")
+    chains = int(conv.get("n_chains", 1))
+    draws = int(conv.get("n_draws", 0))
+    scope = (f"{chains} chains × {draws} kept draws" if chains > 1 else
+             f"one chain, {draws} kept draws: split R-hat compares the chain's quarters, so a "
+             "mode the chain never visited goes unseen; several chains see more")
+    if conv["converged"]:
+        head = "✓ Converged"
+        text = f"Every quantity passes the rule ({conv['rule']}); {scope}."
+        cls = "ok"
+    else:
+        head = "✗ Not converged: these results cannot be trusted yet"
+        if summary.get("mallows"):
+            todo = f"Run several long chains: {RANKINGS_MIXING}."
+        else:
+            todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
+                    "several chains, or use a sampler with split-merge moves.")
+        text = f"Fails the rule ({conv['rule']}); {scope}. {todo}"
+        cls = "bad"
+    return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
+            f"<p>{_esc(text)}</p>{table}</section>")

@@ -1259,3 +1259,36 @@ def test_run_json_keeps_the_hyperparameters_by_name():
     assert cli.RunConfig.from_json(stored) == config
     old = {"data": "demo", "family": "multinomial", "concentration": 0.5, "nu": None}
     assert cli.RunConfig.from_json(old).hyperparameters == (("concentration", 0.5),)
+
+
+# --------------------------------------------------------------------------------------------
+# --prior: the prior on partitions
+
+
+def test_fit_with_a_pitman_yor_prior_names_it_in_the_summary_and_report(tmp_path, capsys):
+    out = tmp_path / "py"
+    status, _, err = run(capsys, "fit", "--prior", "pitman-yor:0.25,1", "--iters", "12",
+                         "--no-progress", "--no-plots", "--out", out)
+    assert status == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["prior"] == "Pitman–Yor process (discount 0.25, strength 1)"
+    assert "alpha" not in summary["settings"]
+    assert summary["prior"] == {"name": "pitman-yor", "title": "Pitman–Yor process",
+                                "discount": 0.25, "strength": 1.0}
+    assert summary["settings"]["sampler"] == "auto (gibbs)"
+    assert "under a Pitman–Yor process (discount 0.25, strength 1) prior" in (
+        out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--prior", "chinese-buffet"], "unknown prior"),
+    (["--prior", "pitman-yor:0.3"], "DISCOUNT,STRENGTH"),
+    (["--prior", "mfm:1,poisson:2", "--alpha", "2"], "takes its parameters in --prior"),
+    (["--prior", "mfm", "--model", "ddcrp"], "--prior applies to --model dp"),
+    (["--prior", "pitman-yor:0.3,1", "--sampler", "subcluster"], "not the Pitman–Yor process"),
+])
+def test_prior_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
+    status, _, err = run(capsys, "fit", *argv, "--iters", "4", "--no-progress", "--no-plots",
+                         "--out", tmp_path / "bad")
+    assert status != 0
+    assert message in err and "Traceback" not in err

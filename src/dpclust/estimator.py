@@ -1040,11 +1040,6 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
         return sampler
 
     def _sampler_for(self, n_samples, family):
-        prior = self._partition_prior()
-        if (prior.name != "dp" and isinstance(self.sampler, str) and self.sampler == "auto"
-                and getattr(family, "collapsible", True)):
-            return get_sampler("fsd" if prior.name == "finite" and n_samples >= 5000
-                               else "gibbs", n_samples, family)
         if self._partitions is not None or self._distributed:
             sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
                                   n_samples, family)
@@ -1053,7 +1048,7 @@ class DPMixture(ClusterMixin, DensityMixin, _ChainEstimator):
                     "backend='dask' and partitions= are for the sub-cluster sampler "
                     f"('subcluster' or 'subcluster-approx'), not {self.sampler!r}")
             return sampler
-        return get_sampler(self.sampler, n_samples, family)
+        return get_sampler(self.sampler, n_samples, family, self._partition_prior())
 
     def _partition_rows(self, n_samples):
         """Rows per partition of ``partitions`` for ``n_samples`` points (None: one)."""

@@ -73,6 +73,7 @@ class RunConfig:
     family: str = "gaussian"
     sampler: str = "auto"
     alpha: str = "1.0"
+    prior: str | None = None
     n_iter: int = 200
     burn_in: int = 100
     thin: int = 1
@@ -179,6 +180,17 @@ def parse_alpha(text: str):
     return value
 
 
+def _prior_type(text: str) -> str:
+    """``--prior``: validated now (a clear message at the command line), kept as text."""
+    from ..priors import get_prior
+
+    try:
+        get_prior(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _alpha_type(text: str) -> str:
     parse_alpha(text)  # validate now; keep the text, which run.json and the summary show
     return text.strip()
@@ -280,7 +292,8 @@ def _config_from_args(args) -> RunConfig:
     given = tuple((hp.name, getattr(args, hp.name)) for hp in FAMILIES[family].hyperparameters
                   if getattr(args, hp.name) is not None)
     config = RunConfig(
-        data=data, family=family, alpha=args.alpha, n_iter=n_iter, burn_in=burn_in,
+        data=data, family=family, alpha=args.alpha, prior=args.prior, n_iter=n_iter,
+        burn_in=burn_in,
         thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
         hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
@@ -296,6 +309,7 @@ def _config_from_args(args) -> RunConfig:
     if args.max_iters is not None and args.max_iters < n_iter:
         raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({n_iter})")
     config = _rankings_config(config, args)
+    _check_prior(args)
     if args.model == "dp":
         ddcrp_only = (("--decay", args.decay), ("--positions", args.positions),
                       ("--distances", args.distances), ("--sequential", args.sequential or None))
@@ -310,6 +324,23 @@ def _config_from_args(args) -> RunConfig:
         raise UsageError("--scheduler, --workers and --partitions run the sub-cluster sampler "
                          "of --model dp")
     return _ddcrp_config(config, args)
+
+
+def _check_prior(args) -> None:
+    """``--prior`` belongs to the DP mixture's model, and carries its own parameters."""
+    if args.prior is None:
+        return
+    from ..priors import get_prior
+
+    if args.model != "dp":
+        raise UsageError("--prior applies to --model dp (the ddCRP's prior is its own)")
+    name = get_prior(args.prior).name
+    if name != "dp" and args.alpha != "1.0":
+        raise UsageError(f"--alpha is the Dirichlet process's concentration; the {name} prior "
+                         "takes its parameters in --prior")
+    if name != "dp" and getattr(args, "alpha_sensitivity", None):
+        raise UsageError("--alpha-sensitivity varies the Dirichlet process's alpha: leave "
+                         "--prior at dp")
 
 
 def _check_family_options(args, family: str, *, rankings: bool) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from .. import __version__
 from ..families import FAMILIES
-from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type,
+from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type, _prior_type,
                      _columns_type, _decay_type, _int_type, _missing_type, _option_type,
                      _truth_type)
 
@@ -104,8 +104,9 @@ def _add_fit(sub) -> None:
 
 
 def _add_model_args(fit):
-    """The model: ``--model``, ``--family``, ``--sampler`` and ``--alpha``; returns the
-    group."""
+    """The model: ``--model``, ``--family``, ``--sampler``, ``--alpha`` and ``--prior``;
+    returns the group."""
+    from ..priors import PRIORS
     from ..samplers import SAMPLERS
 
     model = fit.add_argument_group("model")
@@ -133,6 +134,14 @@ def _add_model_args(fit):
                        help="DP concentration (the ddCRP's self-link weight): a positive "
                             "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
                             "resample it (default: %(default)s)")
+    model.add_argument("--prior", type=_prior_type, metavar="PRIOR",
+                       help="the prior on partitions: " + "; ".join(
+                           cls.spec_help for cls in PRIORS.values())
+                       + ". Pitman-Yor has more, smaller clusters than the DP; the mixture of "
+                         "finite mixtures puts a prior on the number of components K, whose "
+                         "posterior does not keep growing with N (default: dp with --alpha; "
+                         "--model dp, samplers gibbs, explicit and gibbs+sams, or fsd for "
+                         "finite)")
     model.add_argument("--alpha-sensitivity", type=_alpha_type, nargs="+", metavar="A",
                        help="after the fit, fit again (one chain, same settings) with each of "
                             "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "

@@ -105,7 +105,10 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
         summary[estimator.family_.name] = own
     if dask is not None:
         summary["dask"] = _dask_summary(estimator, dask)
-    if isinstance(alpha_setting(alpha), float):
+    prior = getattr(estimator, "prior_", None)
+    if prior is not None and prior.name != "dp":
+        summary["prior"] = prior.describe()
+    elif isinstance(alpha_setting(alpha), float):
         summary["alpha"] = float(estimator.alpha_)
     else:
         summary["alpha_posterior_mean"] = float(estimator.alpha_)
@@ -134,8 +137,6 @@ def _is_ddcrp(estimator) -> bool:
 def _settings(estimator, n_samples: int, *, alpha, positions, distances) -> dict:
     """The model's settings: family, sampler, alpha, the ddCRP's decay and distances, the
     chain's length and start, and the family's hyperparameters."""
-    from ..samplers import resolve_sampler_name
-
     trace = estimator.trace_
     n_iter = int(estimator.n_iter_)
     # the burn-in the run ended with (a run until converged moves it to half its length)
@@ -158,14 +159,23 @@ def _settings(estimator, n_samples: int, *, alpha, positions, distances) -> dict
         settings = {
             "family": family.name,
             "sampler": (sampler if sampler != "auto"
-                        else f"auto ({resolve_sampler_name('auto', n_samples, family)})"),
-            "alpha": alpha_setting(alpha), "n_iter": n_iter,
+                        else f"auto ({_sampler_name(estimator, n_samples)})"),
+            **_prior_settings(estimator, alpha), "n_iter": n_iter,
             "burn_in": burn_in, "thin": estimator.thin, "seed": estimator.random_state,
             "init_clusters": estimator.init_clusters, "init": estimator.init,
             "point_estimate": estimator.point_estimate,
         }
     settings.update(family.settings())
     return settings
+
+
+def _prior_settings(estimator, alpha) -> dict:
+    """The prior on partitions as the settings show it: the Dirichlet process's alpha as
+    given, or another prior by name with its parameters."""
+    prior = getattr(estimator, "prior_", None)
+    if prior is None or prior.name == "dp":
+        return {"alpha": alpha_setting(alpha)}
+    return {"prior": prior.label()}
 
 
 def _run_settings(estimator, *, command_line, resumed_from, resume_command_line) -> dict:
@@ -210,7 +220,8 @@ def _sampler_name(estimator, n_samples: int) -> str:
 
     if _is_ddcrp(estimator):
         return "ddcrp"
-    return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_)
+    return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_,
+                                getattr(estimator, "prior_", None))
 
 
 def _cluster_params(estimator, feature_names, out_dir) -> dict:

@@ -128,6 +128,14 @@ class PartitionPrior:
         """What the summary, the report and ``to_arviz`` say about the prior."""
         return {"name": self.name, "title": self.title}
 
+    def label(self) -> str:
+        """A short phrase naming the prior and its parameters, for summaries and reports
+        (``"Pitman–Yor process (discount 0.25, strength 1)"``)."""
+        params = ", ".join(f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float)
+                           else f"{k.replace('_', ' ')} {v}"
+                           for k, v in self.describe().items() if k not in ("name", "title"))
+        return f"{self.title} ({params})" if params else self.title
+
     @classmethod
     def from_spec(cls, args: list[str]) -> "PartitionPrior":
         """The prior from the command line's ``--prior NAME:ARG,ARG`` (``args`` split on

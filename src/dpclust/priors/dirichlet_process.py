@@ -118,6 +118,9 @@ class DirichletProcess(PartitionPrior):
             return alpha
         return sample_alpha(rng, alpha, n_clusters, n_samples, prior)
 
+    def label(self) -> str:
+        return self.title  # alpha has its own place in every summary
+
     def describe(self) -> dict:
         value, prior = resolve_alpha(self.alpha)
         out = super().describe()

@@ -216,5 +216,5 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
     def describe(self) -> dict:
         kp = self.k_prior if isinstance(self.k_prior, str) else repr(self.k_prior)
-        return {**super().describe(), "gamma": float(self.gamma), "k_prior": kp,
-                "k_prior_mean": float(self.k_distribution.mean())}
+        return {**super().describe(), "gamma": float(self.gamma), "K prior": kp,
+                "prior mean of K": float(self.k_distribution.mean())}

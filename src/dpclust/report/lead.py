@@ -47,6 +47,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         parts.append(f" with the <b>{_esc(settings['sampler'])}</b> sampler")
     if settings.get("family") is not None:
         parts.append(f" and a {_esc(settings['family'])} mixture")
+    if settings.get("prior") is not None:
+        parts.append(f" under a {_esc(settings['prior'])} prior")
     if settings.get("alpha") is not None:
         alpha = settings["alpha"]
         sep = ": " if isinstance(alpha, str) else " = "

@@ -49,10 +49,16 @@ INSTANTIATED = tuple(k for k, v in SAMPLERS.items()
 AUTO_SUBCLUSTER_FROM = 5000
 
 
-def resolve_sampler_name(sampler, n_samples: int, family=None):
+def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
     """``"auto"`` becomes ``"gibbs"`` below the family's ``auto_subcluster_from`` points
-    (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; anything else
-    is returned unchanged."""
+    (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
+    partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
+    algebra needs) ``"gibbs"``, or ``"fsd"`` for a finite prior from that many points on;
+    anything else is returned unchanged."""
+    if (isinstance(sampler, str) and sampler.lower() == "auto" and prior is not None
+            and prior.name != "dp" and getattr(family, "collapsible", True)):
+        threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
+        return "fsd" if prior.name == "finite" and n_samples >= threshold else "gibbs"
     if isinstance(sampler, str) and sampler.lower() == "auto":
         if getattr(family, "default_sampler", None):
             return family.default_sampler
@@ -61,11 +67,12 @@ def resolve_sampler_name(sampler, n_samples: int, family=None):
     return sampler
 
 
-def get_sampler(sampler, n_samples: int | None = None, family=None):
+def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
     """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
-    ``n_samples`` and, for its threshold, the family) or a configured sampler instance."""
+    ``n_samples`` and, for its choice, the family and the partition prior) or a configured
+    sampler instance."""
     if n_samples is not None:
-        sampler = resolve_sampler_name(sampler, n_samples, family)
+        sampler = resolve_sampler_name(sampler, n_samples, family, prior)
     if isinstance(sampler, str):
         key = sampler.lower()
         if family is not None and not getattr(family, "collapsible", True) \

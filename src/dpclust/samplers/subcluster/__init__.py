@@ -166,3 +166,10 @@ __all__ = ["LaunchResult", "MANY_POINTS", "MANY_POINTS_TOP_GROUPS", "MULTIWAY_JO
            "MULTIWAY_RATE", "MULTIWAY_SPLIT", "PAIR_SCORE_BUDGET", "PASS_WEIGHT_OFFSET",
            "PassResult", "SUBSAMPLE_CHUNK", "SubclusterSplitMerge", "SubclusterState",
            "TARGETED_PAIRS_MAX"]
+
+# checkpoints (and pickles) name a class by its module and qualified name: these keep the
+# name they had before the sampler became a package, so that files written before and
+# after the split name the same classes
+for _cls in (LaunchResult, PassResult, SubclusterSplitMerge, SubclusterState):
+    _cls.__module__ = __name__
+del _cls

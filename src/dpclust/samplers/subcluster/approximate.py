@@ -102,6 +102,7 @@ def random_merge(cfg, rng, fam, clusters, alpha, touched):
 
 
 def _ready(cfg, c) -> bool:
+    """Whether cluster c's sub-clusters have burned in (``burn_in``, ``split_delay``)."""
     if c.sub is None or c.age < cfg.split_delay:
         return False
     if cfg.burn_in == "fixed":

@@ -219,37 +219,37 @@ def apply_launch_moves(cfg, rng, model, data, state, run, moves, stats, n, n_gro
     ``seq_sides``: the sequential moves' sides (:class:`~dpclust.samplers.subcluster.
     sequential._SequentialSides`)."""
     fam = model.family
-    moves_of = _Round(fam, state, run, stats, n, n_groups, alpha, pins, seq_sides)
-    split_pair = _split_pair_log_probs(cfg, moves_of, moves, ready, stats, n, n_groups)
+    round_ = _Round(fam, state, run, stats, n, n_groups, alpha, pins, seq_sides)
+    split_pair = _split_pair_log_probs(cfg, round_, moves, ready, stats, n, n_groups)
     splits = merges = 0
     for b, move in enumerate(moves):
         if not ready[b]:
             continue
         if move.kind == "split":
-            splits += moves_of.split(rng, b, move, split_pair[b])
+            splits += round_.split(rng, b, move, split_pair[b])
         else:
-            merges += moves_of.merge(rng, b, move)
+            merges += round_.merge(rng, b, move)
     if splits == 0 and merges == 0:
         return state, 0, 0
-    return moves_of.state(data), splits, merges
+    return round_.state(data), splits, merges
 
 
-def _split_pair_log_probs(cfg, moves_of, moves, ready, stats, n, n_groups):
+def _split_pair_log_probs(cfg, round_, moves, ready, stats, n, n_groups):
     """A split's reverse: ``log P(pair)`` of its two sides as a pair of its group after the
     split (0: the only pair of a group of one cluster), per split move."""
     K = len(n)
-    alpha = moves_of.alpha
+    alpha = round_.alpha
     split_pair = {b: 0.0 for b, m in enumerate(moves) if m.kind == "split"}
     proposed = [b for b, m in enumerate(moves)
                 if ready[b] and m.kind == "split" and m.k_g > 1]
     if proposed:
-        run = moves_of.run
-        pool = concatenate(stats, *(moves_of.halves(b)[0] for b in proposed))
+        run = round_.run
+        pool = concatenate(stats, *(round_.halves(b)[0] for b in proposed))
         n_pool = np.concatenate([np.asarray(n, dtype=np.float64)]
                                 + [run.counts[K + 2 * b:K + 2 * b + 2] for b in proposed])
         after = [tuple(c for c in moves[b].group if c != moves[b].members[0])
                  + (K + 2 * a, K + 2 * a + 1) for a, b in enumerate(proposed)]
-        _, _, pair_p = pair_log_probs(cfg, moves_of.fam, pool, n_pool, alpha / n_groups,
+        _, _, pair_p = pair_log_probs(cfg, round_.fam, pool, n_pool, alpha / n_groups,
                                       after)
         ends = np.cumsum([len(g) * (len(g) - 1) // 2 for g in after])
         split_pair.update({b: float(pair_p[end - 1]) for b, end in zip(proposed, ends)})

@@ -1,0 +1,285 @@
+"""Sequential allocations of the sub-cluster sampler's split-merge moves (numba).
+
+A sequential move (Dahl 2003, "SAMS") allocates its points one at a time, each to a side
+with probability proportional to the side's size times the collapsed predictive given the
+points already there, so that q telescopes towards the two sides' marginal likelihood and
+a merge of two fragments of one cluster scores its current split as well as a split would
+propose it.  The moves are independent: one thread per move.
+
+Multi-way moves allocate among m sides the same way (:func:`sequential_multiway`).
+
+References
+----------
+Dahl, D. B. (2003). An improved merge-split sampler for conjugate Dirichlet process mixture
+    models. Technical report 1086, University of Wisconsin.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ..streams import next_uniform
+
+
+@njit(cache=True, parallel=True)
+def shuffle_moves(rows, fixed, start, seeds, lanes, lane_start):
+    """Put each move's rows ``rows[start[b]:start[b + 1]]`` (with their ``fixed`` sides) in a
+    uniformly random order, in place (Fisher-Yates with stream ``seeds[b]``; one thread per
+    lane of :func:`move_lanes`).  The order is an auxiliary variable of the same law for a
+    move and its reverse.  A random affine order (strided, no permutation) proposed worse
+    splits: 10^5 points from one cluster, 12 data sets, NMI 0.977 against 0.992 after 100
+    iterations."""
+    for lane in prange(lane_start.shape[0] - 1):
+        for at in range(lane_start[lane], lane_start[lane + 1]):
+            b = lanes[at]
+            lo = start[b]
+            state = seeds[b]
+            for t in range(start[b + 1] - 1, lo, -1):
+                state, u = next_uniform(state)
+                c = lo + int(u * (t - lo + 1))
+                if c > t:
+                    c = t
+                r = rows[t]
+                rows[t] = rows[c]
+                rows[c] = r
+                f = fixed[t]
+                fixed[t] = fixed[c]
+                fixed[c] = f
+
+
+@njit(cache=True, _nrt=False)
+def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes,
+                    reset, add, log_predictive):
+    """Allocate ``rows[lo:hi]`` in that order between slots ``slot`` (seeded with point i)
+    and ``slot + 1`` (seeded with j): side s with probability ``n_s f(x | X_s) / (n_0 f(x |
+    X_0) + n_1 f(x | X_1))``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]``
+    (scored).  Writes ``codes[t]``; returns ``(state, log q, n_0, n_1)``, the slots holding
+    the sides."""
+    reset(kstats, slot, khyper)
+    reset(kstats, slot + 1, khyper)
+    add(kdata, i, kstats, slot, khyper)
+    add(kdata, j, kstats, slot + 1, khyper)
+    n0 = 1.0
+    n1 = 1.0
+    log_q = 0.0
+    for t in range(lo, hi):
+        r = rows[t]
+        # side 1 with probability sigmoid(g), g its log odds: one exp and one log1p
+        g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
+             - log_predictive(kdata, r, kstats, slot, khyper))
+        e = math.exp(-abs(g))
+        s = fixed[t]
+        if s < 0:
+            state, u = next_uniform(state)
+            p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
+            s = 1 if u < p1 else 0
+        # log p(s) = -log1p(exp(-g)) for side 1, -log1p(exp(g)) for side 0
+        against = g if s == 0 else -g  # the log odds against the side taken
+        log_q -= math.log1p(e) + (against if against > 0.0 else 0.0)
+        codes[t] = s
+        add(kdata, r, kstats, slot + s, khyper)
+        if s == 1:
+            n1 += 1.0
+        else:
+            n0 += 1.0
+    return state, log_q, n0, n1
+
+
+@njit(cache=True, _nrt=False)
+def sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, logw, counts,
+                        logf, reset, add, log_predictive, log_marginal):
+    """Allocate ``rows`` in that order among ``m = len(pins)`` sides, side s in slot s seeded
+    with point ``pins[s]``: side s with probability ``n_s f(x | X_s) / sum_a n_a f(x |
+    X_a)``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]`` (scored); the m-way
+    :func:`sequential_move`.  Writes ``codes[t]``, the sides' sizes ``counts[s]`` and log
+    marginals ``logf[s]`` (``logw``: scratch of length m); returns log q."""
+    m = pins.shape[0]
+    for a in range(m):
+        reset(kstats, a, khyper)
+        add(kdata, pins[a], kstats, a, khyper)
+        counts[a] = 1.0
+    log_q = 0.0
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        top = -np.inf
+        for a in range(m):
+            w = math.log(counts[a]) + log_predictive(kdata, r, kstats, a, khyper)
+            logw[a] = w
+            if w > top:
+                top = w
+        total = 0.0
+        for a in range(m):
+            logw[a] = math.exp(logw[a] - top)
+            total += logw[a]
+        s = fixed[t]
+        if s < 0:
+            state, u = next_uniform(state)
+            u *= total
+            s = m - 1
+            acc = 0.0
+            for a in range(m - 1):
+                acc += logw[a]
+                if u < acc:
+                    s = a
+                    break
+        log_q += math.log(logw[s] / total)
+        codes[t] = s
+        add(kdata, r, kstats, s, khyper)
+        counts[s] += 1.0
+    for a in range(m):
+        logf[a] = log_marginal(kstats, a, khyper)
+    return log_q
+
+
+@njit(cache=True, _nrt=False)
+def first_members(labels, first):
+    """``first[k]``: the smallest row of cluster k (``first`` filled with ``len(labels)``)."""
+    for r in range(labels.shape[0]):
+        k = labels[r]
+        if r < first[k]:
+            first[k] = r
+
+
+def multiway_allocation(kern, rows, fixed, pins, seed):
+    """``(sides, logq, counts, logf)`` of :func:`sequential_multiway` for the family kernel
+    ``kern`` (its cached entry point, or the generic kernel)."""
+    m = len(pins)
+    kstats = kern.alloc(m)
+    sides = np.empty(len(rows), dtype=np.int64)
+    counts = np.zeros(m)
+    logf = np.zeros(m)
+    fn = (kern.entry_points or {}).get("sequential_multiway")
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+    logq = (fn or sequential_multiway)(
+        kern.data, kstats, kern.hyper, np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(fixed, dtype=np.int64), np.ascontiguousarray(pins, dtype=np.int64),
+        np.uint64(seed), sides, np.empty(m), counts, logf, *extra)
+    return sides, float(logq), counts, logf
+
+
+#: slots between two sequential moves' statistics: a move updates its slots at every point,
+#: and moves run on different threads, so their slots must not share cache lines (eight
+#: doubles; adjacent slots made two threads slower than one)
+SLOT_STRIDE = 16
+
+
+@njit(cache=True, _nrt=False)
+def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, moves, codes,
+                    logq, counts, logf, reset, add, log_predictive, log_marginal):
+    """:func:`sequential_move` for the moves ``moves`` one after another (one thread's
+    lane), move b in slots ``SLOT_STRIDE b`` and the next, its sides' sizes and log
+    marginals written to ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]``."""
+    for at in range(moves.shape[0]):
+        b = moves[at]
+        slot = SLOT_STRIDE * b
+        _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                        fixed, pins[b, 0], pins[b, 1], slot, seeds[b], codes,
+                                        reset, add, log_predictive)
+        logq[b] = lq
+        counts[2 * b] = n0
+        counts[2 * b + 1] = n1
+        logf[2 * b] = log_marginal(kstats, slot, khyper)
+        logf[2 * b + 1] = log_marginal(kstats, slot + 1, khyper)
+
+
+@njit(cache=True, parallel=True)
+def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
+                     lane_start, codes, logq, counts, logf, reset, add, log_predictive,
+                     log_marginal):
+    """:func:`sequential_lane` for every lane of moves (``lanes[lane_start[l]:
+    lane_start[l + 1]]``, :func:`move_lanes`), one thread each (generic over the family's
+    collapsed functions; built-in families call it from cached entry points)."""
+    for lane in prange(lane_start.shape[0] - 1):
+        sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+                        lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
+                        logf, reset, add, log_predictive, log_marginal)
+
+
+def move_lanes(sizes, n_lanes):
+    """``(lanes, lane_start)``: the moves dealt to ``n_lanes`` threads, largest first to the
+    least loaded lane (moves differ in size by orders of magnitude, and a parallel loop over
+    the moves themselves left one of two threads idle a third of the time).  Which thread
+    runs a move does not change its result."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    n_lanes = int(max(1, min(n_lanes, len(sizes))))
+    load = np.zeros(n_lanes)
+    lane_of = np.empty(len(sizes), dtype=np.int64)
+    for b in np.argsort(-sizes, kind="stable"):
+        lane = int(np.argmin(load))
+        lane_of[b] = lane
+        load[lane] += sizes[b] + 1.0
+    lanes = np.argsort(lane_of, kind="stable").astype(np.int64)
+    lane_start = np.searchsorted(lane_of[lanes], np.arange(n_lanes + 1)).astype(np.int64)
+    return lanes, lane_start
+
+
+@njit(cache=True, parallel=True)
+def rows_by_move(labels, move_of, side_of, pins):
+    """The points of the sequential moves, grouped by move (a counting sort, in row order,
+    parallel over chunks of rows): ``(rows, start, fixed)`` with move b's points other than
+    its anchors ``pins[b]`` in ``rows[start[b]:start[b + 1]]`` and their current sides
+    ``side_of[labels[r]]`` (-1 for a split) in ``fixed``; ``move_of[k]`` is the move of
+    cluster k, or -1."""
+    n_moves = pins.shape[0]
+    n = labels.shape[0]
+    n_chunks = max(1, min(64, n // 16384))
+    counts = np.zeros((n_chunks, n_moves), dtype=np.int64)
+    for c in prange(n_chunks):
+        for r in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            b = move_of[labels[r]]
+            if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+                counts[c, b] += 1
+    # chunk c writes move b's rows from offset[c, b]: moves in order, chunks in order
+    start = np.zeros(n_moves + 1, dtype=np.int64)
+    offset = np.empty((n_chunks, n_moves), dtype=np.int64)
+    for b in range(n_moves):
+        at = start[b]
+        for c in range(n_chunks):
+            offset[c, b] = at
+            at += counts[c, b]
+        start[b + 1] = at
+    rows = np.empty(start[n_moves], dtype=np.int64)
+    fixed = np.empty(start[n_moves], dtype=np.int64)
+    for c in prange(n_chunks):
+        at = offset[c]
+        for r in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            k = labels[r]
+            b = move_of[k]
+            if b >= 0 and r != pins[b, 0] and r != pins[b, 1]:
+                rows[at[b]] = r
+                fixed[at[b]] = side_of[k]
+                at[b] += 1
+    return rows, start, fixed
+
+
+def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None):
+    """``(sides, logq, counts, logf)`` of the sequential moves ``b`` (rows ``rows[start[b]:
+    start[b + 1]]`` in that order, anchors ``pins[b]``, fixed sides ``fixed`` or -1 to draw,
+    stream ``seeds[b]``) for the family kernel ``kern``: its cached entry point, or the
+    generic :func:`sequential_moves`.  ``counts`` and ``logf`` hold the sides' sizes and log
+    marginals (``2b``, ``2b + 1``); ``lanes``: :func:`move_lanes` (made here if None).  The
+    caller chooses the thread count."""
+    n_moves = len(start) - 1
+    kstats = kern.alloc(SLOT_STRIDE * max(n_moves, 1))
+    sides = np.empty(len(rows), dtype=np.int64)
+    logq = np.zeros(n_moves)
+    counts = np.zeros(2 * n_moves)
+    logf = np.zeros(2 * n_moves)
+    fn = (kern.entry_points or {}).get("sequential_moves")
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    fixed = np.ascontiguousarray(fixed, dtype=np.int64)
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    if lanes is None:
+        lanes = move_lanes(np.diff(start), numba.get_num_threads())
+    (fn or sequential_moves)(kern.data, kstats, kern.hyper, rows, start, fixed,
+                             np.ascontiguousarray(pins, dtype=np.int64),
+                             np.asarray(seeds, dtype=np.uint64), lanes[0], lanes[1], sides,
+                             logq, counts, logf, *extra)
+    return sides, logq, counts, logf

@@ -56,10 +56,8 @@ PENDING_UPWARD = {
     ("dpclust.ddcrp", "dpclust.ddcrp.evidence"),
 }
 PENDING_CIRCLES: set[str] = set()
-PENDING_LONG = {"dpclust.estimator", "dpclust.kernels.subcluster",
-                "dpclust.rankings.baselines",
-                "dpclust.samplers._mallows_kernels", "dpclust.samplers.mallows",
-                "dpclust.samplers.subcluster"}
+PENDING_LONG = {"dpclust.estimator", "dpclust.rankings.baselines",
+                "dpclust.samplers._mallows_kernels", "dpclust.samplers.mallows"}
 
 
 def _check(found: set, pending: set, what: str):

@@ -38,7 +38,7 @@ from ..utils.checks import DataError
 from ..samplers.base import ChainData, StepInfo, relabel
 from ..samplers.crp import GammaPrior
 from ..kernels.gibbs import categorical_from_logs
-from ..kernels.subcluster import next_uniform
+from ..kernels.streams import next_uniform
 from ..kernels.ddcrp import _in_tree, _link, _split_part, _unlink
 from .distances import ALL_EARLIER, EXPLICIT, MAX_PAIRS, LinkCandidates
 from .prior import draw_links, links_to_labels

@@ -36,7 +36,7 @@ import math
 from numba import njit
 
 from .gibbs import categorical_from_logs
-from .subcluster import next_uniform
+from .streams import next_uniform
 
 EXPLICIT, ALL_OTHERS, ALL_EARLIER = 0, 1, 2
 

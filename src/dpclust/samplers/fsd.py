@@ -61,7 +61,7 @@ class FiniteSymmetricDirichlet:
     priors = ("finite", "dp")
     needs = "collapsed"
     #: exact for the finite prior only; ``"auto"`` never picks it for the DP
-    exact = False
+    is_exact = False
 
     def __post_init__(self):
         if self.n_components is not None and int(self.n_components) < 1:

@@ -58,7 +58,7 @@ class CollapsedGibbs:
     priors = None
     #: the family's face it reads (a collapsed form), and whether it is exact MCMC
     needs = "collapsed"
-    exact = True
+    is_exact = True
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> GibbsState:

@@ -195,7 +195,7 @@ class _MallowsGibbs:
     #: fits families without a collapsed form (their parameters instantiated), DP only
     needs = "instantiated"
     priors = ("dp",)
-    exact = True
+    is_exact = True
 
     def __post_init__(self):
         if self.sigma_step not in _SIGMA_STEPS:
@@ -389,7 +389,7 @@ class BetaGibbs(_MallowsGibbs):
 
     n_slices: int = 1  # unused: theta | sigma is a Beta draw
     name = "beta-gibbs"
-    exact = False  # the Beta approximation of the theta integrals (Meila & Chen 2010)
+    is_exact = False  # the Beta approximation of the theta integrals (Meila & Chen 2010)
     _theta_mode = _k.THETA_BETA
 
     def _sweep(self, model, fam, labels, order, theta, counts, perm, log_new, log_alpha,

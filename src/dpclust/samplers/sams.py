@@ -58,7 +58,7 @@ class GibbsSAMS:
     priors = None
     #: the family's face it reads (a collapsed form), and whether it is exact MCMC
     needs = "collapsed"
-    exact = True
+    is_exact = True
 
     def __post_init__(self):
         if int(self.n_proposals) < 0:

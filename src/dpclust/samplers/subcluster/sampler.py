@@ -245,6 +245,13 @@ class SubclusterSplitMerge:
     seeding: str = "mixed"
     multiway: int = 10
     name = "subcluster"
+    #: what the estimator reads (see README "Adding a sampler"): the Dirichlet process only
+    #: (its ratios are written with the DP's algebra: groups with alpha/P, Dirichlet
+    #: weights), families with a collapsed form, data in partitions, a k-means start
+    priors = ("dp",)
+    needs = "collapsed"
+    partitioned = True
+    kmeans_start = True
 
     def __post_init__(self):
         if self.merges not in ("reverse", "practical", "none"):

@@ -64,6 +64,7 @@ def plot(out, path):
         ax.set_title(name)
         ax.set_xlabel("number of clusters K")
         ax.set_ylabel("posterior probability")
+        ax.xaxis.set_major_locator(mpl.MaxNLocator(integer=True))
         style_axes(ax)
     np.atleast_1d(axes)[0].legend(frameon=False, fontsize=8)
     save_figure(fig, path)
@@ -74,7 +75,16 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--replot", action="store_true",
+                    help="draw the figure again from the stored results, fitting nothing")
     args = ap.parse_args(argv)
+    suffix = "_quick" if args.quick else ""
+    if args.replot:
+        import json
+
+        plot(json.loads((HERE / "results" / f"priors{suffix}.json").read_text()),
+             HERE / "results" / f"priors{suffix}.png")
+        return 0
     n_iter = 200 if args.quick else 1000
     demo, _ = load_demo()
     overlap, _ = make_gaussian_mixture(600 if args.quick else 2000, 3, separation=1.0,
@@ -91,7 +101,6 @@ def main(argv=None) -> int:
             print(f"{name:40s} {label:36s} E[K] {r['E_K']:.2f}, E[K >= 1 %] "
                   f"{r['E_K_1pct']:.2f}, {r['seconds']:.0f} s, converged={r['converged']}",
                   flush=True)
-    suffix = "_quick" if args.quick else ""
     plot(out, HERE / "results" / f"priors{suffix}.png")
     body = [f"Collapsed Gibbs, 4 chains of {n_iter:,} iterations from 10 random clusters, the "
             "second half of each kept. K: all clusters; K >= 1 %: clusters holding at least "

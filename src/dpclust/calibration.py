@@ -47,24 +47,16 @@ from scipy import stats as _st
 from .utils.checks import check_int, check_random_state
 from .diagnostics import chain_entropy
 from .samplers.base import MixtureModel
-from .priors import GammaPrior, get_prior
+from .priors import DirichletProcess, GammaPrior, get_prior
 
 #: pairs of points whose co-clustering the ``co_clustering`` statistic averages
 N_PAIRS = 50
 
 
 def crp_partition(rng, n_samples: int, alpha: float) -> np.ndarray:
-    """A partition of ``n_samples`` points drawn from the Chinese restaurant process."""
-    z = np.empty(n_samples, dtype=np.int64)
-    sizes = []
-    for i in range(n_samples):
-        w = np.array(sizes + [alpha], dtype=np.float64)
-        k = int(rng.choice(len(w), p=w / w.sum()))
-        if k == len(sizes):
-            sizes.append(0)
-        sizes[k] += 1
-        z[i] = k
-    return z
+    """A partition of ``n_samples`` points drawn from the Chinese restaurant process
+    (:meth:`dpclust.priors.DirichletProcess.sample_partition`)."""
+    return DirichletProcess(alpha).sample_partition(rng, n_samples, alpha)
 
 
 def prior_draw(family, n_samples: int, alpha, rng, candidates=None, prior=None):

@@ -307,7 +307,15 @@ class DaskModel:
     def data_summary(self):
         return self.partitions.summary
 
-    update_alpha = MixtureModel.update_alpha  # needs alpha_prior and n_samples only
+    update_alpha = MixtureModel.update_alpha  # needs partition_prior and n_samples only
+
+    @property
+    def partition_prior(self):
+        """The Dirichlet process (the only prior the sub-cluster sampler, which runs here,
+        takes), with alpha's prior when it is resampled."""
+        from ..priors import DirichletProcess
+
+        return DirichletProcess(1.0 if self.alpha_prior is None else self.alpha_prior)
 
     # hooks of the estimator
     def fingerprint(self) -> str:

@@ -121,6 +121,21 @@ class DirichletProcess(PartitionPrior):
     def label(self) -> str:
         return self.title  # alpha has its own place in every summary
 
+    def sample_partition(self, rng, n_samples: int, alpha: float | None = None) -> np.ndarray:
+        """A partition drawn from the Chinese restaurant process: each point joins a cluster
+        with probability ∝ its size, or a new one ∝ alpha."""
+        alpha = self.alpha_start if alpha is None else float(alpha)
+        z = np.empty(n_samples, dtype=np.int64)
+        sizes = []
+        for i in range(n_samples):
+            w = np.array(sizes + [alpha], dtype=np.float64)
+            k = int(rng.choice(len(w), p=w / w.sum()))
+            if k == len(sizes):
+                sizes.append(0)
+            sizes[k] += 1
+            z[i] = k
+        return z
+
     def describe(self) -> dict:
         value, prior = resolve_alpha(self.alpha)
         out = super().describe()

@@ -4,6 +4,7 @@ of commit c0826e1, whose classes lived in ``dpclust.estimator``."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -26,17 +27,23 @@ def X():
     return X
 
 
+def _copy(path, tmp_path):
+    """A copy to resume from (a resumed run writes its checkpoint back)."""
+    return shutil.copy(path, tmp_path / path.name)
+
+
 def _quietly(fit):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fit()
 
 
-def test_old_dp_checkpoint_resumes_as_the_uninterrupted_run(X):
+def test_old_dp_checkpoint_resumes_as_the_uninterrupted_run(X, tmp_path):
     from dpclust.estimator import checkpoint_iteration, load_checkpoint
 
     assert checkpoint_iteration(load_checkpoint(saved.DP_CHECKPOINT)) == 6
-    resumed = _quietly(lambda: DPMixture.resume(saved.DP_CHECKPOINT, X, n_iter=10))
+    path = _copy(saved.DP_CHECKPOINT, tmp_path)
+    resumed = _quietly(lambda: DPMixture.resume(path, X, n_iter=10))
     whole = _quietly(lambda: DPMixture(**{**saved.DP_KW, "n_iter": 10}).fit(X))
     assert resumed.n_iter_ == 10
     np.testing.assert_array_equal(resumed.labels_, whole.labels_)
@@ -44,8 +51,9 @@ def test_old_dp_checkpoint_resumes_as_the_uninterrupted_run(X):
     assert resumed.alpha_ == whole.alpha_
 
 
-def test_old_ddcrp_checkpoint_resumes_as_the_uninterrupted_run(X):
-    resumed = _quietly(lambda: DDCRPMixture.resume(saved.DDCRP_CHECKPOINT, X, n_iter=10))
+def test_old_ddcrp_checkpoint_resumes_as_the_uninterrupted_run(X, tmp_path):
+    path = _copy(saved.DDCRP_CHECKPOINT, tmp_path)
+    resumed = _quietly(lambda: DDCRPMixture.resume(path, X, n_iter=10))
     whole = _quietly(lambda: DDCRPMixture(**{**saved.DDCRP_KW, "n_iter": 10}).fit(X))
     assert resumed.n_iter_ == 10
     np.testing.assert_array_equal(resumed.labels_, whole.labels_)

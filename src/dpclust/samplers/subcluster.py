@@ -463,6 +463,8 @@ class SubclusterSplitMerge:
     seeding: str = "mixed"
     multiway: int = 10
     name = "subcluster"
+    kmeans_start = True
+    partitioned = True
 
     def __post_init__(self):
         if self.merges not in ("reverse", "practical", "none"):

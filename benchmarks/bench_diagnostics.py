@@ -28,16 +28,16 @@ def _fits(n_iter: int, n_chains: int, repeats: int, conn) -> None:
     ``repeats`` fits with and without the diagnostics, alternately."""
     import warnings
 
-    import dpclust.estimator as est
+    import dpclust.chains.runner as est
     from dpclust import DPMixture
     from dpclust.datasets import load_demo
 
     X, _ = load_demo()
-    real = (est._ChainEstimator._check_convergence, est._size_summaries, est.point_certainty)
+    real = (est.ChainEstimator._check_convergence, est.size_summaries, est.point_certainty)
     off = (lambda self: None, lambda model, state: (0.0, 0), lambda draws, labels: None)
 
     def switch(on):
-        (est._ChainEstimator._check_convergence, est._size_summaries,
+        (est.ChainEstimator._check_convergence, est.size_summaries,
          est.point_certainty) = real if on else off
 
     warnings.simplefilter("ignore")

@@ -270,14 +270,14 @@ def test_resume_rejects_other_data_and_bad_files(tmp_path, blobs):
 def test_docstring_example_runs():
     import doctest
 
-    import dpclust.estimator
+    import dpclust.estimators.dp_mixture
 
-    result = doctest.testmod(dpclust.estimator)
+    result = doctest.testmod(dpclust.estimators.dp_mixture)
     assert result.attempted > 0 and result.failed == 0
 
 
 def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
-    import dpclust.estimator as est
+    import dpclust.chains.runner as est
 
     X, _ = blobs
     monkeypatch.setattr(est, "_MAX_SIMILARITY_SAMPLES", 100)

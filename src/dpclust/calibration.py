@@ -256,7 +256,7 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
     if n_jobs in (None, 1):
         results = [_replicate(j) for j in jobs]
     else:
-        from ._chains import available_cores
+        from .chains.processes import available_cores
 
         workers = available_cores() if n_jobs == -1 else check_int(n_jobs, "n_jobs", 1)
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:

@@ -89,7 +89,7 @@ def _interrupted(out_dir: Path, exc: KeyboardInterrupt) -> int:
     print(f"\n{PROG}: {what}", file=sys.stderr)
     ckpt = out_dir / CHECKPOINT_FILE
     if _checkpointing(out_dir) and ckpt.is_file():
-        from ..estimator import checkpoint_iteration, load_checkpoint
+        from ..chains.checkpoint import checkpoint_iteration, load_checkpoint
         try:
             done = checkpoint_iteration(load_checkpoint(ckpt))
             at = f" (saved at iteration {done})"
@@ -229,7 +229,7 @@ def _sensitivity_row(alpha_text: str, model, seconds, main: bool = False) -> dic
 
 
 def _resume(args, command_line: str) -> int:
-    from ..estimator import checkpoint_iteration, checkpoint_seconds, load_checkpoint
+    from ..chains.checkpoint import checkpoint_iteration, checkpoint_seconds, load_checkpoint
 
     out_dir = Path(args.dir)
     if not out_dir.is_dir():
@@ -303,7 +303,7 @@ def _predict(args) -> int:
     if not model_path.is_file():
         raise DataError(f"{out_dir} has no {MODEL_FILE}: the run has not finished (resume "
                         "it first) or was written by an older dpclust (fit it again)")
-    from ..estimator import DPMixture
+    from ..estimators.dp_mixture import DPMixture
 
     model = DPMixture.load(model_path)
     data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None,
@@ -337,10 +337,10 @@ def _close(client) -> None:
 def _estimator_class(config: RunConfig):
     """:class:`~dpclust.DPMixture`, or :class:`~dpclust.DDCRPMixture` for ``--model ddcrp``."""
     if config.model == "ddcrp":
-        from ..ddcrp.estimator import DDCRPMixture
+        from ..estimators.ddcrp import DDCRPMixture
 
         return DDCRPMixture
-    from ..estimator import DPMixture
+    from ..estimators.dp_mixture import DPMixture
 
     return DPMixture
 
@@ -378,7 +378,7 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
 def _jobs(config: RunConfig, callback) -> int:
     """Processes for the chains: ``--jobs``, or one per chain up to the cores; one with a
     callback (``--stop-after``) or on a Dask cluster."""
-    from .._chains import available_cores
+    from ..chains.processes import available_cores
 
     if callback is not None or config.distributed or config.chains == 1:
         return 1

@@ -6,9 +6,10 @@
 * :func:`sample_prior`: draws of links and tables from the prior;
 * :class:`DDCRPGibbs`: the customer-assignment Gibbs sampler for mixtures;
 * :class:`DDCRPMixture` and :class:`DDCRPLanguageModel`: the estimators of mixtures and of
-  the fully observed language model (:mod:`dpclust.ddcrp.language`);
+  the fully observed language model (:mod:`dpclust.ddcrp.language`), which live in
+  :mod:`dpclust.estimators.ddcrp`;
 * :func:`log_evidence` and :func:`bayes_factor`: marginal likelihoods of sequential models
-  and Bayes factors of a decay against the ordinary CRP.
+  and Bayes factors of a decay against the ordinary CRP (:mod:`dpclust.estimators.evidence`).
 
 ALGORITHMS.md section 4 has the mathematics.
 """
@@ -48,12 +49,12 @@ __all__ = [
 
 
 def __getattr__(name):
-    # the estimator builds on dpclust.estimator, which needs the families, whose kernels
-    # import this package: load it on first use
+    # the estimators and the evidence moved up to dpclust.estimators, which builds on this
+    # package: the old names load them on first use
     if name in ("DDCRPMixture", "DDCRPLanguageModel"):
-        from . import estimator
-        return getattr(estimator, name)
+        from ..estimators import ddcrp
+        return getattr(ddcrp, name)
     if name in ("BayesFactor", "Evidence", "bayes_factor", "log_evidence"):
-        from . import evidence
+        from ..estimators import evidence
         return getattr(evidence, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,15 @@ from .checks import DataError
 _SKELETON = "__skeleton__"
 _DIGEST = "__sha256__"
 
+#: classes that moved: the ``module:qualname`` that files written before the move name, and
+#: the class's name now (a checkpoint or model keeps loading after its classes move)
+MOVED = {
+    # the estimator split into the chain runner and the estimators (issue 31)
+    "dpclust.estimator:Trace": "dpclust.chains.trace:Trace",
+    "dpclust.estimator:_Snapshot": "dpclust.chains.trace:Snapshot",
+    "dpclust.estimator:_Progress": "dpclust.chains.trace:Progress",
+}
+
 
 class _Encoder:
     def __init__(self):
@@ -69,8 +78,9 @@ def _qualified(cls) -> str:
 
 
 def _dpclust_class(name: str):
-    """The class ``module:qualname``, only from the dpclust package."""
-    module, _, qualname = str(name).partition(":")
+    """The class ``module:qualname`` (or where it moved, :data:`MOVED`), only from the
+    dpclust package."""
+    module, _, qualname = MOVED.get(str(name), str(name)).partition(":")
     if not (module == "dpclust" or module.startswith("dpclust.")) or not qualname:
         raise DataError(f"the file names the class {name!r}, which is not dpclust's")
     obj = importlib.import_module(module)

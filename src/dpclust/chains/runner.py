@@ -1,0 +1,530 @@
+"""The chain runner: :class:`ChainEstimator`, what every MCMC estimator of dpclust shares.
+
+It runs new chains or resumes checkpointed ones, one iteration of each in turn in this
+process or in worker processes (:mod:`dpclust.chains.processes`), with the progress bar,
+the callback and checkpoints (:mod:`dpclust.chains.checkpoint`); it keeps each chain's
+record (:mod:`dpclust.chains.trace`) and summarises the chains into the point estimate,
+the trace and the convergence verdict.  Estimators (:mod:`dpclust.estimators`) fill in the
+model, the sampler and the starting state.
+
+References
+----------
+Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation and credible
+    balls. Bayesian Analysis 13(2) (the point estimate ``labels_``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .._version import __version__
+from ..utils.checks import DataError, check_int, check_random_state
+from ..partitions import point_certainty, posterior_similarity
+from ..priors import PartitionPrior, get_prior
+from ..diagnostics import advice, convergence
+from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
+from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, detach, records_trace,
+                    reservoir_add, resolve_max_draws, size_summaries)
+
+#: above this many points the draws for the n x n co-clustering matrix are not kept
+_MAX_SIMILARITY_SAMPLES = 10_000
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of a warning that points at the caller's line outside dpclust
+    (``fit`` reaches the verdict through a depth that differs between estimators)."""
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _chain_rngs(random_state, n_chains: int) -> list:
+    """One generator per chain: ``random_state`` itself for one chain (as before chains
+    existed), else independent streams spawned from its ``numpy.random.SeedSequence``."""
+    rng = check_random_state(random_state)
+    return [rng] if n_chains == 1 else list(rng.spawn(n_chains))
+
+
+class ChainEstimator(BaseEstimator):
+    """What every MCMC estimator of dpclust shares: the run with its trace, kept draws,
+    progress bar and checkpoints, resume, and the point estimate of the partition.
+
+    Subclasses provide ``_target`` (the model of the data given to ``fit``),
+    ``_make_model``, ``_make_sampler``, ``_initial_state`` and ``_finish`` (which calls
+    ``_summarise_chain``).
+    """
+
+    # ----------------------------------------------------------------- set-up
+    def _settings(self):
+        """Check the chain's settings; returns ``(n_iter, burn_in, thin)``."""
+        n_iter = check_int(self.n_iter, "n_iter", 1)
+        burn_in = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0)
+        if burn_in >= n_iter:
+            raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
+        thin = check_int(self.thin, "thin", 1)
+        if self.point_estimate not in ("vi", "binder"):
+            raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
+        if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
+            check_int(self.max_draws, "max_draws", 1)
+        check_int(self.n_predictive_draws, "n_predictive_draws", 1)
+        if self.checkpoint_every is not None:
+            check_int(self.checkpoint_every, "checkpoint_every", 1)
+        self._n_chains()
+        return n_iter, burn_in, thin
+
+    def _n_chains(self) -> int:
+        return check_int(getattr(self, "n_chains", 1), "n_chains", 1)
+
+    def _partition_prior(self) -> PartitionPrior:
+        """The prior on partitions: the Dirichlet process with concentration ``alpha``."""
+        return get_prior(None, alpha=self.alpha)
+
+    # ------------------------------------------------------------------- run
+    def fit(self, X, y=None):
+        """Validate ``X`` into the subclass's model (``_target``), run a new chain and
+        summarise it; returns ``self``."""
+        self._settings()
+        model = self._target(X)
+        alpha0 = self._partition_prior().alpha_start
+        sampler = self._make_sampler(model.n_samples, model.family)
+        rngs = _chain_rngs(self.random_state, self._n_chains())
+        self._recipe = (X, None, None)  # how a chain worker rebuilds the model
+        return self._start_chains(model, sampler, rngs, alpha0)
+
+    def _start_chains(self, model, sampler, rngs, alpha0):
+        """Run new chains (one per generator of ``rngs``) from the sampler's starting
+        states; returns ``self``."""
+        n_iter, burn_in, thin = self._settings()
+        progs = []
+        for rng in rngs:
+            state = self._initial_state(rng, model, sampler, alpha0)
+            snapshot = Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
+            progs.append(Progress(snapshot, burn_in, thin))
+        self._run(model, sampler, rngs, progs, n_iter)
+        return self
+
+    @classmethod
+    def resume(cls, path, X, *, n_iter=None, progress=None, callback=None, client=None):
+        """Continue a checkpointed run on the same data and return the fitted estimator.
+
+        The resumed chain is exactly the uninterrupted one: same draws, same kept draws,
+        same point estimate.
+
+        Parameters
+        ----------
+        path : str or path
+            Checkpoint file written by a run with ``checkpoint=path``.
+        X : the same data the run was started on (checked by fingerprint).
+        client : distributed.Client, optional
+            For a run with ``backend="dask"``: the cluster to go on with (the one of the
+            original run is gone with it).
+        n_iter : int, optional
+            A new total number of iterations, to extend a run (burn-in and thinning stay
+            those of the original run).
+        """
+        ckpt = load_checkpoint(path)
+        progs = ckpt["progress"]
+        est = cls(**ckpt["params"])
+        if n_iter is not None:
+            est.n_iter = n_iter
+        done = max(p.snapshot.iteration for p in progs)
+        if check_int(est.n_iter, "n_iter", 1) < done:
+            raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
+                             f"{est.n_iter} would discard some (pass n_iter >= {done})")
+        if not (getattr(est, "until_converged", False) and est.burn_in is None):
+            est.burn_in = progs[0].burn_in  # as resolved when the run started
+        if progress is not None:
+            est.progress = progress
+        est.callback = callback
+        est.checkpoint = str(path)
+        if client is not None:
+            est.client = client
+        n_iter_, _, _ = est._settings()
+        family_ = ckpt["family"]
+        prior = est._partition_prior().alpha_prior
+        model = est._resume_model(X, family_, prior)
+        if model.fingerprint() != ckpt["fingerprint"]:
+            raise DataError("the data differ from those the checkpointed run was started on "
+                            f"(checkpoint {path}): their fingerprints do not match")
+        progs = [attach(model, p) for p in progs]
+        est._recipe = (X, family_, prior)
+        rngs = []
+        for p in progs:
+            rng = np.random.default_rng()
+            rng.bit_generator.state = p.snapshot.rng_state
+            rngs.append(rng)
+        est._run(model, est._make_sampler(model.n_samples, family_), rngs, progs, n_iter_,
+                 fingerprint=ckpt["fingerprint"],
+                 saved_at=min(p.snapshot.iteration for p in progs))
+        return est
+
+    def _resume_model(self, X, family_, prior):
+        """The model of a resumed run: ``X`` validated by the checkpoint's family."""
+        return self._make_model(family_, family_.validate(X), prior)
+
+    def _lost(self, exc, model, progs, fingerprint, saved):
+        """The error to raise instead of ``exc`` when a run whose data are not in this
+        process (a Dask model: ``model.X`` is None) fails, after saving what can be saved
+        (``saved[0]``: the iteration of the last checkpoint); None raises ``exc`` itself."""
+        return None
+
+    def _run(self, model, sampler, rngs, progs, n_iter, *, fingerprint=None, saved_at=None):
+        """Advance the chains ``progs`` (with their generators ``rngs``) to ``n_iter``
+        iterations, one iteration of each chain in turn (or in ``n_jobs`` processes), with
+        checkpoints, the callback and the progress bar; then summarise them
+        (``_finish``)."""
+        every = self.checkpoint_every
+        if self.checkpoint is not None and fingerprint is None:
+            fingerprint = model.fingerprint()
+        C = len(progs)
+        # pooled: max_draws
+        capacity = -(-resolve_max_draws(self.max_draws, model.n_samples) // C)
+        n_workers = self._n_workers(model, C)
+        bar = _progress_bar(self.progress, n_iter * C,
+                            sum(p.snapshot.iteration for p in progs))
+        workers = None
+        max_iter = self._max_iter(n_iter)
+        saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
+        try:
+            if n_workers > 1:
+                from .processes import ChainWorkers
+
+                workers = ChainWorkers(self._worker_copy(), self._recipe, progs, n_workers,
+                                       capacity)
+            while True:
+                if workers is not None:
+                    self._advance_workers(workers, model, progs, n_iter, bar, fingerprint,
+                                          saved)
+                else:
+                    self._advance_here(model, sampler, rngs, progs, n_iter, capacity, bar,
+                                       fingerprint, saved)
+                done = min(p.snapshot.iteration for p in progs)
+                if (max_iter is None or done < n_iter or done >= max_iter
+                        or self._progress_converged(progs)):
+                    break
+                # not converged: double the run; a burn-in left to the default stays half
+                n_iter = min(max_iter, 2 * done)
+                if self.burn_in is None:
+                    for p in progs:
+                        p.burn_in = n_iter // 2
+                    if workers is not None:
+                        workers.set_burn_in(n_iter // 2)
+                if bar is not None:
+                    bar.total = n_iter * C
+                    bar.refresh()
+        except KeyboardInterrupt:
+            # nothing lost: the last complete iteration of each chain (with the random
+            # stream as it was then) goes to the checkpoint, so a resumed chain is the
+            # uninterrupted one
+            if self.checkpoint is not None and max(p.snapshot.iteration for p in progs) > 0:
+                self._save(progs, model, fingerprint)
+            raise
+        except Exception as exc:
+            lost = None if model.X is not None else self._lost(exc, model, progs,
+                                                               fingerprint, saved)
+            if lost is None:
+                raise
+            raise lost from exc
+        finally:
+            if workers is not None:
+                workers.close()
+            if bar is not None:
+                bar.close()
+        done = min(p.snapshot.iteration for p in progs)
+        if self.checkpoint is not None and saved[0] != done:
+            self._save(progs, model, fingerprint)
+        self.__dict__.pop("_recipe", None)
+        self._finish(model, [p.consistent() for p in progs])
+
+    def _advance_workers(self, workers, model, progs, n_iter, bar, fingerprint, saved):
+        """The chains in the worker processes, to ``n_iter`` iterations, in blocks of
+        ``checkpoint_every`` when checkpointing (``saved[0]``: the last one's iteration)."""
+        every = self.checkpoint_every
+
+        def tick(c, k, lj):
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(K=k, log_joint=f"{lj:.1f}", refresh=False)
+
+        while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
+            target = n_iter
+            if self.checkpoint is not None and every is not None:
+                target = min(n_iter, (done // every + 1) * every)
+            workers.advance(target, tick)
+            if self.checkpoint is not None and every is not None and target % every == 0:
+                saved[0] = self._save(progs, model, fingerprint)
+
+    def _max_iter(self, n_iter: int) -> int | None:
+        """The most iterations of a run ``until_converged`` (None: exactly ``n_iter``)."""
+        if not getattr(self, "until_converged", False):
+            return None
+        max_iter = getattr(self, "max_iter", None)
+        if max_iter is None:
+            return 10 * n_iter
+        return max(check_int(max_iter, "max_iter", 1), n_iter)
+
+    def _progress_converged(self, progs) -> bool:
+        """Whether the chains as they stand pass the rule (:mod:`dpclust.diagnostics`)."""
+        prior = self._partition_prior().alpha_prior
+        return convergence(records_trace(progs), alpha_resampled=prior is not None)[
+            "converged"]
+
+    def _advance_here(self, model, sampler, rngs, progs, n_iter, capacity, bar, fingerprint,
+                      saved):
+        """The chains in this process, one iteration of each in turn (``saved[0]``: the
+        iteration of the last checkpoint written)."""
+        every = self.checkpoint_every
+        stop = False
+        while not stop:
+            it = min(p.snapshot.iteration for p in progs)
+            if it >= n_iter:
+                break
+            for rng, prog in zip(rngs, progs):
+                if prog.snapshot.iteration != it:
+                    continue  # ahead after an interrupted round
+                info = self._step_chain(model, sampler, rng, prog, capacity)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
+                                    refresh=False)
+                if (self.callback is not None
+                        and self.callback(it, prog.snapshot.state, info) is False):
+                    stop = True  # the other chains finish this iteration
+            if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                saved[0] = self._save(progs, model, fingerprint)
+
+    def _n_workers(self, model, n_chains: int) -> int:
+        """Processes for the chains: ``n_jobs`` (None: 1, -1: every core), at most one per
+        chain; 1 on a Dask cluster (its chains run one after another)."""
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is None or n_chains == 1 or model.X is None:
+            return 1
+        if n_jobs == -1:
+            from .processes import available_cores
+
+            n_jobs = available_cores()
+        n_jobs = check_int(n_jobs, "n_jobs", 1)
+        if n_jobs > 1 and self.callback is not None:
+            raise ValueError("callback= runs in this process: use n_jobs=1 (or None) with "
+                             "several chains and a callback")
+        return min(n_jobs, n_chains)
+
+    def _worker_copy(self):
+        """This estimator's settings for a chain worker (no callback, progress bar or
+        checkpoint file there: the parent process keeps those)."""
+        params = {k: v for k, v in self.get_params(deep=False).items()
+                  if k not in ("callback", "client")}
+        est = type(self)(**params)
+        est.progress = False
+        est.checkpoint = None
+        return est
+
+    def _step_chain(self, model, sampler, rng, prog: Progress, capacity: int):
+        """One iteration of one chain, committed to ``prog`` in one assignment; returns the
+        sampler's step information."""
+        snap = prog.snapshot
+        it = snap.iteration
+        t0 = time.perf_counter()
+        state, info = sampler.step(rng, snap.state, model)
+        del prog.records[it:]  # a record left by an interrupted iteration
+        n_kept, reservoir = snap.n_kept, snap.reservoir
+        if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
+            labels = model.keep_labels(state.labels, info.n_clusters)
+            del prog.kept[n_kept:], prog.all_labels[n_kept:]
+            prog.kept.append((it, float(state.alpha)))
+            if self.store_labels:
+                prog.all_labels.append(model.as_array(labels).astype(np.int32))
+            reservoir = reservoir_add(
+                reservoir, n_kept, it, labels, capacity,
+                None if getattr(model.family, "collapsible", True) else state.params)
+            n_kept += 1
+        entropy, large = size_summaries(model, state)
+        elapsed = snap.elapsed + (time.perf_counter() - t0)
+        prog.records.append((info.log_joint, info.n_clusters, info.alpha,
+                             info.n_accepted_splits, info.n_accepted_merges, elapsed,
+                             entropy, large, getattr(info, "log_likelihood", np.nan)))
+        # the commit: one assignment
+        prog.snapshot = Snapshot(it + 1, state, rng.bit_generator.state, elapsed, n_kept,
+                                  reservoir)
+        return info
+
+    def _save(self, progs, model, fingerprint) -> int:
+        """Write the checkpoint (every chain's last complete iteration); returns the
+        iteration all of them hold."""
+        consistent = [detach(model, p.consistent()) for p in progs]
+        save_checkpoint(self.checkpoint, {
+            "format": CHECKPOINT_FORMAT, "version": __version__,
+            "params": {k: v for k, v in self.get_params().items()
+                       if k not in ("callback", "client")},
+            "family": model.family, "fingerprint": fingerprint, "progress": consistent,
+        })
+        return min(p.snapshot.iteration for p in consistent)
+
+    def _summarise_chain(self, model, progs):
+        """What any run gives: the point estimate, the trace, alpha, the convergence
+        verdict, the draws kept for prediction (``_predictive_draws``) and the data
+        (``_X_fit``).  The kept draws of all chains are pooled."""
+        X = model.X
+        C = len(progs)
+        draws, pool_alpha, pool_params = [], [], []
+        progs = [p.after_burn_in() for p in progs]
+        for prog in progs:
+            snap = prog.snapshot
+            _, held = snap.reservoir
+            if held:
+                alpha_of = dict(prog.kept)
+                draws += [d[2] for d in held]
+                pool_alpha += [alpha_of[d[1]] for d in held]
+                pool_params += [d[3] for d in held]
+            else:  # stopped during burn-in: the last state is the only draw
+                # (the loop has run at least once: its record gives the number of clusters)
+                draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
+                pool_alpha.append(float(snap.state.alpha))
+                pool_params.append(getattr(snap.state, "params", None))
+        labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
+        # the parameters of the chosen draw (instantiated samplers)
+        self._labels_params = pool_params[chosen]
+        self._chosen_draw = draws[chosen]
+        self.labels_ = labels.astype(np.int64)
+        self.expected_loss_ = float(loss)
+        self.n_clusters_ = int(self.labels_.max()) + 1
+        n_done = min(p.snapshot.iteration for p in progs)
+        self.n_iter_ = n_done
+        kept_alpha = [a for p in progs for _, a in p.kept]
+        self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
+        n = model.n_samples
+        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, RECORD_WIDTH)
+                            for p in progs])
+        n_kept = min(len(p.kept) for p in progs)
+        last = records[:, -1, 0]
+        self.log_joint_ = float(last.max())
+        self.best_log_joint_ = float(records[:, :, 0].max())
+        one = (lambda a: a[0]) if C == 1 else (lambda a: a)
+        self.trace_ = Trace(
+            log_joint=one(records[:, :, 0]), n_clusters=one(records[:, :, 1].astype(np.int64)),
+            alpha=one(records[:, :, 2]), seconds=one(records[:, :, 5]),
+            n_accepted_splits=one(records[:, :, 3].astype(np.int64)),
+            n_accepted_merges=one(records[:, :, 4].astype(np.int64)),
+            kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
+            labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
+                    if self.store_labels else None),
+            size_entropy=one(records[:, :, 6]),
+            n_large_clusters=one(records[:, :, 7].astype(np.int64)),
+            log_likelihood=one(records[:, :, 8]))
+        self._check_convergence()
+        # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
+        local = X is not None
+        self.certainty_ = (point_certainty((model.as_array(d) for d in draws), self.labels_)
+                           if local else None)
+        self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
+                            else None)
+        # a few evenly spaced draws for the posterior predictive density; their statistics
+        # are computed from the training data when scoring, one draw at a time (on a Dask
+        # cluster, where the training data are not at hand, now, on the workers)
+        m = min(self.n_predictive_draws, len(draws))
+        idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
+        self._predictive_params = [pool_params[j] for j in idx]
+        if local:
+            self._predictive_draws = [(draws[j], pool_alpha[j]) for j in idx]
+            self._predictive_stats = None
+        else:
+            self._predictive_draws = []
+            self._predictive_stats = [
+                (model.cluster_stats(draws[j], draws[j].n_clusters), pool_alpha[j])
+                for j in idx]
+        self._X_fit = X
+        self._n_fit = n
+
+    def _check_convergence(self):
+        """``convergence_`` from the trace; a ``UserWarning`` naming what fails when the
+        run has not converged (:mod:`dpclust.diagnostics` states the rule)."""
+        prior = self._partition_prior().alpha_prior
+        self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
+        if not self.convergence_["converged"]:
+            from ..families.mallows import GeneralizedMallows
+
+            rankings = isinstance(getattr(self, "family_", None), GeneralizedMallows)
+            warnings.warn(f"{type(self).__name__}: "
+                          + advice(self.convergence_, rankings=rankings),
+                          UserWarning, stacklevel=_outside_package())
+
+    def to_arviz(self):
+        """The chains as an ArviZ ``InferenceData``.
+
+        Its ``posterior`` group holds ``log_joint``, ``n_clusters``, ``alpha`` and
+        ``size_entropy`` with dimensions (chain, draw), over the kept iterations, and
+        ``labels`` (chain, draw, point) when the run had ``store_labels=True``; its
+        ``sample_stats`` group the per-iteration ``seconds`` and accepted splits and
+        merges of the same draws.  ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and
+        ``arviz.plot_trace`` work on it, and ``to_netcdf`` writes it.  Its attributes name
+        the estimator and the prior on partitions (``"dp"``, ``"pitman-yor"``, ...).
+
+        Returns
+        -------
+        arviz.InferenceData
+        """
+        check_is_fitted(self, "trace_")
+        from ..diagnostics import arviz
+
+        tr = self.trace_
+        kept = tr.kept
+
+        def chains(a):
+            a = np.asarray(a)
+            a = a[None] if tr.n_chains == 1 else a
+            return a[:, kept]
+
+        posterior = {name: chains(getattr(tr, name))
+                     for name in ("log_likelihood", "log_joint", "n_clusters", "alpha",
+                                  "size_entropy", "n_large_clusters")}
+        dims = {}
+        if tr.labels is not None:
+            posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \
+                else np.asarray(tr.labels)
+            dims["labels"] = ["point"]
+        stats = {"seconds": chains(tr.seconds),
+                 "n_accepted_splits": chains(tr.n_accepted_splits),
+                 "n_accepted_merges": chains(tr.n_accepted_merges)}
+        az = arviz()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return az.from_dict(posterior=posterior, sample_stats=stats, dims=dims,
+                                coords={"draw": kept},
+                                attrs={"estimator": type(self).__name__,
+                                       "prior": self._partition_prior().name,
+                                       "dpclust_version": __version__})
+
+    # ---------------------------------------------------------------- summary
+    def posterior_similarity(self, max_samples=10_000):
+        """Posterior co-clustering matrix ``P[i, j] = Pr(z_i = z_j | X)`` from the kept draws.
+
+        Returns
+        -------
+        similarity : ndarray of shape (n_samples, n_samples)
+        """
+        check_is_fitted(self, "labels_")
+        if self._pool_draws is None:
+            raise ValueError(
+                f"the co-clustering matrix of {len(self.labels_):,} points would need "
+                f"{len(self.labels_) ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
+                f"{_MAX_SIMILARITY_SAMPLES:,} points")
+        return posterior_similarity(self._pool_draws, max_samples=max_samples)
+
+
+
+def _progress_bar(enabled: bool, total: int, initial: int):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, initial=initial, desc="dpclust", unit="it", dynamic_ncols=True)
+

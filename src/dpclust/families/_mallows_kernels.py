@@ -6,8 +6,9 @@ position); a top-t ranking is a row of ``orders`` padded with -1, of length ``t`
 ``j`` are 0-based here, so the paper's stage ``j + 1`` has ``m = n - j - 1`` and its code takes
 the values ``0 .. m``; ``psi_m(theta) = sum_{k=0}^{m} exp(-k theta)``.
 
-Randomness comes in as a SplitMix64 state (:func:`dpclust.kernels.subcluster.next_uniform`)
-seeded from the caller's ``numpy.random.Generator``.
+Randomness comes in as a SplitMix64 state (:func:`dpclust.kernels.streams.next_uniform`)
+seeded from the caller's ``numpy.random.Generator``.  ``stagewise`` (about 120 lines) stays
+one compiled function on purpose: its stages share their scratch arrays in one loop.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Numba kernels of the ddCRP's customer-assignment Gibbs sampler (Blei & Frazier 2010, 3.2).
 
+``ddcrp_sweep`` is one compiled loop of about 130 lines on purpose: the per-customer steps
+share the walk's scratch arrays in registers, and splitting them into calls costs speed.
+
 The state is the link graph: customer i links to ``links[i]`` (itself or another customer),
 and the tables are the connected components.  Every customer has one outgoing link, so a
 table is a functional graph: one cycle (a self link in the sequential case) with trees

@@ -27,5 +27,6 @@ def instantiated_log_joint(fam: GeneralizedMallows, X, labels, params: MallowsPa
     theta_{z_i})``: the joint density of the state of an instantiated sampler."""
     labels = np.asarray(labels, dtype=np.int64)
     counts = np.bincount(labels, minlength=params.order.shape[0])
-    return float(crp_log_prior(counts, alpha) + fam.log_prior(params).sum()
+    log_partition_prior = crp_log_prior(counts, alpha)
+    return float(log_partition_prior + fam.log_prior(params).sum()
                  + instantiated_log_likelihood(fam, X, labels, params))

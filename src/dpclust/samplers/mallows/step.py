@@ -132,8 +132,8 @@ class _MallowsGibbs:
         alpha = model.update_alpha(rng, state.alpha, k)
         params = MallowsParams(order, theta)
         log_lik = instantiated_log_likelihood(fam, X, labels, params)
-        log_joint = (crp_log_prior(np.bincount(labels, minlength=k), alpha)
-                     + float(fam.log_prior(params).sum()) + log_lik)
+        log_partition_prior = crp_log_prior(np.bincount(labels, minlength=k), alpha)
+        log_joint = log_partition_prior + float(fam.log_prior(params).sum()) + log_lik
         info = MallowsInfo(log_joint, k, alpha, splits, merges, log_lik,
                            sigma_acceptance=float(accepted.sum()) / (k * self.n_gibbs),
                            n_accepted_births=births, n_accepted_deaths=deaths)

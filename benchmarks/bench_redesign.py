@@ -91,8 +91,9 @@ def main(argv=None) -> int:
                         args.against], check=True, capture_output=True)
         try:
             trees = {"before": other / "src", "after": ROOT / "src"}
-            for src in trees.values():  # compile each tree's kernels before timing
-                _run(src, "gibbs")
+            for src in trees.values():  # each tree's kernels compiled and cached first
+                for which in ("gibbs", "subcluster"):
+                    _run(src, which)
             runs = {(t, w): [] for t in trees for w in ("gibbs", "subcluster")}
             for r in range(args.repeats):
                 for which in ("gibbs", "subcluster"):

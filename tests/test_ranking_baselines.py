@@ -126,7 +126,7 @@ def test_density_without_histogram_matches(monkeypatch):
     Q = _random_rankings(rng, n, 20)
     grid = [0.2, 1.0, 3.0]
     with_hist = RankingKDE(theta="auto", theta_grid=grid).fit(X)
-    monkeypatch.setattr(baselines, "_MAX_BINS", 0)
+    monkeypatch.setattr(baselines.kernel, "_MAX_BINS", 0)
     direct = RankingKDE(theta="auto", theta_grid=grid).fit(X)
     np.testing.assert_allclose(direct.cv_log_likelihood_, with_hist.cv_log_likelihood_,
                                rtol=1e-12)
@@ -172,8 +172,9 @@ def test_blur_step_matches_naive():
     pos = np.array([r + [-1] * (width - len(r)) for r in rankings], dtype=np.int64)
     pos_len = np.array([len(r) for r in rankings], dtype=np.int64)
     new = np.full((len(rankings), width), -1, dtype=np.int64)
-    baselines._blur_step(pos, pos_len, baselines._blur_rank_table(pos, pos_len, n), counts,
-                         *baselines._blur_weights(0.7, n, width), n, T, new)
+    blur = baselines.blurring
+    blur._blur_step(pos, pos_len, blur._blur_rank_table(pos, pos_len, n), counts,
+                    *blur._blur_weights(0.7, n, width), n, T, new)
     assert new[:, :T].tolist() == _naive_blur_step(rankings, counts, 0.7, n, T)
 
 

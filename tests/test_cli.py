@@ -1275,7 +1275,7 @@ def test_fit_with_a_pitman_yor_prior_names_it_in_the_summary_and_report(tmp_path
     assert "alpha" not in summary["settings"]
     assert summary["prior"] == {"name": "pitman-yor", "title": "Pitman–Yor process",
                                 "discount": 0.25, "strength": 1.0}
-    assert summary["settings"]["sampler"] == "auto (gibbs)"
+    assert summary["settings"]["sampler"] == "auto (gibbs+sams)"
     assert "under a Pitman–Yor process (discount 0.25, strength 1) prior" in (
         out / "report.html").read_text()
 

@@ -45,7 +45,7 @@ class DPMixture(MixtureEstimator):
         says about the number of clusters (the README's "How many clusters?").  The
         estimator keeps its name for all of them: the Dirichlet process is its default.
         Collapsed Gibbs, explicit Gibbs and Gibbs+SAMS fit every prior (``"auto"`` picks
-        collapsed Gibbs for a prior other than the DP); the sub-cluster sampler and the
+        Gibbs+SAMS for a prior other than the DP); the sub-cluster sampler and the
         rankings' samplers fit the Dirichlet process only, and ``"fsd"`` the finite prior.
     sampler : str or sampler object, default="auto"
         ``"auto"``: ``"gibbs"`` below 5,000 points (or documents), ``"subcluster"`` from

@@ -53,12 +53,13 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
     """``"auto"`` becomes ``"gibbs"`` below the family's ``auto_subcluster_from`` points
     (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
     partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
-    algebra needs) ``"gibbs"``, or ``"fsd"`` for a finite prior from that many points on;
-    anything else is returned unchanged."""
+    algebra needs) ``"gibbs+sams"``, whose merge-split moves open and close whole clusters
+    that one-point Gibbs moves rarely do, or ``"fsd"`` (exact for it) for a finite prior
+    from that many points on; anything else is returned unchanged."""
     if (isinstance(sampler, str) and sampler.lower() == "auto" and prior is not None
             and prior.name != "dp" and getattr(family, "collapsible", True)):
         threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
-        return "fsd" if prior.name == "finite" and n_samples >= threshold else "gibbs"
+        return "fsd" if prior.name == "finite" and n_samples >= threshold else "gibbs+sams"
     if isinstance(sampler, str) and sampler.lower() == "auto":
         if getattr(family, "default_sampler", None):
             return family.default_sampler

@@ -123,7 +123,9 @@ class DirichletProcess(PartitionPrior):
 
     def sample_partition(self, rng, n_samples: int, alpha: float | None = None) -> np.ndarray:
         """A partition drawn from the Chinese restaurant process: each point joins a cluster
-        with probability ∝ its size, or a new one ∝ alpha."""
+        with probability ∝ its size, or a new one ∝ alpha (in linear weights, the draws the
+        calibration's data sets were always made with, rather than the base class's log
+        weights, which round differently)."""
         alpha = self.alpha_start if alpha is None else float(alpha)
         z = np.empty(n_samples, dtype=np.int64)
         sizes = []

@@ -461,6 +461,51 @@ class ConjugateFamily(ABC):
         return self.sample_posterior(take(stats, np.repeat(np.arange(len(self.count(stats))), 2)),
                                      rng)
 
+    # ------------------------------------------------- coarsened posteriors
+    def log_prior(self, params: NamedTuple) -> np.ndarray:
+        """``log p(theta_k)``, the prior density of each component's parameters, shape (K,).
+
+        The allocation-free sampler of coarsened posteriors
+        (:mod:`dpclust.samplers.coarsened`) needs it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define log_prior(); coarsened posteriors need it")
+
+    def weighted_stats(self, X, weights) -> NamedTuple:
+        """Statistics of the points of ``X`` counted ``weights[i, k]`` times in component
+        ``k`` (real, non-negative; shape (n, K)): the soft, tempered statistics the coarsened
+        sampler's proposals condition on.  Optional: families without it are proposed to by
+        random walks (:meth:`random_walk`)."""
+        raise NotImplementedError
+
+    def log_posterior_density(self, params: NamedTuple, stats: NamedTuple) -> np.ndarray:
+        """``log p(theta_k | stats_k)``: the normalised conjugate posterior density of each
+        component's parameters given its statistics, shape (K,).  Goes with
+        :meth:`weighted_stats`."""
+        raise NotImplementedError
+
+    def random_walk(self, params: NamedTuple, rng: np.random.Generator, scale: float):
+        """A random-walk proposal for one component's parameters (batch of one):
+        ``(proposed, log q(old | new) - log q(new | old))``, the step's size set by ``scale``
+        (1: a typical posterior step).  For families without :meth:`weighted_stats`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} defines neither weighted_stats() nor random_walk(); "
+            f"coarsened posteriors need one")
+
+    def initial_params(self, X, labels, n_components: int, rng: np.random.Generator):
+        """Starting parameters of ``n_components`` components for the clusters ``labels``
+        of ``X`` (components without points from the prior).  The default draws each from
+        its posterior given its points."""
+        return self.sample_posterior(self.stats(X, labels, n_components), rng)
+
+    def distinct(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, inverse, counts)``: the index of the first row of each distinct row of
+        ``X``, every row's distinct row, and how many rows each stands for.  Samplers whose
+        cost is per distinct row count repeated rows (ballots) once.  The default takes every
+        row as distinct."""
+        n = self.n_points(X)
+        return np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
+
     def divergence(self, params: NamedTuple) -> np.ndarray:
         """Symmetric KL (J-) divergence between every pair of components, shape (K, K).
 

@@ -379,6 +379,49 @@ class NormalInverseWishart(ConjugateFamily):
             out[:, k] = -0.5 * (d * _LOG_2PI + logdet + np.einsum("ij,ij->j", y, y))
         return out
 
+    # ------------------------------------------------- coarsened posteriors
+    def log_prior(self, params: GaussianParams) -> np.ndarray:
+        """``log NIW(mu_k, Sigma_k | m0, kappa0, nu0, S0)`` per component."""
+        return self.log_posterior_density(params, self.empty_stats(len(params.mean)))
+
+    def weighted_stats(self, X, weights) -> GaussianStats:
+        """Weighted count, mean and scatter per column of ``weights`` (BLAS products)."""
+        X = np.asarray(X, dtype=np.float64)
+        W = np.asarray(weights, dtype=np.float64)
+        n = W.sum(axis=0)
+        safe = np.where(n > 0, n, 1.0)
+        mean = (W.T @ X) / safe[:, None]
+        scatter = np.empty((W.shape[1], X.shape[1], X.shape[1]))
+        for k in range(W.shape[1]):
+            Y = X - mean[k]
+            scatter[k] = (Y * W[:, k, None]).T @ Y
+        return GaussianStats(n, mean, 0.5 * (scatter + np.swapaxes(scatter, 1, 2)))
+
+    def log_posterior_density(self, params: GaussianParams, stats: GaussianStats) -> np.ndarray:
+        """``log N(mu | m_n, Sigma / kappa_n) + log IW(Sigma | nu_n, S_n)`` per component."""
+        post = self.posterior(stats)
+        d = post.mean.shape[1]
+        chol = np.asarray(params.chol, dtype=np.float64)
+        out = np.empty(len(chol))
+        for k in range(len(chol)):
+            logdet_sigma = 2.0 * np.log(np.diag(chol[k])).sum()
+            logdet_scale = 2.0 * np.log(np.diag(post.scale_chol[k])).sum()
+            A = _solve_lower(chol[k], post.scale_chol[k])  # tr(S Sigma^-1) = |L^-1 L_S|^2
+            y = _solve_lower(chol[k], (params.mean[k] - post.mean[k])[:, None])[:, 0]
+            nu, kappa = post.dof[k], post.kappa[k]
+            out[k] = (0.5 * nu * logdet_scale - 0.5 * nu * d * math.log(2.0)
+                      - multigammaln(0.5 * nu, d) - 0.5 * (nu + d + 1.0) * logdet_sigma
+                      - 0.5 * float((A * A).sum())
+                      - 0.5 * d * _LOG_2PI + 0.5 * d * math.log(kappa) - 0.5 * logdet_sigma
+                      - 0.5 * kappa * float(y @ y))
+        return out
+
+    def distinct(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        _, first, inverse, counts = np.unique(X, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        return first, inverse.ravel(), counts
+
     def sample_data(self, params: GaussianParams, components, rng) -> np.ndarray:
         components = np.asarray(components, dtype=np.intp)
         d = params.mean.shape[1]

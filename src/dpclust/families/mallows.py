@@ -455,6 +455,42 @@ class GeneralizedMallows(ConjugateFamily):
         _log_likelihoods(X.orders, X.lengths, rank, theta, cum, out)
         return out
 
+    def distinct(self, X):
+        _, first, inverse, counts = np.unique(np.asarray(X.orders), axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        return first, inverse.ravel(), counts
+
+    def initial_params(self, X, labels, n_components: int, rng):
+        """Prior draws, with each cluster's central ranking its Borda order (items by mean
+        rank, an unranked item counted at the mean of the ranks left over)."""
+        params = self.sample_prior(rng, n_components)
+        n = self._n
+        orders, lengths = np.asarray(X.orders), np.asarray(X.lengths)
+        labels = np.asarray(labels, dtype=np.int64)
+        for k in np.unique(labels):
+            rows = np.flatnonzero(labels == k)
+            score = np.zeros(n)
+            for i in rows:
+                t = lengths[i]
+                pos = np.full(n, 0.5 * (t + n - 1))
+                pos[orders[i, :t]] = np.arange(t)
+                score += pos
+            params.order[k] = np.argsort(score, kind="stable")
+        return params
+
+    def random_walk(self, params: MallowsParams, rng, scale: float):
+        """Half the time two adjacent items of the central ranking swap places (a
+        symmetric move), else every ``theta_j`` is multiplied by ``exp(0.2 scale e_j)``,
+        ``e_j ~ N(0, 1)`` (log-normal, ratio ``prod theta'_j / theta_j``)."""
+        order = np.array(params.order, dtype=np.int64, copy=True)
+        theta = np.array(params.theta, dtype=np.float64, copy=True)
+        if rng.random() < 0.5:
+            j = int(rng.integers(self._n - 1))
+            order[0, j], order[0, j + 1] = order[0, j + 1], order[0, j]
+            return MallowsParams(order, theta), 0.0
+        step = 0.2 * scale * rng.standard_normal(theta.shape)
+        return MallowsParams(order, theta * np.exp(step)), float(step.sum())
+
     def sample_data(self, params: MallowsParams, components, rng, lengths=None):
         """One top-t ranking from ``GM(sigma_k, theta_k)`` per entry of ``components``.
 

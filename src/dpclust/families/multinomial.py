@@ -286,6 +286,35 @@ class DirichletMultinomial(ConjugateFamily):
         X = self._as_csr(X)
         return log_multinomial_coefficients(X)[:, None] + np.asarray(X @ params.log_prob.T)
 
+    # ------------------------------------------------- coarsened posteriors
+    def log_prior(self, params: MultinomialParams) -> np.ndarray:
+        """``log Dir(p_k | beta)`` per component."""
+        return self.log_posterior_density(params, self.empty_stats(len(params.log_prob)))
+
+    def weighted_stats(self, X, weights) -> CountStats:
+        X = self._as_csr(X)
+        W = np.asarray(weights, dtype=np.float64)
+        counts = np.asarray((X.T @ W).T)
+        return CountStats(W.sum(axis=0), counts, W.T @ log_multinomial_coefficients(X))
+
+    def log_posterior_density(self, params: MultinomialParams, stats: CountStats) -> np.ndarray:
+        """``log Dir(p_k | beta + n_k)`` per component (densities on the simplex)."""
+        conc = self.posterior(stats).concentration
+        return (gammaln(conc.sum(axis=1)) - gammaln(conc).sum(axis=1)
+                + ((conc - 1.0) * params.log_prob).sum(axis=1))
+
+    def distinct(self, X):
+        X = self._as_csr(X)
+        keys = [X.indices[a:b].tobytes() + X.data[a:b].tobytes()
+                for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+        seen: dict = {}
+        inverse = np.fromiter((seen.setdefault(k, len(seen)) for k in keys), dtype=np.int64,
+                              count=len(keys))
+        counts = np.bincount(inverse, minlength=len(seen))
+        first = np.full(len(seen), len(keys), dtype=np.int64)
+        np.minimum.at(first, inverse, np.arange(len(keys)))
+        return first, inverse, counts
+
     def sample_data(self, params: MultinomialParams, components, rng) -> sp.csr_matrix:
         """One document per entry, with a Poisson length of the training mean (at least 1)."""
         components = np.asarray(components, dtype=np.intp)

@@ -108,6 +108,24 @@ class MixtureModel(ChainData):
     partition_rows: tuple | None = field(default=None, kw_only=True)
     summary: Any = field(default=None, kw_only=True)
     prior: PartitionPrior | None = field(default=None, kw_only=True)
+    coarsening: float | None = field(default=None, kw_only=True)
+
+    @cached_property
+    def zeta(self) -> float:
+        """The power of the coarsened posterior, ``alpha_c / (alpha_c + N)`` (Miller &
+        Dunson 2019); 1 (the exact posterior) without ``coarsening``."""
+        if self.coarsening is None:
+            return 1.0
+        return float(self.coarsening) / (float(self.coarsening) + self.n_samples)
+
+    @cached_property
+    def distinct(self):
+        """``(X_distinct, inverse, counts)``: the distinct rows of the data (in the family's
+        working form), each row's distinct row and each distinct row's multiplicity
+        (:meth:`~dpclust.families.base.ConjugateFamily.distinct`)."""
+        first, inverse, counts = self.family.distinct(self.X)
+        return (self.family.subset(self.X, first), np.asarray(inverse, dtype=np.int64),
+                np.asarray(counts, dtype=np.float64))
 
     @cached_property
     def partition_prior(self) -> PartitionPrior:

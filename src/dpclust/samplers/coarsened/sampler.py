@@ -86,12 +86,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ...families.base import ConjugateFamily, take
-from ...kernels import gibbs as _kernels
+from ...kernels import coarsened as _ck
 from ...priors import FiniteDirichlet
 from ..base import MixtureModel, StepInfo, initial_labels, relabel
-
-_CHUNK = 1 << 15
-
 
 class CoarsenedState(NamedTuple):
     """The chain's state, ``(w, theta)``, with what the next step reuses.
@@ -182,103 +179,84 @@ class CoarsenedMixture:
     def step(self, rng, state: CoarsenedState, model: MixtureModel):
         fam = model.family
         K, gamma = self.components(model)
-        Xu, _, c = model.distinct
+        Xu, inverse, c = model.distinct
         zeta = model.zeta
-        params, log_v, L = state.params, state.log_v, state.log_lik.copy()
-        log_w = state.log_w
-        n_theta = 0
         conjugate = _conjugate(fam)
+        params = state.params
+        log_v = np.array(state.log_v, dtype=np.float64, copy=True)
+        L = np.array(state.log_lik, dtype=np.float64, copy=True)
+        D = len(c)
+        m, P = np.empty(D), np.empty((D, K))
+        _ck.scale_rows(L, m, P)
+        shift = float(log_v.max())
+        v = np.exp(log_v - shift)
+        log_prior = np.asarray(fam.log_prior(params), dtype=np.float64).copy()
+        rest, resp, resp_new = np.empty(D), np.empty(D), np.empty(D)
+        n_total = float(c.sum())
+        n_theta = n_weights = 0
         for k in range(K):
-            rounds = 1 if conjugate else self.n_walk
-            for _ in range(rounds):
-                ok, params, L = self._move_component(rng, fam, Xu, c, zeta, params, log_w, L,
-                                                     k, conjugate)
-                n_theta += ok
-        n_weights, log_v = self._move_weights(rng, c, zeta, gamma, log_v, L)
-        new = CoarsenedState(state.labels, state.alpha, params, log_v, L,
-                             np.array([n_theta, n_weights], dtype=np.int64))
-        labels = self._allocate(rng, new, model)
-        new = new._replace(labels=labels)
-        log_s = logsumexp(L + new.log_w[None, :], axis=1)
-        log_lik = float(c @ log_s)
-        log_joint = (float((gamma * log_v - np.exp(log_v)).sum())  # log Gamma(v) + log |dv/du|
-                     + float(fam.log_prior(params).sum()) + zeta * log_lik)
-        return new, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
-                             n_accepted_splits=n_theta, n_accepted_merges=n_weights,
-                             log_likelihood=log_lik)
-
-    def _move_component(self, rng, fam, Xu, c, zeta, params, log_w, L, k, conjugate):
-        """One MH update of component ``k``'s parameters; ``(accepted, params, L)``."""
-        A = L + log_w[None, :]
-        others = np.delete(A, k, axis=1)
-        log_rest = (logsumexp(others, axis=1) if others.shape[1]
-                    else np.full(len(c), -np.inf))
-        log_s = np.logaddexp(log_rest, A[:, k])
-        old = take(params, [k])
-        if conjugate:
-            stats = fam.weighted_stats(Xu, (zeta * c * np.exp(A[:, k] - log_s))[:, None])
-            new = fam.sample_posterior(stats, rng)
-        else:
-            new, log_q_ratio = fam.random_walk(old, rng, self.walk_scale)
-        Lk = fam.log_likelihood(Xu, new)[:, 0]
-        log_s_new = np.logaddexp(log_rest, Lk + log_w[k])
-        log_a = (float(fam.log_prior(new)[0] - fam.log_prior(old)[0])
-                 + zeta * float(c @ (log_s_new - log_s)))
-        if conjugate:
-            back = fam.weighted_stats(Xu, (zeta * c * np.exp(Lk + log_w[k] - log_s_new))[:, None])
-            log_a += float(fam.log_posterior_density(old, back)[0]
-                           - fam.log_posterior_density(new, stats)[0])
-        else:
-            log_a += log_q_ratio
-        if not (math.log(rng.random()) < log_a):
-            return 0, params, L
-        params = _put(params, k, new)
-        L[:, k] = Lk
-        return 1, params, L
-
-    def _move_weights(self, rng, c, zeta, gamma, log_v, L):
-        """One MH update of each component's latent weight ``v_k ~ Gamma(gamma, 1)``
-        (``w = v / sum v``) by a Gaussian step of ``u = log v_k`` whose size follows the
-        component's soft count (module notes, move 3); ``(accepted moves, log_v)``."""
-        accepted = 0
-        log_v = log_v.copy()
-        A = L + log_v[None, :]
-        for k in range(len(log_v)):
-            log_m = logsumexp(A, axis=1)  # log sum_j v_j f_ij
-            log_s = log_m - logsumexp(log_v)
-            soft = float(c @ np.exp(A[:, k] - log_m))
-            step = _weight_step(gamma, zeta, soft)
+            _ck.rest_sums(P, v, k, rest)
+            here = _ck.column_terms(rest, m, L[:, k], log_v[k] - shift, c, resp)
+            # the component's parameters (moves 1 and 2)
+            for _ in range(1 if conjugate else self.n_walk):
+                old = take(params, [k])
+                if conjugate:
+                    stats = fam.weighted_stats(Xu, (zeta * c * resp)[:, None])
+                    new = fam.sample_posterior(stats, rng)
+                else:
+                    new, log_q_ratio = fam.random_walk(old, rng, self.walk_scale)
+                Lk = np.ascontiguousarray(fam.log_likelihood(Xu, new)[:, 0])
+                there = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp_new)
+                lp_new = float(fam.log_prior(new)[0])
+                log_a = lp_new - log_prior[k] + zeta * (there - here)
+                if conjugate:
+                    back = fam.weighted_stats(Xu, (zeta * c * resp_new)[:, None])
+                    log_a += float(fam.log_posterior_density(old, back)[0]
+                                   - fam.log_posterior_density(new, stats)[0])
+                else:
+                    log_a += log_q_ratio
+                if math.log(rng.random()) < log_a:
+                    params = _put(params, k, new)
+                    log_prior[k] = lp_new
+                    _ck.set_column(L, m, P, rest, k, Lk)
+                    here = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp)
+                    n_theta += 1
+            # its weight (move 3): a Gaussian step of u = log v_k ~ log Gamma(gamma, 1)
+            step = _weight_step(gamma, zeta, float(c @ resp))
             u = log_v[k] + step * rng.standard_normal()
-            An_k = L[:, k] + u
-            others = np.delete(A, k, axis=1)
-            rest = (logsumexp(others, axis=1) if others.shape[1]
-                    else np.full(len(c), -np.inf))
-            log_m_new = np.logaddexp(rest, An_k)
-            log_v_new = log_v.copy()
-            log_v_new[k] = u
-            log_s_new = log_m_new - logsumexp(log_v_new)
-            step_back = _weight_step(gamma, zeta, float(c @ np.exp(An_k - log_m_new)))
+            there = _ck.column_terms(rest, m, L[:, k], u - shift, c, resp_new)
+            V, V_new = v.sum(), v.sum() - v[k] + math.exp(u - shift)
             d = u - log_v[k]
+            step_back = _weight_step(gamma, zeta, float(c @ resp_new))
             log_a = (gamma * d - (math.exp(u) - math.exp(log_v[k]))
-                     + zeta * float(c @ (log_s_new - log_s))
+                     + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
                      + _log_normal(d, step_back) - _log_normal(d, step))
             if math.log(rng.random()) < log_a:
-                log_v = log_v_new
-                A[:, k] = An_k
-                accepted += 1
-        return accepted, log_v
+                log_v[k] = u
+                v[k] = math.exp(u - shift)
+                resp, resp_new = resp_new, resp
+                n_weights += 1
+        labels = np.empty(len(inverse), dtype=np.int64)
+        _ck.allocate(P, v, inverse, rng.random(len(inverse)), labels)
+        labels = relabel(labels)[0]
+        log_lik = float(_ck.log_mixture(P, m, v, c))
+        log_joint = (float((gamma * log_v - np.exp(log_v)).sum())  # log Gamma(v) + log |dv/du|
+                     + float(log_prior.sum()) + zeta * log_lik)
+        new_state = CoarsenedState(labels, state.alpha, params, log_v, L,
+                                   np.array([n_theta, n_weights], dtype=np.int64))
+        return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
+                                   n_accepted_splits=n_theta, n_accepted_merges=n_weights,
+                                   log_likelihood=log_lik)
 
     def _allocate(self, rng, state: CoarsenedState, model: MixtureModel) -> np.ndarray:
         """Each point's component drawn from its responsibilities (canonical labels)."""
         _, inverse, _ = model.distinct
-        n = len(inverse)
-        logp_u = state.log_lik + state.log_w[None, :]
-        labels = np.empty(n, dtype=np.int64)
-        uniforms = rng.random(n)
-        for lo in range(0, n, _CHUNK):
-            hi = min(n, lo + _CHUNK)
-            _kernels.sample_rows_from_logs(np.ascontiguousarray(logp_u[inverse[lo:hi]]),
-                                           uniforms[lo:hi], labels[lo:hi])
+        L = np.ascontiguousarray(state.log_lik, dtype=np.float64)
+        m, P = np.empty(L.shape[0]), np.empty(L.shape)
+        _ck.scale_rows(L, m, P)
+        labels = np.empty(len(inverse), dtype=np.int64)
+        _ck.allocate(P, np.exp(state.log_v - state.log_v.max()), inverse,
+                     rng.random(len(inverse)), labels)
         return relabel(labels)[0]
 
 

@@ -1,19 +1,26 @@
 """Fused clusters (FOLD, Dombowsky & Dunson 2024): the families' Hellinger distances against
-integrals and sums done the long way."""
+integrals and sums done the long way, the block tables against the N x N computation, the
+known answer of groups split into several components, and errors at the edge."""
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import squareform
 
+from dpclust import DPMixture
 from dpclust.families import DirichletMultinomial, GeneralizedMallows, NormalInverseWishart
 from dpclust.families.base import ConjugateFamily
 from dpclust.families.gaussian import GaussianParams
 from dpclust.families.mallows import MallowsParams, log_gm
 from dpclust.families.multinomial import MultinomialParams
 from dpclust.families._mallows_hellinger import gm_hellinger
+from dpclust.fusion import Fusion, fuse
+from dpclust.metrics import ari
 from dpclust.rankings import Rankings
 
 
@@ -110,3 +117,189 @@ def test_a_family_without_hellinger_says_so():
 
     with pytest.raises(NotImplementedError, match="hellinger"):
         NoDistance().hellinger(_gauss([[0.0]], [[[1.0]]]))
+
+
+# ------------------------------------------------------------ tables against N x N
+def _random_draws(rng, X, fam, n_draws=15):
+    n = len(X)
+    draws, params = [], []
+    for _ in range(n_draws):
+        K = int(rng.integers(2, 6))
+        z = rng.integers(0, K, n)
+        z[: n // 2] = np.where(rng.random(n // 2) < 0.7, z[: n // 2] % 2, z[: n // 2])
+        draws.append(z)
+        params.append(fam.sample_posterior(fam.stats(X, z, K), rng))
+    return np.array(draws), params
+
+
+def _naive(draws, params, fam):
+    n = draws.shape[1]
+    D = np.zeros((n, n))
+    for z, p in zip(draws, params):
+        D += fam.hellinger(p)[z][:, z]
+    return D / len(draws)
+
+
+def _naive_loss(D, c, omega):
+    iu = np.triu_indices(len(c), 1)
+    same = (c[:, None] == c[None, :])[iu]
+    return float(np.sum(np.where(same, D[iu], omega * (1 - D[iu]))))
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(1)
+    X = np.r_[rng.normal(0, 1, (30, 2)), rng.normal(0, 1, (30, 2)) + [2.5, 0]]
+    fam = NormalInverseWishart().resolve(X)
+    draws, params = _random_draws(rng, X, fam)
+    return X, fam, draws, params, _naive(draws, params, fam)
+
+
+def test_exact_blocks_give_the_average_linkage_tree_on_the_points(small):
+    X, fam, draws, params, D = small
+    f = fuse(draws, X, family=fam, params=params, omega=0.7)
+    assert isinstance(f, Fusion) and f.exact and f.n_draws == len(draws)
+    Z = linkage(squareform(D, checks=False), method="average")
+    for k in range(1, 12):
+        cut = fcluster(Z, k, "maxclust")
+        assert f.expected_loss[k - 1] == pytest.approx(_naive_loss(D, cut, 0.7), rel=1e-10)
+    assert f.n_clusters == int(np.argmin(f.expected_loss)) + 1
+    forced = fuse(draws, X, family=fam, params=params, omega=0.7, n_clusters=3)
+    assert forced.n_clusters == 3
+    assert ari(forced.labels, fcluster(Z, 3, "maxclust")) == pytest.approx(1.0)
+    # the tree is scipy's linkage format over the blocks
+    blocks_cut = fcluster(forced.tree, 3, "maxclust")
+    assert ari(blocks_cut[forced.blocks], forced.labels) == pytest.approx(1.0)
+    # mean distance between and within fused clusters
+    c = forced.labels
+    for a in range(3):
+        for b in range(3):
+            mask = (c[:, None] == a) & (c[None, :] == b)
+            np.fill_diagonal(mask, False)
+            assert forced.delta[a, b] == pytest.approx(D[mask].mean() if mask.any() else 0.0)
+
+
+def test_capped_blocks_still_give_exact_expected_losses(small):
+    X, fam, draws, params, D = small
+    f = fuse(draws, X, family=fam, params=params, omega=1.3, max_blocks=8,
+             start=np.repeat([0, 1], 30))
+    assert not f.exact and len(f.block_sizes) <= 8 and f.block_sizes.sum() == 60
+    for k in (1, f.n_clusters):
+        labels = fuse(draws, X, family=fam, params=params, omega=1.3, max_blocks=8,
+                      start=np.repeat([0, 1], 30), n_clusters=k).labels
+        # each fused cluster is a union of blocks, and its expected loss is exact
+        assert np.all([len(np.unique(labels[f.blocks == b])) == 1 for b in range(8)
+                       if np.any(f.blocks == b)])
+        assert f.expected_loss[k - 1] == pytest.approx(_naive_loss(D, labels, 1.3), rel=1e-10)
+    assert f.within_share[0] == pytest.approx(1.0)
+    assert np.all(np.diff(f.within_share) <= 1e-12)
+
+
+# --------------------------------------------------------------------- known answers
+def _two_split_groups(rng, n_per=300):
+    """Two overlapping groups, each a mixture of three close Gaussians, and the piece."""
+    subs = [np.array([[0, 0], [0.6, 0.3], [-0.3, 0.6]]),
+            np.array([[3.5, 0], [4.1, -0.4], [3.3, -0.6]])]
+    X, y, piece = [], [], []
+    for g, mus in enumerate(subs):
+        s = rng.integers(0, 3, n_per)
+        X.append(mus[s] + 0.55 * rng.standard_normal((n_per, 2)))
+        y.append(np.full(n_per, g))
+        piece.append(3 * g + s)
+    return np.vstack(X), np.concatenate(y), np.concatenate(piece)
+
+
+def test_groups_split_into_pieces_fuse_into_the_groups():
+    rng = np.random.default_rng(0)
+    X, y, piece = _two_split_groups(rng)
+    draws = []
+    for _ in range(40):  # every draw splits each group in 2 or 3 pieces, 5% relabelled
+        z = piece.copy()
+        if rng.random() < 0.3:
+            z[z == 1] = 0
+        flip = rng.random(len(z)) < 0.05
+        z[flip] = 3 * y[flip] + rng.integers(0, 3, flip.sum())
+        draws.append(z)
+    f = fuse(np.array(draws), X, family=NormalInverseWishart())
+    assert f.n_clusters == 2
+    assert ari(f.labels, y) > 0.9
+    assert f.delta[0, 1] > 0.9 and np.all(np.diag(f.delta) < 0.5)
+    raw = np.unique(draws[0]).size
+    assert raw >= 5  # what the partition posterior says: five or six clusters
+
+
+def test_documents_fuse_from_draws_without_parameters():
+    rng = np.random.default_rng(3)
+    topics = rng.dirichlet(np.full(30, 0.3), size=2)
+    y = np.repeat([0, 1], 60)
+    X = np.vstack([rng.multinomial(40, topics[g]) for g in y])
+    draws = []
+    for _ in range(10):  # each topic's documents cut in two at random
+        draws.append(2 * y + rng.integers(0, 2, len(y)))
+    f = fuse(np.array(draws), X, family=DirichletMultinomial(), random_state=1)
+    assert f.n_clusters == 2 and ari(f.labels, y) == 1.0
+
+
+def test_rankings_fuse_with_the_draws_own_parameters(mallows4):
+    fam, params = mallows4
+    rng = np.random.default_rng(0)
+    X = Rankings(rng.permuted(np.tile(np.arange(4), (20, 1)), axis=1)[:, :3], 4)
+    z = np.repeat([0, 3, 2], [7, 7, 6])  # components 0 and 3 are close, 2 is far
+    f = fuse(z[None, :], X, family=fam, params=[params])
+    H = fam.hellinger(params)
+    assert H[0, 3] < 0.5 < H[0, 2]
+    assert f.n_clusters == 2 and ari(f.labels, np.repeat([0, 0, 1], [7, 7, 6])) == 1.0
+    with pytest.raises(ValueError, match="parameters"):
+        fuse(z[None, :], X, family=fam)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y, _ = _two_split_groups(np.random.default_rng(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run: the verdict warns
+        est = DPMixture(alpha=3.0, n_iter=60, random_state=0).fit(X)
+    return est, X, y
+
+
+# --------------------------------------------------------------------------- errors
+def test_bad_inputs_are_refused_with_clear_errors(small, fitted):
+    X, fam, draws, params, _ = small
+    with pytest.raises(ValueError, match="omega must be a positive number"):
+        fuse(draws, X, family=fam, omega=0)
+    with pytest.raises(ValueError, match="omega must be a positive number"):
+        fuse(draws, X, family=fam, omega=float("nan"))
+    with pytest.raises(ValueError, match="n_clusters"):
+        fuse(draws, X, family=fam, n_clusters=0)
+    with pytest.raises(ValueError, match="more than the"):
+        fuse(draws, X, family=fam, n_clusters=10_000)
+    with pytest.raises(ValueError, match="max_blocks"):
+        fuse(draws, X, family=fam, max_blocks=0)
+    with pytest.raises(ValueError, match="2-D array"):
+        fuse(draws[0], X, family=fam)
+    with pytest.raises(ValueError, match="integer labels"):
+        fuse(draws + 0.5, X, family=fam)
+    with pytest.raises(ValueError, match=">= 0"):
+        fuse(draws - 1, X, family=fam)
+    with pytest.raises(ValueError, match="family="):
+        fuse(draws, X)
+    with pytest.raises(ValueError, match="60"):
+        fuse(draws, X[:50], family=fam)
+    with pytest.raises(ValueError, match="need the data X"):
+        fuse(draws, family=fam)
+    with pytest.raises(ValueError, match="params holds 2 entries"):
+        fuse(draws, X, family=fam, params=params[:2])
+    with pytest.raises(ValueError, match="parameters for 2 components"):
+        fuse(draws, X, family=fam, params=[_take2(p) for p in params])
+    with pytest.raises(ValueError, match="start"):
+        fuse(draws, X, family=fam, start=np.zeros(59, dtype=int))
+    with pytest.raises(ValueError, match="not fitted"):
+        fuse(DPMixture())
+    est = fitted[0]
+    with pytest.raises(ValueError, match="go with draws"):
+        fuse(est, family=fam)
+
+
+def _take2(p):
+    """Parameters of two components only (the draws have labels up to 5)."""
+    return type(p)(*(np.asarray(a)[:2] for a in p))

@@ -262,6 +262,40 @@ def fitted():
     return est, X, y
 
 
+def test_dp_mixture_fuses_the_components_of_each_group(fitted):
+    est, X, y = fitted
+    f = est.fuse()
+    assert est.fusion_ is f and np.array_equal(est.fused_labels_, f.labels)
+    assert est.n_clusters_ > 2  # the raw estimate splits the groups
+    assert ari(f.labels, y) > 0.9 and ari(f.labels, y) > ari(est.labels_, y)
+    assert np.sort(np.bincount(f.labels))[-2:].sum() >= 0.97 * len(y)  # two large clusters
+    assert f.exact and f.n_draws == len(est._pool_draws)
+    two = est.fuse(n_clusters=2)
+    assert two.n_clusters == 2 and ari(two.labels, y) > 0.9
+    # fused clusters are unions of blocks, which refine labels_ and every draw
+    assert all(len(np.unique(est.labels_[f.blocks == b])) == 1 for b in range(len(f.block_sizes)))
+    assert all(len(np.unique(f.labels[f.blocks == b])) == 1 for b in range(len(f.block_sizes)))
+    assert np.array_equal(est.fuse(random_state=0).labels, f.labels)  # reproducible
+
+
+def test_dp_mixture_falls_back_to_the_predictive_draws(fitted, tmp_path):
+    est, X, y = fitted
+    pool = est._pool_draws
+    try:
+        est._pool_draws = None  # as beyond 10,000 points
+        f = est.fuse()
+        assert f.n_draws == len(est._predictive_draws) and ari(f.labels, y) > 0.9
+    finally:
+        est._pool_draws = pool
+    est.fuse()
+    est.save(tmp_path / "model.npz")
+    loaded = DPMixture.load(tmp_path / "model.npz")
+    assert np.array_equal(loaded.fused_labels_, est.fused_labels_)
+    with pytest.raises(ValueError, match="need the data X"):
+        loaded.fuse()
+    assert np.array_equal(loaded.fuse(X=X).labels, est.fused_labels_)
+
+
 # --------------------------------------------------------------------------- errors
 def test_bad_inputs_are_refused_with_clear_errors(small, fitted):
     X, fam, draws, params, _ = small

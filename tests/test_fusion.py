@@ -294,6 +294,10 @@ def test_dp_mixture_falls_back_to_the_predictive_draws(fitted, tmp_path):
     with pytest.raises(ValueError, match="need the data X"):
         loaded.fuse()
     assert np.array_equal(loaded.fuse(X=X).labels, est.fused_labels_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded.fit(X[:100])
+    assert not hasattr(loaded, "fused_labels_") and not hasattr(loaded, "fusion_")
 
 
 # --------------------------------------------------------------------------- errors

@@ -93,6 +93,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         return dataclasses.replace(model, summary=summary)
 
     def _finish(self, model: MixtureModel, progs):
+        for stale in ("fusion_", "fused_labels_"):  # fused from the previous fit's draws
+            self.__dict__.pop(stale, None)
         self.family_ = model.family  # before the verdict, whose advice depends on it
         self._summarise_chain(model, progs)
         chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
@@ -287,7 +289,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         Parameters
         ----------
         omega : float, default=1.0
-            Weight of separating two points (larger: fewer clusters); the paper's default.
+            Weight of separating two points (larger: fewer clusters); 1 is the value of
+            the authors' worked examples.
         **kwargs
             ``n_clusters``, ``max_blocks``, ``random_state``, ``X`` (the training data, for
             a model read with :meth:`load`): see :func:`dpclust.fusion.fuse`.
@@ -295,7 +298,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         Returns
         -------
         Fusion
-            Also kept as ``fusion_``; its labels as ``fused_labels_`` (n_samples,).
+            Also kept as ``fusion_``; its labels as ``fused_labels_`` (n_samples,),
+            until the next ``fit``.
         """
         check_is_fitted(self, "labels_")
         self.fusion_ = fuse(self, omega=omega, **kwargs)

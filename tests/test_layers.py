@@ -24,8 +24,9 @@ LAYERS = [
     # 1: what a model is made of: component families, partition priors, ranking data
     ("dpclust.families", "dpclust.priors", "dpclust.rankings", "dpclust.ddcrp.decay",
      "dpclust.ddcrp.distances", "dpclust.ddcrp.prior"),
-    # 2: the model (family + prior + data) and exact posteriors on tiny data
-    ("dpclust.model", "dpclust.exact"),
+    # 2: the model (family + prior + data), exact posteriors on tiny data, and posterior
+    # summaries that need the family (fused clusters compare its components)
+    ("dpclust.model", "dpclust.exact", "dpclust.fusion"),
     # 3: samplers
     ("dpclust.samplers", "dpclust.ddcrp"),
     # 4: the chain runner: trace, driver, processes, checkpoints, calibration

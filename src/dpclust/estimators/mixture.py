@@ -20,6 +20,7 @@ from ..utils import safe_io as _safe_io
 from ..utils.checks import DataError, check_int, check_random_state
 from ..families import ConjugateFamily, get_family
 from ..families.base import concatenate
+from ..fusion import Fusion, fuse
 from ..samplers import MixtureModel
 from ..samplers.base import summarize_partitions
 from ..chains import ChainEstimator
@@ -92,6 +93,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         return dataclasses.replace(model, summary=summary)
 
     def _finish(self, model: MixtureModel, progs):
+        for stale in ("fusion_", "fused_labels_"):  # fused from the previous fit's draws
+            self.__dict__.pop(stale, None)
         self.family_ = model.family  # before the verdict, whose advice depends on it
         self._summarise_chain(model, progs)
         chosen = self.__dict__.pop("_chosen_draw")  # on a Dask cluster, futures: not kept
@@ -273,6 +276,35 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         if n_new:
             params = concatenate(params, fam.sample_prior(rng, n_new))
         return fam.sample_data(params, y, rng), y
+
+    # --------------------------------------------------------- fused clusters
+    def fuse(self, omega=1.0, **kwargs) -> Fusion:
+        """Fused clusters (FOLD): the clusters of the posterior's component *densities*.
+
+        Where one group of the data is described by several components (skewed or
+        heavy-tailed groups under Gaussian components), ``labels_`` splits it; fusing
+        puts points together when their components are, on average over the posterior,
+        close in Hellinger distance (:func:`dpclust.fusion.fuse`, Dombowsky & Dunson 2024).
+
+        Parameters
+        ----------
+        omega : float, default=1.0
+            Weight of separating two points (larger: fewer clusters); 1 is the value of
+            the authors' worked examples.
+        **kwargs
+            ``n_clusters``, ``max_blocks``, ``random_state``, ``X`` (the training data, for
+            a model read with :meth:`load`): see :func:`dpclust.fusion.fuse`.
+
+        Returns
+        -------
+        Fusion
+            Also kept as ``fusion_``; its labels as ``fused_labels_`` (n_samples,),
+            until the next ``fit``.
+        """
+        check_is_fitted(self, "labels_")
+        self.fusion_ = fuse(self, omega=omega, **kwargs)
+        self.fused_labels_ = self.fusion_.labels
+        return self.fusion_
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):

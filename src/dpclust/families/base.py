@@ -514,6 +514,24 @@ class ConjugateFamily(ABC):
         raise NotImplementedError(
             f"{type(self).__name__} does not define divergence(); super-clusters need it")
 
+    def hellinger(self, params: NamedTuple) -> np.ndarray:
+        """Hellinger distance between the densities of every pair of components, shape (K, K).
+
+        ``H(f_k, f_m) = sqrt(1 - BC(f_k, f_m))`` with the Bhattacharyya coefficient
+        ``BC = integral of sqrt(f(x; theta_k) f(x; theta_m))``: symmetric, in [0, 1], 0 on the
+        diagonal.  Fused clusters (:func:`dpclust.fusion.fuse`) compare the components of
+        every posterior draw with it.
+
+        References
+        ----------
+        Dombowsky, A. & Dunson, D. B. (2024). Bayesian clustering via fusing of localized
+            densities. JASA (arXiv 2304.00074): the loss of fused clusters is built on
+            this distance.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define hellinger(); fused clusters "
+            "(dpclust.fusion.fuse) need the Hellinger distance between its components")
+
     # ----------------------------------------------------------------- misc
     def n_points(self, X) -> int:
         """Number of data points in ``X`` (working form)."""

@@ -507,6 +507,27 @@ class GeneralizedMallows(ConjugateFamily):
         orders = sample_rankings(params.order, params.theta, components, lengths, rng)
         return Rankings(orders, self._n, items=self._items)
 
+    def hellinger(self, params: MallowsParams, *, length=None, n_samples: int = 2000,
+                  random_state=0) -> np.ndarray:
+        """Hellinger distance between every pair of GM components over top-t rankings,
+        shape (K, K).
+
+        No closed form exists (two components code a ranking about different central
+        rankings): the Bhattacharyya coefficient is summed over all ``n! / (n - t)!``
+        top-t rankings when there are at most 50,000 of them, else estimated by importance
+        sampling from each component (``n_samples`` rankings each, a fixed stream:
+        ``random_state``), symmetrised (:mod:`dpclust.families._mallows_hellinger`).
+        ``length`` is ``t`` (default: ``max_length_``, every rank with a ``theta``); the
+        distance over shorter rankings is smaller (fewer ranks tell the models apart).
+        """
+        from ..utils.checks import check_int, check_random_state
+        from ._mallows_hellinger import gm_hellinger
+
+        self._need_resolved()
+        return gm_hellinger(self, params, length=length,
+                            n_samples=check_int(n_samples, "n_samples", 1),
+                            rng=check_random_state(random_state))
+
     def describe_params(self, params: MallowsParams) -> dict:
         """The clusters' parameters for people: ``"central_rankings"`` (K, n) item ids best
         first, ``"theta"`` (K, max_length), and ``"top_items"``: each cluster's first five

@@ -414,6 +414,31 @@ class DirichletMultinomial(ConjugateFamily):
         own = np.diag(cross)
         return own[:, None] + own[None, :] - cross - cross.T
 
+    def hellinger(self, params: MultinomialParams) -> np.ndarray:
+        """Hellinger distance between the clusters' **word distributions**, shape (K, K).
+
+        ``H(p_k, p_m)^2 = (1/2) sum_w (sqrt(p_kw) - sqrt(p_mw))^2``: the distance between
+        the categorical laws of one word, not between the multinomial laws of whole
+        documents.  Those would have Bhattacharyya coefficient ``BC^L`` for documents of
+        ``L`` words, which goes to 0 with the length, so that any two clusters of long
+        documents would look apart.  Rows of ``log_prob`` are normalised first.
+
+        References
+        ----------
+        Dombowsky, A. & Dunson, D. B. (2024). Bayesian clustering via fusing of localized
+            densities. JASA (arXiv 2304.00074): the loss on Hellinger distances between
+            the components' densities.
+        """
+        logp = np.asarray(params.log_prob, dtype=np.float64)
+        logp = logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
+        root = np.exp(0.5 * logp)
+        K = root.shape[0]
+        out = np.zeros((K, K))
+        for k in range(K - 1):  # the squared differences directly: exact near H = 0
+            diff = root[k + 1:] - root[k]
+            out[k, k + 1:] = np.sqrt(np.clip(0.5 * np.einsum("ij,ij->i", diff, diff), 0, 1))
+        return out + out.T
+
 
 # ------------------------------------------------------ cached sampler entry points
 # The samplers' generic kernels specialised to this family: numba caches a function on disk

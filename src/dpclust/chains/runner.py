@@ -48,6 +48,14 @@ def _outside_package() -> int:
     return level
 
 
+def _draw_params(state):
+    """The cluster parameters a kept draw holds: those of its clusters in label order
+    (``kept_params``, for samplers whose state holds more components than the labels use),
+    else the state's ``params`` (None for collapsed samplers)."""
+    kept = getattr(state, "kept_params", None)
+    return kept if kept is not None else getattr(state, "params", None)
+
+
 def _chain_rngs(random_state, n_chains: int) -> list:
     """One generator per chain: ``random_state`` itself for one chain (as before chains
     existed), else independent streams spawned from its ``numpy.random.SeedSequence``."""
@@ -346,7 +354,7 @@ class ChainEstimator(BaseEstimator):
                 prog.all_labels.append(model.as_array(labels).astype(np.int32))
             reservoir = reservoir_add(
                 reservoir, n_kept, it, labels, capacity,
-                None if getattr(model.family, "collapsible", True) else state.params)
+                None if getattr(model.family, "collapsible", True) else _draw_params(state))
             n_kept += 1
         entropy, large = size_summaries(model, state)
         elapsed = snap.elapsed + (time.perf_counter() - t0)
@@ -390,7 +398,7 @@ class ChainEstimator(BaseEstimator):
                 # (the loop has run at least once: its record gives the number of clusters)
                 draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
                 pool_alpha.append(float(snap.state.alpha))
-                pool_params.append(getattr(snap.state, "params", None))
+                pool_params.append(_draw_params(snap.state))
         labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
         # the parameters of the chosen draw (instantiated samplers)
         self._labels_params = pool_params[chosen]

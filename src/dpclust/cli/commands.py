@@ -367,7 +367,7 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
             checkpoint_every=config.checkpoint_every, callback=callback, **chains)
     return _estimator_class(config)(
         family=family, alpha=parse_alpha(config.alpha), prior=config.prior,
-        sampler=config.sampler, n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
+        coarsening=config.coarsening, sampler=config.sampler, n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
         init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
         checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback,

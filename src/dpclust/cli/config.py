@@ -74,6 +74,7 @@ class RunConfig:
     sampler: str = "auto"
     alpha: str = "1.0"
     prior: str | None = None
+    coarsening: float | str | None = None
     n_iter: int = 200
     burn_in: int = 100
     thin: int = 1
@@ -177,6 +178,20 @@ def parse_alpha(text: str):
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(
             f"expected a positive number or gamma:SHAPE,RATE (e.g. 1.0 or gamma:1,1), got {text!r}")
+    return value
+
+
+def _coarsening_type(text: str):
+    """``--coarsening``: a positive number or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number (alpha_c) or 'auto', got {text!r}")
     return value
 
 
@@ -292,7 +307,8 @@ def _config_from_args(args) -> RunConfig:
     given = tuple((hp.name, getattr(args, hp.name)) for hp in FAMILIES[family].hyperparameters
                   if getattr(args, hp.name) is not None)
     config = RunConfig(
-        data=data, family=family, alpha=args.alpha, prior=args.prior, n_iter=n_iter,
+        data=data, family=family, alpha=args.alpha, prior=args.prior,
+        coarsening=args.coarsening, n_iter=n_iter,
         burn_in=burn_in,
         thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
         hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
@@ -327,7 +343,23 @@ def _config_from_args(args) -> RunConfig:
 
 
 def _check_prior(args) -> None:
-    """``--prior`` belongs to the DP mixture's model, and carries its own parameters."""
+    """``--prior`` belongs to the DP mixture's model, and carries its own parameters;
+    ``--coarsening`` fits a finite mixture of the DP mixture's families."""
+    if args.coarsening is not None:
+        if args.model != "dp":
+            raise UsageError("--coarsening applies to --model dp")
+        if args.sampler not in (None, "auto", "coarsened"):
+            raise UsageError(f"--coarsening is fitted by the 'coarsened' sampler, not "
+                             f"{args.sampler!r}: leave --sampler out")
+        if args.alpha != "1.0":
+            raise UsageError("--alpha is the Dirichlet process's concentration; under "
+                             "--coarsening give the finite mixture's in --prior finite:K,ALPHA")
+        if args.scheduler or args.workers or args.partitions:
+            raise UsageError("--coarsening runs in-process: drop --scheduler, --workers and "
+                             "--partitions")
+        if getattr(args, "alpha_sensitivity", None):
+            raise UsageError("--alpha-sensitivity varies the Dirichlet process's alpha; it "
+                             "does not apply with --coarsening")
     if args.prior is None:
         return
     from ..priors import get_prior
@@ -335,6 +367,9 @@ def _check_prior(args) -> None:
     if args.model != "dp":
         raise UsageError("--prior applies to --model dp (the ddCRP's prior is its own)")
     name = get_prior(args.prior).name
+    if args.coarsening is not None and name != "finite":
+        raise UsageError(f"--coarsening fits a finite mixture with sparse weights: use "
+                         f"--prior finite:K, not {args.prior}")
     if name != "dp" and args.alpha != "1.0":
         raise UsageError(f"--alpha is the Dirichlet process's concentration; the {name} prior "
                          "takes its parameters in --prior")

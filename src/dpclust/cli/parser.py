@@ -6,7 +6,7 @@ import argparse
 
 from .. import __version__
 from ..families import FAMILIES
-from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type, _prior_type,
+from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type, _coarsening_type, _prior_type,
                      _columns_type, _decay_type, _int_type, _missing_type, _option_type,
                      _truth_type)
 
@@ -142,6 +142,15 @@ def _add_model_args(fit):
                          "posterior does not keep growing with N (default: dp with --alpha; "
                          "--model dp, samplers gibbs, explicit and gibbs+sams, or fsd for "
                          "finite)")
+    model.add_argument("--coarsening", type=_coarsening_type, metavar="A",
+                       help="fit the coarsened posterior (Miller & Dunson 2019): the mixture "
+                            "likelihood raised to zeta = A / (A + N), which tolerates a misfit "
+                            "of about 1/A nats per point between the data and the component "
+                            "family, so that K stops growing with N on real data; 'auto' "
+                            "chooses A at the elbow of fit against complexity over a short "
+                            "grid (shown in the report). The model is then a sparse finite "
+                            "mixture (--prior finite:K, default finite:20) fitted by the "
+                            "'coarsened' sampler (default: the exact posterior; --model dp)")
     model.add_argument("--alpha-sensitivity", type=_alpha_type, nargs="+", metavar="A",
                        help="after the fit, fit again (one chain, same settings) with each of "
                             "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "

@@ -12,6 +12,7 @@ Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation an
 from __future__ import annotations
 
 import contextlib
+import math
 
 from ..utils.checks import DataError, check_int
 from ..samplers import MixtureModel, get_sampler
@@ -47,6 +48,21 @@ class DPMixture(MixtureEstimator):
         Collapsed Gibbs, explicit Gibbs and Gibbs+SAMS fit every prior (``"auto"`` picks
         Gibbs+SAMS for a prior other than the DP); the sub-cluster sampler and the
         rankings' samplers fit the Dirichlet process only, and ``"fsd"`` the finite prior.
+    coarsening : float, "auto" or None, default=None
+        Fit the *coarsened* posterior (Miller & Dunson 2019) instead of the exact one: the
+        mixture likelihood raised to ``zeta = coarsening / (coarsening + N)``, which
+        conditions on the data lying within a tolerated misfit of the model (about
+        ``1 / coarsening`` nats per point) instead of being drawn from it exactly.  Real
+        data never fit a component family exactly, and under the exact posterior extra
+        clusters absorb the misfit, so their number grows with N; under the coarsened one
+        it does not.  The model is then a finite mixture with sparse weights
+        (``prior="finite:K"``, default ``finite:20`` with weights ``Dir(1/20)``), fitted by
+        the allocation-free sampler ``"coarsened"``
+        (:class:`~dpclust.samplers.CoarsenedMixture`); ``labels_`` summarises each point's
+        component drawn from its responsibilities.  ``"auto"`` chooses the value by
+        Miller & Dunson's elbow of fit against complexity over a short grid
+        (:func:`~dpclust.estimators.coarsening.calibrate`; ``coarsening_`` and
+        ``calibration_`` say what it found).  None: the exact posterior.
     sampler : str or sampler object, default="auto"
         ``"auto"``: ``"gibbs"`` below 5,000 points (or documents), ``"subcluster"`` from
         there on.
@@ -220,8 +236,9 @@ class DPMixture(MixtureEstimator):
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
                  client=None, partitions=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None, prior=None):
+                 until_converged=False, max_iter=None, prior=None, coarsening=None):
         self.family = family
+        self.coarsening = coarsening
         self.alpha = alpha
         self.prior = prior
         self.sampler = sampler
@@ -261,9 +278,42 @@ class DPMixture(MixtureEstimator):
                              "'auto') with backend='dask'")
         return out
 
+    @property
+    def _coarsening(self):
+        """``coarsening`` checked: None, a positive number or ``"auto"``."""
+        value = getattr(self, "coarsening", None)
+        if value is None or (isinstance(value, str) and value == "auto"):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if isinstance(value, bool) or not (number > 0 and math.isfinite(number)):
+            raise ValueError(f"coarsening must be a positive number (alpha_c), 'auto' or "
+                             f"None, got {value!r}")
+        return number
+
+    def _alpha_c(self):
+        """The coarsening of the model (the chosen one under ``"auto"``), or None."""
+        value = self._coarsening
+        if isinstance(value, str):
+            return self.__dict__.get("coarsening_")
+        return value
+
     def _partition_prior(self) -> PartitionPrior:
-        """``prior`` resolved (the Dirichlet process with ``alpha`` when None)."""
+        """``prior`` resolved (the Dirichlet process with ``alpha`` when None; a sparse
+        finite mixture under ``coarsening``)."""
         prior = getattr(self, "prior", None)
+        if self._coarsening is not None:
+            resolved = get_prior("finite:20" if prior is None else prior)
+            if resolved.name != "finite":
+                raise ValueError(f"coarsening fits a finite mixture with sparse weights "
+                                 f"(prior='finite:K'), not the {resolved.title} prior")
+            if not (isinstance(self.alpha, (int, float)) and self.alpha == 1.0):
+                raise ValueError("alpha is the Dirichlet process's concentration; under "
+                                 "coarsening the finite prior takes its own: "
+                                 "prior='finite:K,ALPHA'")
+            return resolved
         resolved = get_prior(prior, alpha=self.alpha)
         if prior is not None and resolved.name != "dp" and not (
                 isinstance(self.alpha, (int, float)) and self.alpha == 1.0):
@@ -311,6 +361,17 @@ class DPMixture(MixtureEstimator):
 
     def _make_sampler(self, n_samples, family):
         prior = self._partition_prior()
+        if self._coarsening is not None:
+            if self._partitions is not None or self._distributed:
+                raise ValueError("coarsening runs in-process: leave backend='local' and "
+                                 "partitions=None")
+            sampler = get_sampler("coarsened" if self.sampler == "auto" else self.sampler,
+                                  n_samples, family, prior)
+            if getattr(sampler, "name", None) != "coarsened":
+                raise ValueError(f"coarsening is fitted by the 'coarsened' sampler (no "
+                                 f"allocations), not {self.sampler!r}: leave sampler='auto'")
+            self._check_sampler_prior(sampler, prior)
+            return sampler
         if self._partitions is not None or self._distributed:
             sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
                                   n_samples, family)
@@ -333,7 +394,8 @@ class DPMixture(MixtureEstimator):
 
     def _make_model(self, family_, Xw, alpha_prior):
         return MixtureModel(family_, Xw, alpha_prior, prior=self._partition_prior(),
-                            partition_rows=self._partition_rows(family_.n_points(Xw)))
+                            partition_rows=self._partition_rows(family_.n_points(Xw)),
+                            coarsening=self._alpha_c())
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""
@@ -355,6 +417,19 @@ class DPMixture(MixtureEstimator):
         if self._distributed:
             return self._dask_model(X, family_, prior)
         return super()._resume_model(X, family_, prior)
+
+    def fit(self, X, y=None):
+        """Run the chains on ``X`` and summarise them (under ``coarsening="auto"`` after
+        choosing the coarsening); returns ``self``."""
+        if isinstance(self._coarsening, str):
+            from .coarsening import calibrate
+
+            self.calibration_ = calibrate(self, X)
+            self.coarsening_ = self.calibration_.chosen
+        elif self._coarsening is not None:
+            self.coarsening_ = self._coarsening
+            self.__dict__.pop("calibration_", None)
+        return super().fit(X, y)
 
     def _initial_state(self, rng, model, sampler, alpha0):
         labels = self._initial_labels(rng, model.family, model.X, sampler)

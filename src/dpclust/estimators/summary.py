@@ -112,6 +112,9 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
         summary["alpha"] = float(estimator.alpha_)
     else:
         summary["alpha_posterior_mean"] = float(estimator.alpha_)
+    coarsening = coarsening_summary(estimator)
+    if coarsening is not None:
+        summary["coarsening"] = coarsening
     if truth is not None:
         summary["metrics"] = {"nmi": float(nmi(truth, labels)), "ari": float(ari(truth, labels))}
     warnings = list(warnings) + _warnings(estimator, positions)
@@ -160,13 +163,36 @@ def _settings(estimator, n_samples: int, *, alpha, positions, distances) -> dict
             "family": family.name,
             "sampler": (sampler if sampler != "auto"
                         else f"auto ({_sampler_name(estimator, n_samples)})"),
-            **_prior_settings(estimator, alpha), "n_iter": n_iter,
+            **_prior_settings(estimator, alpha),
+            **({"coarsening": getattr(estimator, "coarsening", None)}
+               if getattr(estimator, "coarsening", None) is not None else {}),
+            "n_iter": n_iter,
             "burn_in": burn_in, "thin": estimator.thin, "seed": estimator.random_state,
             "init_clusters": estimator.init_clusters, "init": estimator.init,
             "point_estimate": estimator.point_estimate,
         }
     settings.update(family.settings())
     return settings
+
+
+def coarsening_summary(estimator) -> dict | None:
+    """Which posterior the run shows: under ``coarsening``, ``alpha_c``, the power
+    ``zeta = alpha_c / (alpha_c + N)``, the misfit it tolerates (the expected relative
+    entropy between the data's distribution and the model's, ``1 / alpha_c`` nats per
+    point under the coarsening prior ``Exp(alpha_c)``) and, under ``"auto"``, the
+    calibration grid; None for the exact posterior."""
+    alpha_c = getattr(estimator, "coarsening_", None)
+    if getattr(estimator, "coarsening", None) is None or alpha_c is None:
+        return None
+    n = int(getattr(estimator, "_n_fit", 0) or len(estimator.labels_))
+    out = {"posterior": "coarsened", "alpha_c": float(alpha_c),
+           "zeta": float(alpha_c / (alpha_c + n)),
+           "tolerated_misfit_nats_per_point": float(1.0 / alpha_c),
+           "chosen_by": "elbow" if getattr(estimator, "coarsening", None) == "auto" else "user"}
+    calibration = getattr(estimator, "calibration_", None)
+    if calibration is not None:
+        out["calibration"] = calibration.as_dict()
+    return out
 
 
 def _prior_settings(estimator, alpha) -> dict:
@@ -220,6 +246,8 @@ def _sampler_name(estimator, n_samples: int) -> str:
 
     if _is_ddcrp(estimator):
         return "ddcrp"
+    if getattr(estimator, "coarsening", None) is not None and estimator.sampler == "auto":
+        return "coarsened"
     return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_,
                                 getattr(estimator, "prior_", None))
 

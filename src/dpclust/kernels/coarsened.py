@@ -47,8 +47,10 @@ def rest_sums(P, v, k, out):
 def column_terms(rest, m, Lk, log_vk, c, resp):
     """``sum_i c_i log(exp(m_i) (rest_i + v_k exp(Lk_i - m_i)))`` with component ``k`` at
     log-likelihoods ``Lk`` and log weight ``log_vk``; fills ``resp`` with its
-    responsibilities ``v_k f_ik / (sum_j v_j f_ij)``."""
+    responsibilities ``v_k f_ik / (sum_j v_j f_ij)``.  Returns the sum and the soft count
+    ``sum_i c_i resp_i``."""
     total = 0.0
+    soft = 0.0
     for i in range(len(rest)):
         a = log_vk + Lk[i] - m[i]
         lr = math.log(rest[i]) if rest[i] > 0.0 else -np.inf
@@ -59,8 +61,9 @@ def column_terms(rest, m, Lk, log_vk, c, resp):
         else:
             ls = hi + math.log(math.exp(a - hi) + math.exp(lr - hi))
             resp[i] = math.exp(a - ls)
+            soft += c[i] * resp[i]
         total += c[i] * (ls + m[i])
-    return total
+    return total, soft
 
 
 @njit(cache=True)

@@ -1,6 +1,7 @@
 """MCMC samplers for DP mixtures, each an ``init`` + pure ``step`` pair (see ``base``)."""
 
 from .base import MixtureModel, StepInfo, relabel
+from .coarsened import CoarsenedMixture
 from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_alpha
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
@@ -20,6 +21,7 @@ SAMPLERS = {
     "gibbs+sams": GibbsSAMS,
     "slice-gibbs": SliceGibbs,
     "beta-gibbs": BetaGibbs,
+    "coarsened": CoarsenedMixture,
 }
 
 
@@ -93,5 +95,6 @@ def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
            "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SliceGibbs", "BetaGibbs",
+           "CoarsenedMixture",
            "SAMPLERS", "INSTANTIATED", "get_sampler", "sampler_needs",
            "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]

@@ -105,6 +105,13 @@ class CoarsenedState(NamedTuple):
     log_v: np.ndarray
     log_lik: np.ndarray
     n_accepted: np.ndarray
+    components: np.ndarray | None = None
+
+    @property
+    def kept_params(self):
+        """The parameters of the components ``labels`` uses, in the order of its labels
+        (what a kept draw holds)."""
+        return take(self.params, self.components)
 
     @property
     def log_w(self) -> np.ndarray:
@@ -136,6 +143,8 @@ class CoarsenedMixture:
     walk_scale: float = 1.0
     name = "coarsened"
     priors = ("finite",)
+    #: start from k-means clusters where the family has features for it
+    kmeans_start = True
     needs = "instantiated"
     is_exact = True
 
@@ -173,7 +182,8 @@ class CoarsenedMixture:
         log_lik = fam.log_likelihood(Xu, params)
         state = CoarsenedState(labels, float(model.partition_prior.alpha), params, log_v,
                                log_lik, np.zeros(2, dtype=np.int64))
-        return state._replace(labels=self._allocate(rng, state, model))
+        labels, components = self._allocate(rng, state, model)
+        return state._replace(labels=labels, components=components)
 
     # ------------------------------------------------------------------- step
     def step(self, rng, state: CoarsenedState, model: MixtureModel):
@@ -196,7 +206,7 @@ class CoarsenedMixture:
         n_theta = n_weights = 0
         for k in range(K):
             _ck.rest_sums(P, v, k, rest)
-            here = _ck.column_terms(rest, m, L[:, k], log_v[k] - shift, c, resp)
+            here, soft = _ck.column_terms(rest, m, L[:, k], log_v[k] - shift, c, resp)
             # the component's parameters (moves 1 and 2)
             for _ in range(1 if conjugate else self.n_walk):
                 old = take(params, [k])
@@ -206,7 +216,7 @@ class CoarsenedMixture:
                 else:
                     new, log_q_ratio = fam.random_walk(old, rng, self.walk_scale)
                 Lk = np.ascontiguousarray(fam.log_likelihood(Xu, new)[:, 0])
-                there = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp_new)
+                there, _ = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp_new)
                 lp_new = float(fam.log_prior(new)[0])
                 log_a = lp_new - log_prior[k] + zeta * (there - here)
                 if conjugate:
@@ -219,15 +229,15 @@ class CoarsenedMixture:
                     params = _put(params, k, new)
                     log_prior[k] = lp_new
                     _ck.set_column(L, m, P, rest, k, Lk)
-                    here = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp)
+                    here, soft = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp)
                     n_theta += 1
             # its weight (move 3): a Gaussian step of u = log v_k ~ log Gamma(gamma, 1)
-            step = _weight_step(gamma, zeta, float(c @ resp))
+            step = _weight_step(gamma, zeta, soft)
             u = log_v[k] + step * rng.standard_normal()
-            there = _ck.column_terms(rest, m, L[:, k], u - shift, c, resp_new)
+            there, soft_new = _ck.column_terms(rest, m, L[:, k], u - shift, c, resp_new)
             V, V_new = v.sum(), v.sum() - v[k] + math.exp(u - shift)
             d = u - log_v[k]
-            step_back = _weight_step(gamma, zeta, float(c @ resp_new))
+            step_back = _weight_step(gamma, zeta, soft_new)
             log_a = (gamma * d - (math.exp(u) - math.exp(log_v[k]))
                      + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
                      + _log_normal(d, step_back) - _log_normal(d, step))
@@ -238,12 +248,12 @@ class CoarsenedMixture:
                 n_weights += 1
         labels = np.empty(len(inverse), dtype=np.int64)
         _ck.allocate(P, v, inverse, rng.random(len(inverse)), labels)
-        labels = relabel(labels)[0]
+        labels, components = relabel(labels)
         log_lik = float(_ck.log_mixture(P, m, v, c))
         log_joint = (float((gamma * log_v - np.exp(log_v)).sum())  # log Gamma(v) + log |dv/du|
                      + float(log_prior.sum()) + zeta * log_lik)
         new_state = CoarsenedState(labels, state.alpha, params, log_v, L,
-                                   np.array([n_theta, n_weights], dtype=np.int64))
+                                   np.array([n_theta, n_weights], dtype=np.int64), components)
         return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
                                    n_accepted_splits=n_theta, n_accepted_merges=n_weights,
                                    log_likelihood=log_lik)
@@ -257,7 +267,7 @@ class CoarsenedMixture:
         labels = np.empty(len(inverse), dtype=np.int64)
         _ck.allocate(P, np.exp(state.log_v - state.log_v.max()), inverse,
                      rng.random(len(inverse)), labels)
-        return relabel(labels)[0]
+        return relabel(labels)
 
 
 def _weight_step(gamma: float, zeta: float, soft: float) -> float:

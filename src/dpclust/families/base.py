@@ -484,6 +484,18 @@ class ConjugateFamily(ABC):
         :meth:`weighted_stats`."""
         raise NotImplementedError
 
+    def soft_proposal(self, X, weights, given: NamedTuple, rng=None, proposed=None):
+        """A proposal for one component's parameters from the points of ``X`` counted
+        ``weights[i]`` times (shape (n,)): ``(params, log q)``, a draw when ``rng`` is given,
+        else the log density of ``proposed`` (a batch of one); ``given`` is the component's
+        current value, which a proposal may read.  The default draws from the conjugate
+        posterior given :meth:`weighted_stats` (it ignores ``given``)."""
+        if type(self).weighted_stats is ConjugateFamily.weighted_stats:
+            raise NotImplementedError(f"{type(self).__name__} has no soft proposal")
+        stats = self.weighted_stats(X, np.asarray(weights, dtype=np.float64)[:, None])
+        params = self.sample_posterior(stats, rng) if rng is not None else proposed
+        return params, float(self.log_posterior_density(params, stats)[0])
+
     def random_walk(self, params: NamedTuple, rng: np.random.Generator, scale: float):
         """A random-walk proposal for one component's parameters (batch of one):
         ``(proposed, log q(old | new) - log q(new | old))``, the step's size set by ``scale``

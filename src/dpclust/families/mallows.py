@@ -40,6 +40,7 @@ from numba import njit
 from scipy import integrate
 
 from . import _mallows_kernels as _k
+from . import _mallows_soft as _soft
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
                    HyperParameter, positive_float, register_family, rounded)
 
@@ -477,6 +478,22 @@ class GeneralizedMallows(ConjugateFamily):
                 score += pos
             params.order[k] = np.argsort(score, kind="stable")
         return params
+
+    def soft_proposal(self, X, weights, given, rng=None, proposed=None):
+        """The stagewise central ranking given ``given``'s dispersions, then each
+        ``theta_j`` from its conjugate conditional, both from the rankings weighted by
+        ``weights`` (:mod:`dpclust.families._mallows_soft`); ``(params, log q)``."""
+        J = self._max_length
+        draw = rng is not None
+        order = (np.empty(self._n, dtype=np.int64) if draw
+                 else np.array(proposed.order[0], dtype=np.int64))
+        theta = np.empty(J) if draw else np.array(proposed.theta[0], dtype=np.float64)
+        log_q = _soft.soft_proposal(
+            np.asarray(X.orders), np.asarray(X.lengths), np.asarray(weights, dtype=np.float64),
+            np.asarray(given.theta[0], dtype=np.float64), np.asarray(self.nu_r_),
+            float(self.nu), self._n, draw, order, theta,
+            _seed(rng) if draw else np.uint64(0))
+        return MallowsParams(order[None, :], theta[None, :]), float(log_q)
 
     def random_walk(self, params: MallowsParams, rng, scale: float):
         """Half the time two adjacent items of the central ranking swap places (a

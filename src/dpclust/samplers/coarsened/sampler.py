@@ -90,6 +90,10 @@ from ...kernels import coarsened as _ck
 from ...priors import FiniteDirichlet
 from ..base import MixtureModel, StepInfo, initial_labels, relabel
 
+#: below this share of the weight a component is proposed from its prior
+_VACANT = 1e-9
+
+
 class CoarsenedState(NamedTuple):
     """The chain's state, ``(w, theta)``, with what the next step reuses.
 
@@ -125,9 +129,9 @@ class CoarsenedMixture:
 
     Parameters
     ----------
-    n_walk : int, default=4
-        Random-walk proposals per component and sweep for families without conjugate
-        proposals (Generalized Mallows).
+    n_walk : int, default=2
+        Random-walk proposals per component and sweep, after the soft proposal, for
+        families that define them (Generalized Mallows).
     walk_scale : float, default=1.0
         Size of those random-walk steps (:meth:`ConjugateFamily.random_walk`).
 
@@ -139,7 +143,7 @@ class CoarsenedMixture:
     parameters in turn, then the weights, then draws the allocation it reports.
     """
 
-    n_walk: int = 4
+    n_walk: int = 2
     walk_scale: float = 1.0
     name = "coarsened"
     priors = ("finite",)
@@ -171,7 +175,7 @@ class CoarsenedMixture:
         first = np.empty(len(counts), dtype=np.int64)
         first[inverse[::-1]] = np.arange(len(inverse) - 1, -1, -1)
         lab_u = labels[first]
-        if _conjugate(fam):
+        if type(fam).weighted_stats is not ConjugateFamily.weighted_stats:
             onehot = np.zeros((len(counts), K))
             onehot[np.arange(len(counts)), lab_u] = counts * model.zeta
             params = fam.sample_posterior(fam.weighted_stats(Xu, onehot), rng)
@@ -191,7 +195,7 @@ class CoarsenedMixture:
         K, gamma = self.components(model)
         Xu, inverse, c = model.distinct
         zeta = model.zeta
-        conjugate = _conjugate(fam)
+        kinds = _proposal_kinds(fam, self.n_walk)
         params = state.params
         log_v = np.array(state.log_v, dtype=np.float64, copy=True)
         L = np.array(state.log_lik, dtype=np.float64, copy=True)
@@ -207,22 +211,27 @@ class CoarsenedMixture:
         for k in range(K):
             _ck.rest_sums(P, v, k, rest)
             here, soft = _ck.column_terms(rest, m, L[:, k], log_v[k] - shift, c, resp)
-            # the component's parameters (moves 1 and 2)
-            for _ in range(1 if conjugate else self.n_walk):
+            # the component's parameters (moves 1 and 2): a component of negligible weight
+            # is proposed from its prior (which of the moves runs depends on the weights
+            # only, not on the parameters it moves)
+            vacant = v[k] < _VACANT * v.sum()
+            for kind in (("prior",) if vacant else kinds):
                 old = take(params, [k])
-                if conjugate:
-                    stats = fam.weighted_stats(Xu, (zeta * c * resp)[:, None])
-                    new = fam.sample_posterior(stats, rng)
+                if kind == "soft":
+                    new, log_fwd = fam.soft_proposal(Xu, zeta * c * resp, old, rng=rng)
+                elif kind == "prior":
+                    new = fam.sample_prior(rng, 1)
                 else:
                     new, log_q_ratio = fam.random_walk(old, rng, self.walk_scale)
                 Lk = np.ascontiguousarray(fam.log_likelihood(Xu, new)[:, 0])
                 there, _ = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp_new)
                 lp_new = float(fam.log_prior(new)[0])
                 log_a = lp_new - log_prior[k] + zeta * (there - here)
-                if conjugate:
-                    back = fam.weighted_stats(Xu, (zeta * c * resp_new)[:, None])
-                    log_a += float(fam.log_posterior_density(old, back)[0]
-                                   - fam.log_posterior_density(new, stats)[0])
+                if kind == "soft":
+                    _, log_back = fam.soft_proposal(Xu, zeta * c * resp_new, new, proposed=old)
+                    log_a += log_back - log_fwd
+                elif kind == "prior":  # an independence proposal from the prior
+                    log_a += log_prior[k] - lp_new
                 else:
                     log_a += log_q_ratio
                 if math.log(rng.random()) < log_a:
@@ -281,9 +290,17 @@ def _log_normal(d: float, sd: float) -> float:
     return -0.5 * (d / sd) ** 2 - math.log(sd)
 
 
-def _conjugate(fam) -> bool:
-    """Whether the family gives conjugate (soft-statistics) proposals."""
-    return type(fam).weighted_stats is not ConjugateFamily.weighted_stats
+def _proposal_kinds(fam, n_walk: int) -> tuple:
+    """The proposals for a component in one sweep: the family's soft proposal (moves 1
+    and 2) if it has one, and ``n_walk`` random walks if it has them."""
+    cls = type(fam)
+    soft = (cls.soft_proposal is not ConjugateFamily.soft_proposal
+            or cls.weighted_stats is not ConjugateFamily.weighted_stats)
+    walk = cls.random_walk is not ConjugateFamily.random_walk
+    if not (soft or walk):
+        raise ValueError(f"{cls.__name__} gives the coarsened sampler no proposal (it needs "
+                         f"weighted_stats or soft_proposal, or random_walk)")
+    return (("soft",) if soft else ()) + (("walk",) * n_walk if walk else ())
 
 
 def _put(params, k: int, one):

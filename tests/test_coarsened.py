@@ -53,9 +53,9 @@ def _partition_index(draws):
     return np.array([lookup[tuple(r)] for r in canonical_labels(draws)])
 
 
-def _chain(fam, X, coarsening, n_steps, seed, burn_in=300):
+def _chain(fam, X, coarsening, n_steps, seed, burn_in=300, sampler=None):
     model = MixtureModel(fam, X, prior=FiniteDirichlet(K, ALPHA), coarsening=coarsening)
-    sampler = CoarsenedMixture()
+    sampler = sampler or CoarsenedMixture()
     rng = np.random.default_rng(seed)
     state = sampler.init(rng, model, n_clusters=2)
     labels, loglik = [], []
@@ -99,14 +99,17 @@ CASES = {"gaussian": _gaussian, "multinomial": _multinomial, "mallows": _mallows
                                   pytest.param("mallows", marks=pytest.mark.slow)])
 def test_zeta_one_matches_enumeration(name):
     fam, X = CASES[name]()
-    _, labels, _ = _chain(fam, X, None, 6000, seed=1)
+    # a share of 0.1 sends the smaller component to the prior proposal now and then
+    sampler = CoarsenedMixture(vacant_share=0.1) if name == "gaussian" else None
+    _, labels, _ = _chain(fam, X, None, 6000, seed=1, sampler=sampler)
     _, exact = exact_posterior(fam, X, FiniteDirichlet(K, ALPHA)) if name != "mallows" \
         else (None, _reference(fam, X, 1.0, 200_000, seed=5)[0])
     freq = np.bincount(_partition_index(labels), minlength=len(exact)) / len(labels)
     assert total_variation(freq, exact) < 0.05
 
 
-@pytest.mark.parametrize("name", ["gaussian", "multinomial", "mallows"])
+@pytest.mark.parametrize("name", [pytest.param("gaussian", marks=pytest.mark.slow),
+                                  "multinomial", "mallows"])
 def test_coarsened_matches_importance_sampling(name):
     fam, X = CASES[name]()
     n = fam.n_points(X)
@@ -122,3 +125,47 @@ def test_coarsened_matches_importance_sampling(name):
     # the same chain without coarsening is told apart (the test has power)
     _, exact_lab, exact_ll = _chain(fam, X, None, 3000, seed=4)
     assert abs(exact_ll.mean() - mean_loglik) > 0.3 * sd
+
+
+@pytest.mark.slow
+def test_long_chain_agrees_with_fsd_on_overlapping_clusters():
+    """``zeta = 1`` on 2,000 points in four overlapping clusters: the finite mixture's
+    posterior number of clusters and co-clustering of fixed pairs as the blocked Gibbs
+    sampler ``fsd`` (exact for the same finite prior) finds them."""
+    from dpclust.datasets import make_gaussian_mixture
+    from dpclust.samplers import FiniteSymmetricDirichlet
+
+    X, _ = make_gaussian_mixture(n_samples=2000, n_clusters=4, separation=1.5,
+                                 random_state=3)
+    fam = NormalInverseWishart().resolve(X)
+    model = MixtureModel(fam, X, prior=FiniteDirichlet(8, 1.0))
+    pairs = np.random.default_rng(0).choice(2000, size=(400, 2))
+    out = {}
+    for name, sampler, n_steps in (("coarsened", CoarsenedMixture(), 1500),
+                                   ("fsd", FiniteSymmetricDirichlet(), 3000)):
+        rng = np.random.default_rng(11)
+        state = sampler.init(rng, model, n_clusters=8)
+        ks, co = [], []
+        for t in range(n_steps):
+            state, _ = sampler.step(rng, state, model)
+            if t >= n_steps // 3:
+                z = state.labels
+                ks.append(len(np.unique(z)))
+                co.append(np.mean(z[pairs[:, 0]] == z[pairs[:, 1]]))
+        out[name] = (np.mean(ks), np.mean(co))
+    assert abs(out["coarsened"][0] - out["fsd"][0]) < 0.5
+    assert abs(out["coarsened"][1] - out["fsd"][1]) < 0.03
+
+
+@pytest.mark.slow
+def test_simulation_based_calibration_zeta_one():
+    """SBC (ALGORITHMS.md §6) of the allocations at ``zeta = 1``: data from the finite
+    mixture's prior, ranks of the truth's statistics among the sampler's draws uniform."""
+    from dpclust.calibration import simulation_based_calibration
+
+    fam = NormalInverseWishart(mean=[0.0, 0.0], kappa=0.5, dof=4.0, scale=np.eye(2))
+    result = simulation_based_calibration(fam, CoarsenedMixture(), n_samples=30,
+                                          prior=FiniteDirichlet(3, 1.0), n_replicates=150,
+                                          n_draws=19, thin=3, burn_in=60, n_bins=5,
+                                          random_state=7)
+    assert result.calibrated(level=0.001), result.p_values

@@ -119,3 +119,13 @@ def allocate(P, v, inverse, uniforms, out):
         while v[choice] * P[i, choice] == 0.0 and choice > 0:  # rounding at the top
             choice -= 1
         out[p] = choice
+
+
+@njit(cache=True)
+def dot_diff(n, a, b):
+    """``sum_i n_i (a_i - b_i)`` over the ``n_i > 0`` (where ``a`` or ``b`` may be -inf)."""
+    total = 0.0
+    for i in range(len(n)):
+        if n[i] > 0.0:
+            total += n[i] * (a[i] - b[i])
+    return total

@@ -59,12 +59,34 @@ posterior of the finite mixture).
    of the current state, reversed with those of the proposed one:
    ``log a = sum_k (gamma - 1)(log w_k' - log w_k) + zeta sum_i c_i (log s_i' - log s_i)
    + log Dir(w | gamma + zeta n') - log Dir(w' | gamma + zeta n)``.
-4. **The partition reported** is not part of the chain: after each sweep every point is
+4. **Allocations as an auxiliary variable.**  The moves above see one component at a
+   time through the mixture density; where components overlap, the soft statistics move
+   with the parameters and the Hastings ratio of a bold proposal is poor.  So each sweep
+   starts with a data-augmentation step on the extended target
+
+   .. math::
+
+       \tilde\pi(w, \theta, z) = \pi_\zeta(w, \theta) \prod_i r_{i z_i}(w, \theta)
+       \propto p(w) p(\theta) \prod_i w_{z_i} f(x_i \mid \theta_{z_i})
+           \prod_i s_i^{-(1 - \zeta)},
+
+   whose marginal in ``(w, theta)`` is ``pi_zeta``: draw ``z`` from its exact conditional
+   (the responsibilities), make MH moves of ``(w, theta)`` that leave ``pi~`` invariant, and
+   forget ``z``.  Component ``k`` proposes ``theta_k' ~ q(. | zeta n_k)``, the family's
+   soft proposal from its allocated points counted ``zeta`` times each (the conjugate
+   posterior given tempered statistics), with ``log a = log p(theta') - log p(theta) +
+   sum_{z_i = k} (log f_ik' - log f_ik) - (1 - zeta) sum_i c_i (log s_i' - log s_i) +
+   log q(theta | .) - log q(theta' | .)``; the weights propose ``w' ~ Dir(gamma + zeta n)``
+   with ``sum_k v_k`` kept, ``log a = (1 - zeta) [sum_k n_k (log w_k' - log w_k) - sum_i
+   c_i (log s_i' - log s_i)]``.  At ``zeta = 1`` both are always accepted and the step is
+   the blocked Gibbs sampler of the finite mixture (``"fsd"``); as ``zeta`` falls the
+   allocation-free moves 1-3 take over.
+5. **The partition reported** is not part of the chain: after each sweep every point is
    allocated to a component with probability ``r_ik`` (its posterior allocation given the
    current ``w, theta``), so the kept partitions are draws of the allocation under the
    coarsened posterior, summarised as any sampler's draws.  At ``zeta = 1`` they are draws
    of the finite mixture's posterior partition, which ``tests/test_coarsened.py`` checks
-   against enumeration.
+   against enumeration (and against ``"fsd"`` on 2,000 overlapping points).
 
 References
 ----------
@@ -85,14 +107,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from ...families.base import ConjugateFamily, take
+from ...families.base import ConjugateFamily, log_dirichlet, take
 from ...kernels import coarsened as _ck
 from ...priors import FiniteDirichlet
 from ..base import MixtureModel, StepInfo, initial_labels, relabel
-
-#: below this share of the weight a component is proposed from its prior
-_VACANT = 1e-9
-
 
 class CoarsenedState(NamedTuple):
     """The chain's state, ``(w, theta)``, with what the next step reuses.
@@ -134,17 +152,23 @@ class CoarsenedMixture:
         families that define them (Generalized Mallows).
     walk_scale : float, default=1.0
         Size of those random-walk steps (:meth:`ConjugateFamily.random_walk`).
+    vacant_share : float, default=1e-9
+        A component with less than this share of the weight is proposed from its prior
+        instead (one independence proposal per sweep: it describes no data).
 
     Notes
     -----
     The model is :class:`~dpclust.priors.FiniteDirichlet` (``K`` components, weights
     ``Dir(alpha/K)``) and the power ``zeta`` is the model's
-    (:attr:`~dpclust.samplers.MixtureModel.zeta`).  One step updates each component's
-    parameters in turn, then the weights, then draws the allocation it reports.
+    (:attr:`~dpclust.samplers.MixtureModel.zeta`).  One step draws allocations and
+    moves every component and the weights given them (move 4), then moves each component's
+    parameters and weight without them (moves 1-3), then draws the allocation it reports
+    (5).
     """
 
     n_walk: int = 2
     walk_scale: float = 1.0
+    vacant_share: float = 1e-9
     name = "coarsened"
     priors = ("finite",)
     #: start from k-means clusters where the family has features for it
@@ -194,29 +218,82 @@ class CoarsenedMixture:
         fam = model.family
         K, gamma = self.components(model)
         Xu, inverse, c = model.distinct
-        zeta = model.zeta
+        w = _Work.of(state, fam)
+        n_aug = self._augmented_sweep(rng, fam, Xu, inverse, c, model.zeta, gamma, w)
+        n_theta, n_weights = self._free_sweep(rng, fam, Xu, c, model.zeta, gamma, w)
+        labels = np.empty(len(inverse), dtype=np.int64)
+        _ck.allocate(w.P, w.v, inverse, rng.random(len(inverse)), labels)
+        labels, components = relabel(labels)
+        log_lik = float(_ck.log_mixture(w.P, w.m, w.v, c))
+        log_joint = (float((gamma * w.log_v - np.exp(w.log_v)).sum())  # log Gamma(v) |dv/du|
+                     + float(w.log_prior.sum()) + model.zeta * log_lik)
+        new_state = CoarsenedState(labels, state.alpha, w.params, w.log_v, w.L,
+                                   np.array([n_aug, n_theta, n_weights], dtype=np.int64),
+                                   components)
+        return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
+                                   n_accepted_splits=n_aug + n_theta,
+                                   n_accepted_merges=n_weights, log_likelihood=log_lik)
+
+    def _augmented_sweep(self, rng, fam, Xu, inverse, c, zeta, gamma, w) -> int:
+        """Moves 4 and 5 (module notes): allocations drawn from the responsibilities, then
+        each component's parameters and the weights given them; returns the accepted
+        moves."""
+        D, K = w.P.shape
+        z = np.empty(len(inverse), dtype=np.int64)
+        _ck.allocate(w.P, w.v, inverse, rng.random(len(inverse)), z)
+        n = np.bincount(inverse * K + z, minlength=D * K).reshape(D, K).astype(np.float64)
+        rest, resp = np.empty(D), np.empty(D)
+        accepted = 0
+        for k in range(K):
+            _ck.rest_sums(w.P, w.v, k, rest)
+            lvk = w.log_v[k] - w.shift
+            here, _ = _ck.column_terms(rest, w.m, w.L[:, k], lvk, c, resp)
+            old = take(w.params, [k])
+            nk = np.ascontiguousarray(n[:, k])
+            new, log_fwd = fam.soft_proposal(Xu, zeta * nk, old, rng=rng)
+            _, log_back = fam.soft_proposal(Xu, zeta * nk, new, proposed=old)
+            Lk = np.ascontiguousarray(fam.log_likelihood(Xu, new)[:, 0])
+            there, _ = _ck.column_terms(rest, w.m, Lk, lvk, c, resp)
+            lp_new = float(fam.log_prior(new)[0])
+            log_a = (lp_new - w.log_prior[k] + _ck.dot_diff(nk, Lk, w.L[:, k])
+                     - (1.0 - zeta) * (there - here) + log_back - log_fwd)
+            if math.log(rng.random()) < log_a:
+                w.accept(k, new, lp_new, Lk, rest)
+                accepted += 1
+        # the weights given the allocations, their total V kept: w' ~ Dir(gamma + zeta n)
+        counts = n.sum(axis=0)
+        log_w_new = log_dirichlet(rng, gamma + zeta * counts)
+        V = w.v.sum()
+        v_new = V * np.exp(log_w_new)
+        log_w = np.log(w.v) - math.log(V)
+        used = counts > 0
+        log_a = (1.0 - zeta) * (float((counts[used] * (log_w_new[used] - log_w[used])).sum())
+                                - (_ck.log_mixture(w.P, w.m, v_new, c)
+                                   - _ck.log_mixture(w.P, w.m, w.v, c)))
+        if math.log(rng.random()) < log_a and np.all(v_new > 0):
+            w.v = v_new
+            w.log_v = np.log(v_new) + w.shift
+            accepted += 1
+        return accepted
+
+    def _free_sweep(self, rng, fam, Xu, c, zeta, gamma, w) -> tuple[int, int]:
+        """Moves 1-3 (module notes), without allocations; returns the accepted moves of
+        parameters and of weights."""
+        D, K = w.P.shape
         kinds = _proposal_kinds(fam, self.n_walk)
-        params = state.params
-        log_v = np.array(state.log_v, dtype=np.float64, copy=True)
-        L = np.array(state.log_lik, dtype=np.float64, copy=True)
-        D = len(c)
-        m, P = np.empty(D), np.empty((D, K))
-        _ck.scale_rows(L, m, P)
-        shift = float(log_v.max())
-        v = np.exp(log_v - shift)
-        log_prior = np.asarray(fam.log_prior(params), dtype=np.float64).copy()
         rest, resp, resp_new = np.empty(D), np.empty(D), np.empty(D)
         n_total = float(c.sum())
         n_theta = n_weights = 0
         for k in range(K):
-            _ck.rest_sums(P, v, k, rest)
-            here, soft = _ck.column_terms(rest, m, L[:, k], log_v[k] - shift, c, resp)
+            _ck.rest_sums(w.P, w.v, k, rest)
+            lvk = w.log_v[k] - w.shift
+            here, soft = _ck.column_terms(rest, w.m, w.L[:, k], lvk, c, resp)
             # the component's parameters (moves 1 and 2): a component of negligible weight
             # is proposed from its prior (which of the moves runs depends on the weights
             # only, not on the parameters it moves)
-            vacant = v[k] < _VACANT * v.sum()
+            vacant = w.v[k] < self.vacant_share * w.v.sum()
             for kind in (("prior",) if vacant else kinds):
-                old = take(params, [k])
+                old = take(w.params, [k])
                 if kind == "soft":
                     new, log_fwd = fam.soft_proposal(Xu, zeta * c * resp, old, rng=rng)
                 elif kind == "prior":
@@ -224,48 +301,35 @@ class CoarsenedMixture:
                 else:
                     new, log_q_ratio = fam.random_walk(old, rng, self.walk_scale)
                 Lk = np.ascontiguousarray(fam.log_likelihood(Xu, new)[:, 0])
-                there, _ = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp_new)
+                there, _ = _ck.column_terms(rest, w.m, Lk, lvk, c, resp_new)
                 lp_new = float(fam.log_prior(new)[0])
-                log_a = lp_new - log_prior[k] + zeta * (there - here)
+                log_a = lp_new - w.log_prior[k] + zeta * (there - here)
                 if kind == "soft":
                     _, log_back = fam.soft_proposal(Xu, zeta * c * resp_new, new, proposed=old)
                     log_a += log_back - log_fwd
                 elif kind == "prior":  # an independence proposal from the prior
-                    log_a += log_prior[k] - lp_new
+                    log_a += w.log_prior[k] - lp_new
                 else:
                     log_a += log_q_ratio
                 if math.log(rng.random()) < log_a:
-                    params = _put(params, k, new)
-                    log_prior[k] = lp_new
-                    _ck.set_column(L, m, P, rest, k, Lk)
-                    here, soft = _ck.column_terms(rest, m, Lk, log_v[k] - shift, c, resp)
+                    w.accept(k, new, lp_new, Lk, rest)
+                    here, soft = _ck.column_terms(rest, w.m, Lk, lvk, c, resp)
                     n_theta += 1
             # its weight (move 3): a Gaussian step of u = log v_k ~ log Gamma(gamma, 1)
             step = _weight_step(gamma, zeta, soft)
-            u = log_v[k] + step * rng.standard_normal()
-            there, soft_new = _ck.column_terms(rest, m, L[:, k], u - shift, c, resp_new)
-            V, V_new = v.sum(), v.sum() - v[k] + math.exp(u - shift)
-            d = u - log_v[k]
+            u = w.log_v[k] + step * rng.standard_normal()
+            there, soft_new = _ck.column_terms(rest, w.m, w.L[:, k], u - w.shift, c, resp_new)
+            V, V_new = w.v.sum(), w.v.sum() - w.v[k] + math.exp(u - w.shift)
+            d = u - w.log_v[k]
             step_back = _weight_step(gamma, zeta, soft_new)
-            log_a = (gamma * d - (math.exp(u) - math.exp(log_v[k]))
+            log_a = (gamma * d - (math.exp(u) - math.exp(w.log_v[k]))
                      + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
                      + _log_normal(d, step_back) - _log_normal(d, step))
             if math.log(rng.random()) < log_a:
-                log_v[k] = u
-                v[k] = math.exp(u - shift)
-                resp, resp_new = resp_new, resp
+                w.log_v[k] = u
+                w.v[k] = math.exp(u - w.shift)
                 n_weights += 1
-        labels = np.empty(len(inverse), dtype=np.int64)
-        _ck.allocate(P, v, inverse, rng.random(len(inverse)), labels)
-        labels, components = relabel(labels)
-        log_lik = float(_ck.log_mixture(P, m, v, c))
-        log_joint = (float((gamma * log_v - np.exp(log_v)).sum())  # log Gamma(v) + log |dv/du|
-                     + float(log_prior.sum()) + zeta * log_lik)
-        new_state = CoarsenedState(labels, state.alpha, params, log_v, L,
-                                   np.array([n_theta, n_weights], dtype=np.int64), components)
-        return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
-                                   n_accepted_splits=n_theta, n_accepted_merges=n_weights,
-                                   log_likelihood=log_lik)
+        return n_theta, n_weights
 
     def _allocate(self, rng, state: CoarsenedState, model: MixtureModel) -> np.ndarray:
         """Each point's component drawn from its responsibilities (canonical labels)."""
@@ -277,6 +341,32 @@ class CoarsenedMixture:
         _ck.allocate(P, np.exp(state.log_v - state.log_v.max()), inverse,
                      rng.random(len(inverse)), labels)
         return relabel(labels)
+
+
+class _Work:
+    """The state a step updates in place: parameters and their log prior densities, the
+    scaled mixture density (``L``, ``m``, ``P``: :mod:`dpclust.kernels.coarsened`) and the
+    latent weights (``log_v``; ``v = exp(log_v - shift)``)."""
+
+    @classmethod
+    def of(cls, state: CoarsenedState, fam) -> "_Work":
+        w = cls()
+        w.params = state.params
+        w.log_prior = np.asarray(fam.log_prior(state.params), dtype=np.float64).copy()
+        w.log_v = np.array(state.log_v, dtype=np.float64, copy=True)
+        w.L = np.array(state.log_lik, dtype=np.float64, copy=True)
+        w.m, w.P = np.empty(w.L.shape[0]), np.empty(w.L.shape)
+        _ck.scale_rows(w.L, w.m, w.P)
+        w.shift = float(w.log_v.max())
+        w.v = np.exp(w.log_v - w.shift)
+        return w
+
+    def accept(self, k: int, new, lp_new: float, Lk, rest) -> None:
+        """Component ``k`` takes the parameters ``new`` (log prior ``lp_new``, log
+        likelihoods ``Lk``); ``rest`` (the other components' sums) is rescaled with it."""
+        self.params = _put(self.params, k, new)
+        self.log_prior[k] = lp_new
+        _ck.set_column(self.L, self.m, self.P, rest, k, Lk)
 
 
 def _weight_step(gamma: float, zeta: float, soft: float) -> float:

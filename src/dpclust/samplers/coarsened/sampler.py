@@ -1,4 +1,4 @@
-"""Exact MCMC for the coarsened posterior of a finite mixture, without allocations.
+r"""Exact MCMC for the coarsened posterior of a finite mixture, without allocations.
 
 The target
 ----------
@@ -8,11 +8,12 @@ tolerance ``R ~ Exp(alpha_c)`` this gives, to a good approximation, the *power p
 
 .. math::
 
-    \\pi_\\zeta(w, \\theta \\mid x) \\propto p(w) \\prod_k p(\\theta_k)
-        \\prod_{i=1}^N \\Big(\\sum_k w_k f(x_i \\mid \\theta_k)\\Big)^{\\zeta},
-    \\qquad \\zeta = \\frac{\\alpha_c}{\\alpha_c + N}
+    \pi_\zeta(w, \theta \mid x) \propto p(w) \prod_k p(\theta_k)
+        \prod_{i=1}^N \Big(\sum_k w_k f(x_i \mid \theta_k)\Big)^{\zeta},
+    \qquad \zeta = \frac{\alpha_c}{\alpha_c + N}
 
-(their eq. 4.1): the *mixture* likelihood raised to ``zeta``.  The model is a mixture of
+(their power-likelihood approximation of the c-posterior): the *mixture* likelihood
+raised to ``zeta``.  The model is a mixture of
 ``K`` components with symmetric Dirichlet weights ``w ~ Dir(gamma, ..., gamma)``,
 ``gamma = alpha / K`` (:class:`~dpclust.priors.FiniteDirichlet`); a small ``gamma`` (a
 sparse finite mixture) empties the components the data do not need.  Raising each point's
@@ -25,8 +26,8 @@ row ``i`` (a ballot cast 40 times is evaluated once), the log target is
 
 .. math::
 
-    \\log \\pi_\\zeta = \\sum_k (\\gamma - 1) \\log w_k + \\sum_k \\log p(\\theta_k)
-        + \\zeta \\sum_i c_i \\log s_i + \\text{const}.
+    \log \pi_\zeta = \sum_k (\gamma - 1) \log w_k + \sum_k \log p(\theta_k)
+        + \zeta \sum_i c_i \log s_i + \text{const}.
 
 The moves
 ---------
@@ -45,9 +46,9 @@ posterior of the finite mixture).
 
    .. math::
 
-       \\log a = \\log p(\\theta_k') - \\log p(\\theta_k)
-           + \\zeta \\sum_i c_i (\\log s_i' - \\log s_i)
-           + \\log p(\\theta_k \\mid S_k') - \\log p(\\theta_k' \\mid S_k),
+       \log a = \log p(\theta_k') - \log p(\theta_k)
+           + \zeta \sum_i c_i (\log s_i' - \log s_i)
+           + \log p(\theta_k \mid S_k') - \log p(\theta_k' \mid S_k),
 
    every density normalised (:meth:`log_posterior_density`).  A component no point is
    responsible for is proposed from its prior and almost always accepted.

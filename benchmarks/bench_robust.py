@@ -1,0 +1,282 @@
+"""Misspecified real data: coarsened posteriors and fused clusters (K that means something).
+
+Parts (``--part``, several allowed; each merges its figures into ``results/robust.json``):
+
+* ``ballots-calibration``: Miller & Dunson's calibration of ``alpha_c`` on the 29,988
+  Dublin West ballots (Generalized Mallows components): fit against complexity over a grid,
+  and the elbow :func:`dpclust.estimators.coarsening.calibrate` picks.
+* ``ballots-chains``: two chains at the chosen ``alpha_c``, one from 1 cluster and one from
+  30, run side by side (one process each, two cores) for at most ``--minutes``; R-hat and
+  bulk/tail ESS per chain (ArviZ) of the log-likelihood, K and the clusters >= 1 %.
+* ``ballots-n``: E[clusters >= 1 %] on random 3,000 / 10,000 / 29,988 ballots at the chosen
+  ``alpha_c`` (coarsened) and, for the first two, under the exact DP posterior
+  (slice-gibbs), the "before".
+* ``gaussian``: a real Gaussian data set shipped inside a registry package (see
+  ``gaussian_data.py``) at 20 % / 50 % / 100 % of its rows: the exact DP posterior, the
+  coarsened one, fused clusters of the exact one and scikit-learn's
+  ``BayesianGaussianMixture``.
+
+Usage: ``.venv/bin/python benchmarks/bench_robust.py --part ballots-calibration
+ballots-chains ballots-n gaussian [--quick]``; writes ``benchmarks/results/robust.json``,
+``robust.md`` and ``robust_*.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import machine_info, save_results  # noqa: E402
+
+RESULTS = HERE / "results"
+#: the finite mixture of every coarsened ballots fit (30 components, so that a chain can
+#: start from 30 clusters)
+BALLOTS_PRIOR = "finite:30"
+
+
+def _ballots():
+    from dpclust.datasets import load_dublin_west
+
+    R = load_dublin_west()
+    return R[0] if isinstance(R, tuple) else R
+
+
+def _large(trace, kept) -> np.ndarray:
+    return np.asarray(trace.n_large_clusters)[..., kept]
+
+
+# ------------------------------------------------------------------ calibration
+def ballots_calibration(quick: bool) -> dict:
+    from dpclust import DPMixture
+    from dpclust.estimators.coarsening import calibrate
+
+    X = _ballots()
+    t0 = time.perf_counter()
+    cal = calibrate(DPMixture(family="mallows", coarsening="auto", prior=BALLOTS_PRIOR,
+                              random_state=0), X, n_iter=40 if quick else 100)
+    out = {**cal.as_dict(), "seconds": time.perf_counter() - t0}
+    print("calibration:", json.dumps(out))
+    _plot_calibration(out, RESULTS / "robust_calibration.png")
+    return {"ballots_calibration": out}
+
+
+def _plot_calibration(cal: dict, path: Path) -> None:
+    from dpclust.utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
+
+    mpl = import_matplotlib()
+    fig = new_figure(mpl, (5.2, 3.6))
+    ax = fig.subplots()
+    style_axes(ax)
+    ax.plot(cal["complexity"], cal["fit"], "o-", color="#1f4e79")
+    for a, x, y in zip(cal["alpha_c"], cal["complexity"], cal["fit"]):
+        ax.annotate(f"{a:g}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
+    i = cal["alpha_c"].index(cal["chosen"])
+    ax.plot([cal["complexity"][i]], [cal["fit"][i]], "o", ms=12, mfc="none", color="#c0392b")
+    ax.set_xlabel("complexity: E[clusters with >= 1 % of the ballots]")
+    ax.set_ylabel("fit: E[log-likelihood] per ballot")
+    ax.set_title(f"Dublin West: alpha_c chosen at the elbow, {cal['chosen']:g}", fontsize=10)
+    save_figure(fig, path)
+
+
+# ----------------------------------------------------------------------- chains
+def _one_chain(args):
+    alpha_c, init_clusters, seed, seconds, max_iter = args
+    from dpclust import DPMixture
+
+    X = _ballots()
+    stop_at = time.perf_counter() + seconds
+    it = [0]
+
+    def budget(i, state, info):
+        it[0] = i
+        return time.perf_counter() < stop_at
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMixture(family="mallows", coarsening=alpha_c, prior=BALLOTS_PRIOR,
+                      n_iter=max_iter, init_clusters=init_clusters, init="random",
+                      random_state=seed, callback=budget).fit(X)
+    tr = m.trace_
+    return {"log_likelihood": np.asarray(tr.log_likelihood).tolist(),
+            "n_clusters": np.asarray(tr.n_clusters).tolist(),
+            "n_large_clusters": np.asarray(tr.n_large_clusters).tolist(),
+            "seconds": np.asarray(tr.seconds).tolist()}
+
+
+def ballots_chains(alpha_c: float, minutes: float, quick: bool) -> dict:
+    import arviz as az
+
+    seconds = 60.0 * (1.0 if quick else minutes)
+    jobs = [(alpha_c, 1, 1, seconds, 100_000), (alpha_c, 30, 30, seconds, 100_000)]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        runs = list(pool.map(_one_chain, jobs))
+    wall = time.perf_counter() - t0
+    n = min(len(r["log_likelihood"]) for r in runs)
+    burn = n // 2
+    out = {"alpha_c": alpha_c, "wall_seconds": wall, "iterations_per_chain": n,
+           "burn_in": burn, "starts": [1, 30], "quantities": {}}
+    for name in ("log_likelihood", "n_clusters", "n_large_clusters"):
+        x = np.array([r[name][burn:n] for r in runs], dtype=np.float64)
+        out["quantities"][name] = {
+            "rhat": float(az.rhat(x)), "ess_bulk_per_chain": float(az.ess(x, method="bulk")) / 2,
+            "ess_tail_per_chain": float(az.ess(x, method="tail")) / 2,
+            "mean_per_chain": x.mean(axis=1).tolist()}
+    q = out["quantities"]
+    out["met"] = bool(all(v["rhat"] < 1.01 and v["ess_bulk_per_chain"] >= 100
+                          and v["ess_tail_per_chain"] >= 100 for v in q.values()))
+    print("chains:", json.dumps(out))
+    _plot_chains(runs, burn, n, RESULTS / "robust_chains.png", alpha_c)
+    return {"ballots_chains": out}
+
+
+def _plot_chains(runs, burn, n, path, alpha_c):
+    from dpclust.utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
+
+    mpl = import_matplotlib()
+    fig = new_figure(mpl, (10.0, 3.2))
+    axes = fig.subplots(1, 3)
+    for ax, name, label in zip(axes, ("log_likelihood", "n_clusters", "n_large_clusters"),
+                               ("log-likelihood", "K (occupied)", "clusters >= 1 %")):
+        style_axes(ax)
+        for r, start, colour in zip(runs, (1, 30), ("#1f4e79", "#c0392b")):
+            ax.plot(np.arange(n), np.asarray(r[name][:n]), lw=0.7, color=colour,
+                    label=f"from {start}")
+        ax.axvline(burn, color="#999999", lw=0.8, ls="--")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("iteration")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Dublin West, coarsened posterior (alpha_c = {alpha_c:g}): two chains",
+                 fontweight="bold")
+    save_figure(fig, path)
+
+
+# ------------------------------------------------------------------ K against N
+def ballots_n(alpha_c: float, quick: bool) -> dict:
+    from dpclust import DPMixture
+
+    R = _ballots()
+    rng = np.random.default_rng(0)
+    sizes = (3000, 10000) if quick else (3000, 10000, len(R.orders))
+    rows = []
+    for n in sizes:
+        idx = np.sort(rng.choice(len(R.orders), n, replace=False))
+        X = R[idx] if n < len(R.orders) else R
+        for posterior in ("coarsened", "exact") if n <= 10000 else ("coarsened",):
+            t0 = time.perf_counter()
+            kw = (dict(coarsening=alpha_c, prior=BALLOTS_PRIOR, n_iter=300 if quick else 1000)
+                  if posterior == "coarsened" else
+                  dict(sampler="slice-gibbs", n_iter=100 if quick else 2000))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = DPMixture(family="mallows", random_state=1, **kw).fit(X)
+            tr = m.trace_
+            kept = slice(len(tr.n_clusters) // 2, None)
+            row = {"n": n, "posterior": posterior,
+                   "E_K": float(np.mean(tr.n_clusters[kept])),
+                   "E_large": float(np.mean(tr.n_large_clusters[kept])),
+                   "sd_large": float(np.std(tr.n_large_clusters[kept])),
+                   "seconds": time.perf_counter() - t0}
+            print("K against N:", json.dumps(row), flush=True)
+            rows.append(row)
+    return {"ballots_n": {"alpha_c": alpha_c, "rows": rows}}
+
+
+# ------------------------------------------------------------------------ report
+def write_markdown(rec: dict, path: Path) -> None:
+    lines = ["# Coarsened posteriors and fused clusters on misspecified real data", ""]
+    m = rec.get("machine", {})
+    lines += [f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} cores; "
+              f"{m.get('date')}; load {m.get('load_average_start')}.", ""]
+    cal = rec.get("ballots_calibration")
+    if cal:
+        lines += ["## Dublin West ballots: choosing alpha_c", "",
+                  "| alpha_c | zeta | fit (log-lik per ballot) | clusters >= 1 % |",
+                  "|---:|---:|---:|---:|"]
+        for a, z, f, c in zip(cal["alpha_c"], cal["zeta"], cal["fit"], cal["complexity"]):
+            mark = " **(chosen)**" if a == cal["chosen"] else ""
+            lines.append(f"| {a:g}{mark} | {z:.4g} | {f:.4f} | {c:.2f} |")
+        lines += ["", f"{cal['n_iter']} iterations per value, {cal['seconds']:.0f} s in all; "
+                  "![calibration](robust_calibration.png)", ""]
+    ch = rec.get("ballots_chains")
+    if ch:
+        lines += [f"## Two chains at alpha_c = {ch['alpha_c']:g}, from 1 and from 30 clusters",
+                  "", f"{ch['iterations_per_chain']} iterations each in "
+                  f"{ch['wall_seconds'] / 60:.1f} minutes (two processes), the second half "
+                  "kept.", "",
+                  "| quantity | R-hat | bulk ESS / chain | tail ESS / chain | chain means |",
+                  "|---|---:|---:|---:|---|"]
+        for name, q in ch["quantities"].items():
+            lines.append(f"| {name} | {q['rhat']:.4f} | {q['ess_bulk_per_chain']:.0f} | "
+                         f"{q['ess_tail_per_chain']:.0f} | "
+                         f"{', '.join(f'{v:.4g}' for v in q['mean_per_chain'])} |")
+        lines += ["", f"Target (R-hat < 1.01, both ESS >= 100 per chain) "
+                  f"{'met' if ch['met'] else 'NOT met'}. ![chains](robust_chains.png)", ""]
+    bn = rec.get("ballots_n")
+    if bn:
+        lines += [f"## K against N (coarsened at alpha_c = {bn['alpha_c']:g}; exact DP for "
+                  "comparison)", "", "| ballots | posterior | E[K] | E[clusters >= 1 %] | "
+                  "sd | seconds |", "|---:|---|---:|---:|---:|---:|"]
+        for r in bn["rows"]:
+            lines.append(f"| {r['n']} | {r['posterior']} | {r['E_K']:.2f} | "
+                         f"{r['E_large']:.2f} | {r['sd_large']:.2f} | {r['seconds']:.0f} |")
+        lines.append("")
+    g = rec.get("gaussian")
+    if g:
+        lines += [f"## {g['dataset']}", "", g.get("note", ""), "",
+                  "| rows | answer | clusters (>= 1 %) | seconds |", "|---:|---|---:|---:|"]
+        for r in g["rows"]:
+            lines.append(f"| {r['n']} | {r['answer']} | {r['large']:.2f} | "
+                         f"{r['seconds']:.0f} |")
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", nargs="+", required=True,
+                        choices=("ballots-calibration", "ballots-chains", "ballots-n",
+                                 "gaussian"))
+    parser.add_argument("--alpha-c", type=float, default=None,
+                        help="the ballots' alpha_c (default: the calibration's choice in "
+                             "results/robust.json, else 100)")
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(exist_ok=True)
+    stem = RESULTS / ("robust_quick" if args.quick else "robust")
+    payload = {"machine": machine_info()}
+    for part in args.part:
+        if part == "ballots-calibration":
+            payload.update(ballots_calibration(args.quick))
+        alpha_c = args.alpha_c or _chosen(stem, payload)
+        if part == "ballots-chains":
+            payload.update(ballots_chains(alpha_c, args.minutes, args.quick))
+        elif part == "ballots-n":
+            payload.update(ballots_n(alpha_c, args.quick))
+        elif part == "gaussian":
+            from bench_robust_gaussian import gaussian_part
+
+            payload.update(gaussian_part(args.quick))
+        save_results(stem, payload, write_markdown)
+
+
+def _chosen(stem: Path, payload: dict) -> float:
+    cal = payload.get("ballots_calibration")
+    if cal is None and stem.with_suffix(".json").exists():
+        cal = json.loads(stem.with_suffix(".json").read_text()).get("ballots_calibration")
+    return float(cal["chosen"]) if cal else 100.0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""``DPMixture(coarsening=...)``, the choice of alpha_c and ``dpclust fit --coarsening``."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from dpclust import DPMixture
+from dpclust.cli import main
+from dpclust.datasets import make_gaussian_mixture
+from dpclust.estimators.coarsening import Calibration, calibrate, elbow
+from dpclust.estimators.summary import coarsening_summary
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_gaussian_mixture(n_samples=400, n_clusters=3, random_state=0)
+
+
+def _fit(X, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return DPMixture(n_iter=60, random_state=0, **kw).fit(X)
+
+
+def test_coarsened_fit_finds_the_clusters_and_says_which_posterior(data):
+    X, y = data
+    from sklearn.metrics import adjusted_rand_score
+
+    m = _fit(X, coarsening=50.0)
+    assert m.prior_.name == "finite" and m.prior_.n_components == 20
+    assert adjusted_rand_score(y, m.labels_) > 0.95
+    info = coarsening_summary(m)
+    assert info["posterior"] == "coarsened" and info["alpha_c"] == 50.0
+    assert info["zeta"] == pytest.approx(50.0 / 450.0)
+    assert info["tolerated_misfit_nats_per_point"] == pytest.approx(0.02)
+    assert info["chosen_by"] == "user"
+    assert coarsening_summary(_fit(X)) is None  # the exact posterior says nothing
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(coarsening=-1.0), "positive number"),
+    (dict(coarsening="tight"), "positive number"),
+    (dict(coarsening=10.0, prior="dp"), "finite mixture"),
+    (dict(coarsening=10.0, alpha=2.0), "finite:K,ALPHA"),
+    (dict(coarsening=10.0, sampler="gibbs"), "'coarsened' sampler"),
+    (dict(coarsening=10.0, partitions=2), "in-process"),
+])
+def test_bad_settings_are_refused(data, kw, message):
+    with pytest.raises(ValueError, match=message):
+        DPMixture(n_iter=5, **kw).fit(data[0])
+
+
+def test_elbow_rule():
+    # steep gains, then a plateau: the elbow is where the plateau starts
+    assert elbow([2, 3, 4, 8, 12], [-5.0, -4.0, -3.2, -3.1, -3.05]) == 2
+    assert elbow([3, 3, 3], [-1.0, -1.0, -1.0]) == 2  # flat: the largest alpha_c
+    assert elbow([1, 2], [-2.0, -1.0]) == 1
+
+
+def test_auto_runs_the_grid_and_fits_at_the_elbow(data):
+    X, _ = data
+    m = _fit(X, coarsening="auto")
+    cal = m.calibration_
+    assert isinstance(cal, Calibration)
+    assert list(cal.alpha_c) == [10.0, 30.0, 100.0, 300.0]  # the default grid below N
+    assert m.coarsening_ == cal.chosen == cal.alpha_c[cal.index]
+    assert np.all(np.diff(cal.zeta) > 0)
+    assert cal.fit[-1] > cal.fit[0]  # less coarsening fits the data better
+    info = coarsening_summary(m)
+    assert info["chosen_by"] == "elbow" and info["calibration"]["chosen"] == cal.chosen
+    with pytest.raises(ValueError, match="positive numbers"):
+        calibrate(DPMixture(coarsening="auto"), X, grid=[0.0, 10.0])
+
+
+def test_cli_coarsening(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["fit", "--coarsening", "40", "--iters", "30", "--no-plots", "--no-progress",
+                 "--out", str(out)])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["coarsening"]["alpha_c"] == 40.0
+    assert summary["settings"]["sampler"] == "auto (coarsened)"
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--coarsening", "0"], "positive number"),
+    (["--coarsening", "10", "--prior", "dp"], "finite:K"),
+    (["--coarsening", "10", "--sampler", "gibbs"], "'coarsened'"),
+    (["--coarsening", "10", "--model", "ddcrp"], "--model dp"),
+    (["--coarsening", "10", "--alpha", "2"], "finite:K,ALPHA"),
+])
+def test_cli_coarsening_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
+    status = main(["fit", *argv, "--iters", "4", "--no-progress", "--no-plots",
+                   "--out", str(tmp_path / "bad")])
+    err = capsys.readouterr().err
+    assert status != 0
+    assert message in err and "Traceback" not in err

@@ -81,3 +81,15 @@ def soft_proposal(orders, lengths, w, theta_given, nu_r, nu, n, draw, order, the
             state, theta[j] = _k.sample_theta(a_j, b_j, m, state, xs, hs, ds)
         log_q += _k.log_density_theta(theta[j], a_j, b_j, m) - _k.log_theta_integral(a_j, b_j, m)
     return log_q
+
+
+def borda_order(orders, lengths, n: int) -> np.ndarray:
+    """Items by mean rank over the rankings (an unranked item counted at the mean of the
+    ranks left over, ``(t + n - 1) / 2``), best first: a starting central ranking."""
+    orders = np.asarray(orders, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    pos = np.broadcast_to((0.5 * (lengths + n - 1.0))[:, None], (len(orders), n)).copy()
+    for j in range(orders.shape[1]):
+        ranked = lengths > j
+        pos[np.flatnonzero(ranked), orders[ranked, j]] = j
+    return np.argsort(pos.sum(axis=0), kind="stable")

@@ -462,21 +462,14 @@ class GeneralizedMallows(ConjugateFamily):
         return first, inverse.ravel(), counts
 
     def initial_params(self, X, labels, n_components: int, rng):
-        """Prior draws, with each cluster's central ranking its Borda order (items by mean
-        rank, an unranked item counted at the mean of the ranks left over)."""
+        """Prior draws, with each cluster's central ranking its Borda order
+        (:func:`~dpclust.families._mallows_soft.borda_order`)."""
         params = self.sample_prior(rng, n_components)
-        n = self._n
-        orders, lengths = np.asarray(X.orders), np.asarray(X.lengths)
         labels = np.asarray(labels, dtype=np.int64)
         for k in np.unique(labels):
             rows = np.flatnonzero(labels == k)
-            score = np.zeros(n)
-            for i in rows:
-                t = lengths[i]
-                pos = np.full(n, 0.5 * (t + n - 1))
-                pos[orders[i, :t]] = np.arange(t)
-                score += pos
-            params.order[k] = np.argsort(score, kind="stable")
+            params.order[k] = _soft.borda_order(np.asarray(X.orders)[rows],
+                                                np.asarray(X.lengths)[rows], self._n)
         return params
 
     def soft_proposal(self, X, weights, given, rng=None, proposed=None):

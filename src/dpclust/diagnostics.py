@@ -52,7 +52,8 @@ RANKINGS_MIXING = ("on real ballots the number of mid-sized clusters mixes over 
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")
 
 _NAMES = {"log_likelihood": "the log-likelihood", "n_clusters": "the number of clusters",
-          "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha"}
+          "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha",
+          "fused_clusters": "the number of fused clusters"}
 
 
 def quantity_name(name: str) -> str:
@@ -123,6 +124,59 @@ def diagnose(draws) -> dict:
     return {"rhat": rhat, "ess_bulk": ess_bulk, "ess_tail": ess_tail, "converged": bool(ok)}
 
 
+#: fewer draws per chain than this give no figures for a quantity of held draws: R-hat
+#: and ESS of so few draws would say more about the noise than about the chain
+MIN_HELD_DRAWS = 25
+
+
+def diagnose_draws(draws, *, draws_text: str, min_draws: int = MIN_HELD_DRAWS) -> dict:
+    """:func:`diagnose` for a quantity computed on some of the kept draws only (the draws
+    held for the point estimate, say), with whether the rule can judge it.
+
+    R-hat on a subset of a chain's draws (evenly spread) is an R-hat of the chain, so an
+    R-hat at or above ``RHAT_MAX`` fails the rule whatever the number of draws.  The ESS
+    of ``m`` draws is at most ``m``, though, so with fewer than ``ESS_PER_CHAIN`` draws
+    per chain the rule's ESS cannot be checked: then a quantity whose R-hat passes is not
+    judged (``judged`` False; its figures are returned, and a verdict should not count
+    it), unless it takes one value throughout, which the rule judges on any number of
+    draws.  From ``ESS_PER_CHAIN`` draws per chain on, the ESS of evenly spread draws
+    errs low (they drop the draws between them), so a pass is a pass.
+
+    Parameters
+    ----------
+    draws : array of shape (n_chains, n_draws)
+        Per chain, in order of iteration.
+    draws_text : str
+        Which draws these are, in words (kept as ``"draws"``).
+    min_draws : int, default=MIN_HELD_DRAWS
+        Fewer draws per chain than this give no figures (R-hat and ESS None).
+
+    Returns
+    -------
+    dict
+        :func:`diagnose`'s keys, ``"judged"`` (bool), ``"n_draws"`` (per chain) and
+        ``"draws"``; where not judged, ``"reason"``.
+    """
+    x = np.asarray(draws, dtype=np.float64)
+    n = int(x.shape[1])
+    if n < min_draws:
+        return {"rhat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan,
+                "converged": False, "n_draws": n, "draws": draws_text, "judged": False,
+                "reason": f"only {n} draws per chain: too few to judge (at least "
+                          f"{min_draws} are needed for R-hat and ESS worth showing)"}
+    out = diagnose(x)
+    constant = n > 0 and np.isfinite(x).all() and np.ptp(x) == 0.0
+    rhat = out["rhat"]
+    judged = not math.isnan(rhat) and (n >= ESS_PER_CHAIN or constant or rhat >= RHAT_MAX)
+    out.update(n_draws=n, draws=draws_text, judged=bool(judged))
+    if math.isnan(rhat):
+        out["reason"] = "R-hat is undefined on these draws"
+    elif not judged:
+        out["reason"] = (f"R-hat passes, but {n} draws per chain cannot show the "
+                         f"{ESS_PER_CHAIN} effective draws per chain that the rule asks for")
+    return out
+
+
 def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     """The verdict on a fitted estimator's trace (the kept iterations of every chain).
 
@@ -188,5 +242,5 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
             + ". To do: " + ", ".join(todo) + ".")
 
 
-__all__ = ["convergence", "diagnose", "advice", "chain_entropy", "RANKINGS_MIXING",
-           "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES"]
+__all__ = ["convergence", "diagnose", "diagnose_draws", "advice", "chain_entropy", "RANKINGS_MIXING",
+           "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES", "MIN_HELD_DRAWS"]

@@ -129,18 +129,19 @@ def diagnose(draws) -> dict:
 MIN_HELD_DRAWS = 25
 
 
-def diagnose_draws(draws, *, draws_text: str, min_draws: int = MIN_HELD_DRAWS) -> dict:
+def diagnose_draws(draws, *, draws_text: str, thinned: bool,
+                   min_draws: int = MIN_HELD_DRAWS) -> dict:
     """:func:`diagnose` for a quantity computed on some of the kept draws only (the draws
     held for the point estimate, say), with whether the rule can judge it.
 
-    R-hat on a subset of a chain's draws (evenly spread) is an R-hat of the chain, so an
-    R-hat at or above ``RHAT_MAX`` fails the rule whatever the number of draws.  The ESS
-    of ``m`` draws is at most ``m``, though, so with fewer than ``ESS_PER_CHAIN`` draws
-    per chain the rule's ESS cannot be checked: then a quantity whose R-hat passes is not
-    judged (``judged`` False; its figures are returned, and a verdict should not count
-    it), unless it takes one value throughout, which the rule judges on any number of
-    draws.  From ``ESS_PER_CHAIN`` draws per chain on, the ESS of evenly spread draws
-    errs low (they drop the draws between them), so a pass is a pass.
+    On every kept draw (``thinned`` False) the rule judges the quantity as any other.  On
+    draws spread evenly over more kept draws, R-hat is an R-hat of the chain, and one at
+    or above ``RHAT_MAX`` fails the rule.  Their ESS, though, is a lower bound of the
+    chain's (the draws between them are not there to add to it): an ESS that reaches the
+    rule's ``ESS_PER_CHAIN`` per chain passes, one that does not leaves the quantity not
+    judged (``judged`` False: its figures are returned, and a verdict should not count
+    it).  A quantity that takes one value throughout is judged as :func:`diagnose` judges
+    it.  Fewer than ``min_draws`` per chain give no figures.
 
     Parameters
     ----------
@@ -148,8 +149,10 @@ def diagnose_draws(draws, *, draws_text: str, min_draws: int = MIN_HELD_DRAWS) -
         Per chain, in order of iteration.
     draws_text : str
         Which draws these are, in words (kept as ``"draws"``).
+    thinned : bool
+        Whether the draws are a subset of the kept draws.
     min_draws : int, default=MIN_HELD_DRAWS
-        Fewer draws per chain than this give no figures (R-hat and ESS None).
+        Fewer draws per chain than this give no figures (R-hat and ESS NaN).
 
     Returns
     -------
@@ -165,15 +168,15 @@ def diagnose_draws(draws, *, draws_text: str, min_draws: int = MIN_HELD_DRAWS) -
                 "reason": f"only {n} draws per chain: too few to judge (at least "
                           f"{min_draws} are needed for R-hat and ESS worth showing)"}
     out = diagnose(x)
-    constant = n > 0 and np.isfinite(x).all() and np.ptp(x) == 0.0
     rhat = out["rhat"]
-    judged = not math.isnan(rhat) and (n >= ESS_PER_CHAIN or constant or rhat >= RHAT_MAX)
-    out.update(n_draws=n, draws=draws_text, judged=bool(judged))
+    out.update(n_draws=n, draws=draws_text, judged=True)
     if math.isnan(rhat):
-        out["reason"] = "R-hat is undefined on these draws"
-    elif not judged:
-        out["reason"] = (f"R-hat passes, but {n} draws per chain cannot show the "
-                         f"{ESS_PER_CHAIN} effective draws per chain that the rule asks for")
+        out.update(judged=False, reason="R-hat is undefined on these draws")
+    elif thinned and not out["converged"] and rhat < RHAT_MAX:
+        out.update(judged=False, reason=(
+            f"R-hat passes; the bulk and tail ESS of these draws ({int(out['ess_bulk'])} and "
+            f"{int(out['ess_tail'])}) are lower bounds of the chains' (the kept draws between "
+            f"them are not held), and under the rule's {ESS_PER_CHAIN} per chain"))
     return out
 
 

@@ -292,9 +292,10 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         draw alone gives (:func:`dpclust.fusion.n_fused_per_draw`), chain by chain in
         order of iteration, over every kept draw where the run stored them
         (``store_labels=True``), else over the draws that were fused (at most
-        ``max_draws``, evenly spread).  With fewer than 100 of those per chain the rule's
-        ESS cannot be checked, and the entry says so (``judged`` False) instead of
-        counting in the verdict (:func:`dpclust.diagnostics.diagnose_draws`).
+        ``max_draws``, evenly spread).  The ESS of draws spread over more kept draws is a
+        lower bound of the chain's, so where it falls short of the rule the entry says so
+        (``judged`` False) instead of counting in the verdict; an R-hat that fails counts
+        (:func:`dpclust.diagnostics.diagnose_draws`).
 
         Parameters
         ----------
@@ -337,9 +338,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                                                 omega=fusion.omega,
                                                 random_state=random_state)
                                for chain in stored])
-            text = ("every kept draw (stored labels)" if len(take) == n_kept else
-                    f"{len(take)} of the {n_kept} kept draws per chain, evenly spread "
-                    "(stored labels)")
+            thinned = len(take) < n_kept
+            text = (f"{len(take)} of the {n_kept} kept draws per chain, evenly spread "
+                    "(stored labels)" if thinned else "every kept draw (stored labels)")
         else:
             chains = fusion.draw_chain
             per_chain = [fusion.draw_n_clusters[chains == c]
@@ -347,11 +348,11 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             m = min(len(p) for p in per_chain)
             series = np.stack([p[len(p) - m:] for p in per_chain])
             kept = len(self.trace_.kept)
-            text = ("every kept draw" if series.shape[1] >= kept else
-                    f"{series.shape[1]} of the {kept} kept draws per chain, evenly spread "
-                    "(the draws fused)")
+            thinned = series.shape[1] < kept
+            text = (f"{series.shape[1]} of the {kept} kept draws per chain, evenly spread "
+                    "(the draws fused)" if thinned else "every kept draw")
         self.fused_per_draw_ = series
-        entry = diagnose_draws(series, draws_text=text)
+        entry = diagnose_draws(series, draws_text=text, thinned=thinned)
         if not entry["judged"] and stored is None:
             entry["reason"] += ("; store_labels=True (dpclust fit --store-labels) keeps "
                                 "every kept draw")

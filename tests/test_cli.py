@@ -53,7 +53,7 @@ def run(capsys, *argv):
 
 def read_labels(out: Path) -> np.ndarray:
     lines = (out / "labels.csv").read_text().splitlines()
-    assert lines[0] in ("label", "label,certainty")
+    assert lines[0] in ("label", "label,certainty", "label,certainty,fused_label")
     return np.array([int(v.split(",")[0]) for v in lines[1:]])
 
 
@@ -110,7 +110,12 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
                                 "similarity.png", "k_posterior.png"):
         assert (out / name).is_file(), name
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 5
+    # the fused clusters are drawn beside the clusters where they differ from them
+    fused = (out / "fused_clusters.png").is_file()
+    assert fused == (summary_of(out)["fused"]["n_clusters"] != summary_of(out)["n_clusters"]
+                     or not np.array_equal(*np.loadtxt(out / "labels.csv", delimiter=",",
+                                                       skiprows=1, usecols=(0, 2)).T))
+    assert html.count("data:image/png;base64,") == 5 + fused
     assert len(read_labels(out)) == 1500
     trace = (out / "trace.csv").read_text().splitlines()
     assert trace[0] == "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"

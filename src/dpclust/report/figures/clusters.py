@@ -202,6 +202,8 @@ def plot_clusters(
     cluster_params: Mapping[str, Any] | None = None,
     *,
     max_points: int = MAX_PLOT_POINTS,
+    colours: Mapping[int, str] | None = None,
+    title: str | None = None,
 ) -> Path:
     """Scatter plot of the points coloured by cluster, in two dimensions.
 
@@ -224,6 +226,10 @@ def plot_clusters(
         (n_clusters, n_features, n_features); ignored when absent or of other shapes.
     max_points : int, default=MAX_PLOT_POINTS
         Draw at most this many points (a fixed-seed subsample).
+    colours : mapping of int to str, optional
+        Colour of each cluster (default: by size rank, :func:`colours_by_size`).
+    title : str, optional
+        Default ``"Clusters of the point estimate (K = ...)"``.
 
     Returns
     -------
@@ -244,7 +250,7 @@ def plot_clusters(
     coords, axis_labels, affine = _project_2d(X, idx)
     sub_labels = labels[idx]
     ids, sizes = clusters_by_size(labels)
-    colours = colours_by_size(ids, sizes)
+    colours = {**colours_by_size(ids, sizes), **(colours or {})}
     one_d = not sp.issparse(X) and X.shape[1] == 1
     if one_d:
         _spread_by_cluster(coords, sub_labels, ids)
@@ -268,7 +274,7 @@ def plot_clusters(
         if spans.min() > 0 and spans.max() / spans.min() < 10:
             ax.set_aspect("equal", adjustable="datalim")
     _cluster_legend(mpl, ax, ids, sizes, colours, contours=params is not None)
-    title = f"Clusters of the point estimate (K = {len(ids)})"
+    title = title or f"Clusters of the point estimate (K = {len(ids)})"
     if len(idx) < n:
         title += f"\n{len(idx):,} of {n:,} points shown"
     ax.set_title(title, fontweight="bold")

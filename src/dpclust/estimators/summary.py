@@ -22,8 +22,10 @@ from ..families.base import CLUSTER_PARAMS_FILE
 __all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
            "fused_summary"]
 
-#: the raw-by-fused table is left out of the summary beyond this many raw clusters
-MAX_CROSSTAB_ROWS = 200
+#: the raw-by-fused table is left out of the summary beyond this many cells, and the
+#: matrix of Hellinger distances between fused clusters beyond this many fused clusters
+MAX_CROSSTAB_CELLS = 2500
+MAX_HELLINGER_MATRIX = 20
 
 
 def run_summary(estimator, *, data: dict, total_seconds: float, version: str, truth=None,
@@ -209,10 +211,11 @@ def fused_summary(estimator, skipped: str | None = None) -> dict | None:
 
     ``n_clusters``, ``sizes``, ``omega``; ``raw_to_fused`` (the fused cluster of each raw
     cluster's points, the one most of them are in) and ``crosstab`` (points of raw cluster
-    ``k`` in fused cluster ``f``; left out beyond :data:`MAX_CROSSTAB_ROWS` raw clusters);
-    the mean Hellinger distance between points' components (posterior mean over the
-    draws) within and between fused clusters (``hellinger``: ``within`` and ``between``
-    over all pairs of points, and the ``matrix`` between fused clusters); and
+    ``k`` in fused cluster ``f``; left out beyond :data:`MAX_CROSSTAB_CELLS` cells); the
+    mean Hellinger distance between points' components (posterior mean over the draws)
+    within and between fused clusters (``hellinger``: ``within`` and ``between`` over all
+    pairs of points, ``within_cluster`` and ``to_nearest`` per fused cluster, and the
+    ``matrix`` between fused clusters up to :data:`MAX_HELLINGER_MATRIX` of them); and
     ``per_draw``: the number of fused clusters each judged draw gives (its mean and
     distribution, and the convergence entry of ``convergence["fused_clusters"]``).
     ``{"computed": False, "reason": ...}`` when ``skipped`` says why they were not
@@ -241,10 +244,14 @@ def fused_summary(estimator, skipped: str | None = None) -> dict | None:
         "hellinger": {
             "within": _weighted_mean(np.diag(delta), within_pairs),
             "between": _weighted_mean(delta, between_pairs) if F > 1 else None,
-            "matrix": np.round(delta, 4).tolist()},
+            "within_cluster": np.round(np.diag(delta), 4).tolist(),
+            "to_nearest": (np.round(np.where(np.eye(F, dtype=bool), np.inf, delta).min(1),
+                                    4).tolist() if F > 1 else [None])},
         "n_draws": int(fusion.n_draws), "exact": bool(fusion.exact),
     }
-    if K <= MAX_CROSSTAB_ROWS:
+    if F <= MAX_HELLINGER_MATRIX:
+        out["hellinger"]["matrix"] = np.round(delta, 4).tolist()
+    if K * F <= MAX_CROSSTAB_CELLS:
         out["crosstab"] = table.tolist()
     series = getattr(estimator, "fused_per_draw_", None)
     entry = (getattr(estimator, "convergence_", None) or {}).get("fused_clusters")

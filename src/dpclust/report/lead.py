@@ -150,8 +150,12 @@ def _answer_sentences(summary: Mapping[str, Any], K: Any, n: Any) -> str:
         text += (f"; the <b>{_esc(_plural(F, 'fused cluster'))}</b> join components whose "
                  "densities overlap (FOLD, Dombowsky &amp; Dunson 2024: on average over the "
                  f"posterior less than {_esc(_fmt_value(fused.get('threshold', 0.5)))} apart "
-                 "in Hellinger distance). ")
-        return text + why + "; fused clusters join such components back into one group."
+                 "in Hellinger distance)")
+        if F > K:
+            text += (", and keep apart points that the draws put in components far apart: "
+                     "more clusters than the raw ones, because the draws disagree about "
+                     "where points belong")
+        return text + ". " + why + "; fused clusters join such components back into one group."
     text = ("This is the <b>exact posterior</b>'s partition (raw: neither coarsened nor "
             "fused). ")
     return (text + why + "; <code>--coarsening auto</code> gives the coarsened posterior, "

@@ -1,8 +1,8 @@
 """The report's figures under their first import path.
 
 The figures live in :mod:`dpclust.report.figures`, one module per section (colours, traces,
-clusters, ddCRP, rankings, coarsening); this module re-exports them, with the plotting helpers and the
-extra's install hint, so that ``from dpclust.report.plots import ...`` and
+clusters, ddCRP, rankings, coarsening); this module re-exports them, with the plotting
+helpers and the extra's install hint, so that ``from dpclust.report.plots import ...`` and
 ``dpclust.report.plots.<name>`` keep working.  It also keeps the private helpers
 :func:`_ellipse_params`, :func:`_subsample_indices` and :func:`_table_numbers` that the
 tests check against naive formulas.

@@ -14,6 +14,8 @@ from .text import _esc, _fmt_value, _kv_table, _panel, _plural
 
 #: raw clusters listed in a fused cluster's row (the rest are counted)
 _MAX_JOINED = 8
+#: fused clusters listed in the table
+_MAX_ROWS = 50
 
 
 def _answer_section(summary: Mapping[str, Any], sizes: list[int]) -> str:
@@ -78,12 +80,14 @@ def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:
     fsizes = fused.get("sizes") or []
     table = np.asarray(fused.get("crosstab") or [], dtype=np.int64)
     raw_sizes = np.asarray(sizes if sizes else table.sum(axis=1), dtype=np.int64)
-    matrix = np.asarray((fused.get("hellinger") or {}).get("matrix") or [], dtype=float)
+    hellinger = fused.get("hellinger") or {}
+    within = list(hellinger.get("within_cluster") or [])
+    nearest = list(hellinger.get("to_nearest") or [])
     have_table = table.ndim == 2 and table.shape[1] == F and len(raw_sizes) == table.shape[0]
     raw_colours = plots.colours_by_size(np.arange(len(raw_sizes)), raw_sizes)
     colours = plots.fused_colours(raw_sizes, table) if have_table else {}
     rows = []
-    for f in range(F):
+    for f in range(min(F, _MAX_ROWS)):
         swatch = (f'<span class="swatch" style="background:{colours[f]}"></span>'
                   if f in colours else "")
         joined = "—"
@@ -95,15 +99,13 @@ def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:
             if len(members) > _MAX_JOINED:
                 parts.append(f"and {len(members) - _MAX_JOINED} more")
             joined = ", ".join(parts)
-        within = (f"{matrix[f, f]:.3f}" if matrix.shape == (F, F) else "—")
-        nearest = "—"
-        if matrix.shape == (F, F) and F > 1:
-            others = np.delete(matrix[f], f)
-            nearest = f"{others.min():.3f}"
         size = fsizes[f] if f < len(fsizes) else None
         rows.append(f"<tr><td>{swatch}{f}</td><td class=\"num\">{_esc(_fmt_value(size))}</td>"
-                    f"<td>{joined}</td><td class=\"num\">{within}</td>"
-                    f"<td class=\"num\">{nearest}</td></tr>")
+                    f"<td>{joined}</td><td class=\"num\">{_distance(within, f)}</td>"
+                    f"<td class=\"num\">{_distance(nearest, f)}</td></tr>")
+    if F > _MAX_ROWS:
+        rows.append(f'<tr class="foot"><td colspan="5">and {F - _MAX_ROWS:,} more fused '
+                    "clusters (summary.json and labels.csv have them all)</td></tr>")
     head = ("<tr><th>fused cluster</th><th class=\"num\">points</th>"
             "<th>raw clusters joined (points)</th><th class=\"num\">H within</th>"
             "<th class=\"num\">H to nearest</th></tr>")
@@ -112,6 +114,10 @@ def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:
     intro = (f"The raw partition has {_esc(_plural(K, 'cluster'))}; fusing gives "
              f"{_esc(_plural(F, 'cluster'))}"
              + (": the same clusters, none joined." if same else "."))
+    if F > K:
+        intro += (" Fusing keeps apart points that the draws put in components far apart, "
+                  "so where the draws disagree about where points belong it splits raw "
+                  "clusters.")
     hint = ("H is the Hellinger distance (0 to 1) between the components of two points, "
             "averaged over the posterior draws and over the pairs of points: within a fused "
             "cluster, and to the nearest other fused cluster. Points go together when it is "
@@ -121,7 +127,7 @@ def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:
     per_draw = fused.get("per_draw") or {}
     dist = per_draw.get("distribution") or {}
     if dist:
-        shares = ", ".join(f"{_esc(k)} in {_percent(v)}" for k, v in
+        shares = ", ".join(f"{_esc(k)} in {_esc(_percent(v))}" for k, v in
                            sorted(dist.items(), key=lambda kv: int(kv[0])))
         hint += (f" Fused on its own, each draw gives {shares} of the "
                  f"{per_draw.get('n_draws', '?')} draws per chain judged (mean "
@@ -142,3 +148,9 @@ def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:
 def _percent(share: float) -> str:
     """A share as a whole percentage, with ``<1%`` for small non-zero shares."""
     return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
+
+
+def _distance(values: list, f: int) -> str:
+    """The Hellinger distance of fused cluster ``f`` from a per-cluster list, or a dash."""
+    v = values[f] if f < len(values) else None
+    return "—" if v is None else f"{float(v):.3f}"

@@ -81,7 +81,8 @@ def fused_colours(raw_sizes: Any, crosstab: Any) -> dict[int, str]:
     """Colour of each fused cluster: that of the largest raw cluster it holds (raw
     clusters coloured by :func:`colours_by_size`), so that the raw clusters a fused
     cluster joins are seen in its colour; a fused cluster whose raw colour another,
-    larger fused cluster took gets the first palette colour not in use.
+    larger fused cluster took gets the first palette colour that no raw cluster has (or,
+    past those, that no fused cluster has yet).
 
     Parameters
     ----------
@@ -103,7 +104,9 @@ def fused_colours(raw_sizes: Any, crosstab: Any) -> dict[int, str]:
     for f in np.lexsort((np.arange(len(fused_sizes)), -fused_sizes)):
         colour = raw[int(np.argmax(table[:, f]))]
         if colour in used or colour == OTHER_COLOUR:
-            free = [c for c in CLUSTER_PALETTE if c not in used]
+            # a colour no raw cluster has, else one no fused cluster has yet
+            free = ([c for c in CLUSTER_PALETTE if c not in used and c not in raw.values()]
+                    or [c for c in CLUSTER_PALETTE if c not in used])
             colour = free[0] if free else OTHER_COLOUR
         used.add(colour)
         out[int(f)] = colour

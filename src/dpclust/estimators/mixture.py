@@ -353,7 +353,10 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                     "(the draws fused)" if thinned else "every kept draw")
         self.fused_per_draw_ = series
         entry = diagnose_draws(series, draws_text=text, thinned=thinned)
-        if not entry["judged"] and stored is None:
+        if not entry["judged"] and not _collapsible(self.family_):
+            entry["reason"] += ("; the draws fused are those kept with their parameters: "
+                                "raise n_predictive_draws for more")
+        elif not entry["judged"] and stored is None:
             entry["reason"] += ("; store_labels=True (dpclust fit --store-labels) keeps "
                                 "every kept draw")
         conv = dict(self.convergence_)

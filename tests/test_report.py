@@ -500,6 +500,9 @@ def test_the_lead_says_the_raw_partition_and_its_fused_clusters(gaussian_fit):
     judged = render_html(_fused(gaussian_fit[0], judged=True), {})
     verdict = judged.split('<section class="verdict')[1].split("</section>")[0]
     assert "not judged" not in verdict and verdict.count("<td>✓</td>") == 2
+    assert "Every quantity passes the rule" in verdict
+    verdict = page.split('<section class="verdict')[1].split("</section>")[0]
+    assert "Every quantity judged passes the rule" in verdict
 
 
 def test_the_lead_says_the_raw_partition_alone_and_why_fusing_was_skipped(gaussian_fit):

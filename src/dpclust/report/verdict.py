@@ -54,7 +54,10 @@ def _verdict(summary: Mapping[str, Any]) -> str:
              "mode the chain never visited goes unseen; several chains see more")
     if conv["converged"]:
         head = "✓ Converged"
-        text = f"Every quantity passes the rule ({conv['rule']}); {scope}."
+        unjudged = any(isinstance(v, dict) and v.get("judged") is False
+                       for v in conv.values())
+        every = "Every quantity judged" if unjudged else "Every quantity"
+        text = f"{every} passes the rule ({conv['rule']}); {scope}."
         cls = "ok"
     else:
         head = "✗ Not converged: these results cannot be trusted yet"

@@ -467,7 +467,7 @@ def _draw_fused(summary: Mapping[str, Any], X: Any, labels: Any, fused_labels: A
     colours = plots.fused_colours(table.sum(axis=1), table)
     omega = (summary.get("fused") or {}).get("omega", 1.0)
     return plots.plot_clusters(
-        X, fused, path, colours=colours,
+        X, fused, path, colours=colours, legend_title="fused cluster (size)",
         title=f"Fused clusters (FOLD, ω = {omega:g}): {table.shape[1]} from {table.shape[0]}")
 
 

@@ -53,7 +53,7 @@ def run(capsys, *argv):
 
 def read_labels(out: Path) -> np.ndarray:
     lines = (out / "labels.csv").read_text().splitlines()
-    assert lines[0] in ("label", "label,certainty")
+    assert lines[0] in ("label", "label,certainty", "label,certainty,fused_label")
     return np.array([int(v.split(",")[0]) for v in lines[1:]])
 
 
@@ -110,7 +110,12 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
                                 "similarity.png", "k_posterior.png"):
         assert (out / name).is_file(), name
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 5
+    # the fused clusters are drawn beside the clusters where they differ from them
+    fused = (out / "fused_clusters.png").is_file()
+    assert fused == (summary_of(out)["fused"]["n_clusters"] != summary_of(out)["n_clusters"]
+                     or not np.array_equal(*np.loadtxt(out / "labels.csv", delimiter=",",
+                                                       skiprows=1, usecols=(0, 2)).T))
+    assert html.count("data:image/png;base64,") == 5 + fused
     assert len(read_labels(out)) == 1500
     trace = (out / "trace.csv").read_text().splitlines()
     assert trace[0] == "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"
@@ -202,6 +207,78 @@ def test_gamma_alpha_is_resampled_and_labels_can_be_stored(tmp_path, blobs, caps
     samples = np.load(out / "label_samples.npz")
     assert samples["labels"].shape == (6, 60) and samples["iterations"].tolist() == list(
         range(6, 12))
+
+
+# --------------------------------------------------------------------------------------------
+# which answer: fused clusters of the exact posterior, or the coarsened posterior
+
+
+def test_an_exact_run_fuses_its_clusters_into_labels_summary_and_report(tmp_path, blobs,
+                                                                         capsys):
+    X, _ = blobs
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    out = tmp_path / "o"
+    status, _, err = run(capsys, "fit", data, *FAST, "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    f = s["fused"]
+    assert f["computed"] and f["omega"] == 1.0 and sum(f["sizes"]) == 60
+    lines = (out / "labels.csv").read_text().splitlines()
+    assert lines[0] == "label,certainty,fused_label"
+    cols = np.loadtxt(out / "labels.csv", delimiter=",", skiprows=1)
+    raw, fused = cols[:, 0].astype(int), cols[:, 2].astype(int)
+    table = np.zeros((s["n_clusters"], f["n_clusters"]), dtype=int)
+    np.add.at(table, (raw, fused), 1)
+    assert table.tolist() == f["crosstab"]
+    # 6 kept draws: the fused clusters' row says so and does not count in the verdict
+    entry = s["convergence"]["fused_clusters"]
+    assert entry["judged"] is False and entry["n_draws"] == 6 and "too few" in entry["reason"]
+    assert "--store-labels" in entry["reason"] and entry["rhat"] is None
+    assert "fused_clusters" not in s["convergence"]["failing"]
+    assert f["per_draw"]["convergence"] == entry
+    html = (out / "report.html").read_text()
+    assert "Fused clusters beside the raw partition" in html
+    assert "fused clusters (per draw)" in html and "not judged" in html
+    assert "raw partition of the <b>exact posterior</b>" in html and "K grows with N" in html
+
+    # every kept draw, stored: the row is judged and counts in the verdict
+    status, _, err = run(capsys, "fit", data, "--iters", "80", "--no-progress", "--no-plots",
+                         "--store-labels", "--out", out)
+    assert status == 0, err
+    conv = summary_of(out)["convergence"]
+    entry = conv["fused_clusters"]
+    assert entry["draws"] == "every kept draw (stored labels)" and entry["n_draws"] == 40
+    assert entry["judged"] is True
+    assert ("fused_clusters" in conv["failing"]) == (not entry["converged"])
+    assert conv["converged"] == (not conv["failing"])
+
+
+@pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
+def test_coarsening_auto_report_draws_the_calibration_and_says_which_answer(tmp_path,
+                                                                           capsys):
+    out = tmp_path / "c"
+    status, _, err = run(capsys, "fit", "--coarsening", "auto", "--iters", "40",
+                         "--no-progress", "--out", out)
+    assert status == 0, err
+    s = summary_of(out)
+    co = s["coarsening"]
+    grid = co["calibration"]
+    assert co["chosen_by"] == "elbow" and co["alpha_c"] == grid["chosen"] in grid["alpha_c"]
+    assert "fused" not in s and "fused_clusters" not in s["convergence"]
+    assert (out / "labels.csv").read_text().splitlines()[0] == "label,certainty"
+    assert (out / "calibration.png").read_bytes().startswith(b"\x89PNG")
+    html = (out / "report.html").read_text()
+    assert 'id="fig-calibration"' in html and "Calibration grid" in html
+    lead = html.split('<p class="lead">')[1].split("</p>")[0]
+    zeta = co["alpha_c"] / (co["alpha_c"] + 1500)
+    assert (f"This is the <b>coarsened posterior</b> (Miller &amp; Dunson 2019; "
+            f"α<sub>c</sub> = {co['alpha_c']:g}, ζ = {zeta:.2g}, chosen at the elbow of fit "
+            "against complexity)") in lead
+    assert (f"it tolerates a misfit of about {1 / co['alpha_c']:.2g} nats per point between "
+            "the data and the gaussian family") in lead
+    assert "so K grows with N; here the 1,500 points count as ζN ≈" in lead
+    assert "alpha_c (coarsening)" in html
 
 
 # --------------------------------------------------------------------------------------------
@@ -733,6 +810,10 @@ def test_ddcrp_constant_decay_needs_no_distances(tmp_path, blobs, capsys):
                          "--out", out)
     assert status == 0, err
     assert summary_of(out)["ddcrp"]["decay"] == "constant"
+    # no fused clusters for the ddCRP's tables, and the summary says why
+    fused = summary_of(out)["fused"]
+    assert fused["computed"] is False and "ddCRP" in fused["reason"]
+    assert (out / "labels.csv").read_text().splitlines()[0] == "label,certainty"
     # positions with the constant decay work, with a warning that they change nothing
     status, _, err = run(capsys, "fit", data, *DDCRP_FAST, "--no-plots", "--positions", "t",
                          "--out", out)

@@ -2,6 +2,7 @@
 integrals and sums done the long way, the block tables against the N x N computation, the
 known answer of groups split into several components, and errors at the edge."""
 
+import dataclasses
 import itertools
 import math
 import warnings
@@ -19,7 +20,8 @@ from dpclust.families.gaussian import GaussianParams
 from dpclust.families.mallows import MallowsParams, log_gm
 from dpclust.families.multinomial import MultinomialParams
 from dpclust.families._mallows_hellinger import gm_hellinger
-from dpclust.fusion import Fusion, fuse
+from dpclust.diagnostics import diagnose_draws
+from dpclust.fusion import Fusion, fuse, n_fused_per_draw
 from dpclust.metrics import ari
 from dpclust.rankings import Rankings
 
@@ -298,6 +300,83 @@ def test_dp_mixture_falls_back_to_the_predictive_draws(fitted, tmp_path):
         warnings.simplefilter("ignore")
         loaded.fit(X[:100])
     assert not hasattr(loaded, "fused_labels_") and not hasattr(loaded, "fusion_")
+
+
+# ------------------------------------------------------------- fused clusters per draw
+def test_a_draw_alone_gives_fold_on_its_own_components(small):
+    X, fam, draws, params, _ = small
+    counts = n_fused_per_draw(draws, X, family=fam, params=params, omega=0.7)
+    for s, (z, p) in enumerate(zip(draws, params)):
+        # the pooled estimate of that one draw
+        assert counts[s] == fuse(z[None], X, family=fam, params=[p], omega=0.7).n_clusters
+        # average linkage on the points, cut where merging stops lowering the loss:
+        # at mean distance omega / (1 + omega)
+        H = fam.hellinger(p)
+        D = H[np.ix_(z, z)]
+        np.fill_diagonal(D, 0.0)
+        Z = linkage(squareform(D, checks=False), method="average")
+        assert counts[s] == len(np.unique(fcluster(Z, 0.7 / 1.7, "distance")))
+    pooled = fuse(draws, X, family=fam, params=params, omega=0.7)
+    assert np.array_equal(pooled.draw_n_clusters, counts)
+    assert np.array_equal(pooled.draw_chain, np.zeros(len(draws)))
+    # a larger omega joins more
+    assert np.all(n_fused_per_draw(draws, X, family=fam, params=params, omega=20.0)
+                  <= n_fused_per_draw(draws, X, family=fam, params=params, omega=0.05))
+
+
+def test_the_verdict_covers_the_fused_clusters(fitted):
+    est, X, y = fitted  # one chain, 30 kept draws, all held
+    trace_failing = [q for q in est.convergence_["failing"] if q != "fused_clusters"]
+    f = est.fuse()
+    entry = est.convergence_["fused_clusters"]
+    assert est.fused_per_draw_.shape == (1, 30)
+    assert np.array_equal(est.fused_per_draw_[0], f.draw_n_clusters)
+    assert entry["draws"] == "every kept draw" and entry["n_draws"] == 30 and entry["judged"]
+    assert entry == diagnose_draws(est.fused_per_draw_, draws_text="every kept draw",
+                                   thinned=False)
+    failing = est.convergence_["failing"]
+    assert ("fused_clusters" in failing) == (not entry["converged"])
+    assert [q for q in failing if q != "fused_clusters"] == trace_failing
+    assert est.convergence_["converged"] == (not failing)
+
+
+def test_fused_draws_are_judged_chain_by_chain_in_order_of_iteration():
+    X, _, _ = _two_split_groups(np.random.default_rng(2), n_per=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPMixture(alpha=3.0, n_iter=40, n_chains=2, store_labels=True,
+                        random_state=0).fit(X)
+    f = est.fuse()
+    assert np.array_equal(f.draw_chain, np.repeat([0, 1], 20))  # the pooled draws
+    # with stored labels, every kept draw of each chain, the stream of fuse's draws
+    entry = est.convergence_["fused_clusters"]
+    assert entry["draws"] == "every kept draw (stored labels)" and entry["n_draws"] == 20
+    for c in range(2):
+        assert np.array_equal(est.fused_per_draw_[c], n_fused_per_draw(
+            est.trace_.labels[c], X, family=est.family_, random_state=0))
+    # without them, the draws that were fused, split by chain
+    est.trace_ = dataclasses.replace(est.trace_, labels=None)
+    est.fuse()
+    assert np.array_equal(est.fused_per_draw_, f.draw_n_clusters.reshape(2, 20))
+    assert est.convergence_["fused_clusters"]["draws"] == "every kept draw"
+
+
+def test_diagnose_draws_judges_only_what_the_draws_can_show():
+    rng = np.random.default_rng(3)
+    few = diagnose_draws(rng.normal(size=(2, 10)), draws_text="d", thinned=True)
+    assert not few["judged"] and "too few" in few["reason"] and math.isnan(few["rhat"])
+    same = diagnose_draws(np.full((2, 30), 4.0), draws_text="d", thinned=True)
+    assert same["judged"] and same["converged"]
+    apart = diagnose_draws(np.repeat([[4.0], [5.0]], 30, axis=1), draws_text="d",
+                           thinned=True)
+    assert apart["judged"] and not apart["converged"] and apart["rhat"] == math.inf
+    iid = rng.normal(size=(2, 60))  # R-hat passes; ESS <= 60 per chain, under the rule
+    thin = diagnose_draws(iid, draws_text="d", thinned=True)
+    assert thin["rhat"] < 1.01 and not thin["judged"] and "lower bounds" in thin["reason"]
+    every = diagnose_draws(iid, draws_text="d", thinned=False)
+    assert every["judged"] and not every["converged"]
+    trend = diagnose_draws(np.r_[iid[:1], iid[1:] + 2.0], draws_text="d", thinned=True)
+    assert trend["judged"] and not trend["converged"] and trend["rhat"] > 1.01
 
 
 # --------------------------------------------------------------------------- errors

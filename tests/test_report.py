@@ -411,3 +411,153 @@ def test_theta_by_rank_of_the_summary_is_the_figure_s():
         assert (ours[key] is None) == (theirs[key] is None)
         if ours[key] is not None:
             np.testing.assert_array_equal(ours[key], theirs[key])
+
+
+# ------------------------------------------------------- which answer the page shows
+_CALIBRATION = {"alpha_c": [10.0, 30.0, 100.0, 300.0, 1000.0],
+                "zeta": [0.0066, 0.0196, 0.0625, 0.1667, 0.4],
+                "fit": [-5.50, -4.29, -3.76, -3.60, -3.54],
+                "complexity": [5.35, 6.15, 6.45, 6.30, 10.0], "chosen": 300.0, "n_iter": 40,
+                "rule": "elbow of fit against complexity (kneedle)"}
+
+
+def _coarsened(summary: dict) -> dict:
+    return {**summary, "n_clusters": 3, "coarsening": {
+        "posterior": "coarsened", "alpha_c": 300.0, "zeta": 300 / 1800,
+        "tolerated_misfit_nats_per_point": 1 / 300, "chosen_by": "elbow",
+        "calibration": _CALIBRATION}}
+
+
+def _fused(summary: dict, *, judged: bool = False) -> dict:
+    entry = {"rhat": 1.004, "ess_bulk": 61.0, "ess_tail": 58.0, "converged": judged,
+             "n_draws": 60, "draws": "60 of the 240 kept draws per chain, evenly spread",
+             "judged": judged}
+    if not judged:
+        entry["reason"] = "R-hat passes; the ESS are lower bounds"
+    conv = {"log_likelihood": {"rhat": 1.001, "ess_bulk": 400.0, "ess_tail": 380.0,
+                               "converged": True},
+            "converged": True, "n_chains": 2, "n_draws": 240, "failing": [],
+            "rule": "R-hat < 1.01 and bulk and tail ESS >= 100 per chain",
+            "fused_clusters": entry}
+    return {**summary, "convergence": conv, "fused": {
+        "computed": True, "n_clusters": 2, "sizes": [250, 50], "omega": 1.0,
+        "threshold": 0.5, "n_raw_clusters": 3, "raw_to_fused": [0, 0, 1],
+        "crosstab": [[150, 0], [100, 0], [0, 50]],
+        "hellinger": {"within": 0.2, "between": 0.97,
+                      "within_cluster": [0.31, 0.0], "to_nearest": [0.97, 0.97]},
+        "n_draws": 120, "exact": True,
+        "per_draw": {"mean": 2.3, "distribution": {"2": 0.75, "3": 0.249, "4": 0.001},
+                     "n_chains": 2, "n_draws": 60, "convergence": entry}}}
+
+
+def _lead(page: str) -> str:
+    return re.search(r'<p class="lead">(.*?)</p>', page, re.S).group(1)
+
+
+def test_the_lead_says_the_coarsened_posterior_and_why_k_grows(gaussian_fit):
+    summary = _coarsened(gaussian_fit[0])
+    page = render_html(summary, {})
+    lead = _lead(page)
+    assert ("This is the <b>coarsened posterior</b> (Miller &amp; Dunson 2019; "
+            "α<sub>c</sub> = 300, ζ = 0.17, chosen at the elbow of fit against complexity): "
+            "it tolerates a misfit of about 0.0033 nats per point between the data and the "
+            "gaussian family.") in lead
+    # right after K, and the why-sentence: K grows with N under the exact posterior, here not
+    assert lead.index("3 clusters") < lead.index("coarsened posterior")
+    assert ("Under the exact posterior, data that no gaussian component fits exactly gain "
+            "clusters that absorb the misfit, so K grows with N; here the 300 points count "
+            "as ζN ≈ 50, which stays below α<sub>c</sub>") in lead
+    assert ">300</div><div class=\"label\">alpha_c (coarsening)" in page
+    assert "fused clusters" not in page.split("<h2>Run details")[0].lower()
+    assert "Calibration grid" in page and "chosen → <b>300</b>" in page
+    user = _coarsened(gaussian_fit[0])
+    user["coarsening"] = {**user["coarsening"], "chosen_by": "user"}
+    del user["coarsening"]["calibration"]
+    page = render_html(user, {})
+    assert "ζ = 0.17, as given)" in _lead(page) and "Calibration grid" not in page
+
+
+def test_the_lead_says_the_raw_partition_and_its_fused_clusters(gaussian_fit):
+    page = render_html(_fused(gaussian_fit[0]), {})
+    lead = _lead(page)
+    assert ("These 3 clusters are the raw partition of the <b>exact posterior</b>; the "
+            "<b>2 fused clusters</b> join components whose densities overlap (FOLD") in lead
+    assert "so K grows with N; fused clusters join such components back" in lead
+    assert ">2</div><div class=\"label\">fused clusters" in page
+    # the table: each fused cluster with the raw clusters it joins
+    section = page.split("<h2>Fused clusters beside the raw partition</h2>")[1]
+    section = section.split("<h2>")[0]
+    assert "The raw partition has 3 clusters; fusing gives 2 clusters." in section
+    rows = re.findall(r"<tr><td>.*?</tr>", section)
+    assert len(rows) == 2
+    assert "0 (150)" in rows[0] and "1 (100)" in rows[0] and "2 (50)" in rows[1]
+    assert ">0.310<" in rows[0] and ">0.970<" in rows[0]  # H within, H to the nearest
+    assert "2 in 75%, 3 in 25%, 4 in &lt;1%" in section and "fused_label" in section
+    # the verdict's row: figures, not judged, and why
+    verdict = page.split('<section class="verdict')[1].split("</section>")[0]
+    assert "fused clusters (per draw)" in verdict and "not judged" in verdict
+    assert "R-hat passes; the ESS are lower bounds" in verdict
+    judged = render_html(_fused(gaussian_fit[0], judged=True), {})
+    verdict = judged.split('<section class="verdict')[1].split("</section>")[0]
+    assert "not judged" not in verdict and verdict.count("<td>✓</td>") == 2
+    assert "Every quantity passes the rule" in verdict
+    verdict = page.split('<section class="verdict')[1].split("</section>")[0]
+    assert "Every quantity judged passes the rule" in verdict
+
+
+def test_the_lead_says_the_raw_partition_alone_and_why_fusing_was_skipped(gaussian_fit):
+    summary = gaussian_fit[0]
+    lead = _lead(render_html(summary, {}))
+    assert "This is the <b>exact posterior</b>'s partition (raw: neither coarsened nor fused)" \
+        in lead and "K grows with N" in lead
+    skipped = {**summary, "fused": {"computed": False, "reason": "on a Dask cluster <x>"}}
+    page = render_html(skipped, {})
+    assert "Fused clusters were not computed: on a Dask cluster &lt;x&gt;." in page
+    same = _fused(summary)
+    same["fused"] = {**same["fused"], "n_clusters": 3, "raw_to_fused": [0, 1, 2],
+                     "crosstab": [[150, 0, 0], [0, 100, 0], [0, 0, 50]],
+                     "sizes": [150, 100, 50]}
+    page = render_html(same, {})
+    assert "are the same: no two components overlap enough to be joined" in _lead(page)
+    assert "the same clusters, none joined" in page
+    # draws that disagree can give more fused clusters than raw ones: the page says why
+    more = _fused(summary)
+    more["fused"] = {**more["fused"], "n_clusters": 4, "sizes": [100, 50, 100, 50],
+                     "raw_to_fused": [0, 2, 3], "crosstab": [[100, 50, 0, 0], [0, 0, 100, 0],
+                                                             [0, 0, 0, 50]]}
+    page = render_html(more, {})
+    assert "more clusters than the raw ones, because the draws disagree" in _lead(page)
+    assert "it splits raw clusters" in page
+
+
+@needs_mpl
+def test_the_calibration_and_fused_figures(tmp_path, gaussian_fit):
+    summary, trace, X, labels, _ = gaussian_fit
+    paths = write_report(tmp_path / "c", _coarsened(summary), trace, X, labels)
+    assert paths["calibration"].read_bytes().startswith(PNG_SIGNATURE)
+    page = paths["report"].read_text(encoding="utf-8")
+    assert 'id="fig-calibration"' in page and "ringed point" in page
+    assert "fused_clusters" not in paths
+    # fused clusters that differ from the raw ones are drawn beside them
+    fused = np.where(labels == 2, 1, 0)
+    paths = write_report(tmp_path / "f", _fused(summary), trace, X, labels, fused_labels=fused)
+    assert paths["fused_clusters"].read_bytes().startswith(PNG_SIGNATURE)
+    page = paths["report"].read_text(encoding="utf-8")
+    assert page.index('id="fig-clusters"') < page.index('id="fig-fused_clusters"') \
+        < page.index('id="fig-cluster_sizes"')
+    same = write_report(tmp_path / "s", _fused(summary), trace, X, labels, fused_labels=labels)
+    assert "fused_clusters" not in same and "calibration" not in same
+    with pytest.raises(ValueError, match="one length"):
+        plots.plot_calibration({**_CALIBRATION, "fit": [1.0]}, tmp_path / "bad.png")
+
+
+def test_a_fused_cluster_takes_the_colour_of_its_largest_raw_cluster():
+    raw = plots.colours_by_size(np.arange(4), [50, 40, 30, 20])
+    # fused 0 holds raw 1 and 3; fused 1 holds raw 0; fused 2 is raw 2 split with fused 0
+    table = np.array([[0, 50, 0], [40, 0, 0], [5, 0, 25], [20, 0, 0]])
+    colours = plots.fused_colours([50, 40, 30, 20], table)
+    assert colours[0] == raw[1] and colours[1] == raw[0] and colours[2] == raw[2]
+    # raw 0 is the largest raw cluster of two fused clusters: the smaller takes a new colour
+    clash = plots.fused_colours([55, 20], np.array([[30, 25], [0, 20]]))
+    assert clash[1] == raw[0]  # the larger fused cluster keeps raw 0's colour
+    assert clash[0] not in (raw[0], raw[1]) and clash[0] == plots.CLUSTER_PALETTE[2]

@@ -52,7 +52,8 @@ RANKINGS_MIXING = ("on real ballots the number of mid-sized clusters mixes over 
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")
 
 _NAMES = {"log_likelihood": "the log-likelihood", "n_clusters": "the number of clusters",
-          "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha"}
+          "size_entropy": "the entropy of the cluster sizes", "alpha": "alpha",
+          "fused_clusters": "the number of fused clusters"}
 
 
 def quantity_name(name: str) -> str:
@@ -123,6 +124,62 @@ def diagnose(draws) -> dict:
     return {"rhat": rhat, "ess_bulk": ess_bulk, "ess_tail": ess_tail, "converged": bool(ok)}
 
 
+#: fewer draws per chain than this give no figures for a quantity of held draws: R-hat
+#: and ESS of so few draws would say more about the noise than about the chain
+MIN_HELD_DRAWS = 25
+
+
+def diagnose_draws(draws, *, draws_text: str, thinned: bool,
+                   min_draws: int = MIN_HELD_DRAWS) -> dict:
+    """:func:`diagnose` for a quantity computed on some of the kept draws only (the draws
+    held for the point estimate, say), with whether the rule can judge it.
+
+    On every kept draw (``thinned`` False) the rule judges the quantity as any other.  On
+    draws spread evenly over more kept draws, R-hat is an R-hat of the chain, and one at
+    or above ``RHAT_MAX`` fails the rule.  Their ESS, though, is a lower bound of the
+    chain's (the draws between them are not there to add to it): an ESS that reaches the
+    rule's ``ESS_PER_CHAIN`` per chain passes, one that does not leaves the quantity not
+    judged (``judged`` False: its figures are returned, and a verdict should not count
+    it).  A quantity that takes one value throughout is judged as :func:`diagnose` judges
+    it.  Fewer than ``min_draws`` per chain give no figures.
+
+    Parameters
+    ----------
+    draws : array of shape (n_chains, n_draws)
+        Per chain, in order of iteration.
+    draws_text : str
+        Which draws these are, in words (kept as ``"draws"``).
+    thinned : bool
+        Whether the draws are a subset of the kept draws.
+    min_draws : int, default=MIN_HELD_DRAWS
+        Fewer draws per chain than this give no figures (R-hat and ESS NaN).
+
+    Returns
+    -------
+    dict
+        :func:`diagnose`'s keys, ``"judged"`` (bool), ``"n_draws"`` (per chain) and
+        ``"draws"``; where not judged, ``"reason"``.
+    """
+    x = np.asarray(draws, dtype=np.float64)
+    n = int(x.shape[1])
+    if n < min_draws:
+        return {"rhat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan,
+                "converged": False, "n_draws": n, "draws": draws_text, "judged": False,
+                "reason": f"only {n} draws per chain: too few to judge (at least "
+                          f"{min_draws} are needed for R-hat and ESS worth showing)"}
+    out = diagnose(x)
+    rhat = out["rhat"]
+    out.update(n_draws=n, draws=draws_text, judged=True)
+    if math.isnan(rhat):
+        out.update(judged=False, reason="R-hat is undefined on these draws")
+    elif thinned and not out["converged"] and rhat < RHAT_MAX:
+        out.update(judged=False, reason=(
+            f"R-hat passes; the bulk and tail ESS of these draws ({int(out['ess_bulk'])} and "
+            f"{int(out['ess_tail'])}) are lower bounds of the chains' (the kept draws between "
+            f"them are not held), and under the rule's {ESS_PER_CHAIN} per chain"))
+    return out
+
+
 def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     """The verdict on a fitted estimator's trace (the kept iterations of every chain).
 
@@ -188,5 +245,5 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
             + ". To do: " + ", ".join(todo) + ".")
 
 
-__all__ = ["convergence", "diagnose", "advice", "chain_entropy", "RANKINGS_MIXING",
-           "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES"]
+__all__ = ["convergence", "diagnose", "diagnose_draws", "advice", "chain_entropy", "RANKINGS_MIXING",
+           "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES", "MIN_HELD_DRAWS"]

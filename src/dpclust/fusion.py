@@ -87,6 +87,13 @@ class Fusion(NamedTuple):
         that some draws cut (see :func:`fuse`, ``max_blocks``).
     n_draws : int
         Posterior draws averaged over.
+    draw_n_clusters : ndarray of shape (n_draws,) or None
+        The number of fused clusters that each draw alone gives: FOLD with ``Dbar``
+        replaced by that draw's ``Delta`` (:func:`n_fused_per_draw`).  Its spread over the
+        draws and chains is what the convergence verdict judges for fused clusters.
+    draw_chain : ndarray of shape (n_draws,) or None
+        The chain each draw came from (0 for draws given as an array), in order of
+        iteration within each chain.
     """
 
     labels: np.ndarray
@@ -100,6 +107,8 @@ class Fusion(NamedTuple):
     block_sizes: np.ndarray
     exact: bool
     n_draws: int
+    draw_n_clusters: np.ndarray | None = None
+    draw_chain: np.ndarray | None = None
 
 
 def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None,
@@ -192,18 +201,20 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
     omega = check_positive(omega, "omega")
     max_blocks = check_int(max_blocks, "max_blocks", 1)
     rng = check_random_state(random_state)
-    draws, params, X, family, start = _inputs(source, X, family, params, start)
+    draws, params, X, family, start, chains = _inputs(source, X, family, params, start)
     n = draws.shape[1]
     blocks, exact = _blocks(start, draws, max_blocks)
     m = int(blocks.max()) + 1
     sizes = np.bincount(blocks, minlength=m).astype(np.float64)
     cross = np.zeros((m, m))
     ones = np.ones(n)
-    for z, theta in zip(draws, params):
+    per_draw = np.empty(len(draws), dtype=np.int64)
+    for s, (z, theta) in enumerate(zip(draws, params)):
         zc, H = _draw_hellinger(family, X, z, theta, rng)
         # T (n_blocks, K): points of each block in each component; T H T^T, sparse T
         T = sp.csr_matrix((ones, (blocks, zc)), shape=(m, H.shape[0]))
         cross += T @ np.asarray(T @ H).T
+        per_draw[s] = _fold_one_draw(H, np.bincount(zc, minlength=H.shape[0]), omega)
     cross /= len(draws)  # cross[a, b]: sum of Dbar_ij over i in a, j in b (i != j)
     tree, pairs, gain = _average_linkage(cross, sizes)
     loss, share = _cut_losses(cross, sizes, gain, omega, n)
@@ -228,12 +239,69 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
     return Fusion(labels=canonical_labels(owner[blocks]), n_clusters=k, omega=omega,
                   expected_loss=loss, within_share=share, delta=delta, tree=tree,
                   blocks=blocks, block_sizes=sizes.astype(np.int64), exact=bool(exact),
-                  n_draws=len(draws))
+                  n_draws=len(draws), draw_n_clusters=per_draw, draw_chain=chains)
+
+
+def n_fused_per_draw(draws, X, *, family, params=None, omega=1.0,
+                     random_state=0) -> np.ndarray:
+    """The number of fused clusters that each posterior draw alone gives.
+
+    For one draw ``s`` the FOLD loss has ``Delta_s`` in place of its posterior mean, and
+    its estimate is computed as :func:`fuse` computes the pooled one: average linkage of
+    the draw's components (each weighted by its points, which are at distance 0 from each
+    other), cut where the loss is least.  Merging two groups ``A`` and ``B`` changes the
+    loss by ``n_A n_B [(1 + omega) d_AB - omega]`` (``d_AB`` their mean distance), and
+    average-linkage heights never decrease, so the cut keeps apart exactly the groups
+    that are ``omega / (1 + omega)`` or more apart on average.  It is a function of one
+    draw, so its series over a chain's draws can be judged as any other quantity of the
+    chain (R-hat, ESS): fused clusters that differ from draw to draw, or between chains,
+    show there.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_draws, n_samples)
+        Partition draws, each with labels that index its components.
+    X : data of n_samples points
+        The training data (to draw each component's parameters where ``params`` has none).
+    family : ConjugateFamily
+        The components' family.
+    params : sequence of NamedTuple or None, optional
+        Each draw's component parameters, as for :func:`fuse`.
+    omega : float, default=1.0
+    random_state : int, Generator or None, default=0
+
+    Returns
+    -------
+    ndarray of shape (n_draws,)
+    """
+    omega = check_positive(omega, "omega")
+    rng = check_random_state(random_state)
+    draws, params, X, family, _, _ = _inputs(draws, X, family, params,
+                                             np.zeros(np.shape(draws)[-1], dtype=np.int64))
+    out = np.empty(len(draws), dtype=np.int64)
+    for s, (z, theta) in enumerate(zip(draws, params)):
+        zc, H = _draw_hellinger(family, X, z, theta, rng)
+        out[s] = _fold_one_draw(H, np.bincount(zc, minlength=H.shape[0]), omega)
+    return out
+
+
+def _fold_one_draw(H: np.ndarray, sizes: np.ndarray, omega: float) -> int:
+    """FOLD on one draw: components of ``sizes`` points at Hellinger distances ``H``,
+    joined by average linkage and cut at the least loss (see :func:`n_fused_per_draw`)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if len(sizes) == 1:
+        return 1
+    cross = np.asarray(H, dtype=np.float64) * np.outer(sizes, sizes)
+    np.fill_diagonal(cross, 0.0)
+    _, _, gain = _average_linkage(cross, sizes)
+    loss, _ = _cut_losses(cross, sizes, gain, omega, float(sizes.sum()))
+    return int(np.argmin(loss)) + 1  # ties: the fewer clusters
 
 
 # ----------------------------------------------------------------------------- inputs
 def _inputs(source, X, family, params, start):
-    """``(draws (S, n) int64, params list, X, family, start)`` from an estimator or draws."""
+    """``(draws (S, n) int64, params list, X, family, start, chains (S,))`` from an
+    estimator or draws."""
     if hasattr(source, "fit") and not hasattr(source, "labels_"):
         raise ValueError(f"this {type(source).__name__} is not fitted yet: call fit(X) "
                          "before fusing its clusters")
@@ -242,13 +310,14 @@ def _inputs(source, X, family, params, start):
             raise ValueError("family= and params= go with draws; a fitted estimator "
                              "brings its own")
         family = source.family_
-        draws, params = _estimator_draws(source, family)
+        draws, params, chains = _estimator_draws(source, family)
         if X is None:
             X = getattr(source, "_X_fit", None)
         if start is None:
             start = source.labels_
     else:
         draws = _check_draws(source)
+        chains = np.zeros(len(draws), dtype=np.int64)
         if not isinstance(family, ConjugateFamily):
             raise ValueError("fusing draws needs family=: the ConjugateFamily of their "
                              f"components, got {family!r}")
@@ -267,28 +336,41 @@ def _inputs(source, X, family, params, start):
     if start is None:
         start, _ = point_estimate(draws, loss="vi")
     start = check_labels(start, n, what="start")
-    return draws, params, X, family, start
+    return draws, params, X, family, start, chains
 
 
 def _estimator_draws(est, family):
-    """The draws (and parameters) a fitted estimator keeps (see :func:`fuse`, Notes)."""
+    """The draws (and parameters) a fitted estimator keeps (see :func:`fuse`, Notes), and
+    the chain of each (draws are in order of iteration within each chain)."""
     predictive = getattr(est, "_predictive_draws", None) or []
+    pool_chains = getattr(est, "_pool_chains", None)
+    predictive_chains = getattr(est, "_predictive_chains", None)
+    chains = None
     if not getattr(family, "collapsible", True):
         draws = [z for z, _ in predictive]
         params = list(getattr(est, "_predictive_params", None) or [None] * len(draws))
+        chains = predictive_chains
     else:
         draws = getattr(est, "_pool_draws", None)
+        chains = pool_chains
         stored = getattr(getattr(est, "trace_", None), "labels", None)
         if draws is None and stored is not None:
-            draws = np.asarray(stored).reshape(-1, np.asarray(stored).shape[-1])
+            stored = np.asarray(stored)
+            stored = stored[None] if stored.ndim == 2 else stored  # (chains, draws, n)
+            chains = np.repeat(np.arange(stored.shape[0]), stored.shape[1])
+            draws = stored.reshape(-1, stored.shape[-1])
         if draws is None:
             draws = [z for z, _ in predictive]
+            chains = predictive_chains
         params = [None] * len(draws)
     if len(draws) == 0:
         raise ValueError("the estimator holds no partition draws in this process (with "
                          "backend='dask' they stay on the workers); fuse the draws with "
                          "fuse(draws, X, family=...) instead")
-    return _check_draws(np.asarray([np.asarray(z) for z in draws])), params
+    if chains is None or len(chains) != len(draws):  # a model saved before chains were kept
+        chains = np.zeros(len(draws), dtype=np.int64)
+    return (_check_draws(np.asarray([np.asarray(z) for z in draws])), params,
+            np.asarray(chains, dtype=np.int64))
 
 
 def _check_draws(draws) -> np.ndarray:

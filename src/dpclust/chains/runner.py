@@ -384,11 +384,12 @@ class ChainEstimator(BaseEstimator):
         (``_X_fit``).  The kept draws of all chains are pooled."""
         X = model.X
         C = len(progs)
-        draws, pool_alpha, pool_params = [], [], []
+        draws, pool_alpha, pool_params, pool_chains = [], [], [], []
         progs = [p.after_burn_in() for p in progs]
-        for prog in progs:
+        for c, prog in enumerate(progs):
             snap = prog.snapshot
             _, held = snap.reservoir
+            pool_chains += [c] * max(len(held), 1)
             if held:
                 alpha_of = dict(prog.kept)
                 draws += [d[2] for d in held]
@@ -442,6 +443,10 @@ class ChainEstimator(BaseEstimator):
         m = min(self.n_predictive_draws, len(draws))
         idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
         self._predictive_params = [pool_params[j] for j in idx]
+        # the chain of each pooled draw (in order of iteration within a chain), for
+        # quantities of the draws judged chain by chain (fused clusters)
+        self._pool_chains = np.asarray(pool_chains, dtype=np.int64)
+        self._predictive_chains = self._pool_chains[idx]
         if local:
             self._predictive_draws = [(draws[j], pool_alpha[j]) for j in idx]
             self._predictive_stats = None

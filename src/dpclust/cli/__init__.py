@@ -3,9 +3,10 @@
 ``dpclust fit [DATA]`` runs the chain and writes, into ``--out DIR``:
 
 * ``run.json`` first (everything ``dpclust resume`` needs to reload the data and continue),
-* ``labels.csv`` (header ``label,certainty``, one line per point: the point estimate of the
-  partition and the point's posterior probability of lying in its cluster's core; ``label``
-  alone on a Dask cluster),
+* ``labels.csv`` (header ``label,certainty,fused_label``, one line per point: the point
+  estimate of the partition, the point's posterior probability of lying in its cluster's
+  core and its fused cluster (FOLD, :meth:`dpclust.DPMixture.fuse`; exact-posterior DP
+  mixtures only); ``label`` alone on a Dask cluster),
 * ``summary.json`` (settings, data, timings, clusters, log joint, point estimate, metrics),
 * ``trace.csv`` (``iteration,log_joint,log_likelihood,n_clusters,alpha,seconds``, iterations 0-based;
   a leading ``chain`` column with ``--chains`` above 1),

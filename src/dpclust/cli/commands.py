@@ -416,11 +416,12 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     conv = summary.get("convergence")
     if conv is not None:
         from ..diagnostics import QUANTITIES, quantity_name
+        order = (*QUANTITIES, "fused_clusters")
 
         if conv["converged"]:
             print(f"{PROG}: converged: {conv['rule']}")
         else:
-            names = ", ".join(quantity_name(q) for q in QUANTITIES if q in conv["failing"])
+            names = ", ".join(quantity_name(q) for q in order if q in conv["failing"])
             print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run more iterations"
                   f" (--iters) or more chains; the report's diagnostics table has the figures",
                   file=sys.stderr)

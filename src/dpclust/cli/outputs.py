@@ -1,5 +1,7 @@
 """What a run writes into its ``--out`` folder: labels.csv, trace.csv, summary.json (strict
-JSON, one key a line), links.csv, the fitted model, the ArviZ trace and the report."""
+JSON, one key a line), links.csv, the fitted model, the ArviZ trace and the report; and,
+for an exact-posterior DP mixture, the fused clusters in labels.csv, the summary and the
+report."""
 
 from __future__ import annotations
 
@@ -33,8 +35,10 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     n_iter = int(model.n_iter_)
     iteration = np.arange(n_iter)
 
+    fused_skipped = _fuse(config, model)
+    fused_labels = getattr(model, "fused_labels_", None)
     save_labels_csv(out_dir / "labels.csv", labels,
-                    certainty=getattr(model, "certainty_", None))
+                    certainty=getattr(model, "certainty_", None), fused=fused_labels)
     if config.model == "dp":
         model.save(out_dir / MODEL_FILE)
     with warnings.catch_warnings():
@@ -49,7 +53,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 
     summary = _summary(config, data, model, total_seconds=total_seconds,
                        command_line=command_line, resume_command_line=resume_command_line,
-                       resumed_from=resumed_from, out_dir=out_dir)
+                       resumed_from=resumed_from, out_dir=out_dir, fused_skipped=fused_skipped)
     if alpha_sensitivity:
         summary["alpha_sensitivity"] = alpha_sensitivity
     _write_json(out_dir / "summary.json", summary)
@@ -65,7 +69,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES and not config.distributed:
             similarity = model.posterior_similarity()  # kept draws stay on a Dask cluster
         write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity,
-                     positions=data.positions)
+                     positions=data.positions, fused_labels=fused_labels)
     else:
         from ..report import render_html
 
@@ -74,8 +78,28 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     return summary
 
 
+def _fuse(config: RunConfig, model) -> str | None:
+    """Fuse the clusters of an exact-posterior run (:meth:`~dpclust.DPMixture.fuse`, FOLD:
+    it reuses the kept draws); why not, where they are not fused.  A coarsened run is not
+    fused (and says nothing): the coarsened posterior is its answer to the same misfit."""
+    if config.model != "dp":
+        return ("fused clusters compare the densities of mixture components; the ddCRP's "
+                "tables are groups of linked rows, so they apply to --model dp only")
+    if config.coarsening is not None:
+        return None
+    if config.distributed:
+        return ("on a Dask cluster the kept draws stay on the workers, and fusing needs "
+                "them in this process; run in-process (without --scheduler and --workers) "
+                "for fused clusters")
+    try:
+        model.fuse()
+    except (NotImplementedError, ValueError) as exc:
+        return f"fused clusters could not be computed: {exc}"
+    return None
+
+
 def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, command_line,
-             resume_command_line, resumed_from, out_dir) -> dict:
+             resume_command_line, resumed_from, out_dir, fused_skipped=None) -> dict:
     """The run summary (:func:`~dpclust.estimators.summary.run_summary`) with what only
     the command line knows: the data's source, the options as given, the command lines."""
     warnings = list(data.warnings)
@@ -89,7 +113,7 @@ def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, comma
         truth=data.truth, warnings=warnings, feature_names=data.vocabulary, alpha=config.alpha,
         command_line=command_line, resumed_from=resumed_from,
         resume_command_line=resume_command_line, positions=config.positions,
-        distances=config.distances, dask=dask, out_dir=out_dir)
+        distances=config.distances, dask=dask, out_dir=out_dir, fused_skipped=fused_skipped)
 
 
 def _write_links_csv(path: Path, links) -> None:

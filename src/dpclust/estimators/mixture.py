@@ -93,7 +93,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         return dataclasses.replace(model, summary=summary)
 
     def _finish(self, model: MixtureModel, progs):
-        for stale in ("fusion_", "fused_labels_"):  # fused from the previous fit's draws
+        # fused from the previous fit's draws
+        for stale in ("fusion_", "fused_labels_", "fused_per_draw_"):
             self.__dict__.pop(stale, None)
         self.family_ = model.family  # before the verdict, whose advice depends on it
         self._summarise_chain(model, progs)
@@ -286,6 +287,16 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         puts points together when their components are, on average over the posterior,
         close in Hellinger distance (:func:`dpclust.fusion.fuse`, Dombowsky & Dunson 2024).
 
+        The convergence verdict then covers the fused clusters too:
+        ``convergence_["fused_clusters"]`` judges the number of fused clusters that each
+        draw alone gives (:func:`dpclust.fusion.n_fused_per_draw`), chain by chain in
+        order of iteration, over every kept draw where the run stored them
+        (``store_labels=True``), else over the draws that were fused (at most
+        ``max_draws``, evenly spread).  The ESS of draws spread over more kept draws is a
+        lower bound of the chain's, so where it falls short of the rule the entry says so
+        (``judged`` False) instead of counting in the verdict; an R-hat that fails counts
+        (:func:`dpclust.diagnostics.diagnose_draws`).
+
         Parameters
         ----------
         omega : float, default=1.0
@@ -298,13 +309,64 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         Returns
         -------
         Fusion
-            Also kept as ``fusion_``; its labels as ``fused_labels_`` (n_samples,),
-            until the next ``fit``.
+            Also kept as ``fusion_``; its labels as ``fused_labels_`` (n_samples,) and the
+            per-draw numbers of fused clusters that were judged as ``fused_per_draw_``
+            (n_chains, n_draws), until the next ``fit``.
         """
         check_is_fitted(self, "labels_")
         self.fusion_ = fuse(self, omega=omega, **kwargs)
         self.fused_labels_ = self.fusion_.labels
+        self._judge_fused(self.fusion_, kwargs.get("X"), kwargs.get("random_state", 0))
         return self.fusion_
+
+    def _judge_fused(self, fusion: Fusion, X, random_state) -> None:
+        """``fused_per_draw_`` and ``convergence_["fused_clusters"]`` (see :meth:`fuse`);
+        the run's verdict fails when that entry is judged and fails."""
+        from ..diagnostics import ESS_PER_CHAIN, diagnose_draws
+        from ..fusion import n_fused_per_draw
+
+        stored = getattr(self.trace_, "labels", None)
+        X = X if X is not None else getattr(self, "_X_fit", None)
+        if stored is not None and X is not None and _collapsible(self.family_):
+            stored = np.asarray(stored)
+            stored = stored[None] if stored.ndim == 2 else stored  # (chains, draws, n)
+            # each draw costs a pass over the data: at most 10^7 point-draws per chain
+            n_kept, n = stored.shape[1], stored.shape[2]
+            take = np.unique(np.linspace(0, n_kept - 1, min(
+                n_kept, max(ESS_PER_CHAIN, 10**7 // n))).round().astype(int))
+            series = np.stack([n_fused_per_draw(chain[take], X, family=self.family_,
+                                                omega=fusion.omega,
+                                                random_state=random_state)
+                               for chain in stored])
+            thinned = len(take) < n_kept
+            text = (f"{len(take)} of the {n_kept} kept draws per chain, evenly spread "
+                    "(stored labels)" if thinned else "every kept draw (stored labels)")
+        else:
+            chains = fusion.draw_chain
+            per_chain = [fusion.draw_n_clusters[chains == c]
+                         for c in range(int(chains.max()) + 1)]
+            m = min(len(p) for p in per_chain)
+            series = np.stack([p[len(p) - m:] for p in per_chain])
+            kept = len(self.trace_.kept)
+            thinned = series.shape[1] < kept
+            text = (f"{series.shape[1]} of the {kept} kept draws per chain, evenly spread "
+                    "(the draws fused)" if thinned else "every kept draw")
+        self.fused_per_draw_ = series
+        entry = diagnose_draws(series, draws_text=text, thinned=thinned)
+        if not entry["judged"] and not _collapsible(self.family_):
+            entry["reason"] += ("; the draws fused are those kept with their parameters: "
+                                "raise n_predictive_draws for more")
+        elif not entry["judged"] and stored is None:
+            entry["reason"] += ("; store_labels=True (dpclust fit --store-labels) keeps "
+                                "every kept draw")
+        conv = dict(self.convergence_)
+        conv["fused_clusters"] = entry
+        failing = [q for q in conv["failing"] if q != "fused_clusters"]
+        if entry["judged"] and not entry["converged"]:
+            failing.append("fused_clusters")
+        conv["failing"] = failing
+        conv["converged"] = not failing
+        self.convergence_ = conv
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):

@@ -19,13 +19,19 @@ import scipy.sparse as sp
 
 from ..families.base import CLUSTER_PARAMS_FILE
 
-__all__ = ["run_summary", "alpha_setting", "chains_of"]
+__all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
+           "fused_summary"]
+
+#: the raw-by-fused table is left out of the summary beyond this many cells, and the
+#: matrix of Hellinger distances between fused clusters beyond this many fused clusters
+MAX_CROSSTAB_CELLS = 2500
+MAX_HELLINGER_MATRIX = 20
 
 
 def run_summary(estimator, *, data: dict, total_seconds: float, version: str, truth=None,
                 warnings=(), feature_names=None, alpha=None, command_line=None,
                 resumed_from=None, resume_command_line=None, positions=None, distances=None,
-                dask=None, out_dir=None) -> dict:
+                dask=None, out_dir=None, fused_skipped=None) -> dict:
     """The summary of a fitted estimator's run, as ``summary.json`` holds it.
 
     Parameters
@@ -58,6 +64,8 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     out_dir : path, optional
         Where cluster parameters too large for the summary go
         (:data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`).
+    fused_skipped : str, optional
+        Why the caller did not fuse the clusters (:func:`fused_summary`).
 
     Returns
     -------
@@ -115,6 +123,9 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     coarsening = coarsening_summary(estimator)
     if coarsening is not None:
         summary["coarsening"] = coarsening
+    fused = fused_summary(estimator, skipped=fused_skipped)
+    if fused is not None:
+        summary["fused"] = fused
     if truth is not None:
         summary["metrics"] = {"nmi": float(nmi(truth, labels)), "ari": float(ari(truth, labels))}
     warnings = list(warnings) + _warnings(estimator, positions)
@@ -193,6 +204,73 @@ def coarsening_summary(estimator) -> dict | None:
     if calibration is not None:
         out["calibration"] = calibration.as_dict()
     return out
+
+
+def fused_summary(estimator, skipped: str | None = None) -> dict | None:
+    """The fused clusters (FOLD, :meth:`~dpclust.DPMixture.fuse`) beside the raw partition.
+
+    ``n_clusters``, ``sizes``, ``omega``; ``raw_to_fused`` (the fused cluster of each raw
+    cluster's points, the one most of them are in) and ``crosstab`` (points of raw cluster
+    ``k`` in fused cluster ``f``; left out beyond :data:`MAX_CROSSTAB_CELLS` cells); the
+    mean Hellinger distance between points' components (posterior mean over the draws)
+    within and between fused clusters (``hellinger``: ``within`` and ``between`` over all
+    pairs of points, ``within_cluster`` and ``to_nearest`` per fused cluster, and the
+    ``matrix`` between fused clusters up to :data:`MAX_HELLINGER_MATRIX` of them); and
+    ``per_draw``: the number of fused clusters each judged draw gives (its mean and
+    distribution, and the convergence entry of ``convergence["fused_clusters"]``).
+    ``{"computed": False, "reason": ...}`` when ``skipped`` says why they were not
+    computed; None when the estimator was not fused and nothing says why.
+    """
+    fusion = getattr(estimator, "fusion_", None)
+    if fusion is None:
+        return None if skipped is None else {"computed": False, "reason": str(skipped)}
+    raw = np.asarray(estimator.labels_, dtype=np.int64)
+    fused = np.asarray(fusion.labels, dtype=np.int64)
+    K, F = int(raw.max()) + 1, int(fusion.n_clusters)
+    table = np.zeros((K, F), dtype=np.int64)
+    np.add.at(table, (raw, fused), 1)
+    sizes = np.bincount(fused, minlength=F).astype(np.float64)
+    delta = np.asarray(fusion.delta, dtype=np.float64)
+    within_pairs = sizes * (sizes - 1.0)
+    between_pairs = np.outer(sizes, sizes)
+    np.fill_diagonal(between_pairs, 0.0)
+    out = {
+        "computed": True, "method": "FOLD (Dombowsky & Dunson 2024)",
+        "n_clusters": F, "sizes": sizes.astype(np.int64).tolist(),
+        "omega": float(fusion.omega),
+        "threshold": float(fusion.omega / (1.0 + fusion.omega)),
+        "n_raw_clusters": K,
+        "raw_to_fused": np.argmax(table, axis=1).tolist(),
+        "hellinger": {
+            "within": _weighted_mean(np.diag(delta), within_pairs),
+            "between": _weighted_mean(delta, between_pairs) if F > 1 else None,
+            "within_cluster": np.round(np.diag(delta), 4).tolist(),
+            "to_nearest": (np.round(np.where(np.eye(F, dtype=bool), np.inf, delta).min(1),
+                                    4).tolist() if F > 1 else [None])},
+        "n_draws": int(fusion.n_draws), "exact": bool(fusion.exact),
+    }
+    if F <= MAX_HELLINGER_MATRIX:
+        out["hellinger"]["matrix"] = np.round(delta, 4).tolist()
+    if K * F <= MAX_CROSSTAB_CELLS:
+        out["crosstab"] = table.tolist()
+    series = getattr(estimator, "fused_per_draw_", None)
+    entry = (getattr(estimator, "convergence_", None) or {}).get("fused_clusters")
+    if series is not None:
+        values, counts = np.unique(np.asarray(series), return_counts=True)
+        out["per_draw"] = {
+            "mean": float(np.mean(series)),
+            "distribution": {str(int(v)): float(c / series.size)
+                             for v, c in zip(values, counts)},
+            "n_chains": int(series.shape[0]), "n_draws": int(series.shape[1]),
+            **({"convergence": _convergence_summary({"e": entry})["e"]}
+               if entry is not None else {})}
+    return out
+
+
+def _weighted_mean(values, weights) -> float | None:
+    w = np.asarray(weights, dtype=np.float64)
+    total = float(w.sum())
+    return float((np.asarray(values) * w).sum() / total) if total > 0 else None
 
 
 def _prior_settings(estimator, alpha) -> dict:
@@ -324,7 +402,11 @@ def _warnings(estimator, positions) -> list:
 def _convergence_summary(conv: dict) -> dict:
     """``convergence_`` as strict JSON (an infinite or undefined R-hat as null)."""
     def num(v):
-        return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+        if isinstance(v, (bool, np.bool_, str)):
+            return bool(v) if not isinstance(v, str) else v
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        return float(v) if isinstance(v, (float, np.floating)) and math.isfinite(v) else None
 
     out = {}
     for key, value in conv.items():

@@ -13,7 +13,7 @@ from .files import check_file, open_text, reading
 __all__ = ["load_item_names", "load_vocabulary", "save_labels_csv"]
 
 
-def save_labels_csv(path, labels, *, header="label", certainty=None):
+def save_labels_csv(path, labels, *, header="label", certainty=None, fused=None):
     """Write cluster labels to a CSV file, one label a line, after a header line.
 
     Parameters
@@ -28,6 +28,9 @@ def save_labels_csv(path, labels, *, header="label", certainty=None):
     certainty : array-like of shape (n_samples,), optional
         A second column ``certainty`` (each point's probability of lying in the core of
         its cluster, :func:`dpclust.partitions.point_certainty`), with four decimals.
+    fused : array-like of shape (n_samples,), optional
+        A last column ``fused_label``: each point's fused cluster
+        (:meth:`dpclust.DPMixture.fuse`).
 
     Raises
     ------
@@ -45,16 +48,22 @@ def save_labels_csv(path, labels, *, header="label", certainty=None):
         raise DataError(f"labels must be integers, got dtype {arr.dtype}.")
     if header is not None and ("\n" in str(header) or "\r" in str(header)):
         raise ValueError("header must be a single line.")
-    if certainty is None:
-        lines = [] if header is None else [str(header)]
-        lines.extend(str(v) for v in arr.astype(np.int64).tolist())
-    else:
+    names = [] if header is None else [str(header)]
+    columns = [[str(v) for v in arr.astype(np.int64).tolist()]]
+    if certainty is not None:
         cert = np.asarray(certainty, dtype=np.float64)
         if cert.shape != arr.shape:
             raise ValueError(f"certainty has shape {cert.shape}, the labels {arr.shape}")
-        lines = [] if header is None else [f"{header},certainty"]
-        lines.extend(f"{v},{c:.4f}" for v, c in zip(arr.astype(np.int64).tolist(),
-                                                   cert.tolist()))
+        names.append("certainty")
+        columns.append([f"{c:.4f}" for c in cert.tolist()])
+    if fused is not None:
+        fused = np.asarray(fused)
+        if fused.shape != arr.shape:
+            raise ValueError(f"fused has shape {fused.shape}, the labels {arr.shape}")
+        names.append("fused_label")
+        columns.append([str(v) for v in fused.astype(np.int64).tolist()])
+    lines = [] if header is None else [",".join(names)]
+    lines.extend(",".join(row) for row in zip(*columns))
     try:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
             f.write("\n".join(lines) + "\n")

@@ -11,8 +11,10 @@ summary is escaped with :func:`html.escape`.
 
 This module assembles the page; its sections live beside it: :mod:`~dpclust.report.lead`
 (the lead paragraph and the cards), :mod:`~dpclust.report.verdict` (the convergence verdict
-and the warnings), :mod:`~dpclust.report.tables` (the detail, cluster, rankings and alpha
-tables) and :mod:`~dpclust.report.text` (escaping and number formatting).
+and the warnings), :mod:`~dpclust.report.posterior` (the coarsened posterior, or the fused
+clusters beside the raw partition), :mod:`~dpclust.report.tables` (the detail, cluster,
+rankings and alpha tables) and :mod:`~dpclust.report.text` (escaping and number
+formatting).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from . import plots
 from .lead import _cards, _lead_paragraph
+from .posterior import _answer_section
 from .tables import (_alpha_section, _blocs_table, _cluster_sizes, _cluster_table,
                      _detail_tables, _table1)
 from .text import _esc, json_default
@@ -50,12 +53,15 @@ _FIGURES = (
          "Several chains are drawn in one colour each: they should overlap."),
     ),
     (
-        "k_posterior",
-        "Posterior of the number of clusters",
-        ("How often each number of clusters occurs among the kept draws (of every chain): "
-         "counting every cluster, and counting only those with at least 1% of the points. "
-         "A Dirichlet-process mixture keeps a few small clusters for outlying points; the "
-         "second count is the number of groups that matter."),
+        "calibration",
+        "Calibration of the coarsening",
+        ("One point per value of α<sub>c</sub> tried (a short run each; ζ = α<sub>c</sub> / "
+         "(α<sub>c</sub> + N) beside it): across, the expected number of clusters holding at "
+         "least 1% of the points; up, the mean log-likelihood per point. As α<sub>c</sub> "
+         "grows the model buys fit with clusters, steeply while they describe structure and "
+         "slowly once they only absorb the misfit of the component family. The ringed point, "
+         "at the elbow between the two, is the α<sub>c</sub> this run used (Miller &amp; "
+         "Dunson 2019, §4.2)."),
     ),
     (
         "clusters",
@@ -65,6 +71,23 @@ _FIGURES = (
          "and count data on a truncated SVD of tf-idf weights. A projection can make separate "
          "clusters look overlapping. For Gaussian clusters the ellipses are 2-standard-deviation "
          "contours and the crosses the cluster means."),
+    ),
+    (
+        "fused_clusters",
+        "Fused clusters",
+        ("The same points coloured by fused cluster (FOLD): components whose densities "
+         "overlap (on average over the posterior less than the threshold apart in Hellinger "
+         "distance) are joined. Each fused cluster takes the colour of its largest raw "
+         "cluster, so a colour that covers several raw clusters of the figure beside shows "
+         "the components it joined."),
+    ),
+    (
+        "k_posterior",
+        "Posterior of the number of clusters",
+        ("How often each number of clusters occurs among the kept draws (of every chain): "
+         "counting every cluster, and counting only those with at least 1% of the points. "
+         "A Dirichlet-process mixture keeps a few small clusters for outlying points; the "
+         "second count is the number of groups that matter."),
     ),
     (
         "tables",
@@ -239,7 +262,8 @@ def render_html(
     summary : mapping
         The fit summary (see :func:`write_report`); missing optional keys are skipped.
     figures : mapping of str to path, optional
-        PNG files to embed, keyed by ``"trace"``, ``"clusters"``, ``"tables"``,
+        PNG files to embed, keyed by ``"trace"``, ``"calibration"``, ``"clusters"``,
+        ``"fused_clusters"``, ``"k_posterior"``, ``"tables"``,
         ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
     labels : array-like of int, shape (n_samples,), optional
         The point-estimate partition; used for cluster sizes if the summary has none.
@@ -283,6 +307,7 @@ def render_html(
         _warnings(summary),
         _cards(summary, sizes),
         note,
+        _answer_section(summary, sizes),
         _detail_tables(summary),
         _blocs_table(summary),
         _table1(summary, sizes),
@@ -309,6 +334,7 @@ def write_report(
     similarity: Any = None,
     title: str | None = None,
     positions: Any = None,
+    fused_labels: Any = None,
 ) -> dict[str, Path]:
     """Write the figures and a self-contained ``report.html`` for one fit.
 
@@ -348,11 +374,15 @@ def write_report(
         A distance dependent CRP's positions (numbers or ``datetime64``), the x axis of the
         tables figure (:func:`~dpclust.report.plots.plot_tables_by_position`), which is
         drawn when the summary has ``"ddcrp"``; without positions, the row index.
+    fused_labels : array-like of int, shape (n_samples,), optional
+        The fused clusters (the summary's ``"fused"`` block describes them): drawn beside
+        the clusters when they differ from ``labels``.
 
     Returns
     -------
     paths : dict of str to Path
-        ``"report"`` and every figure written: ``"trace"``, ``"clusters"``, ``"tables"``,
+        ``"report"`` and every figure written: ``"trace"``, ``"calibration"``,
+        ``"clusters"``, ``"fused_clusters"``, ``"k_posterior"``, ``"tables"``,
         ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
 
     Notes
@@ -371,7 +401,7 @@ def write_report(
     except ImportError:
         plots_available = False
     if plots_available:
-        jobs = _figure_jobs(summary, trace, X, labels, similarity, positions)
+        jobs = _figure_jobs(summary, trace, X, labels, similarity, positions, fused_labels)
         paths, errors = _draw_figures(out_dir, jobs)
 
     page = render_html(summary, paths, labels=labels, title=title, figure_errors=errors,
@@ -383,10 +413,11 @@ def write_report(
 
 
 def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X: Any,
-                 labels: Any, similarity: Any,
-                 positions: Any) -> list[tuple[str, bool, Callable[[Path], Path]]]:
+                 labels: Any, similarity: Any, positions: Any,
+                 fused_labels: Any = None) -> list[tuple[str, bool, Callable[[Path], Path]]]:
     """The report's figures: (name, whether this fit has it, how to draw it to a path)."""
     settings = summary.get("settings") or {}
+    calibration = (summary.get("coarsening") or {}).get("calibration")
     burn_in = int(settings.get("burn_in") or 0)
     params = summary.get("cluster_params") or None
     rankings = bool(summary.get("mallows"))
@@ -398,8 +429,13 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
          lambda p: plots.plot_k_posterior(
              np.atleast_2d(trace["n_clusters"])[:, trace["kept"]],
              np.atleast_2d(trace["n_large_clusters"])[:, trace["kept"]], p)),
+        ("calibration", bool(calibration),
+         lambda p: plots.plot_calibration(calibration, p)),
         ("clusters", X is not None and labels is not None and not rankings,
          lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
+        ("fused_clusters", X is not None and not rankings
+         and _fused_differs(summary, labels, fused_labels),
+         lambda p: _draw_fused(summary, X, labels, fused_labels, p)),
         ("tables", bool(summary.get("ddcrp")) and labels is not None,
          lambda p: _draw_tables(summary, positions, labels, p)),
         ("size_distribution", rankings and labels is not None,
@@ -411,6 +447,28 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
         ("similarity", similarity is not None and labels is not None,
          lambda p: plots.plot_similarity(similarity, labels, p)),
     ]
+
+
+def _fused_differs(summary: Mapping[str, Any], labels: Any, fused_labels: Any) -> bool:
+    """Whether there are fused clusters to draw that are not the raw clusters again."""
+    if labels is None or fused_labels is None or not (summary.get("fused") or {}).get(
+            "computed"):
+        return False
+    return not np.array_equal(np.asarray(labels), np.asarray(fused_labels))
+
+
+def _draw_fused(summary: Mapping[str, Any], X: Any, labels: Any, fused_labels: Any,
+                path: Path) -> Path:
+    """The fused clusters, each in the colour of its largest raw cluster."""
+    raw = np.asarray(labels, dtype=np.int64)
+    fused = np.asarray(fused_labels, dtype=np.int64)
+    table = np.zeros((int(raw.max()) + 1, int(fused.max()) + 1), dtype=np.int64)
+    np.add.at(table, (raw, fused), 1)
+    colours = plots.fused_colours(table.sum(axis=1), table)
+    omega = (summary.get("fused") or {}).get("omega", 1.0)
+    return plots.plot_clusters(
+        X, fused, path, colours=colours, legend_title="fused cluster (size)",
+        title=f"Fused clusters (FOLD, ω = {omega:g}): {table.shape[1]} from {table.shape[0]}")
 
 
 def _draw_figures(out_dir: Path, jobs) -> tuple[dict[str, Path], dict[str, str]]:

@@ -55,6 +55,9 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         name = "self-link weight" if ddcrp else "concentration"
         parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
     sentence = "".join(parts) + "."
+    answer = _answer_sentences(summary, K, n)
+    if answer:
+        sentence += " " + answer
     if str(settings.get("sampler", "")).startswith("subcluster-approx"):
         sentence += (" <b>The sampler is approximate</b> (the paper's sub-cluster splits and "
                      "merges, which leave out the probability of proposing the sub-clusters): "
@@ -101,6 +104,64 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     return f'<p class="lead">{sentence}</p>'
 
 
+def _answer_sentences(summary: Mapping[str, Any], K: Any, n: Any) -> str:
+    """Two sentences beside K: which of the three answers the page shows (the coarsened
+    posterior, fused clusters beside the raw partition, or the raw partition alone) and why
+    K grows with N under the exact posterior when the component family does not fit."""
+    settings = summary.get("settings") or {}
+    if summary.get("ddcrp") or settings.get("family") is None:
+        return ""  # not a mixture of a family's components, or not a run's summary
+    family = _esc(settings["family"])
+    what = "rankings" if summary.get("mallows") else "data"
+    why = (f"Under the exact posterior, {what} that no {family} component fits exactly gain "
+           "clusters that absorb the misfit, so K grows with N")
+    coarsening = summary.get("coarsening") or {}
+    if coarsening.get("alpha_c") is not None:
+        alpha_c, zeta = float(coarsening["alpha_c"]), coarsening.get("zeta")
+        how = ("chosen at the elbow of fit against complexity"
+               if coarsening.get("chosen_by") == "elbow" else "as given")
+        text = (f"This is the <b>coarsened posterior</b> (Miller &amp; Dunson 2019; "
+                f"α<sub>c</sub> = {_esc(_fmt_value(alpha_c))}")
+        if zeta is not None:
+            text += f", ζ = {float(zeta):.2g}"
+        text += f", {how})"
+        misfit = coarsening.get("tolerated_misfit_nats_per_point")
+        if misfit is not None:
+            text += (f": it tolerates a misfit of about {float(misfit):.2g} nats per point "
+                     f"between the {what} and the {family} family")
+        text += f". {why}; "
+        if zeta is not None and isinstance(n, (int, float)):
+            text += (f"here the {_esc(_fmt_value(n))} points count as ζN ≈ "
+                     f"{_esc(_fmt_value(round(float(zeta) * n)))}, which stays below "
+                     f"α<sub>c</sub> however large N grows, so K does not.")
+        else:
+            text += "here it does not."
+        return text
+    fused = summary.get("fused") or {}
+    if fused.get("computed"):
+        F = fused["n_clusters"]
+        text = (f"These {_esc(_plural(K, 'cluster'))} are the raw partition of the "
+                "<b>exact posterior</b>")
+        if F == K and fused.get("raw_to_fused") == list(range(int(K))):
+            text += (f"; its fused clusters (FOLD, Dombowsky &amp; Dunson 2024), which join "
+                     "components whose densities overlap, are the same: no two components "
+                     "overlap enough to be joined. ")
+            return text + why + "; no clusters were added here that fusing would join."
+        text += (f"; the <b>{_esc(_plural(F, 'fused cluster'))}</b> join components whose "
+                 "densities overlap (FOLD, Dombowsky &amp; Dunson 2024: on average over the "
+                 f"posterior less than {_esc(_fmt_value(fused.get('threshold', 0.5)))} apart "
+                 "in Hellinger distance)")
+        if F > K:
+            text += (", and keep apart points that the draws put in components far apart: "
+                     "more clusters than the raw ones, because the draws disagree about "
+                     "where points belong")
+        return text + ". " + why + "; fused clusters join such components back into one group."
+    text = ("This is the <b>exact posterior</b>'s partition (raw: neither coarsened nor "
+            "fused). ")
+    return (text + why + "; <code>--coarsening auto</code> gives the coarsened posterior, "
+            "whose K does not.")
+
+
 def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
     """What the lead paragraph says about a distance dependent CRP fit."""
     text = "The prior is a distance dependent CRP (Blei &amp; Frazier 2010)"
@@ -143,6 +204,12 @@ def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
     ddcrp = summary.get("ddcrp") or {}
     cards = [("tables" if ddcrp else "clusters",
               _fmt_value(summary.get("n_clusters", len(sizes))))]
+    fused = summary.get("fused") or {}
+    if fused.get("computed"):
+        cards.append(("fused clusters", _fmt_value(fused["n_clusters"])))
+    coarsening = summary.get("coarsening") or {}
+    if coarsening.get("alpha_c") is not None:
+        cards.append(("alpha_c (coarsening)", _fmt_value(float(coarsening["alpha_c"]))))
     if ddcrp.get("decay") is not None:
         cards.append(("decay" + (", sequential" if ddcrp.get("sequential") else ""),
                       str(ddcrp["decay"])))

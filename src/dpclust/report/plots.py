@@ -1,8 +1,8 @@
 """The report's figures under their first import path.
 
 The figures live in :mod:`dpclust.report.figures`, one module per section (colours, traces,
-clusters, ddCRP, rankings); this module re-exports them, with the plotting helpers and the
-extra's install hint, so that ``from dpclust.report.plots import ...`` and
+clusters, ddCRP, rankings, coarsening); this module re-exports them, with the plotting
+helpers and the extra's install hint, so that ``from dpclust.report.plots import ...`` and
 ``dpclust.report.plots.<name>`` keep working.  It also keeps the private helpers
 :func:`_ellipse_params`, :func:`_subsample_indices` and :func:`_table_numbers` that the
 tests check against naive formulas.
@@ -14,7 +14,8 @@ from __future__ import annotations
 from ..utils.plotting import (DPI, PLOT_INSTALL_HINT, import_matplotlib,  # noqa: F401
                               new_figure, save_figure, style_axes)
 from .figures import (CLUSTER_PALETTE, FIGURE2_DECAYS, LARGE_CLUSTER_SHARE, MAX_PLOT_POINTS,
-                      OTHER_COLOUR, cluster_colours, colours_by_size,
+                      OTHER_COLOUR, cluster_colours, colours_by_size, fused_colours,
+                      plot_calibration,
                       plot_cluster_size_distribution, plot_cluster_sizes, plot_clusters,
                       plot_k_posterior, plot_prior_draws, plot_similarity,
                       plot_tables_by_position, plot_theta_by_rank, plot_trace, theta_by_rank)
@@ -31,6 +32,8 @@ __all__ = [
     "PLOT_INSTALL_HINT",
     "cluster_colours",
     "colours_by_size",
+    "fused_colours",
+    "plot_calibration",
     "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",

@@ -21,7 +21,8 @@ def _warnings(summary: Mapping[str, Any]) -> str:
 
 
 _QUANTITY_LABELS = {"log_likelihood": "log-likelihood", "n_clusters": "number of clusters",
-                    "size_entropy": "entropy of the cluster sizes", "alpha": "alpha"}
+                    "size_entropy": "entropy of the cluster sizes", "alpha": "alpha",
+                    "fused_clusters": "fused clusters (per draw)"}
 
 
 def _verdict(summary: Mapping[str, Any]) -> str:
@@ -34,10 +35,15 @@ def _verdict(summary: Mapping[str, Any]) -> str:
     def fmt(v, digits):
         return "–" if v is None else f"{v:.{digits}f}"
 
+    def passes(entry):
+        if entry.get("judged") is False:
+            return "not judged"
+        return "✓" if entry["converged"] else "✗"
+
     rows = "".join(
         f"<tr><td>{_esc(label)}</td><td>{fmt(conv[q]['rhat'], 3)}</td>"
         f"<td>{fmt(conv[q]['ess_bulk'], 0)}</td><td>{fmt(conv[q]['ess_tail'], 0)}</td>"
-        f"<td>{'✓' if conv[q]['converged'] else '✗'}</td></tr>"
+        f"<td>{passes(conv[q])}</td></tr>"
         for q, label in _QUANTITY_LABELS.items() if isinstance(conv.get(q), dict))
     table = ("<table><tr><th>quantity</th><th>R-hat</th><th>bulk ESS</th><th>tail ESS</th>"
              f"<th>passes</th></tr>{rows}</table>")
@@ -48,7 +54,10 @@ def _verdict(summary: Mapping[str, Any]) -> str:
              "mode the chain never visited goes unseen; several chains see more")
     if conv["converged"]:
         head = "✓ Converged"
-        text = f"Every quantity passes the rule ({conv['rule']}); {scope}."
+        unjudged = any(isinstance(v, dict) and v.get("judged") is False
+                       for v in conv.values())
+        every = "Every quantity judged" if unjudged else "Every quantity"
+        text = f"{every} passes the rule ({conv['rule']}); {scope}."
         cls = "ok"
     else:
         head = "✗ Not converged: these results cannot be trusted yet"
@@ -60,4 +69,16 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         text = f"Fails the rule ({conv['rule']}); {scope}. {todo}"
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
-            f"<p>{_esc(text)}</p>{table}</section>")
+            f"<p>{_esc(text)}</p>{table}{_fused_note(conv.get('fused_clusters'))}</section>")
+
+
+def _fused_note(entry) -> str:
+    """What the fused-clusters row is computed on, and why it is not judged if not."""
+    if not isinstance(entry, dict):
+        return ""
+    text = ("Fused clusters (per draw): the number of fused clusters each draw alone gives "
+            f"(FOLD on that draw's components), over {entry.get('draws', 'the draws fused')}")
+    if entry.get("judged") is False:
+        text += f". Not judged, so not counted in the verdict: {entry.get('reason', '')}"
+    return f'<p class="hint">{_esc(text.rstrip())}.</p>'
+

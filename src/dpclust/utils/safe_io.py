@@ -120,7 +120,12 @@ def _decode(node, arrays):
         cls = _dpclust_class(node["$namedtuple"])
         if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
             raise DataError(f"{node['$namedtuple']!r} is not a named tuple")
-        return cls._make(_decode(v, arrays) for v in node["fields"])
+        fields = [_decode(v, arrays) for v in node["fields"]]
+        # a file written before the tuple gained fields with defaults: those take them
+        missing = cls._fields[len(fields):]
+        if missing and all(f in cls._field_defaults for f in missing):
+            fields += [cls._field_defaults[f] for f in missing]
+        return cls._make(fields)
     if "$object" in node:
         cls = _dpclust_class(node["$object"])
         obj = object.__new__(cls)

@@ -4,7 +4,8 @@
 - :mod:`~.traces`: the MCMC trace and the posterior of the number of clusters;
 - :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
 - :mod:`~.ddcrp`: the distance dependent CRP's tables against position and prior draws;
-- :mod:`~.rankings`: a mixture of rankings' size distribution and dispersions by rank.
+- :mod:`~.rankings`: a mixture of rankings' size distribution and dispersions by rank;
+- :mod:`~.coarsening`: the calibration of a coarsened posterior (fit against complexity).
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -20,7 +21,9 @@ is nothing left open to close after saving.
 """
 
 from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
-from .colours import CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size
+from .coarsening import plot_calibration
+from .colours import (CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size,
+                      fused_colours)
 from .common import MAX_PLOT_POINTS
 from .ddcrp import FIGURE2_DECAYS, plot_prior_draws, plot_tables_by_position
 from .rankings import (LARGE_CLUSTER_SHARE, plot_cluster_size_distribution, plot_theta_by_rank,
@@ -35,6 +38,8 @@ __all__ = [
     "OTHER_COLOUR",
     "cluster_colours",
     "colours_by_size",
+    "fused_colours",
+    "plot_calibration",
     "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",

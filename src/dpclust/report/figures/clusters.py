@@ -171,7 +171,7 @@ def _draw_contours(mpl, ax, params, affine, ids: np.ndarray,
 
 
 def _cluster_legend(mpl, ax, ids: np.ndarray, sizes: np.ndarray, colours: Mapping[int, str],
-                    contours: bool) -> None:
+                    contours: bool, title: str = "cluster (size)") -> None:
     """Legend right of the axes: each coloured cluster with its size, the rest as one
     entry, and the contour and mean markers when drawn."""
     n_coloured = min(len(ids), len(CLUSTER_PALETTE))
@@ -188,7 +188,7 @@ def _cluster_legend(mpl, ax, ids: np.ndarray, sizes: np.ndarray, colours: Mappin
         handles.append(mpl.Line2D([], [], color="#444444", lw=1.5, label="2σ contour"))
         handles.append(mpl.Line2D([], [], marker="X", ls="", color="#444444", ms=7,
                                   label="cluster mean"))
-    ax.legend(handles=handles, title="cluster (size)", loc="upper left",
+    ax.legend(handles=handles, title=title, loc="upper left",
               bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9, title_fontsize=9)
 
 
@@ -202,6 +202,9 @@ def plot_clusters(
     cluster_params: Mapping[str, Any] | None = None,
     *,
     max_points: int = MAX_PLOT_POINTS,
+    colours: Mapping[int, str] | None = None,
+    title: str | None = None,
+    legend_title: str = "cluster (size)",
 ) -> Path:
     """Scatter plot of the points coloured by cluster, in two dimensions.
 
@@ -224,6 +227,11 @@ def plot_clusters(
         (n_clusters, n_features, n_features); ignored when absent or of other shapes.
     max_points : int, default=MAX_PLOT_POINTS
         Draw at most this many points (a fixed-seed subsample).
+    colours : mapping of int to str, optional
+        Colour of each cluster (default: by size rank, :func:`colours_by_size`).
+    title : str, optional
+        Default ``"Clusters of the point estimate (K = ...)"``.
+    legend_title : str, default="cluster (size)"
 
     Returns
     -------
@@ -244,7 +252,7 @@ def plot_clusters(
     coords, axis_labels, affine = _project_2d(X, idx)
     sub_labels = labels[idx]
     ids, sizes = clusters_by_size(labels)
-    colours = colours_by_size(ids, sizes)
+    colours = {**colours_by_size(ids, sizes), **(colours or {})}
     one_d = not sp.issparse(X) and X.shape[1] == 1
     if one_d:
         _spread_by_cluster(coords, sub_labels, ids)
@@ -267,8 +275,9 @@ def plot_clusters(
         spans = np.ptp(coords, axis=0)
         if spans.min() > 0 and spans.max() / spans.min() < 10:
             ax.set_aspect("equal", adjustable="datalim")
-    _cluster_legend(mpl, ax, ids, sizes, colours, contours=params is not None)
-    title = f"Clusters of the point estimate (K = {len(ids)})"
+    _cluster_legend(mpl, ax, ids, sizes, colours, contours=params is not None,
+                    title=legend_title)
+    title = title or f"Clusters of the point estimate (K = {len(ids)})"
     if len(idx) < n:
         title += f"\n{len(idx):,} of {n:,} points shown"
     ax.set_title(title, fontweight="bold")

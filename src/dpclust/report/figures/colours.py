@@ -14,7 +14,7 @@ import numpy as np
 from .common import as_labels
 
 __all__ = ["CLUSTER_PALETTE", "LINE_COLOUR", "OTHER_COLOUR", "cluster_colours",
-           "colours_by_size"]
+           "colours_by_size", "fused_colours"]
 
 # matplotlib's tab20 without its two greys (grey means "other cluster" here), dark shades
 # first so that the ten largest clusters get ten clearly different hues.
@@ -75,3 +75,39 @@ def cluster_colours(labels: Any) -> dict[int, str]:
     """
     ids, counts = np.unique(as_labels(labels), return_counts=True)
     return colours_by_size(ids, counts)
+
+
+def fused_colours(raw_sizes: Any, crosstab: Any) -> dict[int, str]:
+    """Colour of each fused cluster: that of the largest raw cluster it holds (raw
+    clusters coloured by :func:`colours_by_size`), so that the raw clusters a fused
+    cluster joins are seen in its colour; a fused cluster whose raw colour another,
+    larger fused cluster took gets the first palette colour that no raw cluster has (or,
+    past those, that no fused cluster has yet).
+
+    Parameters
+    ----------
+    raw_sizes : array-like of int, shape (n_raw,)
+        Points per raw cluster (label = index).
+    crosstab : array-like of int, shape (n_raw, n_fused)
+        Points of raw cluster ``k`` in fused cluster ``f``.
+
+    Returns
+    -------
+    colours : dict of int to str
+    """
+    raw_sizes = np.asarray(raw_sizes).ravel()
+    table = np.asarray(crosstab)
+    raw = colours_by_size(np.arange(len(raw_sizes)), raw_sizes)
+    fused_sizes = table.sum(axis=0)
+    used: set[str] = set()
+    out = {}
+    for f in np.lexsort((np.arange(len(fused_sizes)), -fused_sizes)):
+        colour = raw[int(np.argmax(table[:, f]))]
+        if colour in used or colour == OTHER_COLOUR:
+            # a colour no raw cluster has, else one no fused cluster has yet
+            free = ([c for c in CLUSTER_PALETTE if c not in used and c not in raw.values()]
+                    or [c for c in CLUSTER_PALETTE if c not in used])
+            colour = free[0] if free else OTHER_COLOUR
+        used.add(colour)
+        out[int(f)] = colour
+    return out

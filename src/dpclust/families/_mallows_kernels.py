@@ -477,17 +477,25 @@ def cluster_weights(orders, lengths, members, n_members, theta, a, E, present, m
     """
     n_present = 0
     for q in range(n_members):
-        i = members[q]
-        for j in range(lengths[i]):
-            item = orders[i, j]
-            if mark[item] == 0:
-                mark[item] = 1
-                present[n_present] = item
-                n_present += 1
-            w = theta[j]
-            a[item] += w
-            for p in range(j):
-                E[item, orders[i, p]] += w
+        n_present = add_ranking(orders, lengths, members[q], 1.0, theta, a, E, present, mark,
+                                n_present)
+    return n_present
+
+
+@njit(cache=True)
+def add_ranking(orders, lengths, i, weight, theta, a, E, present, mark, n_present):
+    """Add ranking ``i``, counted ``weight`` times, to the weights of
+    :func:`cluster_weights`; returns the new number of items present."""
+    for j in range(lengths[i]):
+        item = orders[i, j]
+        if mark[item] == 0:
+            mark[item] = 1
+            present[n_present] = item
+            n_present += 1
+        w = weight * theta[j]
+        a[item] += w
+        for p in range(j):
+            E[item, orders[i, p]] += w
     return n_present
 
 

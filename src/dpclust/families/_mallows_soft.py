@@ -25,18 +25,9 @@ def _weighted_rank_weights(orders, lengths, w, theta, a, E, present, mark):
     counted ``w[i]`` times (rankings of weight 0 skipped)."""
     n_present = 0
     for i in range(orders.shape[0]):
-        if w[i] == 0.0:
-            continue
-        for j in range(lengths[i]):
-            item = orders[i, j]
-            if mark[item] == 0:
-                mark[item] = 1
-                present[n_present] = item
-                n_present += 1
-            x = w[i] * theta[j]
-            a[item] += x
-            for p in range(j):
-                E[item, orders[i, p]] += x
+        if w[i] != 0.0:
+            n_present = _k.add_ranking(orders, lengths, i, w[i], theta, a, E, present, mark,
+                                       n_present)
     return n_present
 
 

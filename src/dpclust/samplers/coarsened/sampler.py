@@ -56,10 +56,16 @@ posterior of the finite mixture).
    (:meth:`random_walk`, a symmetric swap of two adjacent items of the central ranking
    or a log-normal step of the dispersions), ``log a = log p(theta') - log p(theta) +
    zeta sum_i c_i (log s_i' - log s_i) + log q-ratio``.
-3. **Weights**: ``w' ~ Dir(gamma + zeta n)`` with the soft counts ``n_k = sum_i c_i r_ik``
-   of the current state, reversed with those of the proposed one:
-   ``log a = sum_k (gamma - 1)(log w_k' - log w_k) + zeta sum_i c_i (log s_i' - log s_i)
-   + log Dir(w | gamma + zeta n') - log Dir(w' | gamma + zeta n)``.
+3. **Weights**, through latent ``v_k ~ Gamma(gamma, 1)`` with ``w = v / sum_j v_j`` (which
+   is ``Dir(gamma, ..., gamma)``), one component at a time: a Gaussian step of
+   ``u = log v_k`` (target density ``exp(gamma u - e^u)`` in ``u``) whose size
+   ``2.4 / sqrt(gamma + zeta n_k + 1)`` follows the soft count ``n_k = sum_i c_i r_ik``
+   (computed again at the proposed state for the reverse step), with
+   ``log a = gamma (u' - u) - (e^u' - e^u) + zeta sum_i c_i (log s_i' - log s_i) +
+   log N(u - u'; 0, sd') - log N(u' - u; 0, sd)``; then ``v_k' ~ Gamma(gamma, 1)`` drawn
+   from the prior, accepted with ``zeta sum_i c_i (log s_i' - log s_i)``: a component that
+   describes few points is refreshed at once instead of wandering the prior's long, flat
+   range of ``log v_k`` in small steps.
 4. **Allocations as an auxiliary variable.**  The moves above see one component at a
    time through the mixture density; where components overlap, the soft statistics move
    with the parameters and the Hastings ratio of a bold proposal is poor.  So each sweep
@@ -326,6 +332,19 @@ class CoarsenedMixture:
             log_a = (gamma * d - (math.exp(u) - math.exp(w.log_v[k]))
                      + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
                      + _log_normal(d, step_back) - _log_normal(d, step))
+            if math.log(rng.random()) < log_a:
+                w.log_v[k] = u
+                w.v[k] = math.exp(u - w.shift)
+                n_weights += 1
+                here, soft = there, soft_new
+            # and a draw from its prior, Gamma(gamma, 1), as an independence proposal: the
+            # prior cancels, so a component that describes few points (whose log weight
+            # would wander the prior's flat range in small steps) is refreshed at once
+            u = float(np.log(rng.standard_gamma(gamma + 1.0)) + math.log(rng.random()) / gamma)
+            there, _ = _ck.column_terms(rest, w.m, w.L[:, k], u - w.shift, c, resp_new)
+            V, V_new = w.v.sum(), w.v.sum() - w.v[k] + math.exp(u - w.shift)
+            log_a = (zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
+                     if V_new > 0 else -math.inf)
             if math.log(rng.random()) < log_a:
                 w.log_v[k] = u
                 w.v[k] = math.exp(u - w.shift)

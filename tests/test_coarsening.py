@@ -100,3 +100,15 @@ def test_cli_coarsening_mistakes_are_one_clear_message(tmp_path, capsys, argv, m
     err = capsys.readouterr().err
     assert status != 0
     assert message in err and "Traceback" not in err
+
+
+def test_rankings_summary_calls_the_coarsened_sampler_exact():
+    from dpclust.families import GeneralizedMallows
+    from dpclust.rankings import Rankings
+
+    X = Rankings([[0, 1, 2, 3], [0, 1, 3, 2], [3, 2, 1, 0]], n_items=4)
+    fam = GeneralizedMallows().resolve(X)
+    params = {"central_rankings": np.array([[0, 1, 2, 3]]), "theta": np.ones((1, 3))}
+    block = fam.describe_fit(params, np.array([3.0]), sampler="coarsened")
+    assert block["exact"] is True and "coarsened posterior" in block["posterior"]
+    assert fam.describe_fit(params, np.array([3.0]), sampler="beta-gibbs")["exact"] is False

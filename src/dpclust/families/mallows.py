@@ -54,6 +54,11 @@ LARGE_CLUSTER_SHARE = 0.05
 #: when a cluster of rankings is flagged as near-uniform (see :func:`blocs`)
 NEAR_UNIFORM_RULE = ("its central ranking's first item is less than twice as likely to come "
                      "first as a uniformly random item: 1 / psi_{n-1}(theta_1) < 2 / n")
+#: the samplers whose draws are exact, and what the summary says of them
+_EXACT_SAMPLERS = {
+    "slice-gibbs": "exact MCMC (Slice-Gibbs with the Metropolis-Hastings sigma step)",
+    "coarsened": "exact MCMC for the coarsened posterior (allocation-free Metropolis-Hastings)",
+}
 #: items of each central ranking, and ranks of theta, that the report's cluster table shows
 TABLE_ITEMS, TABLE_THETAS = 5, 3
 
@@ -570,14 +575,13 @@ class GeneralizedMallows(ConjugateFamily):
         theta = np.asarray(params["theta"], dtype=np.float64)
         n = int(sizes.sum())
         by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
-        exact = sampler == "slice-gibbs"
+        exact = sampler in _EXACT_SAMPLERS
         return {
             "n_items": int(self.n_items_),
             "ranks_with_theta": int(self.max_length_),
-            "posterior": ("exact MCMC (Slice-Gibbs with the Metropolis-Hastings sigma step)"
-                          if exact else
-                          "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
-                          "approximation; its draws are not from the posterior)"),
+            "posterior": _EXACT_SAMPLERS.get(
+                sampler, "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
+                         "approximation; its draws are not from the posterior)"),
             "exact": exact,
             "substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
             "singletons": int(np.sum(sizes == 1)),

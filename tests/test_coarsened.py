@@ -101,7 +101,7 @@ def test_zeta_one_matches_enumeration(name):
     fam, X = CASES[name]()
     # a share of 0.1 sends the smaller component to the prior proposal now and then
     sampler = CoarsenedMixture(vacant_share=0.1) if name == "gaussian" else None
-    _, labels, _ = _chain(fam, X, None, 6000, seed=1, sampler=sampler)
+    _, labels, _ = _chain(fam, X, None, 4000, seed=1, sampler=sampler)
     _, exact = exact_posterior(fam, X, FiniteDirichlet(K, ALPHA)) if name != "mallows" \
         else (None, _reference(fam, X, 1.0, 200_000, seed=5)[0])
     freq = np.bincount(_partition_index(labels), minlength=len(exact)) / len(labels)
@@ -114,7 +114,7 @@ def test_coarsened_matches_importance_sampling(name):
     fam, X = CASES[name]()
     n = fam.n_points(X)
     coarsening = 1.0  # zeta = 1 / (1 + n) = 0.2
-    model, labels, loglik = _chain(fam, X, coarsening, 6000, seed=2)
+    model, labels, loglik = _chain(fam, X, coarsening, 4000, seed=2)
     assert model.zeta == pytest.approx(1.0 / (1.0 + n))
     probs, mean_loglik, ess = _reference(fam, X, model.zeta, 200_000, seed=3)
     assert ess > 5_000
@@ -123,7 +123,7 @@ def test_coarsened_matches_importance_sampling(name):
     sd = loglik.std()
     assert abs(loglik.mean() - mean_loglik) < 0.15 * sd
     # the same chain without coarsening is told apart (the test has power)
-    _, exact_lab, exact_ll = _chain(fam, X, None, 3000, seed=4)
+    _, exact_lab, exact_ll = _chain(fam, X, None, 2000, seed=4)
     assert abs(exact_ll.mean() - mean_loglik) > 0.3 * sd
 
 

@@ -255,6 +255,14 @@ def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:
     return log_g - (m + np.log(np.exp(log_g - m).sum(axis=-1, keepdims=True)))
 
 
+def distinct_rows(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(first, inverse, counts)`` of the distinct rows of a 2-D array
+    (:meth:`ConjugateFamily.distinct` for families whose data are one array)."""
+    _, first, inverse, counts = np.unique(np.asarray(a), axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    return first, inverse.ravel(), counts
+
+
 def take(stats: NamedTuple, index) -> NamedTuple:
     """Select clusters ``index`` (int array, slice or boolean mask) from batched statistics."""
     return type(stats)(*(np.asarray(a)[index] for a in stats))

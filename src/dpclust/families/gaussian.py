@@ -26,7 +26,8 @@ from ..kernels import subcluster as _sk
 from ..kernels import ddcrp as _dk
 from . import _gaussian_kernels as _k
 from .base import (CLUSTER_PARAMS_FILE, ClusterColumn, ClusterSummary, ClusterTable,
-                   ConjugateFamily, FamilyKernel, PassKernel, register_family)
+                   ConjugateFamily, FamilyKernel, PassKernel, distinct_rows,
+                   register_family)
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -417,10 +418,7 @@ class NormalInverseWishart(ConjugateFamily):
         return out
 
     def distinct(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        _, first, inverse, counts = np.unique(X, axis=0, return_index=True,
-                                              return_inverse=True, return_counts=True)
-        return first, inverse.ravel(), counts
+        return distinct_rows(np.asarray(X, dtype=np.float64))
 
     def sample_data(self, params: GaussianParams, components, rng) -> np.ndarray:
         components = np.asarray(components, dtype=np.intp)

@@ -42,7 +42,8 @@ from scipy import integrate
 from . import _mallows_kernels as _k
 from . import _mallows_soft as _soft
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
-                   HyperParameter, positive_float, register_family, rounded)
+                   HyperParameter, distinct_rows, positive_float, register_family,
+                   rounded)
 
 #: the exact (permutation-summing) marginal likelihood is offered up to this many items
 MAX_EXACT_ITEMS = 8
@@ -462,9 +463,7 @@ class GeneralizedMallows(ConjugateFamily):
         return out
 
     def distinct(self, X):
-        _, first, inverse, counts = np.unique(np.asarray(X.orders), axis=0, return_index=True,
-                                              return_inverse=True, return_counts=True)
-        return first, inverse.ravel(), counts
+        return distinct_rows(X.orders)
 
     def initial_params(self, X, labels, n_components: int, rng):
         """Prior draws, with each cluster's central ranking its Borda order

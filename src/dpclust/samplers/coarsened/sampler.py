@@ -217,7 +217,7 @@ class CoarsenedMixture:
         log_lik = fam.log_likelihood(Xu, params)
         state = CoarsenedState(labels, float(model.partition_prior.alpha), params, log_v,
                                log_lik, np.zeros(2, dtype=np.int64))
-        labels, components = self._allocate(rng, state, model)
+        labels, components = relabel(_Work.of(state, fam).allocate(rng, inverse))
         return state._replace(labels=labels, components=components)
 
     # ------------------------------------------------------------------- step
@@ -228,9 +228,7 @@ class CoarsenedMixture:
         w = _Work.of(state, fam)
         n_aug = self._augmented_sweep(rng, fam, Xu, inverse, c, model.zeta, gamma, w)
         n_theta, n_weights = self._free_sweep(rng, fam, Xu, c, model.zeta, gamma, w)
-        labels = np.empty(len(inverse), dtype=np.int64)
-        _ck.allocate(w.P, w.v, inverse, rng.random(len(inverse)), labels)
-        labels, components = relabel(labels)
+        labels, components = relabel(w.allocate(rng, inverse))
         log_lik = float(_ck.log_mixture(w.P, w.m, w.v, c))
         log_joint = (float((gamma * w.log_v - np.exp(w.log_v)).sum())  # log Gamma(v) |dv/du|
                      + float(w.log_prior.sum()) + model.zeta * log_lik)
@@ -246,8 +244,7 @@ class CoarsenedMixture:
         each component's parameters and the weights given them; returns the accepted
         moves."""
         D, K = w.P.shape
-        z = np.empty(len(inverse), dtype=np.int64)
-        _ck.allocate(w.P, w.v, inverse, rng.random(len(inverse)), z)
+        z = w.allocate(rng, inverse)
         n = np.bincount(inverse * K + z, minlength=D * K).reshape(D, K).astype(np.float64)
         rest, resp = np.empty(D), np.empty(D)
         accepted = 0
@@ -351,17 +348,6 @@ class CoarsenedMixture:
                 n_weights += 1
         return n_theta, n_weights
 
-    def _allocate(self, rng, state: CoarsenedState, model: MixtureModel) -> np.ndarray:
-        """Each point's component drawn from its responsibilities (canonical labels)."""
-        _, inverse, _ = model.distinct
-        L = np.ascontiguousarray(state.log_lik, dtype=np.float64)
-        m, P = np.empty(L.shape[0]), np.empty(L.shape)
-        _ck.scale_rows(L, m, P)
-        labels = np.empty(len(inverse), dtype=np.int64)
-        _ck.allocate(P, np.exp(state.log_v - state.log_v.max()), inverse,
-                     rng.random(len(inverse)), labels)
-        return relabel(labels)
-
 
 class _Work:
     """The state a step updates in place: parameters and their log prior densities, the
@@ -380,6 +366,13 @@ class _Work:
         w.shift = float(w.log_v.max())
         w.v = np.exp(w.log_v - w.shift)
         return w
+
+    def allocate(self, rng, inverse) -> np.ndarray:
+        """Each point's component (rows ``inverse`` of the distinct rows) drawn from its
+        responsibilities."""
+        labels = np.empty(len(inverse), dtype=np.int64)
+        _ck.allocate(self.P, self.v, inverse, rng.random(len(inverse)), labels)
+        return labels
 
     def accept(self, k: int, new, lp_new: float, Lk, rest) -> None:
         """Component ``k`` takes the parameters ``new`` (log prior ``lp_new``, log

@@ -53,7 +53,7 @@ def _partition_index(draws):
     return np.array([lookup[tuple(r)] for r in canonical_labels(draws)])
 
 
-def _chain(fam, X, coarsening, n_steps, seed, burn_in=300, sampler=None):
+def _chain(fam, X, coarsening, n_steps, seed, burn_in=300, sampler=None, accepted=None):
     model = MixtureModel(fam, X, prior=FiniteDirichlet(K, ALPHA), coarsening=coarsening)
     sampler = sampler or CoarsenedMixture()
     rng = np.random.default_rng(seed)
@@ -61,6 +61,8 @@ def _chain(fam, X, coarsening, n_steps, seed, burn_in=300, sampler=None):
     labels, loglik = [], []
     for t in range(n_steps):
         state, info = sampler.step(rng, state, model)
+        if accepted is not None:
+            accepted += state.n_accepted
         if t >= burn_in:
             labels.append(state.labels)
             loglik.append(info.log_likelihood)
@@ -114,8 +116,11 @@ def test_coarsened_matches_importance_sampling(name):
     fam, X = CASES[name]()
     n = fam.n_points(X)
     coarsening = 1.0  # zeta = 1 / (1 + n) = 0.2
-    model, labels, loglik = _chain(fam, X, coarsening, 4000, seed=2)
+    accepted = np.zeros(5, dtype=np.int64)
+    model, labels, loglik = _chain(fam, X, coarsening, 4000, seed=2, accepted=accepted)
     assert model.zeta == pytest.approx(1.0 / (1.0 + n))
+    # every allocation-free move took part (1-3, 6 and 7; 4 is off below zeta = 0.3)
+    assert accepted[0] == 0 and np.all(accepted[1:] > 200), accepted
     probs, mean_loglik, ess = _reference(fam, X, model.zeta, 200_000, seed=3)
     assert ess > 5_000
     freq = np.bincount(_partition_index(labels), minlength=len(probs)) / len(labels)
@@ -169,3 +174,67 @@ def test_simulation_based_calibration_zeta_one():
                                           n_draws=19, thin=3, burn_in=60, n_bins=5,
                                           random_state=7)
     assert result.calibrated(level=0.001), result.p_values
+
+
+def _target_draws(fam, X, zeta, n_draws, seed):
+    """``n_draws`` states ``(log v, theta)`` of the coarsened posterior, by sampling
+    importance resampling from the prior (weights Gamma(alpha/K) draws)."""
+    rng = np.random.default_rng(seed)
+    M = 50 * n_draws
+    params = fam.sample_prior(rng, M * K)
+    log_f = fam.log_likelihood(X, params).reshape(len(X), M, K)
+    log_v = np.log(rng.standard_gamma(ALPHA / K, size=(M, K)))
+    log_w = log_v - logsumexp(log_v, axis=1, keepdims=True)
+    loglik = logsumexp(log_f + log_w[None], axis=2).sum(axis=0)
+    iw = np.exp(zeta * loglik - (zeta * loglik).max())
+    pick = rng.choice(M, size=n_draws, p=iw / iw.sum())
+    return [(log_v[m], [m * K + k for k in range(K)]) for m in pick], params
+
+
+@pytest.mark.parametrize("move", ["joint", "pair"])
+def test_moves_six_and_seven_keep_the_coarsened_posterior(move):
+    """One application of move 6 (a component's weight and parameters) or 7 (weight
+    passed between two components) to draws of the coarsened posterior leaves it
+    unchanged: the mean change of the log-likelihood, of a log weight and of a parameter
+    is zero within Monte Carlo error (a kernel that does not keep the target shifts them:
+    without its reverse proposal density move 6 fails this test)."""
+    from dpclust.families.base import take
+    from dpclust.kernels import coarsened as ck
+    from dpclust.samplers.coarsened.sampler import CoarsenedState, _Work
+
+    fam, X = _multinomial()
+    model = MixtureModel(fam, X, prior=FiniteDirichlet(K, ALPHA), coarsening=1.0)
+    zeta = model.zeta
+    Xu, _, c = model.distinct
+    sampler = CoarsenedMixture()
+    draws, params = _target_draws(fam, Xu, zeta, 4000, seed=8)
+    rng = np.random.default_rng(9)
+    n_total = float(c.sum())
+    D = len(c)
+
+    def stats(w):
+        log_w = w.log_v - logsumexp(w.log_v)
+        return [float(ck.log_mixture(w.P, w.m, w.v, c)), float(log_w[0]),
+                float(w.params.log_prob[0, 0])]
+
+    diffs, accepted = [], 0
+    for log_v, idx in draws:
+        theta = take(params, idx)
+        state = CoarsenedState(np.zeros(len(Xu), dtype=np.int64), ALPHA, theta,
+                               np.array(log_v), fam.log_likelihood(Xu, theta),
+                               np.zeros(5, dtype=np.int64))
+        w = _Work.of(state, fam)
+        before = stats(w)
+        if move == "pair":
+            accepted += sampler._pair_move(rng, fam, Xu, c, zeta, ALPHA / K, w, 0)
+        else:
+            rest, resp, resp_new = np.empty(D), np.empty(D), np.empty(D)
+            ck.rest_sums(w.P, w.v, 0, rest)
+            here, soft = ck.column_terms(rest, w.m, w.L[:, 0], w.log_v[0] - w.shift, c, resp)
+            accepted += sampler._joint_move(rng, fam, Xu, c, zeta, ALPHA / K, w, 0, rest,
+                                            here, soft, resp, resp_new, n_total)[2]
+        diffs.append(np.subtract(stats(w), before))
+    diffs = np.array(diffs)
+    assert accepted > 0.1 * len(draws)
+    z = diffs.mean(axis=0) / (diffs.std(axis=0) / np.sqrt(len(diffs)))
+    assert np.all(np.abs(z) < 4.0), z

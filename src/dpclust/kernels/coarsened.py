@@ -48,20 +48,34 @@ def column_terms(rest, m, Lk, log_vk, c, resp):
     """``sum_i c_i log(exp(m_i) (rest_i + v_k exp(Lk_i - m_i)))`` with component ``k`` at
     log-likelihoods ``Lk`` and log weight ``log_vk``; fills ``resp`` with its
     responsibilities ``v_k f_ik / (sum_j v_j f_ij)``.  Returns the sum and the soft count
-    ``sum_i c_i resp_i``."""
+    ``sum_i c_i resp_i``.
+
+    The sum is formed directly in the rows' scale (one ``exp`` and one ``log`` a row);
+    rows where component ``k`` dominates by far, or where both terms underflow, are
+    summed in log space."""
     total = 0.0
     soft = 0.0
     for i in range(len(rest)):
         a = log_vk + Lk[i] - m[i]
-        lr = math.log(rest[i]) if rest[i] > 0.0 else -np.inf
-        hi = a if a > lr else lr
-        if hi == -np.inf:
-            ls = -np.inf
-            resp[i] = 0.0
+        s = 0.0
+        e = 0.0
+        if a < 30.0:
+            e = math.exp(a)
+            s = rest[i] + e
+        if s > 0.0:
+            ls = math.log(s)
+            r = e / s
         else:
-            ls = hi + math.log(math.exp(a - hi) + math.exp(lr - hi))
-            resp[i] = math.exp(a - ls)
-            soft += c[i] * resp[i]
+            lr = math.log(rest[i]) if rest[i] > 0.0 else -np.inf
+            hi = a if a > lr else lr
+            if hi == -np.inf:
+                ls = -np.inf
+                r = 0.0
+            else:
+                ls = hi + math.log(math.exp(a - hi) + math.exp(lr - hi))
+                r = math.exp(a - ls)
+        resp[i] = r
+        soft += c[i] * r
         total += c[i] * (ls + m[i])
     return total, soft
 
@@ -128,4 +142,40 @@ def dot_diff(n, a, b):
     for i in range(len(n)):
         if n[i] > 0.0:
             total += n[i] * (a[i] - b[i])
+    return total
+
+
+@njit(cache=True)
+def rest_sums2(P, v, j, k, out):
+    """``out[i] = sum_{l != j, k} v_l P[i, l]``."""
+    D, K = P.shape
+    for i in range(D):
+        s = 0.0
+        for l in range(K):
+            if l != j and l != k:
+                s += v[l] * P[i, l]
+        out[i] = s
+
+
+@njit(cache=True)
+def pair_terms(rest, m, Lj, Lk, log_vj, log_vk, c, resp_j, resp_k):
+    """:func:`column_terms` for two components ``j`` and ``k`` at once (``rest`` sums the
+    others): returns ``sum_i c_i log s_i`` (unnormalised weights) and fills both
+    responsibilities."""
+    total = 0.0
+    for i in range(len(rest)):
+        a = log_vj + Lj[i] - m[i]
+        b = log_vk + Lk[i] - m[i]
+        lr = math.log(rest[i]) if rest[i] > 0.0 else -np.inf
+        hi = max(a, max(b, lr))
+        if hi == -np.inf:
+            resp_j[i] = 0.0
+            resp_k[i] = 0.0
+            total += c[i] * -np.inf
+            continue
+        ea, eb, er = math.exp(a - hi), math.exp(b - hi), math.exp(lr - hi)
+        s = ea + eb + er
+        resp_j[i] = ea / s
+        resp_k[i] = eb / s
+        total += c[i] * (hi + math.log(s) + m[i])
     return total

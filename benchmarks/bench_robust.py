@@ -162,34 +162,65 @@ def _plot_chains(runs, burn, n, path, alpha_c):
 
 
 # ------------------------------------------------------------------ K against N
-def ballots_n(alpha_c: float, quick: bool) -> dict:
+def _one_subset(args):
+    """One chain on a random subset of the ballots (the subset drawn from seed 0)."""
+    n, posterior, alpha_c, n_iter, seed = args
+    import numba
+
     from dpclust import DPMixture
 
+    numba.set_num_threads(1)
     R = _ballots()
-    rng = np.random.default_rng(0)
-    sizes = (3000, 10000) if quick else (3000, 10000, len(R.orders))
+    idx = np.sort(np.random.default_rng(0).choice(len(R.orders), n, replace=False))
+    X = R[idx] if n < len(R.orders) else R
+    kw = (dict(coarsening=alpha_c, prior=BALLOTS_PRIOR) if posterior == "coarsened"
+          else dict(sampler="slice-gibbs"))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMixture(family="mallows", random_state=seed, n_iter=n_iter, **kw).fit(X)
+    tr = m.trace_
+    return {"n_clusters": np.asarray(tr.n_clusters).tolist(),
+            "n_large_clusters": np.asarray(tr.n_large_clusters).tolist(),
+            "seconds": time.perf_counter() - t0}
+
+
+def ballots_n(alpha_c: float, quick: bool) -> dict:
+    """E[K] and E[clusters >= 1 %] on random 3,000 / 10,000 / all ballots: two chains of
+    the coarsened posterior per size (the second half of each kept), one of the exact DP
+    posterior for the two smaller sizes, run two at a time."""
+    import arviz as az
+
+    n_all = len(_ballots().orders)
+    sizes = (3000, 10000) if quick else (3000, 10000, n_all)
+    its = {3000: 3000, 10000: 3000, n_all: 3000}
+    jobs = []
+    for n in sizes:
+        jobs += [(n, "coarsened", alpha_c, 300 if quick else its[n], seed) for seed in (1, 2)]
+        if n <= 10000:
+            jobs.append((n, "exact", alpha_c, 100 if quick else 2000, 1))
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        runs = list(pool.map(_one_subset, jobs))
     rows = []
     for n in sizes:
-        idx = np.sort(rng.choice(len(R.orders), n, replace=False))
-        X = R[idx] if n < len(R.orders) else R
-        for posterior in ("coarsened", "exact") if n <= 10000 else ("coarsened",):
-            t0 = time.perf_counter()
-            kw = (dict(coarsening=alpha_c, prior=BALLOTS_PRIOR, n_iter=300 if quick else 1000)
-                  if posterior == "coarsened" else
-                  dict(sampler="slice-gibbs", n_iter=100 if quick else 2000))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = DPMixture(family="mallows", random_state=1, **kw).fit(X)
-            tr = m.trace_
-            kept = slice(len(tr.n_clusters) // 2, None)
-            row = {"n": n, "posterior": posterior,
-                   "E_K": float(np.mean(tr.n_clusters[kept])),
-                   "E_large": float(np.mean(tr.n_large_clusters[kept])),
-                   "sd_large": float(np.std(tr.n_large_clusters[kept])),
-                   "seconds": time.perf_counter() - t0}
+        for posterior in ("coarsened", "exact"):
+            mine = [r for j, r in zip(jobs, runs) if j[0] == n and j[1] == posterior]
+            if not mine:
+                continue
+            half = len(mine[0]["n_clusters"]) // 2
+            K = np.array([r["n_clusters"][half:] for r in mine], dtype=np.float64)
+            L = np.array([r["n_large_clusters"][half:] for r in mine], dtype=np.float64)
+            row = {"n": n, "posterior": posterior, "chains": len(mine),
+                   "iterations": 2 * half, "E_K": float(K.mean()),
+                   "E_large": float(L.mean()), "sd_large": float(L.std()),
+                   "mcse_large": float(L.std() / np.sqrt(max(float(az.ess(L)), 1.0))),
+                   "per_chain_large": L.mean(axis=1).tolist(),
+                   "seconds": float(np.mean([r["seconds"] for r in mine]))}
             print("K against N:", json.dumps(row), flush=True)
             rows.append(row)
-    return {"ballots_n": {"alpha_c": alpha_c, "rows": rows}}
+    large = [r["E_large"] for r in rows if r["posterior"] == "coarsened"]
+    return {"ballots_n": {"alpha_c": alpha_c, "rows": rows,
+                          "coarsened_spread": float(max(large) - min(large))}}
 
 
 # ------------------------------------------------------------------------ report
@@ -225,11 +256,20 @@ def write_markdown(rec: dict, path: Path) -> None:
     bn = rec.get("ballots_n")
     if bn:
         lines += [f"## K against N (coarsened at alpha_c = {bn['alpha_c']:g}; exact DP for "
-                  "comparison)", "", "| ballots | posterior | E[K] | E[clusters >= 1 %] | "
-                  "sd | seconds |", "|---:|---|---:|---:|---:|---:|"]
+                  "comparison)", "", "| ballots | posterior | chains x iterations | E[K] | "
+                  "E[clusters >= 1 %] (MCSE) | per chain | sd | seconds / chain |",
+                  "|---:|---|---:|---:|---:|---|---:|---:|"]
         for r in bn["rows"]:
-            lines.append(f"| {r['n']} | {r['posterior']} | {r['E_K']:.2f} | "
-                         f"{r['E_large']:.2f} | {r['sd_large']:.2f} | {r['seconds']:.0f} |")
+            per = ", ".join(f"{v:.2f}" for v in r.get("per_chain_large", []))
+            lines.append(f"| {r['n']} | {r['posterior']} | {r.get('chains', 1)} x "
+                         f"{r.get('iterations', '')} | {r['E_K']:.2f} | {r['E_large']:.2f} "
+                         f"({r.get('mcse_large', float('nan')):.2f}) | {per} | "
+                         f"{r['sd_large']:.2f} | {r['seconds']:.0f} |")
+        if "coarsened_spread" in bn:
+            ok = bn["coarsened_spread"] <= 1.0
+            lines += ["", f"Coarsened E[clusters >= 1 %] spans "
+                      f"{bn['coarsened_spread']:.2f} over the sizes (target: every two within 1 of "
+                      f"each other): {'met' if ok else 'NOT met'}."]
         lines.append("")
     g = rec.get("gaussian")
     if g:

@@ -44,9 +44,11 @@ RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 
 #: why a Generalized Mallows fit may not converge soon, for the advice and the report
-RANKINGS_MIXING = ("on real ballots the number of mid-sized clusters mixes over thousands of "
-                   "iterations, and no move of the Mallows samplers shortens that (README, "
-                   "'Do the chains meet?')")
+RANKINGS_MIXING = ("under the exact posterior the number of mid-sized clusters on real "
+                   "ballots mixes over thousands of iterations and grows with the number of "
+                   "ballots (no Mallows mixture fits them exactly); the coarsened posterior "
+                   "(coarsening='auto', CLI --coarsening auto) converges on them in minutes "
+                   "(README, 'When the model does not fit')")
 
 #: the quantities of the trace that get a verdict, in the order they are reported
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")
@@ -223,8 +225,9 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
 
 
 def advice(conv: dict, *, rankings: bool = False) -> str:
-    """One paragraph saying which quantities fail the rule and what to do (``rankings``: a
-    Generalized Mallows mixture, for which no sampler with faster moves exists)."""
+    """One paragraph saying which quantities fail the rule and what to do (``rankings``: the
+    exact posterior of a Generalized Mallows mixture, for which no sampler with faster moves
+    exists)."""
     if conv["converged"]:
         return "the chains have converged by the rule"
     parts = []

@@ -466,7 +466,8 @@ class ChainEstimator(BaseEstimator):
         if not self.convergence_["converged"]:
             from ..families.mallows import GeneralizedMallows
 
-            rankings = isinstance(getattr(self, "family_", None), GeneralizedMallows)
+            rankings = (isinstance(getattr(self, "family_", None), GeneralizedMallows)
+                        and getattr(self, "coarsening_", None) is None)
             warnings.warn(f"{type(self).__name__}: "
                           + advice(self.convergence_, rankings=rankings),
                           UserWarning, stacklevel=_outside_package())

@@ -61,7 +61,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         cls = "ok"
     else:
         head = "✗ Not converged: these results cannot be trusted yet"
-        if summary.get("mallows"):
+        if summary.get("mallows") and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
         else:
             todo = ("Run more iterations (a longer burn-in if the traces still drift) or "

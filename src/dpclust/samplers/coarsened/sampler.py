@@ -402,35 +402,28 @@ class CoarsenedMixture:
         return n_theta, n_weights, n_joint, n_pair
 
     def _pair_move(self, rng, fam, Xu, c, zeta, gamma, w, k) -> int:
-        """Move 7 (module notes): weight passed between component ``k`` and a partner
-        ``j`` drawn among the components with at least ``partner_share`` of the weight,
-        their total kept, then both components' parameters from their soft proposals given
-        the responsibilities at the new weights (the reverse: at the old weights and new
-        parameters)."""
+        """Weight moved between component ``k`` and a partner ``j`` (drawn among the
+        components with at least ``partner_share`` of the weight), their total kept, a
+        random walk on ``logit(v_k / (v_j + v_k))``; then both components' parameters from
+        their soft proposals given the responsibilities at the new weights (the reverse:
+        at the old weights and new parameters)."""
         D, K = w.P.shape
         V = w.v.sum()
-        if w.v[k] < self.vacant_share * V:
-            return 0
         big = np.flatnonzero(w.v >= self.partner_share * V)
-        partners = big[big != k]
-        if len(partners) == 0:
+        if k not in big or len(big) < 2:
             return 0
-        j = int(rng.choice(partners))
+        j = int(rng.choice(big[big != k]))
         uj, uk = w.log_v[j], w.log_v[k]
         logT = np.logaddexp(uj, uk)
-        eta_old = uk - uj
-        eta = (eta_old + self.pair_scale * rng.standard_normal() if rng.random() < 0.5
-               else _SPLIT_SD * rng.standard_normal())
+        eta = uk - uj + self.pair_scale * rng.standard_normal()
         uk_new = float(logT - np.logaddexp(0.0, -eta))
         uj_new = float(logT - np.logaddexp(0.0, eta))
         vj_new, vk_new = math.exp(uj_new - w.shift), math.exp(uk_new - w.shift)
         V_new = V - w.v[j] - w.v[k] + vj_new + vk_new
-        if vj_new < self.partner_share * V_new or vk_new < self.vacant_share * V_new:
-            return 0  # the reverse move would not pick this pair
         others = np.delete(w.v, [j, k])
-        n_new = int((others >= self.partner_share * V_new).sum()) + 1  # j, not k
-        log_q_ratio = (self._log_q_eta(eta_old, eta) - self._log_q_eta(eta, eta_old)
-                       + math.log(len(partners)) - math.log(n_new))
+        if min(vj_new, vk_new) < self.partner_share * V_new:
+            return 0  # the reverse move would not pick this pair
+        big_new = int((others >= self.partner_share * V_new).sum()) + 2
         rest = np.empty(D)
         _ck.rest_sums2(w.P, w.v, j, k, rest)
         rj, rk = np.empty(D), np.empty(D)
@@ -452,7 +445,7 @@ class CoarsenedMixture:
         log_a = (gamma * (uj_new + uk_new - uj - uk)
                  + lp_j + lp_k - w.log_prior[j] - w.log_prior[k]
                  + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))
-                 + bj + bk - fj - fk + log_q_ratio)
+                 + bj + bk - fj - fk + math.log(len(big) - 1) - math.log(big_new - 1))
         if math.log(rng.random()) < log_a:
             w.log_v[j], w.log_v[k] = uj_new, uk_new
             w.v[j], w.v[k] = vj_new, vk_new
@@ -461,13 +454,6 @@ class CoarsenedMixture:
             return 1
         return 0
 
-
-    def _log_q_eta(self, to: float, frm: float) -> float:
-        """``log q(to | frm)`` of move 7's step of ``eta = log(v_k / v_j)``: half a random
-        walk of sd ``pair_scale``, half a draw from ``N(0, 1.5^2)`` (a split near the
-        middle, whatever the current shares)."""
-        return float(np.logaddexp(_log_normal(to - frm, self.pair_scale),
-                                  _log_normal(to, _SPLIT_SD)))
 
     def _joint_move(self, rng, fam, Xu, c, zeta, gamma, w, k, rest, here, soft, resp,
                     resp_new, n_total):
@@ -533,10 +519,6 @@ class _Work:
         self.params = _put(self.params, k, new)
         self.log_prior[k] = lp_new
         _ck.set_column(self.L, self.m, self.P, rest, k, Lk)
-
-
-#: the sd of move 7's independent proposal of ``log(v_k / v_j)``
-_SPLIT_SD = 1.5
 
 
 def _weight_step(gamma: float, zeta: float, soft: float) -> float:

@@ -113,11 +113,11 @@ def _one_chain(args):
             "seconds": np.asarray(tr.seconds).tolist()}
 
 
-def ballots_chains(alpha_c: float, minutes: float, quick: bool) -> dict:
+def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30)) -> dict:
     import arviz as az
 
     seconds = 60.0 * (1.0 if quick else minutes)
-    jobs = [(alpha_c, 1, 1, seconds, 100_000), (alpha_c, 30, 30, seconds, 100_000)]
+    jobs = [(alpha_c, 1, seeds[0], seconds, 100_000), (alpha_c, 30, seeds[1], seconds, 100_000)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         runs = list(pool.map(_one_chain, jobs))
@@ -125,7 +125,7 @@ def ballots_chains(alpha_c: float, minutes: float, quick: bool) -> dict:
     n = min(len(r["log_likelihood"]) for r in runs)
     burn = n // 2
     out = {"alpha_c": alpha_c, "wall_seconds": wall, "iterations_per_chain": n,
-           "burn_in": burn, "starts": [1, 30], "quantities": {}}
+           "burn_in": burn, "starts": [1, 30], "seeds": list(seeds), "quantities": {}}
     for name in ("log_likelihood", "n_clusters", "n_large_clusters"):
         x = np.array([r[name][burn:n] for r in runs], dtype=np.float64)
         out["quantities"][name] = {
@@ -253,6 +253,19 @@ def write_markdown(rec: dict, path: Path) -> None:
                          f"{', '.join(f'{v:.4g}' for v in q['mean_per_chain'])} |")
         lines += ["", f"Target (R-hat < 1.01, both ESS >= 100 per chain) "
                   f"{'met' if ch['met'] else 'NOT met'}. ![chains](robust_chains.png)", ""]
+    runs = rec.get("ballots_chains_runs", [])
+    if len(runs) > 1:
+        lines += ["Every pair of 10-minute chains on record (R-hat / bulk ESS per chain):", "",
+                  "| alpha_c | seeds | iterations | log-likelihood | K | clusters >= 1 % | "
+                  "met |", "|---:|---|---:|---|---|---|---|"]
+        for r in runs:
+            q = r["quantities"]
+            cells = [f"{q[n]['rhat']:.3f} / {q[n]['ess_bulk_per_chain']:.0f}"
+                     for n in ("log_likelihood", "n_clusters", "n_large_clusters")]
+            lines.append(f"| {r['alpha_c']:g} | {r.get('seeds', [1, 30])} | "
+                         f"{r['iterations_per_chain']} | " + " | ".join(cells)
+                         + f" | {'yes' if r['met'] else 'no'} |")
+        lines.append("")
     bn = rec.get("ballots_n")
     if bn:
         lines += [f"## K against N (coarsened at alpha_c = {bn['alpha_c']:g}; exact DP for "
@@ -291,6 +304,8 @@ def main(argv=None) -> None:
                         help="the ballots' alpha_c (default: the calibration's choice in "
                              "results/robust.json, else 100)")
     parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--chain-seeds", type=int, nargs=2, default=(1, 30),
+                        help="the seeds of the chains from 1 and from 30 clusters")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
@@ -301,7 +316,8 @@ def main(argv=None) -> None:
             payload.update(ballots_calibration(args.quick))
         alpha_c = args.alpha_c or _chosen(stem, payload)
         if part == "ballots-chains":
-            payload.update(ballots_chains(alpha_c, args.minutes, args.quick))
+            payload.update(ballots_chains(alpha_c, args.minutes, args.quick, args.chain_seeds))
+            payload["ballots_chains_runs"] = _chain_runs(stem, payload["ballots_chains"])
         elif part == "ballots-n":
             payload.update(ballots_n(alpha_c, args.quick))
         elif part == "gaussian":
@@ -309,6 +325,16 @@ def main(argv=None) -> None:
 
             payload.update(gaussian_part(args.quick))
         save_results(stem, payload, write_markdown)
+
+
+def _chain_runs(stem: Path, latest: dict) -> list:
+    """Every pair of chains on record (one per pair of seeds and alpha_c), the latest
+    last: one pair meeting is not yet the rule."""
+    path = stem.with_suffix(".json")
+    runs = json.loads(path.read_text()).get("ballots_chains_runs", []) if path.exists() else []
+    key = (latest["alpha_c"], latest.get("seeds"))
+    runs = [r for r in runs if (r["alpha_c"], r.get("seeds")) != key]
+    return runs + [latest]
 
 
 def _chosen(stem: Path, payload: dict) -> float:

@@ -513,7 +513,11 @@ def test_unconverged_rankings_get_advice_for_rankings():
         model = DPMixture(family="mallows", sampler="slice-gibbs", n_iter=6,
                           random_state=0).fit(X)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    assert any("Do the chains meet?" in m for m in messages), messages
+    assert any("--coarsening auto" in m for m in messages), messages
     assert not any("gibbs+sams" in m for m in messages)
     banner = _verdict({"convergence": model.convergence_, "mallows": {"exact": True}})
-    assert "Do the chains meet?" in banner and "split-merge" not in banner
+    assert "--coarsening auto" in banner and "split-merge" not in banner
+    # a coarsened fit that has not converged is told to run longer, not to coarsen
+    banner = _verdict({"convergence": model.convergence_, "mallows": {"exact": True},
+                       "coarsening": {"alpha_c": 300.0}})
+    assert "--coarsening auto" not in banner and "more iterations" in banner

@@ -47,8 +47,8 @@ ESS_PER_CHAIN = 100
 RANKINGS_MIXING = ("under the exact posterior the number of mid-sized clusters on real "
                    "ballots mixes over thousands of iterations and grows with the number of "
                    "ballots (no Mallows mixture fits them exactly); the coarsened posterior "
-                   "(coarsening='auto', CLI --coarsening auto) converges on them in minutes "
-                   "(README, 'When the model does not fit')")
+                   "(coarsening='auto', CLI --coarsening auto) keeps K steady as ballots are "
+                   "added and mixes far faster (README, 'When the model does not fit')")
 
 #: the quantities of the trace that get a verdict, in the order they are reported
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")

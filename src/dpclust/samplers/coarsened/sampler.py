@@ -487,6 +487,9 @@ class CoarsenedMixture:
         u_old = w.log_v[k]
         u = u_old + sd * rng.standard_normal()
         d = u - u_old
+        V, V_new = w.v.sum(), w.v.sum() - w.v[k] + math.exp(u - w.shift)
+        if math.exp(u - w.shift) < self.vacant_share * V_new:
+            return here, soft, 0  # its reverse would not be tried from a vacant component
         old = take(w.params, [k])
         _ck.column_terms(rest, w.m, w.L[:, k], u - w.shift, c, resp_new)
         new, log_fwd = fam.soft_proposal(Xu, zeta * c * resp_new, old, rng=rng)
@@ -495,9 +498,6 @@ class CoarsenedMixture:
         _ck.column_terms(rest, w.m, Lk, u_old - w.shift, c, resp_new)
         _, log_back = fam.soft_proposal(Xu, zeta * c * resp_new, new, proposed=old)
         sd_back = self.joint_scale * _weight_step(gamma, zeta, soft_new)
-        V, V_new = w.v.sum(), w.v.sum() - w.v[k] + math.exp(u - w.shift)
-        if math.exp(u - w.shift) < self.vacant_share * V_new:
-            return here, soft, 0
         lp_new = float(fam.log_prior(new)[0])
         log_a = (gamma * d - (math.exp(u) - math.exp(u_old)) + lp_new - w.log_prior[k]
                  + zeta * (there - here - n_total * (math.log(V_new) - math.log(V)))

@@ -109,12 +109,6 @@ posterior of the finite mixture).
    states.  This is the move that lets a cluster grow out of another or fold back into it:
    on the ballots at ``alpha_c = 300`` (four clusters, one of 14 % that now and then
    empties) it is accepted 11 % of the time.
-8. **A component seeded at a data point takes a vacant slot, or gives its slot back**
-   (:mod:`dpclust.samplers.coarsened.seed`, where the Hastings ratio is derived): a birth
-   fits a vacant component to the points near a random data point, by EM-like soft
-   proposals against the other components, and draws its share around its soft count; a
-   death proposes a large component's parameters and weight from their priors.  This is
-   the move that brings back in one step a cluster that has emptied into its neighbours.
 5. **The partition reported** is not part of the chain: after each sweep every point is
    allocated to a component with probability ``r_ik`` (its posterior allocation given the
    current ``w, theta``), so the kept partitions are draws of the allocation under the
@@ -145,7 +139,6 @@ from ...families.base import ConjugateFamily, log_dirichlet, take
 from ...kernels import coarsened as _ck
 from ...priors import FiniteDirichlet
 from ..base import MixtureModel, StepInfo, initial_labels, relabel
-from .seed import seed_move
 
 class CoarsenedState(NamedTuple):
     """The chain's state, ``(w, theta)``, with what the next step reuses.
@@ -154,8 +147,8 @@ class CoarsenedState(NamedTuple):
     chain); ``log_v`` the logarithms of the latent weights ``v_k ~ Gamma(gamma, 1)``,
     ``w = v / sum v``; ``log_lik`` (distinct rows x components) holds
     ``log f(x_i | theta_k)``; ``n_accepted`` counts the last step's accepted moves: of
-    the augmentation step (4), of parameters (1, 2), of weights (3), of both (6), of
-    pairs (7) and of seeded births and deaths (8).
+    the augmentation step (4), of parameters (1, 2), of weights (3), of both (6) and of
+    pairs (7).
     """
 
     labels: np.ndarray
@@ -201,16 +194,7 @@ class CoarsenedMixture:
     pair_scale : float, default=2.0
         The sd of move 7's step of ``log(v_k / v_j)``; 0 turns move 7 off.
     partner_share : float, default=1e-3
-        The share of the weight a component needs to take part in move 7; below it a
-        component is a vacant slot for move 8.
-    n_seed : int, default=4
-        Attempts of move 8 (a birth or a death, with probability 1/2 each) per sweep;
-        0 turns it off.
-    seed_weight : float, default=10.0
-        How many times move 8's anchor point counts in its seed.
-    seed_steps : int, default=3
-        Soft proposals from the seed to a birth's component (the last one's density is
-        the proposal's).
+        The share of the weight a component needs to take part in move 7.
 
     Notes
     -----
@@ -219,8 +203,8 @@ class CoarsenedMixture:
     (:attr:`~dpclust.samplers.MixtureModel.zeta`).  One step draws allocations and
     moves every component and the weights given them (move 4, when ``zeta`` is large
     enough), then moves each component's parameters and weight without them (moves 1-3
-    and 6), passes weight between pairs of components (7), tries seeded births and
-    deaths (8), then draws the allocation it reports (5).
+    and 6), passes weight between pairs of components (7), then draws the allocation it
+    reports (5).
     """
 
     n_walk: int | None = None
@@ -230,9 +214,6 @@ class CoarsenedMixture:
     augment_above: float = 0.3
     pair_scale: float = 2.0
     partner_share: float = 1e-3
-    n_seed: int = 4
-    seed_weight: float = 10.0
-    seed_steps: int = 3
     name = "coarsened"
     priors = ("finite",)
     #: start from k-means clusters where the family has features for it
@@ -287,21 +268,17 @@ class CoarsenedMixture:
                  if model.zeta >= self.augment_above else 0)
         n_theta, n_weights, n_joint, n_pair = self._free_sweep(rng, fam, Xu, c, model.zeta,
                                                                gamma, w)
-        n_seed = sum(seed_move(rng, fam, Xu, c, model.zeta, gamma, w,
-                               small_share=self.partner_share, seed_weight=self.seed_weight,
-                               seed_steps=self.seed_steps)
-                     for _ in range(self.n_seed if "soft" in _proposal_kinds(fam, 0) else 0))
         labels, components = relabel(w.allocate(rng, inverse))
         log_lik = float(_ck.log_mixture(w.P, w.m, w.v, c))
         log_joint = (float((gamma * w.log_v - np.exp(w.log_v)).sum())  # log Gamma(v) |dv/du|
                      + float(w.log_prior.sum()) + model.zeta * log_lik)
         new_state = CoarsenedState(labels, state.alpha, w.params, w.log_v, w.L,
-                                   np.array([n_aug, n_theta, n_weights, n_joint, n_pair, n_seed],
+                                   np.array([n_aug, n_theta, n_weights, n_joint, n_pair],
                                             dtype=np.int64),
                                    components)
         return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
                                    n_accepted_splits=n_aug + n_theta,
-                                   n_accepted_merges=n_weights + n_joint + n_pair + n_seed,
+                                   n_accepted_merges=n_weights + n_joint + n_pair,
                                    log_likelihood=log_lik)
 
     def _augmented_sweep(self, rng, fam, Xu, inverse, c, zeta, gamma, w) -> int:

@@ -103,6 +103,8 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit):
     _same_chain(local_fit, m)
 
 
+# slow: test_a_lost_source_stops_with_a_checkpoint resumes from a checkpoint on the cluster
+@pytest.mark.slow
 def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
@@ -149,6 +151,8 @@ def test_errors_name_the_partition(client, tmp_path):
         DPMixture(backend="dask", client=client, init="kmeans").fit(np.ones((9, 2)))
 
 
+# slow: the default run keeps the estimator's contract tests on the cluster
+@pytest.mark.slow
 def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     X, _ = data
     csv = tmp_path / "x.csv"
@@ -192,6 +196,8 @@ def test_staged_proposals_give_the_in_process_chain(client, data):
     assert local.trace_.n_accepted_splits.sum() > 0
 
 
+# slow: each chain is the single-chain run, which the default run checks on the cluster
+@pytest.mark.slow
 def test_several_chains_on_a_cluster_are_the_in_process_chains(client, data):
     """On a Dask cluster the chains run one after another; each is the in-process chain
     of the same stream."""

@@ -281,9 +281,14 @@ def test_split_merge_moves_alone_match_exact_posterior(random_share, cluster_sha
     assert tv_to_exact(sampler, FIVE, 4, 8000, seed=1) < 0.05
 
 
+@pytest.mark.slow
 def test_anchors_by_cluster_need_their_selection_probabilities(monkeypatch):
     """Anchors drawn by cluster without the ratio of selection probabilities miss the
-    posterior: the exact test sees it."""
+    posterior: the exact test sees it.
+
+    Slow: the default run's test_split_merge_moves_alone_match_exact_posterior[1.0-1.0]
+    (8,000 steps, seed 1, TV < 0.05) already fails on this mistake (measured TV 0.084 with
+    the unweighted moves, 0.025 with the right ones)."""
     from dpclust.samplers import mallows
 
     orig = mallows._SplitMerge.move
@@ -330,7 +335,10 @@ def test_split_merge_ratio_terms_matter(monkeypatch):
     assert tv > 0.15
 
 
-@pytest.mark.parametrize("seed, kw", [(1, {}), (2, {"nu": 2.0, "r": 0.5, "alpha": 2.0})])
+@pytest.mark.parametrize("seed, kw", [
+    (1, {}),
+    # slow: the default run keeps the default hyperparameters' case above
+    pytest.param(2, {"nu": 2.0, "r": 0.5, "alpha": 2.0}, marks=pytest.mark.slow)])
 def test_birth_death_moves_alone_match_exact_posterior(seed, kw):
     """Births of a component inside a cluster (allocation drawn from the proposed
     parameters) and deaths of one cluster into another, with the cluster updates and no
@@ -352,9 +360,13 @@ def test_birth_death_exact_posterior_grid(case):
     assert tv < 0.03, tv
 
 
+@pytest.mark.slow
 def test_birth_death_ratio_terms_matter(monkeypatch):
     """The exact test sees a birth ratio that forgets the reverse death's auxiliary
-    proportion (its Beta(n_a + 1, n_b + 1) leaves ``n_c (n_c + 1) / (n_a n_b)``)."""
+    proportion (its Beta(n_a + 1, n_b + 1) leaves ``n_c (n_c + 1) / (n_a n_b)``).
+
+    Slow: the default run's test_birth_death_moves_alone_match_exact_posterior[1-kw0]
+    (16,000 steps, seed 1, TV < 0.045) fails on this mistake (measured TV 0.445)."""
     from dpclust.samplers import mallows
 
     orig = mallows._BirthDeath._log_ratio

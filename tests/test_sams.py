@@ -15,8 +15,13 @@ def test_gibbs_sams_matches_exact_posterior(family):
     assert tv < 0.02, tv
 
 
+@pytest.mark.slow
 def test_sams_moves_alone_match_exact_posterior():
-    """Without the Gibbs sweep, a wrong Hastings ratio could not hide behind it."""
+    """Without the Gibbs sweep, a wrong Hastings ratio could not hide behind it.
+
+    Slow: the default run keeps the same moves alone on Gaussian data under the Pitman-Yor
+    and MFM priors (test_priors.py::test_merge_split_moves_alone_match_the_exact_posterior)
+    and Gibbs+SAMS under the Dirichlet process for both families (above)."""
     tv = tv_to_exact(GibbsSAMS(gibbs=None, n_proposals=3), "gaussian", 5, 40_000, seed=10)
     assert tv < 0.02, tv
 

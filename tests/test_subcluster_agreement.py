@@ -68,7 +68,11 @@ def document_model(X):
     return MixtureModel(fam, fam.validate(X))
 
 
+@pytest.mark.slow
 def test_gaussian_agreement_with_collapsed_gibbs():
+    """Slow: the default run keeps the documents' agreement test, and
+    test_reference_chains reruns the Gaussian sub-cluster chains draw for
+    draw (sequential, multi-way and blocked paths), on 3,000 and 1,500 points."""
     model = gaussian_model(overlapping_gaussians(1500, 3.0))
     k_gibbs, k_sub, co = agreement(model, 2000, 2000, 2)
     assert abs(k_gibbs - k_sub) < 0.3 and co < 0.05, (k_gibbs, k_sub, co)

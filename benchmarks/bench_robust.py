@@ -231,14 +231,21 @@ def write_markdown(rec: dict, path: Path) -> None:
               f"{m.get('date')}; load {m.get('load_average_start')}.", ""]
     cal = rec.get("ballots_calibration")
     if cal:
+        from dpclust.estimators.coarsening import elbow_heights, near_elbows
+
+        heights = elbow_heights(cal["complexity"], cal["fit"])
+        near = [cal["alpha_c"][i] for i in near_elbows(cal["complexity"], cal["fit"],
+                                                         int(np.argmax(heights)))]
         lines += ["## Dublin West ballots: choosing alpha_c", "",
-                  "| alpha_c | zeta | fit (log-lik per ballot) | clusters >= 1 % |",
-                  "|---:|---:|---:|---:|"]
-        for a, z, f, c in zip(cal["alpha_c"], cal["zeta"], cal["fit"], cal["complexity"]):
+                  "| alpha_c | zeta | fit (log-lik per ballot) | clusters >= 1 % | "
+                  "height above the chord |", "|---:|---:|---:|---:|---:|"]
+        for a, z, f, c, h in zip(cal["alpha_c"], cal["zeta"], cal["fit"], cal["complexity"],
+                                 heights):
             mark = " **(chosen)**" if a == cal["chosen"] else ""
-            lines.append(f"| {a:g}{mark} | {z:.4g} | {f:.4f} | {c:.2f} |")
+            lines.append(f"| {a:g}{mark} | {z:.4g} | {f:.4f} | {c:.2f} | {h:.3f} |")
         lines += ["", f"{cal['n_iter']} iterations per value, {cal['seconds']:.0f} s in all; "
-                  "![calibration](robust_calibration.png)", ""]
+                  + (f"near tie (>= 90 % of the elbow's height): {near}; " if near else
+                     "no near tie; ") + "![calibration](robust_calibration.png)", ""]
     ch = rec.get("ballots_chains")
     if ch:
         lines += [f"## Two chains at alpha_c = {ch['alpha_c']:g}, from 1 and from 30 clusters",

@@ -11,7 +11,8 @@ import pytest
 from dpclust import DPMixture
 from dpclust.cli import main
 from dpclust.datasets import make_gaussian_mixture
-from dpclust.estimators.coarsening import Calibration, calibrate, elbow
+from dpclust.estimators.coarsening import (Calibration, calibrate, elbow, elbow_heights,
+                                          near_elbows)
 from dpclust.estimators.summary import coarsening_summary
 
 
@@ -59,6 +60,22 @@ def test_elbow_rule():
     assert elbow([2, 3, 4, 8, 12], [-5.0, -4.0, -3.2, -3.1, -3.05]) == 2
     assert elbow([3, 3, 3], [-1.0, -1.0, -1.0]) == 2  # flat: the largest alpha_c
     assert elbow([1, 2], [-2.0, -1.0]) == 1
+
+
+def test_near_ties_of_the_elbow_are_named():
+    # the diamonds' calibration (100 iterations per alpha_c = 10 ... 10,000): 100 and 300
+    # are 0.62 and 0.61 above the chord, so each run may pick either
+    complexity = [1.12, 1.68, 1.1, 3.02, 7.54, 11.0, 10.0]
+    fit = [-5.0949, -4.6621, -4.3178, -4.0921, -3.9693, -3.9823, -4.0092]
+    i = elbow(complexity, fit)
+    assert i == 2 and list(near_elbows(complexity, fit, i)) == [3]
+    h = elbow_heights(complexity, fit)
+    assert h[2] == pytest.approx(0.62, abs=0.01) and h[3] == pytest.approx(0.61, abs=0.01)
+    # a clear elbow has none
+    assert len(near_elbows([2, 3, 4, 8, 12], [-5.0, -4.0, -3.2, -3.1, -3.05], 2)) == 0
+    cal = Calibration(np.array([10.0, 100.0]), np.array([0.1, 0.5]), np.zeros(2), np.zeros(2),
+                      100.0, 1, 50, (10.0,))
+    assert cal.as_dict()["near_elbows"] == [10.0]
 
 
 def test_auto_runs_the_grid_and_fits_at_the_elbow(data):

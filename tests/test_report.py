@@ -470,6 +470,11 @@ def test_the_lead_says_the_coarsened_posterior_and_why_k_grows(gaussian_fit):
     assert ">300</div><div class=\"label\">alpha_c (coarsening)" in page
     assert "fused clusters" not in page.split("<h2>Run details")[0].lower()
     assert "Calibration grid" in page and "chosen → <b>300</b>" in page
+    assert "Near tie" not in page
+    tie = _coarsened(gaussian_fit[0])
+    tie["coarsening"]["calibration"] = {**tie["coarsening"]["calibration"],
+                                        "near_elbows": [100.0]}
+    assert "<b>Near tie:</b> α<sub>c</sub> = 100 is almost as far above" in render_html(tie, {})
     user = _coarsened(gaussian_fit[0])
     user["coarsening"] = {**user["coarsening"], "chosen_by": "user"}
     del user["coarsening"]["calibration"]

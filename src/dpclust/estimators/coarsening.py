@@ -30,6 +30,10 @@ from sklearn.base import clone
 DEFAULT_GRID = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 #: iterations of each short run of the grid (at most the estimator's n_iter)
 CALIBRATION_ITER = 100
+#: a point of the grid at least this share of the elbow's height above the chord is a near
+#: tie, which the summary and the report name (on real data, 100 iterations per value move
+#: the elbow by one grid step from one run to another where two points are this close)
+NEAR_ELBOW = 0.9
 
 
 class Calibration(NamedTuple):
@@ -44,6 +48,9 @@ class Calibration(NamedTuple):
     chosen: float
     index: int
     n_iter: int
+    #: other values of the grid whose elbow height is within :data:`NEAR_ELBOW` of the
+    #: chosen one's: the short runs do not tell them apart
+    near: tuple = ()
 
     def as_dict(self) -> dict:
         """JSON-able form for the run summary."""
@@ -51,27 +58,44 @@ class Calibration(NamedTuple):
                 "fit": [round(float(f), 4) for f in self.fit],
                 "complexity": [round(float(c), 2) for c in self.complexity],
                 "chosen": float(self.chosen), "n_iter": int(self.n_iter),
+                "near_elbows": [float(a) for a in self.near],
                 "rule": "elbow of fit against complexity (kneedle)"}
 
 
-def elbow(complexity, fit) -> int:
-    """Index of the elbow of the curve ``(complexity, fit)`` ordered by ``alpha_c``: the
-    point farthest above the chord from the first to the last point, both axes scaled to
-    [0, 1]; ties go to the smaller ``alpha_c``.  A flat curve (no complexity or fit gained)
-    gives the last point."""
+def elbow_heights(complexity, fit) -> np.ndarray:
+    """Each point's height above the chord from the first to the last point of the curve
+    ``(complexity, fit)`` ordered by ``alpha_c``, both axes scaled to [0, 1] (the kneedle
+    score).  A curve of fewer than three points, or a flat one (no complexity or fit
+    gained), scores 1 at its last point and 0 elsewhere."""
     x = np.asarray(complexity, dtype=np.float64)
     y = np.asarray(fit, dtype=np.float64)
-    if len(x) < 3:
-        return len(x) - 1
-    dx, dy = x.max() - x.min(), y.max() - y.min()
-    if dx <= 0 or dy <= 0:
-        return len(x) - 1
+    dx, dy = (x.max() - x.min(), y.max() - y.min()) if len(x) else (0.0, 0.0)
+    if len(x) < 3 or dx <= 0 or dy <= 0:
+        out = np.zeros(len(x))
+        out[-1:] = 1.0
+        return out
     xs, ys = (x - x.min()) / dx, (y - y.min()) / dy
     # the chord from the first to the last point, in the scaled plane
     x0, y0, x1, y1 = xs[0], ys[0], xs[-1], ys[-1]
     nx, ny = -(y1 - y0), (x1 - x0)  # normal pointing above the chord
-    height = (xs - x0) * nx + (ys - y0) * ny
-    return int(np.argmax(height))
+    return (xs - x0) * nx + (ys - y0) * ny
+
+
+def elbow(complexity, fit) -> int:
+    """Index of the elbow of the curve ``(complexity, fit)`` ordered by ``alpha_c``: the
+    point farthest above the chord from the first to the last point (:func:`elbow_heights`);
+    ties go to the smaller ``alpha_c``.  A flat curve gives the last point."""
+    return int(np.argmax(elbow_heights(complexity, fit)))
+
+
+def near_elbows(complexity, fit, index: int) -> np.ndarray:
+    """Indices other than ``index`` whose height is at least ``NEAR_ELBOW`` times the
+    elbow's (a positive height only)."""
+    h = elbow_heights(complexity, fit)
+    if h[index] <= 0:
+        return np.zeros(0, dtype=np.int64)
+    near = np.flatnonzero(h >= NEAR_ELBOW * h[index])
+    return near[near != index]
 
 
 def calibrate(estimator, X, grid=None, n_iter: int | None = None) -> Calibration:
@@ -116,8 +140,9 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None) -> Calibration
         complexity.append(float(np.mean(tr.n_large_clusters[kept])))
     fit, complexity = np.array(fit), np.array(complexity)
     index = elbow(complexity, fit)
+    near = tuple(float(grid[i]) for i in near_elbows(complexity, fit, index))
     return Calibration(grid, grid / (grid + n_points), fit, complexity, float(grid[index]),
-                       index, int(n_iter))
+                       index, int(n_iter), near)
 
 
 def _n_points(estimator, X) -> int:

@@ -67,9 +67,21 @@ def _coarsening_section(coarsening: Mapping[str, Any]) -> str:
             "Fit: the mean log-likelihood per point; complexity: the expected number of "
             "clusters with at least 1% of the points. The elbow is the point farthest above "
             "the chord from the first to the last (both axes scaled to [0, 1]); the figure "
-            "below draws the same curve."))
+            "below draws the same curve." + _near_tie(grid)))
     return ('<h2>Coarsened posterior</h2><div class="tables">' + "".join(panels)
             + "</div>")
+
+
+def _near_tie(grid: Mapping[str, Any]) -> str:
+    """A sentence naming the grid's near-ties to the elbow, if any."""
+    near = [f"{a:g}" for a in grid.get("near_elbows") or []]
+    if not near:
+        return ""
+    which = " and ".join(near)
+    return (f" <b>Near tie:</b> α<sub>c</sub> = {_esc(which)} {'is' if len(near) == 1 else 'are'}"
+            " almost as far above the chord (at least 90 % of the elbow's height), and short "
+            "runs do not tell them apart: fit that value too (<code>coarsening=</code>) and "
+            "compare the answers.")
 
 
 def _fused_section(fused: Mapping[str, Any], sizes: list[int]) -> str:

@@ -309,7 +309,9 @@ def main(argv=None) -> None:
                                  "gaussian"))
     parser.add_argument("--alpha-c", type=float, default=None,
                         help="the ballots' alpha_c (default: the calibration's choice in "
-                             "results/robust.json, else 100)")
+                             "results/robust.json, else 100); with --part gaussian, refit "
+                             "only the coarsened posterior of diamonds at this alpha_c and "
+                             "keep the other answers' last rows")
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--chain-seeds", type=int, nargs=2, default=(1, 30),
                         help="the seeds of the chains from 1 and from 30 clusters")
@@ -330,7 +332,9 @@ def main(argv=None) -> None:
         elif part == "gaussian":
             from bench_robust_gaussian import gaussian_part
 
-            payload.update(gaussian_part(args.quick))
+            previous = (json.loads(stem.with_suffix(".json").read_text()).get("gaussian")
+                        if args.alpha_c and stem.with_suffix(".json").exists() else None)
+            payload.update(gaussian_part(args.quick, args.alpha_c, previous))
         save_results(stem, payload, write_markdown)
 
 

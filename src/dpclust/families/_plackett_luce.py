@@ -1,0 +1,198 @@
+r"""The maths of Plackett–Luce components for top-t rankings (the family is being built on it).
+
+A component has worths ``lambda_j > 0`` for the ``n`` items; a top-t ranking ``pi`` is drawn
+by picking each next item with probability proportional to the worths of those left:
+
+.. math::
+
+    PL(\pi \mid \lambda) = \prod_{s=1}^{t} \frac{\lambda_{\pi(s)}}{\Lambda_s},
+    \qquad \Lambda_s = \sum_{j \notin \{\pi(1), \dots, \pi(s-1)\}} \lambda_j .
+
+It depends on the worths up to scale only.  With ``lambda_j`` iid ``Gamma(a, 1)`` the scale
+``S = sum_j lambda_j ~ Gamma(n a, 1)`` is independent of the normalised worths ``p = lambda /
+S ~ Dir(a, ..., a)``, so the parameter kept is ``p`` (as ``log p``); ``p_j`` is the
+probability that item ``j`` is ranked first.
+
+* **The cluster kernel** (:func:`cluster_round`, Caron & Doucet 2012): one latent per
+  distinct ranking ``d`` and stage ``s``, ``Y_ds ~ Gamma(c_d, Lambda_s(d))`` (``c_d`` copies
+  of the ranking, each with an ``Exp(Lambda_s)`` latent), makes the worths conditionally
+  independent Gammas, ``lambda_j ~ Gamma(a + W_j, 1 + E_j)`` with ``W_j`` the times item
+  ``j`` was chosen and ``E_j`` the latents of the stages where it was still available.  A
+  round first draws the scale ``S ~ Gamma(n a, 1)`` (its exact conditional given ``p``),
+  then the latents at ``lambda = S p``, then the worths, then normalises: every step is a
+  Gibbs step of the posterior of ``(S, p, Y)``.  Drawing the latents at ``S = 1`` instead
+  (normalising inside the loop without redrawing the scale) is a different kernel that does
+  not leave the posterior invariant; ``tests/test_plackett_luce.py`` shows it.
+* **The prior probability of one top-t ranking** is ``(n - t)! / n!`` under any exchangeable
+  prior of the worths (relabelling the items leaves the prior unchanged, so every top-t
+  ranking has the same probability): the new-cluster term of Neal's algorithm 2, as for
+  Generalized Mallows components.
+* **A soft proposal** for samplers that move a component from weighted rankings (the
+  coarsened sampler: weights ``w_d``, its tempered responsibilities): the Gamma conditional of
+  the worths given the *expected* latents at the current value, ``alpha_j = kappa (a + sum_d
+  w_d [j ranked in d])``, ``r_j = kappa (n a + sum_d w_d sum_{s <= t_d} [j available at s] /
+  Lambda_s(d))``, then ``p = G / sum G`` with ``G_j ~ Gamma(alpha_j, r_j)``
+  (:func:`soft_gamma_params`).  Normalised Gammas with unequal rates are the scaled
+  Dirichlet distribution, whose density is closed form (:func:`scaled_dirichlet_log_density`);
+  its mode is the MM update of Hunter (2004).  ``kappa < 1`` widens it.
+* **An exact draw given one ranking** (:func:`draw_given_one`): integrating
+  ``lambda_j ~ Gamma(a, 1)`` out of arrival times ``T_j ~ Exp(lambda_j)`` leaves iid Lomax
+  times, whose order is uniform, so conditioning on the ranking fixes the labels of their
+  order statistics only.  Given ``T_(s-1) = x`` the minimum of the ``m = n - s + 1`` times
+  left is ``x + (1 + x)(U^{-1/(a m)} - 1)``; then ``lambda_pi(s) ~ Gamma(a + 1, 1 +
+  T_(s))`` and an unranked item's ``lambda_j ~ Gamma(a, 1 + T_(t))``.
+
+References
+----------
+Caron, F. & Doucet, A. (2012). Efficient Bayesian inference for generalized Bradley–Terry
+    models. *Journal of Computational and Graphical Statistics* 21(1), 174-196.
+Hunter, D. R. (2004). MM algorithms for generalized Bradley–Terry models. *Annals of
+    Statistics* 32(1), 384-406.
+Plackett, R. L. (1975). The analysis of permutations. *Applied Statistics* 24(2), 193-202.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+
+def log_likelihood(orders, lengths, log_p) -> np.ndarray:
+    """``log PL(pi_i | p_k)`` for every ranking ``i`` (rows of ``orders``, padded with -1,
+    ``lengths`` listed) and component ``k`` (rows of ``log_p``, normalised worths), shape
+    (n_rankings, n_components)."""
+    orders = np.asarray(orders, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
+    T = orders.shape[1]
+    ranked = np.arange(T)[None, :] < lengths[:, None]  # (D, T)
+    chosen = log_p[:, np.where(ranked, orders, 0)]  # (K, D, T)
+    p_chosen = np.where(ranked[None], np.exp(chosen), 0.0)
+    # the worth left at stage s: 1 - the worths chosen before it
+    before = np.cumsum(p_chosen, axis=2) - p_chosen
+    left = np.log(np.clip(1.0 - before, 1e-300, None))
+    terms = np.where(ranked[None], chosen - left, 0.0)
+    return terms.sum(axis=2).T
+
+
+def log_prior_predictive(lengths, n_items: int) -> np.ndarray:
+    """``log((n - t)! / n!)`` for each ranking length ``t``: the probability of one top-t
+    ranking under any exchangeable prior of the worths."""
+    t = np.asarray(lengths, dtype=np.float64)
+    return gammaln(n_items - t + 1.0) - gammaln(n_items + 1.0)
+
+
+def log_gamma_draw(rng, shape, rate) -> np.ndarray:
+    """``log G`` with ``G ~ Gamma(shape, rate)``, accurate for small shapes (``log G' +
+    log(U) / shape`` with ``G' ~ Gamma(shape + 1)``), so a worth never underflows to 0."""
+    shape = np.asarray(shape, dtype=np.float64)
+    g = np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
+    return g - np.log(rate)
+
+
+def cluster_round(rng, orders, lengths, counts, log_p, shape: float) -> np.ndarray:
+    """One exact Gibbs round of a cluster's normalised worths (module notes): returns the new
+    ``log p`` (shape (n_items,)) given the cluster's distinct rankings ``orders`` /
+    ``lengths`` with multiplicities ``counts`` and the current ``log p``."""
+    orders = np.asarray(orders, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.float64)
+    log_p = np.asarray(log_p, dtype=np.float64)
+    n = len(log_p)
+    T = orders.shape[1]
+    ranked = np.arange(T)[None, :] < lengths[:, None]  # (D, T)
+    idx = np.where(ranked, orders, 0)
+    # the scale from its conditional, then the latents of every (ranking, stage) at lambda
+    S = rng.standard_gamma(n * shape)
+    p = np.exp(log_p)
+    p_chosen = np.where(ranked, p[idx], 0.0)
+    left = np.clip(1.0 - (np.cumsum(p_chosen, axis=1) - p_chosen), 1e-300, None)
+    Y = np.where(ranked, rng.standard_gamma(np.broadcast_to(counts[:, None], ranked.shape))
+                 / (S * left), 0.0)
+    # W_j: times chosen; E_j: latents of the stages where j was available.  An item chosen
+    # at stage r of ranking d was available at stages 1..r; an unranked one at every stage.
+    W = np.zeros(n)
+    np.add.at(W, idx[ranked], np.broadcast_to(counts[:, None], ranked.shape)[ranked])
+    cum = np.cumsum(Y, axis=1)
+    total = cum[np.arange(len(lengths)), lengths - 1]
+    E = np.full(n, total.sum())
+    np.add.at(E, idx[ranked], (cum - total[:, None])[ranked])
+    log_lam = log_gamma_draw(rng, shape + W, 1.0 + E)
+    return log_lam - logsumexp(log_lam)
+
+
+def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
+    """An exact draw of ``log p`` given one top-t ranking ``order`` (item ids best first)
+    under ``Dir(shape)`` worths, by the order statistics of Lomax arrival times (module
+    notes)."""
+    order = np.asarray(order, dtype=np.int64)
+    t = len(order)
+    x = 0.0
+    rate = np.empty(n_items)
+    a = np.full(n_items, shape)
+    for s in range(t):
+        m = n_items - s
+        x = x + (1.0 + x) * (rng.random() ** (-1.0 / (shape * m)) - 1.0)
+        rate[order[s]] = 1.0 + x
+        a[order[s]] = shape + 1.0
+    unranked = np.ones(n_items, dtype=bool)
+    unranked[order] = False
+    rate[unranked] = 1.0 + x
+    log_lam = log_gamma_draw(rng, a, rate)
+    return log_lam - logsumexp(log_lam)
+
+
+def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: float = 1.0):
+    """``(alpha, rate)`` of the soft proposal (module notes) from the rankings weighted by
+    ``weights`` at the current normalised worths ``log p``."""
+    orders = np.asarray(orders, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    p = np.exp(np.asarray(log_p, dtype=np.float64))
+    n = len(p)
+    T = orders.shape[1]
+    ranked = np.arange(T)[None, :] < lengths[:, None]
+    idx = np.where(ranked, orders, 0)
+    wide = np.broadcast_to(w[:, None], ranked.shape)
+    chosen = np.zeros(n)
+    np.add.at(chosen, idx[ranked], wide[ranked])
+    p_chosen = np.where(ranked, p[idx], 0.0)
+    left = np.clip(1.0 - (np.cumsum(p_chosen, axis=1) - p_chosen), 1e-300, None)
+    # expected latents w_d / Lambda_s(d), summed over the stages where each item was available
+    cum = np.cumsum(np.where(ranked, wide / left, 0.0), axis=1)
+    total = cum[np.arange(len(lengths)), lengths - 1]
+    exposure = np.full(n, total.sum())
+    np.add.at(exposure, idx[ranked], (cum - total[:, None])[ranked])
+    return kappa * (shape + chosen), kappa * (n * shape + exposure)
+
+
+def scaled_dirichlet_draw(rng, alpha, rate) -> np.ndarray:
+    """``log p`` with ``p = G / sum G``, ``G_j ~ Gamma(alpha_j, rate_j)``."""
+    log_g = log_gamma_draw(rng, np.asarray(alpha, dtype=np.float64), np.asarray(rate))
+    return log_g - logsumexp(log_g)
+
+
+def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:
+    """The log density of :func:`scaled_dirichlet_draw` at ``log p`` (Lebesgue measure on
+    ``p_1 .. p_{n-1}``): ``log Gamma(A) - sum log Gamma(alpha_j) + sum alpha_j log r_j +
+    sum (alpha_j - 1) log p_j - A log(sum r_j p_j)``, ``A = sum alpha_j``."""
+    log_p = np.asarray(log_p, dtype=np.float64)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    rate = np.asarray(rate, dtype=np.float64)
+    A = alpha.sum()
+    return float(gammaln(A) - gammaln(alpha).sum() + (alpha * np.log(rate)).sum()
+                 + ((alpha - 1.0) * log_p).sum() - A * logsumexp(log_p, b=rate))
+
+
+def log_dirichlet_density(log_p, shape: float) -> np.ndarray:
+    """``log Dir(p; shape, ..., shape)`` (Lebesgue measure on ``p_1 .. p_{n-1}``) for each
+    row of ``log_p``."""
+    log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
+    n = log_p.shape[1]
+    return (gammaln(n * shape) - n * gammaln(shape)
+            + (shape - 1.0) * log_p.sum(axis=1))
+
+
+__all__ = ["log_likelihood", "log_prior_predictive", "cluster_round", "draw_given_one",
+           "log_dirichlet_density", "log_gamma_draw", "soft_gamma_params",
+           "scaled_dirichlet_draw", "scaled_dirichlet_log_density"]

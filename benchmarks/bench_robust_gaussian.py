@@ -34,6 +34,19 @@ def _large_share(labels) -> int:
     return int((counts >= 0.01 * counts.sum()).sum())
 
 
+def _coarsened_row(Xf, alpha_c: float, n_iter: int) -> dict:
+    """The coarsened posterior's row for the rows ``Xf``: its clusters with at least 1 % of
+    the rows and K, averaged over the second half of one chain."""
+    from dpclust import DPMixture
+
+    t = time.perf_counter()
+    tr = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1).fit(Xf).trace_
+    kept = slice(len(tr.n_clusters) // 2, None)
+    return {"n": len(Xf), "answer": f"coarsened posterior (alpha_c = {alpha_c:g})",
+            "large": float(np.mean(tr.n_large_clusters[kept])),
+            "K": float(np.mean(tr.n_clusters[kept])), "seconds": time.perf_counter() - t}
+
+
 def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | None = None
                   ) -> dict:
     """The diamonds rows of every answer, or with ``alpha_c`` and ``previous`` (the last
@@ -62,19 +75,12 @@ def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | No
     for f in FRACTIONS[:2] if quick else FRACTIONS:
         Xf = X[subsets[f]]
         n = len(Xf)
-        kept = slice(n_iter // 2, None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if only_coarsened:
-                t = time.perf_counter()
-                coarse = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1).fit(Xf)
-                tr = coarse.trace_
                 rows += [r for r in previous["rows"] if r["n"] == n
                          and not r["answer"].startswith("coarsened")]
-                rows.append({"n": n, "answer": f"coarsened posterior (alpha_c = {alpha_c:g})",
-                             "large": float(np.mean(tr.n_large_clusters[kept])),
-                             "K": float(np.mean(tr.n_clusters[kept])),
-                             "seconds": time.perf_counter() - t})
+                rows.append(_coarsened_row(Xf, alpha_c, n_iter))
                 print("gaussian:", rows[-1], flush=True)
                 continue
             t = time.perf_counter()
@@ -90,13 +96,7 @@ def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | No
             rows.append({"n": n, "answer": "fused clusters (FOLD) of the exact posterior",
                          "large": float(_large_share(fusion.labels)),
                          "K": float(fusion.n_clusters), "seconds": time.perf_counter() - t})
-            t = time.perf_counter()
-            coarse = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1).fit(Xf)
-            tr = coarse.trace_
-            rows.append({"n": n, "answer": f"coarsened posterior (alpha_c = {alpha_c:g})",
-                         "large": float(np.mean(tr.n_large_clusters[kept])),
-                         "K": float(np.mean(tr.n_clusters[kept])),
-                         "seconds": time.perf_counter() - t})
+            rows.append(_coarsened_row(Xf, alpha_c, n_iter))
             for seed in (0, 1, 2):
                 t = time.perf_counter()
                 bgm = BayesianGaussianMixture(

@@ -56,21 +56,41 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from .base import log_gamma
+
+
+def _stages(orders, lengths):
+    """``(ranked, idx)``: which stages each ranking has (n_rankings, max_length) and the
+    item chosen at each (0 where there is none)."""
+    orders = np.asarray(orders, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ranked = np.arange(orders.shape[1])[None, :] < lengths[:, None]
+    return ranked, np.where(ranked, orders, 0)
+
+
+def _left(p_chosen):
+    """The worth left at each stage, ``1 - the worths chosen before it`` (last axis)."""
+    return np.clip(1.0 - (np.cumsum(p_chosen, axis=-1) - p_chosen), 1e-300, None)
+
+
+def _exposure(per_stage, ranked, idx, lengths, n: int) -> np.ndarray:
+    """``E_j = sum_d sum_{s <= t_d} per_stage[d, s] [j available at stage s of d]``: an item
+    chosen at stage ``r`` was available at stages 1..r, an unranked one at every stage."""
+    cum = np.cumsum(np.where(ranked, per_stage, 0.0), axis=1)
+    total = cum[np.arange(len(cum)), np.asarray(lengths) - 1]
+    E = np.full(n, total.sum())
+    np.add.at(E, idx[ranked], (cum - total[:, None])[ranked])
+    return E
+
 
 def log_likelihood(orders, lengths, log_p) -> np.ndarray:
     """``log PL(pi_i | p_k)`` for every ranking ``i`` (rows of ``orders``, padded with -1,
     ``lengths`` listed) and component ``k`` (rows of ``log_p``, normalised worths), shape
     (n_rankings, n_components)."""
-    orders = np.asarray(orders, dtype=np.int64)
-    lengths = np.asarray(lengths, dtype=np.int64)
+    ranked, idx = _stages(orders, lengths)
     log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
-    T = orders.shape[1]
-    ranked = np.arange(T)[None, :] < lengths[:, None]  # (D, T)
-    chosen = log_p[:, np.where(ranked, orders, 0)]  # (K, D, T)
-    p_chosen = np.where(ranked[None], np.exp(chosen), 0.0)
-    # the worth left at stage s: 1 - the worths chosen before it
-    before = np.cumsum(p_chosen, axis=2) - p_chosen
-    left = np.log(np.clip(1.0 - before, 1e-300, None))
+    chosen = log_p[:, idx]  # (K, D, T)
+    left = np.log(_left(np.where(ranked[None], np.exp(chosen), 0.0)))
     terms = np.where(ranked[None], chosen - left, 0.0)
     return terms.sum(axis=2).T
 
@@ -83,40 +103,27 @@ def log_prior_predictive(lengths, n_items: int) -> np.ndarray:
 
 
 def log_gamma_draw(rng, shape, rate) -> np.ndarray:
-    """``log G`` with ``G ~ Gamma(shape, rate)``, accurate for small shapes (``log G' +
-    log(U) / shape`` with ``G' ~ Gamma(shape + 1)``), so a worth never underflows to 0."""
-    shape = np.asarray(shape, dtype=np.float64)
-    g = np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
-    return g - np.log(rate)
+    """``log G`` with ``G ~ Gamma(shape, rate)`` (:func:`~dpclust.families.base.log_gamma`,
+    so a worth never underflows to 0)."""
+    return log_gamma(rng, shape) - np.log(rate)
 
 
 def cluster_round(rng, orders, lengths, counts, log_p, shape: float) -> np.ndarray:
     """One exact Gibbs round of a cluster's normalised worths (module notes): returns the new
     ``log p`` (shape (n_items,)) given the cluster's distinct rankings ``orders`` /
     ``lengths`` with multiplicities ``counts`` and the current ``log p``."""
-    orders = np.asarray(orders, dtype=np.int64)
-    lengths = np.asarray(lengths, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.float64)
+    ranked, idx = _stages(orders, lengths)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.float64)[:, None], ranked.shape)
     log_p = np.asarray(log_p, dtype=np.float64)
     n = len(log_p)
-    T = orders.shape[1]
-    ranked = np.arange(T)[None, :] < lengths[:, None]  # (D, T)
-    idx = np.where(ranked, orders, 0)
     # the scale from its conditional, then the latents of every (ranking, stage) at lambda
     S = rng.standard_gamma(n * shape)
-    p = np.exp(log_p)
-    p_chosen = np.where(ranked, p[idx], 0.0)
-    left = np.clip(1.0 - (np.cumsum(p_chosen, axis=1) - p_chosen), 1e-300, None)
-    Y = np.where(ranked, rng.standard_gamma(np.broadcast_to(counts[:, None], ranked.shape))
-                 / (S * left), 0.0)
-    # W_j: times chosen; E_j: latents of the stages where j was available.  An item chosen
-    # at stage r of ranking d was available at stages 1..r; an unranked one at every stage.
+    left = _left(np.where(ranked, np.exp(log_p)[idx], 0.0))
+    Y = np.where(ranked, rng.standard_gamma(counts) / (S * left), 0.0)
+    # W_j: times chosen; E_j: latents of the stages where j was available
     W = np.zeros(n)
-    np.add.at(W, idx[ranked], np.broadcast_to(counts[:, None], ranked.shape)[ranked])
-    cum = np.cumsum(Y, axis=1)
-    total = cum[np.arange(len(lengths)), lengths - 1]
-    E = np.full(n, total.sum())
-    np.add.at(E, idx[ranked], (cum - total[:, None])[ranked])
+    np.add.at(W, idx[ranked], counts[ranked])
+    E = _exposure(Y, ranked, idx, lengths, n)
     log_lam = log_gamma_draw(rng, shape + W, 1.0 + E)
     return log_lam - logsumexp(log_lam)
 
@@ -145,24 +152,15 @@ def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
 def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: float = 1.0):
     """``(alpha, rate)`` of the soft proposal (module notes) from the rankings weighted by
     ``weights`` at the current normalised worths ``log p``."""
-    orders = np.asarray(orders, dtype=np.int64)
-    lengths = np.asarray(lengths, dtype=np.int64)
-    w = np.asarray(weights, dtype=np.float64)
+    ranked, idx = _stages(orders, lengths)
+    wide = np.broadcast_to(np.asarray(weights, dtype=np.float64)[:, None], ranked.shape)
     p = np.exp(np.asarray(log_p, dtype=np.float64))
     n = len(p)
-    T = orders.shape[1]
-    ranked = np.arange(T)[None, :] < lengths[:, None]
-    idx = np.where(ranked, orders, 0)
-    wide = np.broadcast_to(w[:, None], ranked.shape)
     chosen = np.zeros(n)
     np.add.at(chosen, idx[ranked], wide[ranked])
-    p_chosen = np.where(ranked, p[idx], 0.0)
-    left = np.clip(1.0 - (np.cumsum(p_chosen, axis=1) - p_chosen), 1e-300, None)
     # expected latents w_d / Lambda_s(d), summed over the stages where each item was available
-    cum = np.cumsum(np.where(ranked, wide / left, 0.0), axis=1)
-    total = cum[np.arange(len(lengths)), lengths - 1]
-    exposure = np.full(n, total.sum())
-    np.add.at(exposure, idx[ranked], (cum - total[:, None])[ranked])
+    left = _left(np.where(ranked, p[idx], 0.0))
+    exposure = _exposure(wide / left, ranked, idx, lengths, n)
     return kappa * (shape + chosen), kappa * (n * shape + exposure)
 
 

@@ -243,14 +243,20 @@ class PassKernel(NamedTuple):
     accumulate_block: Any = None
 
 
+def log_gamma(rng: np.random.Generator, shape) -> np.ndarray:
+    """``log G`` with ``G ~ Gamma(shape, 1)`` elementwise, drawn as ``log G' + log(U) /
+    shape`` with ``G' ~ Gamma(shape + 1)``, so that small shapes never underflow to 0."""
+    a = np.asarray(shape, dtype=np.float64)
+    return np.log(rng.standard_gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
+
+
 def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:
     """Logarithm of Dirichlet draws, one per row of ``concentration`` (last axis).
 
     Drawn in log space (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``, which is
     ``Gamma(a)``), so that small concentrations never underflow to a probability of zero.
     """
-    c = np.asarray(concentration, dtype=np.float64)
-    log_g = np.log(rng.standard_gamma(c + 1.0)) + np.log(rng.random(c.shape)) / c
+    log_g = log_gamma(rng, concentration)
     m = log_g.max(axis=-1, keepdims=True)
     return log_g - (m + np.log(np.exp(log_g - m).sum(axis=-1, keepdims=True)))
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..estimators.coarsening import NEAR_ELBOW
 from . import plots
 from .text import _esc, _fmt_value, _kv_table, _panel, _plural
 
@@ -79,7 +80,8 @@ def _near_tie(grid: Mapping[str, Any]) -> str:
         return ""
     which = " and ".join(near)
     return (f" <b>Near tie:</b> α<sub>c</sub> = {_esc(which)} {'is' if len(near) == 1 else 'are'}"
-            " almost as far above the chord (at least 90 % of the elbow's height), and short "
+            f" almost as far above the chord (at least {NEAR_ELBOW:.0%} of the elbow's "
+            "height), and short "
             "runs do not tell them apart: fit that value too (<code>coarsening=</code>) and "
             "compare the answers.")
 

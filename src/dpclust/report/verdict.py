@@ -63,12 +63,11 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         head = "✗ Not converged: these results cannot be trusted yet"
         if summary.get("mallows") and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
-        elif summary.get("coarsening"):
-            todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
-                    "several chains; a smaller alpha_c mixes faster and merges more.")
         else:
             todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
-                    "several chains, or use a sampler with split-merge moves.")
+                    "several chains" + ("; a smaller alpha_c mixes faster and merges more."
+                                        if summary.get("coarsening") else
+                                        ", or use a sampler with split-merge moves."))
         text = f"Fails the rule ({conv['rule']}); {scope}. {todo}"
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'

@@ -17,7 +17,8 @@ import pytest
 from scipy.special import gammaln, logsumexp
 
 from dpclust.exact import exact_posterior, set_partitions, total_variation
-from dpclust.families import DirichletMultinomial, GeneralizedMallows, NormalInverseWishart
+from dpclust.families import (DirichletMultinomial, GeneralizedMallows, NormalInverseWishart,
+                              PlackettLuce)
 from dpclust.partitions import canonical_labels
 from dpclust.priors import FiniteDirichlet
 from dpclust.rankings import Rankings
@@ -43,6 +44,12 @@ def _multinomial():
 def _mallows():
     X = Rankings([[0, 1, 2, 3], [0, 1, 3, 2], [3, 2, 1, 0], [2, 3, 0]], n_items=4)
     fam = GeneralizedMallows(nu=2.0, r=1.0).resolve(X)
+    return fam, X
+
+
+def _plackett_luce():
+    X = Rankings([[0, 1, 2], [0, 1], [1, 0, 3], [3, 2]], n_items=4)
+    fam = PlackettLuce(worth_shape=1.0).resolve(X)
     return fam, X
 
 
@@ -93,12 +100,14 @@ def _reference(fam, X, zeta, n_draws, seed):
     return probs, float(iw @ loglik), 1.0 / float((iw ** 2).sum())
 
 
-CASES = {"gaussian": _gaussian, "multinomial": _multinomial, "mallows": _mallows}
+CASES = {"gaussian": _gaussian, "multinomial": _multinomial, "mallows": _mallows,
+         "plackett-luce": _plackett_luce}
 
 
 @pytest.mark.parametrize("name", ["gaussian",
                                   pytest.param("multinomial", marks=pytest.mark.slow),
-                                  pytest.param("mallows", marks=pytest.mark.slow)])
+                                  pytest.param("mallows", marks=pytest.mark.slow),
+                                  pytest.param("plackett-luce", marks=pytest.mark.slow)])
 def test_zeta_one_matches_enumeration(name):
     fam, X = CASES[name]()
     # a share of 0.1 sends the smaller component to the prior proposal now and then
@@ -111,7 +120,7 @@ def test_zeta_one_matches_enumeration(name):
 
 
 @pytest.mark.parametrize("name", [pytest.param("gaussian", marks=pytest.mark.slow),
-                                  "multinomial", "mallows"])
+                                  "multinomial", "mallows", "plackett-luce"])
 def test_coarsened_matches_importance_sampling(name):
     fam, X = CASES[name]()
     n = fam.n_points(X)

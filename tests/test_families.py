@@ -1072,9 +1072,10 @@ def test_take_concatenate_and_get_family():
 def test_families_register_by_name_with_their_kind_of_data():
     from dpclust.families import FAMILIES, GeneralizedMallows
 
-    assert list(FAMILIES) == ["gaussian", "multinomial", "mallows"]
+    assert list(FAMILIES) == ["gaussian", "multinomial", "mallows", "plackett-luce"]
     assert {n: f.data_kind for n, f in FAMILIES.items()} == {
-        "gaussian": "dense", "multinomial": "counts", "mallows": "rankings"}
+        "gaussian": "dense", "multinomial": "counts", "mallows": "rankings",
+        "plackett-luce": "rankings"}
     assert all(f.name == n for n, f in FAMILIES.items())
     assert [hp.option for hp in GeneralizedMallows.hyperparameters] == ["--nu", "--r"]
     assert DirichletMultinomial(concentration=0.5).settings() == {"concentration": 0.5}

@@ -19,7 +19,7 @@ from dpclust.families.base import ConjugateFamily
 from dpclust.families.gaussian import GaussianParams
 from dpclust.families.mallows import MallowsParams, log_gm
 from dpclust.families.multinomial import MultinomialParams
-from dpclust.families._mallows_hellinger import gm_hellinger
+from dpclust.families._rankings_hellinger import rankings_hellinger
 from dpclust.diagnostics import diagnose_draws
 from dpclust.fusion import Fusion, fuse, n_fused_per_draw
 from dpclust.metrics import ari
@@ -104,11 +104,11 @@ def test_mallows_hellinger_sums_over_the_top_t_rankings(mallows4):
 def test_mallows_hellinger_monte_carlo_agrees_with_enumeration(mallows4):
     fam, params = mallows4
     exact = _enumerated_hellinger(params, 3)
-    mc = gm_hellinger(fam, params, max_enumerated=0, n_samples=4000,
+    mc = rankings_hellinger(fam, params, max_enumerated=0, n_samples=4000,
                       rng=np.random.default_rng(0))
     assert np.allclose(mc, mc.T) and np.all(np.diag(mc) == 0)
     assert np.max(np.abs(mc - exact)) < 0.03
-    again = gm_hellinger(fam, params, max_enumerated=0, n_samples=4000,
+    again = rankings_hellinger(fam, params, max_enumerated=0, n_samples=4000,
                          rng=np.random.default_rng(0))
     assert np.array_equal(mc, again)  # a fixed stream: the same estimate
 

@@ -109,9 +109,9 @@ class _FixedScale:
     def __init__(self, rng):
         self._rng = rng
 
-    def standard_gamma(self, shape):
-        if np.ndim(shape) == 0:
-            return 1e-3
+    def standard_gamma(self, shape, size=None):
+        if size is not None:  # the clusters' scales
+            return np.full(size, 1e-3)
         return self._rng.standard_gamma(shape)
 
     def random(self, *args):

@@ -289,10 +289,12 @@ def _config_from_args(args) -> RunConfig:
     if args.dataset is not None:
         if args.data is not None:
             raise UsageError(f"give DATA or --dataset {args.dataset}, not both")
-        family = family or DATASETS[args.dataset][0]
-        if family != DATASETS[args.dataset][0]:
-            raise UsageError(f"--dataset {args.dataset} holds rankings: use it with --family "
-                             f"{DATASETS[args.dataset][0]}")
+        default = DATASETS[args.dataset][0]
+        family = family or default
+        kind = FAMILIES[default].data_kind
+        if family in FAMILIES and FAMILIES[family].data_kind != kind:
+            raise UsageError(f"--dataset {args.dataset} holds {kind}: use it with --family "
+                             f"{_families_reading(kind)}")
     family = family or "gaussian"
     if args.data is None and (args.columns is not None or args.truth is not None
                               or args.positions is not None):
@@ -422,7 +424,7 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
 def _rankings_config(config: RunConfig, args) -> RunConfig:
     """Check the options of a family of rankings (``ConjugateFamily.data_kind ==
     "rankings"``: ``--family mallows``), and that no other family got rankings."""
-    from ..samplers import INSTANTIATED
+    from ..samplers import INSTANTIATED, family_samplers
 
     if FAMILIES[config.family].data_kind != "rankings":
         if config.data not in DATASETS and config.data != _DEMO and _is_preflib(config.data):
@@ -443,9 +445,10 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
     if args.columns is not None or args.truth is not None:
         raise UsageError("--columns and --truth select columns of a table of numbers; a "
                          "rankings file is read whole, one ranking a row")
-    if args.sampler not in (None, "auto", *INSTANTIATED):
-        raise UsageError(f"--family {config.family} is fitted with --sampler slice-gibbs "
-                         f"(exact) or beta-gibbs (approximate), not {args.sampler}")
+    fits = family_samplers(FAMILIES[config.family])
+    if args.sampler not in (None, "auto", *fits):
+        raise UsageError(f"--family {config.family} is fitted with --sampler "
+                         f"{', '.join(fits[:-1])} or {fits[-1]}, not {args.sampler}")
     if args.init == "kmeans":
         raise UsageError(f"--init kmeans needs numeric features; --family {config.family} "
                          "starts from random clusters (--init random)")

@@ -128,8 +128,10 @@ def _add_model_args(fit):
                             "collapsed Gibbs with Dahl's "
                             "merge-split moves; for --family mallows, 'slice-gibbs' (exact "
                             "MCMC) or 'beta-gibbs' (approximate: the n -> infinity Beta "
-                            "approximation of Meila & Chen 2010) (default: auto, which is "
-                            "slice-gibbs for mallows; --model dp only)")
+                            "approximation of Meila & Chen 2010); for --family plackett-luce "
+                            "'explicit' or 'fsd'; 'coarsened' with --coarsening (default: "
+                            "auto, which is slice-gibbs for mallows and explicit for "
+                            "plackett-luce; --model dp only)")
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
                        help="DP concentration (the ddCRP's self-link weight): a positive "
                             "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
@@ -294,7 +296,8 @@ def _add_data_args(fit) -> None:
     data.add_argument("--dataset", choices=sorted(DATASETS),
                       help="cluster a bundled data set instead of DATA: 'dublin-west', the "
                            "29,988 ballots of the 2002 Irish general election in Dublin West "
-                           "(rankings of 9 candidates; implies --family mallows)")
+                           "(rankings of 9 candidates; --family mallows unless another family "
+                           "of rankings is given)")
     data.add_argument("--subsample", type=_int_type(1), metavar="N",
                       help="fit N of the rows (rankings) drawn at random with --seed, kept in "
                            "their order; the summary and the report say so (default: all)")

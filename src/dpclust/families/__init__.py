@@ -11,10 +11,12 @@ from .base import (FAMILIES, ClusterColumn, ClusterSummary, ClusterTable, Conjug
 from .gaussian import NormalInverseWishart
 from .multinomial import DirichletMultinomial
 from .mallows import GeneralizedMallows
+from .plackett_luce import PlackettLuce
 
 
 def get_family(family) -> ConjugateFamily:
-    """Return a family object from a name (``"gaussian"``, ``"multinomial"``, ``"mallows"``)
+    """Return a family object from a name (``"gaussian"``, ``"multinomial"``, ``"mallows"``,
+    ``"plackett-luce"``)
     or an instance."""
     if isinstance(family, ConjugateFamily):
         return family
@@ -25,5 +27,5 @@ def get_family(family) -> ConjugateFamily:
 
 
 __all__ = ["ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
-           "GeneralizedMallows", "FAMILIES", "get_family", "register_family", "HyperParameter",
+           "GeneralizedMallows", "PlackettLuce", "FAMILIES", "get_family", "register_family", "HyperParameter",
            "ClusterColumn", "ClusterTable", "ClusterSummary"]

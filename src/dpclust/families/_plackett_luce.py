@@ -1,4 +1,4 @@
-r"""The maths of Plackett–Luce components for top-t rankings (the family is being built on it).
+r"""The maths of Plackett–Luce components for top-t rankings, in NumPy (:mod:`dpclust.families.plackett_luce`).
 
 A component has worths ``lambda_j > 0`` for the ``n`` items; a top-t ranking ``pi`` is drawn
 by picking each next item with probability proportional to the worths of those left:
@@ -54,9 +54,15 @@ Plackett, R. L. (1975). The analysis of permutations. *Applied Statistics* 24(2)
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from .base import log_gamma
+
+
+def _normalised(log_x):
+    """``log_x - logsumexp(log_x)`` over the last axis (rows of normalised log worths)."""
+    m = np.max(log_x, axis=-1, keepdims=True)
+    return log_x - (m + np.log(np.exp(log_x - m).sum(axis=-1, keepdims=True)))
 
 
 def _stages(orders, lengths):
@@ -68,31 +74,45 @@ def _stages(orders, lengths):
     return ranked, np.where(ranked, orders, 0)
 
 
-def _left(p_chosen):
-    """The worth left at each stage, ``1 - the worths chosen before it`` (last axis)."""
-    return np.clip(1.0 - (np.cumsum(p_chosen, axis=-1) - p_chosen), 1e-300, None)
+def _available(p, ranked, idx):
+    """``Lambda_s``, the worth of the items still available at each stage of each ranking,
+    shape (n_rankings, max_length), with ``p`` (n_rankings, n_items) the worths that score
+    each ranking: the unranked items' worth plus that of the items ranked at ``s`` or
+    later (summed from what is left, so that no digit is lost when the chosen items hold
+    nearly all the worth)."""
+    rows = np.broadcast_to(np.arange(len(idx))[:, None], idx.shape)
+    unranked = np.ones(p.shape, dtype=bool)
+    unranked[rows[ranked], idx[ranked]] = False
+    chosen = np.where(ranked, np.take_along_axis(p, idx, axis=1), 0.0)
+    later = np.cumsum(chosen[:, ::-1], axis=1)[:, ::-1]
+    return np.where(unranked, p, 0.0).sum(axis=1)[:, None] + later
 
 
-def _exposure(per_stage, ranked, idx, lengths, n: int) -> np.ndarray:
-    """``E_j = sum_d sum_{s <= t_d} per_stage[d, s] [j available at stage s of d]``: an item
-    chosen at stage ``r`` was available at stages 1..r, an unranked one at every stage."""
+def _exposure(per_stage, ranked, idx, lengths, comp, n_clusters: int, n: int) -> np.ndarray:
+    """``E_kj = sum_{rows d of cluster k} sum_{s <= t_d} per_stage[d, s] [j available at
+    stage s of d]``, shape (n_clusters, n): an item chosen at stage ``r`` was available at
+    stages 1..r, an unranked one at every stage."""
     cum = np.cumsum(np.where(ranked, per_stage, 0.0), axis=1)
     total = cum[np.arange(len(cum)), np.asarray(lengths) - 1]
-    E = np.full(n, total.sum())
-    np.add.at(E, idx[ranked], (cum - total[:, None])[ranked])
+    E = np.zeros((n_clusters, n))
+    E += np.bincount(comp, weights=total, minlength=n_clusters)[:, None]
+    rows_comp = np.broadcast_to(np.asarray(comp)[:, None], idx.shape)
+    np.add.at(E, (rows_comp[ranked], idx[ranked]), (cum - total[:, None])[ranked])
     return E
 
 
 def log_likelihood(orders, lengths, log_p) -> np.ndarray:
     """``log PL(pi_i | p_k)`` for every ranking ``i`` (rows of ``orders``, padded with -1,
     ``lengths`` listed) and component ``k`` (rows of ``log_p``, normalised worths), shape
-    (n_rankings, n_components)."""
+    (n_rankings, n_components).  The NumPy reference of
+    :func:`dpclust.families._pl_kernels.log_pl_table`."""
     ranked, idx = _stages(orders, lengths)
     log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
-    chosen = log_p[:, idx]  # (K, D, T)
-    left = np.log(_left(np.where(ranked[None], np.exp(chosen), 0.0)))
-    terms = np.where(ranked[None], chosen - left, 0.0)
-    return terms.sum(axis=2).T
+    out = np.empty((len(idx), len(log_p)))
+    for k, row in enumerate(log_p):
+        left = _available(np.broadcast_to(np.exp(row), (len(idx), len(row))), ranked, idx)
+        out[:, k] = np.where(ranked, row[idx] - np.log(left), 0.0).sum(axis=1)
+    return out
 
 
 def log_prior_predictive(lengths, n_items: int) -> np.ndarray:
@@ -108,24 +128,52 @@ def log_gamma_draw(rng, shape, rate) -> np.ndarray:
     return log_gamma(rng, shape) - np.log(rate)
 
 
-def cluster_round(rng, orders, lengths, counts, log_p, shape: float) -> np.ndarray:
-    """One exact Gibbs round of a cluster's normalised worths (module notes): returns the new
-    ``log p`` (shape (n_items,)) given the cluster's distinct rankings ``orders`` /
-    ``lengths`` with multiplicities ``counts`` and the current ``log p``."""
+def clusters_round(rng, orders, lengths, counts, comp, log_p, shape: float) -> np.ndarray:
+    """One exact Gibbs round of every cluster's normalised worths (module notes).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    orders, lengths : the distinct rankings of each cluster, one row per (ranking, cluster)
+        pair: ``orders`` (n_rows, max_length) padded with -1.
+    counts : array-like of shape (n_rows,)
+        How many copies of the ranking the cluster holds (``c_dk >= 1``).
+    comp : array-like of int of shape (n_rows,)
+        The cluster of each row.
+    log_p : ndarray of shape (n_clusters, n_items)
+        The clusters' current normalised worths (a cluster without rows gets a prior draw).
+    shape : float
+        The shape ``a`` of the Gamma prior of the worths.
+
+    Returns
+    -------
+    log_p : ndarray of shape (n_clusters, n_items), rows normalised.
+    """
     ranked, idx = _stages(orders, lengths)
+    comp = np.asarray(comp, dtype=np.int64)
     counts = np.broadcast_to(np.asarray(counts, dtype=np.float64)[:, None], ranked.shape)
-    log_p = np.asarray(log_p, dtype=np.float64)
-    n = len(log_p)
-    # the scale from its conditional, then the latents of every (ranking, stage) at lambda
-    S = rng.standard_gamma(n * shape)
-    left = _left(np.where(ranked, np.exp(log_p)[idx], 0.0))
-    Y = np.where(ranked, rng.standard_gamma(counts) / (S * left), 0.0)
-    # W_j: times chosen; E_j: latents of the stages where j was available
-    W = np.zeros(n)
-    np.add.at(W, idx[ranked], counts[ranked])
-    E = _exposure(Y, ranked, idx, lengths, n)
+    log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
+    K, n = log_p.shape
+    # each cluster's scale from its conditional, then the latents of every (ranking, stage)
+    # at lambda = S p: Y ~ Gamma(c_d, Lambda_s(d))
+    S = rng.standard_gamma(n * shape, size=K)
+    left = _available(np.exp(log_p)[comp], ranked, idx)
+    Y = np.where(ranked, rng.standard_gamma(counts) / (S[comp][:, None] * left), 0.0)
+    # W_kj: times chosen; E_kj: latents of the stages where j was available
+    W = np.zeros((K, n))
+    rows_comp = np.broadcast_to(comp[:, None], idx.shape)
+    np.add.at(W, (rows_comp[ranked], idx[ranked]), counts[ranked])
+    E = _exposure(Y, ranked, idx, lengths, comp, K, n)
     log_lam = log_gamma_draw(rng, shape + W, 1.0 + E)
-    return log_lam - logsumexp(log_lam)
+    return _normalised(log_lam)
+
+
+def cluster_round(rng, orders, lengths, counts, log_p, shape: float) -> np.ndarray:
+    """:func:`clusters_round` for one cluster: the new ``log p`` (n_items,) given its
+    distinct rankings ``orders`` / ``lengths`` with multiplicities ``counts``."""
+    comp = np.zeros(len(np.asarray(lengths)), dtype=np.int64)
+    return clusters_round(rng, orders, lengths, counts, comp,
+                          np.asarray(log_p, dtype=np.float64)[None, :], shape)[0]
 
 
 def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
@@ -145,8 +193,7 @@ def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
     unranked = np.ones(n_items, dtype=bool)
     unranked[order] = False
     rate[unranked] = 1.0 + x
-    log_lam = log_gamma_draw(rng, a, rate)
-    return log_lam - logsumexp(log_lam)
+    return _normalised(log_gamma_draw(rng, a, rate))
 
 
 def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: float = 1.0):
@@ -159,15 +206,16 @@ def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: floa
     chosen = np.zeros(n)
     np.add.at(chosen, idx[ranked], wide[ranked])
     # expected latents w_d / Lambda_s(d), summed over the stages where each item was available
-    left = _left(np.where(ranked, p[idx], 0.0))
-    exposure = _exposure(wide / left, ranked, idx, lengths, n)
+    left = _available(np.broadcast_to(p, (len(idx), n)), ranked, idx)
+    exposure = _exposure(wide / left, ranked, idx, lengths,
+                         np.zeros(len(idx), dtype=np.int64), 1, n)[0]
     return kappa * (shape + chosen), kappa * (n * shape + exposure)
 
 
 def scaled_dirichlet_draw(rng, alpha, rate) -> np.ndarray:
     """``log p`` with ``p = G / sum G``, ``G_j ~ Gamma(alpha_j, rate_j)``."""
     log_g = log_gamma_draw(rng, np.asarray(alpha, dtype=np.float64), np.asarray(rate))
-    return log_g - logsumexp(log_g)
+    return _normalised(log_g)
 
 
 def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:
@@ -178,8 +226,11 @@ def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:
     alpha = np.asarray(alpha, dtype=np.float64)
     rate = np.asarray(rate, dtype=np.float64)
     A = alpha.sum()
+    log_rp = log_p + np.log(rate)
+    top = log_rp.max()
     return float(gammaln(A) - gammaln(alpha).sum() + (alpha * np.log(rate)).sum()
-                 + ((alpha - 1.0) * log_p).sum() - A * logsumexp(log_p, b=rate))
+                 + ((alpha - 1.0) * log_p).sum()
+                 - A * (top + np.log(np.exp(log_rp - top).sum())))
 
 
 def log_dirichlet_density(log_p, shape: float) -> np.ndarray:
@@ -191,6 +242,7 @@ def log_dirichlet_density(log_p, shape: float) -> np.ndarray:
             + (shape - 1.0) * log_p.sum(axis=1))
 
 
-__all__ = ["log_likelihood", "log_prior_predictive", "cluster_round", "draw_given_one",
+__all__ = ["log_likelihood", "log_prior_predictive", "clusters_round", "cluster_round",
+           "draw_given_one",
            "log_dirichlet_density", "log_gamma_draw", "soft_gamma_params",
            "scaled_dirichlet_draw", "scaled_dirichlet_log_density"]

@@ -322,6 +322,9 @@ class ConjugateFamily(ABC):
     #: the title of the command line's option group for the family's options; None: the
     #: "model" group
     option_group: str | None = None
+    #: for families without a collapsed form (``collapsible = False``): the samplers that
+    #: fit them, by name (:data:`dpclust.samplers.SAMPLERS`)
+    samplers: tuple = ()
 
     # ------------------------------------------------------------------ set-up
     @abstractmethod
@@ -434,6 +437,27 @@ class ConjugateFamily(ABC):
     def sample_prior(self, rng: np.random.Generator, n_clusters: int = 1) -> NamedTuple:
         """``n_clusters`` independent draws from the prior."""
         return self.sample_posterior(self.empty_stats(n_clusters), rng)
+
+    # ------------------------------------------ instantiated samplers' hooks
+    def update_params(self, X, labels, params, rng: np.random.Generator,
+                      n_clusters: int | None = None) -> NamedTuple:
+        """New parameters of the clusters of ``labels`` by a Markov kernel that leaves
+        ``prod_k p(theta_k | X_k)`` invariant, started at ``params`` (one row per cluster;
+        None: no current value).
+
+        What Neal's algorithm 2 and the blocked Gibbs sampler do to the parameters after
+        the labels (Neal 2000: "any update of phi_c that leaves p(phi_c | y_c) invariant").
+        The default is an exact draw, ``sample_posterior(stats(X, labels, n_clusters))``,
+        which ignores ``params``; families without one exact draw (Plackett–Luce) override
+        it with a Gibbs kernel and list the samplers it serves in :attr:`samplers`.
+        """
+        return self.sample_posterior(self.stats(X, labels, n_clusters), rng)
+
+    def sample_given_one(self, X, i: int, rng: np.random.Generator) -> NamedTuple:
+        """An exact draw ``theta ~ p(theta | x_i)`` (a batch of one): the parameter of the
+        new cluster that point ``i`` opens in Neal's algorithm 2.  The default is
+        ``sample_posterior(stats(x_i))``."""
+        return self.sample_posterior(self.stats(self.subset(X, [i])), rng)
 
     @abstractmethod
     def log_likelihood(self, X, params: NamedTuple) -> np.ndarray:

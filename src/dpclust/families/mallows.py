@@ -210,7 +210,8 @@ class GeneralizedMallows(ConjugateFamily):
     )
     #: the cluster posterior has no closed-form marginal: instantiated samplers only
     collapsible = False
-    #: the sampler ``sampler="auto"`` picks for this family
+    #: the samplers that fit it, and the one ``sampler="auto"`` picks
+    samplers = ("slice-gibbs", "beta-gibbs", "coarsened")
     default_sampler = "slice-gibbs"
     kmeans_start = False
 
@@ -530,17 +531,18 @@ class GeneralizedMallows(ConjugateFamily):
         rankings): the Bhattacharyya coefficient is summed over all ``n! / (n - t)!``
         top-t rankings when there are at most 50,000 of them, else estimated by importance
         sampling from each component (``n_samples`` rankings each, a fixed stream:
-        ``random_state``), symmetrised (:mod:`dpclust.families._mallows_hellinger`).
+        ``random_state``), symmetrised (:mod:`dpclust.families._rankings_hellinger`).
         ``length`` is ``t`` (default: ``max_length_``, every rank with a ``theta``); the
         distance over shorter rankings is smaller (fewer ranks tell the models apart).
         """
         from ..utils.checks import check_int, check_random_state
-        from ._mallows_hellinger import gm_hellinger
+        from ._rankings_hellinger import rankings_hellinger
 
         self._need_resolved()
-        return gm_hellinger(self, params, length=length,
-                            n_samples=check_int(n_samples, "n_samples", 1),
-                            rng=check_random_state(random_state))
+        return rankings_hellinger(self, params, length=length,
+                                  longest=min(self.max_length_, np.shape(params.theta)[1]),
+                                  n_samples=check_int(n_samples, "n_samples", 1),
+                                  rng=check_random_state(random_state))
 
     def describe_params(self, params: MallowsParams) -> dict:
         """The clusters' parameters for people: ``"central_rankings"`` (K, n) item ids best
@@ -623,9 +625,8 @@ class GeneralizedMallows(ConjugateFamily):
         return ClusterTable(tuple(columns), note)
 
     def kernel(self, X):
-        raise TypeError(
-            "GeneralizedMallows has no collapsed form (its cluster marginal sums over all "
-            "central rankings): use sampler='slice-gibbs' or sampler='beta-gibbs'")
+        raise TypeError("GeneralizedMallows has no collapsed form (its cluster marginal sums "
+                        f"over all central rankings): use sampler {self.samplers}")
 
 
 # ------------------------------------------------------------- describing fits

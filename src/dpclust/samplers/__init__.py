@@ -33,17 +33,28 @@ def _sampler_class(ctor):
 
 def sampler_needs(sampler) -> str:
     """What a sampler (name, class or instance) needs of the family: ``"collapsed"`` (a
-    collapsed form, ``family.collapsible``) or ``"instantiated"`` (families without one)."""
+    collapsed form, ``family.collapsible``), ``"instantiated"`` (families without one) or
+    ``"any"`` (either: a collapsed form, or the instantiated hooks ``update_params`` and
+    ``sample_given_one`` of the families that list it in their ``samplers``)."""
     if isinstance(sampler, str):
         sampler = _sampler_class(SAMPLERS[sampler.lower()])
     return getattr(sampler, "needs", "collapsed")
 
 
-#: the samplers that instantiate each cluster's parameters for families without a collapsed
-#: form (``family.collapsible = False``: the Generalized Mallows family), read from what
-#: each sampler says it needs
+#: the samplers that fit only families without a collapsed form (``family.collapsible =
+#: False``), read from what each sampler says it needs; which of these (and of the "any"
+#: samplers) fit a family is the family's ``samplers``
 INSTANTIATED = tuple(k for k, v in SAMPLERS.items()
                      if sampler_needs(_sampler_class(v)) == "instantiated")
+
+
+def family_samplers(family) -> tuple | None:
+    """The sampler names that fit a family without a collapsed form (a class or an
+    instance): its ``samplers``; None for a collapsible family (the samplers check what
+    they need of it)."""
+    if getattr(family, "collapsible", True):
+        return None
+    return tuple(getattr(family, "samplers", ()) or INSTANTIATED)
 
 #: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
 #: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
@@ -78,10 +89,11 @@ def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
         sampler = resolve_sampler_name(sampler, n_samples, family, prior)
     if isinstance(sampler, str):
         key = sampler.lower()
-        if family is not None and not getattr(family, "collapsible", True) \
-                and key in SAMPLERS and sampler_needs(key) != "instantiated":
+        fits = None if family is None else family_samplers(family)
+        if fits is not None and key in SAMPLERS and key not in fits:
             raise ValueError(f"{type(family).__name__} is fitted with sampler "
-                             f"{' or '.join(map(repr, INSTANTIATED))}, not {sampler!r}")
+                             f"{', '.join(map(repr, fits[:-1]))} or {fits[-1]!r}, "
+                             f"not {sampler!r}")
         if key in SAMPLERS:
             return SAMPLERS[key]()
         raise ValueError(
@@ -96,5 +108,5 @@ __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
            "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SliceGibbs", "BetaGibbs",
            "CoarsenedMixture",
-           "SAMPLERS", "INSTANTIATED", "get_sampler", "sampler_needs",
+           "SAMPLERS", "INSTANTIATED", "family_samplers", "get_sampler", "sampler_needs",
            "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]

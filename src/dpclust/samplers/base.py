@@ -248,6 +248,37 @@ def summarize_partitions(family, X, rows=None):
     return out
 
 
+def repeats_rows(model: MixtureModel) -> bool:
+    """Whether the family counts repeated rows of the data once
+    (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: ballots) and some repeat."""
+    return len(model.family.distinct(model.X)[0]) < model.n_samples
+
+
+def log_likelihood_rows(model: MixtureModel, params) -> np.ndarray:
+    """``log f(x_i; theta_k)`` for every point and component, shape (n, K), each distinct
+    row of the data scored once."""
+    if not repeats_rows(model):
+        return model.family.log_likelihood(model.X, params)
+    Xd, inverse, _ = model.distinct
+    return model.family.log_likelihood(Xd, params)[inverse]
+
+
+def instantiated_log_joint(model: MixtureModel, labels, params, alpha: float):
+    """``(log joint, log-likelihood)`` of a state with instantiated parameters: ``log
+    p(z | alpha) + sum_k log p(theta_k) + sum_i log f(x_i; theta_{z_i})`` and the last sum
+    (the Generalized Mallows samplers' ``instantiated_log_joint`` for any family with
+    :meth:`~dpclust.families.base.ConjugateFamily.log_prior`)."""
+    Xd, inverse, _ = model.distinct
+    labels = np.asarray(labels, dtype=np.int64)
+    table = model.family.log_likelihood(Xd, params)
+    log_lik = float(table[inverse, labels].sum())
+    counts = np.bincount(labels, minlength=len(params[0]))
+    counts = counts[counts > 0]
+    log_joint = (model.partition_prior.log_eppf(counts, alpha)
+                 + float(model.family.log_prior(params).sum()) + log_lik)
+    return log_joint, log_lik
+
+
 def relabel(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Renumber labels 0..K-1 by first appearance (:func:`dpclust.partitions.canonical_labels`).
 

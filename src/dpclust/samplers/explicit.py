@@ -2,9 +2,14 @@
 
 This is the variant of Paisley's lecture notes: existing clusters are scored with their
 current parameters ``f(x_i; theta_k)``, a new cluster with the prior predictive ``f(x_i)``;
-a new cluster's parameter is drawn from ``p(theta | x_i)``, and after the sweep every
-``theta_k`` is redrawn from ``p(theta | X_k)``.  A baseline: it mixes more slowly than the
-collapsed sampler but only needs a family that can draw from its posterior.
+a new cluster's parameter is drawn from ``p(theta | x_i)``
+(:meth:`~dpclust.families.base.ConjugateFamily.sample_given_one`), and after the sweep
+every ``theta_k`` is updated by a kernel that leaves ``p(theta | X_k)`` invariant
+(:meth:`~dpclust.families.base.ConjugateFamily.update_params`: an exact draw for the
+conjugate families, Gibbs rounds for Plackett–Luce).  For conjugate families it is a
+baseline that mixes more slowly than the collapsed sampler; for families without a
+collapsed form that supply both hooks (Plackett–Luce) it is the exact sampler.  Repeated
+rows (ballots) are scored once per distinct row.
 
 References
 ----------
@@ -20,9 +25,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..families.base import concatenate
+from ..families.base import concatenate, take
 from ..kernels import gibbs as _kernels
-from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .base import (MixtureModel, StepInfo, initial_labels, instantiated_log_joint,
+                   log_likelihood_rows, relabel, repeats_rows)
 
 
 class ExplicitState(NamedTuple):
@@ -42,14 +48,16 @@ class ExplicitGibbs:
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None
-    #: the family's face it reads (a collapsed form), and whether it is exact MCMC
-    needs = "collapsed"
+    #: the family's face it reads: a collapsed form, or the instantiated hooks
+    #: (``update_params``, ``sample_given_one``) of families that list it in ``samplers``
+    needs = "any"
     is_exact = True
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> ExplicitState:
         labels = initial_labels(rng, model.n_samples, labels, n_clusters)
-        params = _draw_params(rng, model, labels)
+        k = int(labels.max()) + 1
+        params = model.family.update_params(model.X, labels, None, rng, k)
         return ExplicitState(labels, params, float(alpha))
 
     def step(self, rng, state: ExplicitState, model: MixtureModel):
@@ -58,7 +66,8 @@ class ExplicitGibbs:
         k = int(labels.max()) + 1
         capacity = k + 8
         loglik = np.empty((n, capacity))
-        loglik[:, :k] = fam.log_likelihood(X, state.params)
+        loglik[:, :k] = log_likelihood_rows(model, state.params)
+        Xd, inverse, _ = model.distinct if repeats_rows(model) else (X, None, None)
         params = state.params
         counts = np.zeros(capacity, dtype=np.int64)
         counts[:k] = np.bincount(labels, minlength=k)
@@ -91,27 +100,25 @@ class ExplicitGibbs:
                     cand = np.empty(capacity + 1, dtype=np.int64)
                 c = n_cols
                 n_cols += 1
-            xi = fam.subset(X, [i])
-            theta = fam.sample_posterior(fam.stats(xi), rng)
+            theta = fam.sample_given_one(X, i, rng)
             params = _put(params, c, theta)
-            loglik[:, c] = fam.log_likelihood(X, theta)[:, 0]
+            column = fam.log_likelihood(Xd, theta)[:, 0]
+            loglik[:, c] = column if inverse is None else column[inverse]
             labels[i] = c
             counts[c] = 1
             t += 1
-        labels, _ = relabel(labels)
+        labels, old = relabel(labels)
         k = int(labels.max()) + 1
-        stats = fam.stats(X, labels, k)
-        params = fam.sample_posterior(stats, rng)
+        params = fam.update_params(X, labels, take(params, old), rng, k)
         alpha = model.update_alpha(rng, state.alpha, k)
-        log_lik = float(fam.log_marginal(stats).sum())
-        log_joint = model.partition_prior.log_eppf(fam.count(stats), alpha) + log_lik
+        if getattr(fam, "collapsible", True):  # the partition's collapsed log joint
+            stats = fam.stats(X, labels, k)
+            log_lik = float(fam.log_marginal(stats).sum())
+            log_joint = model.partition_prior.log_eppf(fam.count(stats), alpha) + log_lik
+        else:  # the density of the state, parameters included
+            log_joint, log_lik = instantiated_log_joint(model, labels, params, alpha)
         return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha,
                                                               log_likelihood=log_lik)
-
-
-def _draw_params(rng, model: MixtureModel, labels):
-    k = int(labels.max()) + 1
-    return model.family.sample_posterior(model.family.stats(model.X, labels, k), rng)
 
 
 def _grow(a: np.ndarray, capacity: int) -> np.ndarray:

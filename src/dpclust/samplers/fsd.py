@@ -14,24 +14,28 @@ ALGORITHMS.md section 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..families.base import log_dirichlet
+from ..families.base import log_dirichlet, take
 from ..kernels import gibbs as _kernels
-from .base import MixtureModel, StepInfo, initial_labels, relabel
+from .base import (MixtureModel, StepInfo, initial_labels, instantiated_log_joint, relabel,
+                   repeats_rows)
 from ..priors import DirichletProcess, FiniteDirichlet
 
 _CHUNK = 1 << 15
 
 
 class FSDState(NamedTuple):
-    """Labels (canonical) and alpha: weights and parameters are redrawn from the labels at
-    the start of every step, so the next step needs nothing else."""
+    """Labels (canonical), alpha, and the occupied clusters' parameters for families whose
+    parameters are updated by a Markov kernel (Plackett–Luce; None for the conjugate
+    families, whose weights and parameters are redrawn from the labels at the start of
+    every step)."""
 
     labels: np.ndarray
     alpha: float
+    params: Any = None
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,9 @@ class FiniteSymmetricDirichlet:
     name = "fsd"
     #: the partition priors this sampler fits (the Dirichlet process only approximately)
     priors = ("finite", "dp")
-    needs = "collapsed"
+    #: a collapsed form, or the ``update_params`` hook of families that list it in
+    #: ``samplers``
+    needs = "any"
     #: exact for the finite prior only; ``"auto"`` never picks it for the DP
     is_exact = False
 
@@ -91,24 +97,38 @@ class FiniteSymmetricDirichlet:
                              f" n_components={K}")
         return FSDState(labels, float(alpha))
 
-    def _draw_params_weights(self, rng, model, labels, alpha, K):
+    def _draw_params_weights(self, rng, model, labels, alpha, K, params=None):
         counts = np.bincount(labels, minlength=K)
         log_w = log_dirichlet(rng, alpha / K + counts)
-        params = model.family.sample_posterior(model.family.stats(model.X, labels, K), rng)
+        params = model.family.update_params(model.X, labels, params, rng, K)
         return params, log_w
 
     def step(self, rng, state: FSDState, model: MixtureModel):
         fam, X, n = model.family, model.X, model.n_samples
         K = self.components(model)
-        params, log_w = self._draw_params_weights(rng, model, state.labels, state.alpha, K)
+        params, log_w = self._draw_params_weights(rng, model, state.labels, state.alpha, K,
+                                                  state.params)
         labels = np.empty(n, dtype=np.int64)
         uniforms = rng.random(n)
+        if repeats_rows(model):  # each distinct row (ballot) scored once
+            Xd, inverse, _ = model.distinct
+            table = fam.log_likelihood(Xd, params) + log_w[None, :]
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            logp = fam.log_likelihood(fam.subset(X, np.arange(lo, hi)), params) + log_w[None, :]
+            if repeats_rows(model):
+                logp = table[inverse[lo:hi]]
+            else:
+                logp = (fam.log_likelihood(fam.subset(X, np.arange(lo, hi)), params)
+                        + log_w[None, :])
             _kernels.sample_rows_from_logs(logp, uniforms[lo:hi], labels[lo:hi])
         labels, old = relabel(labels)
-        counts, log_lik = model._log_likelihood(labels)
-        log_joint = model.partition_prior.log_eppf(counts, state.alpha) + log_lik
-        return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha,
-                                                       log_likelihood=float(log_lik))
+        if getattr(fam, "collapsible", True):
+            counts, log_lik = model._log_likelihood(labels)
+            log_joint = model.partition_prior.log_eppf(counts, state.alpha) + log_lik
+            return FSDState(labels, state.alpha), StepInfo(log_joint, len(old), state.alpha,
+                                                           log_likelihood=float(log_lik))
+        # the occupied components' parameters, renumbered with the labels
+        params = take(params, old)
+        log_joint, log_lik = instantiated_log_joint(model, labels, params, state.alpha)
+        return FSDState(labels, state.alpha, params), StepInfo(
+            log_joint, len(old), state.alpha, log_likelihood=log_lik)

@@ -1,0 +1,250 @@
+"""The Plackett–Luce family (``family="plackett-luce"``) and the samplers that fit it.
+
+Three layers (STYLE 12): the compiled kernels against the NumPy reference of
+:mod:`dpclust.families._plackett_luce`; the small-n exact face against plain Monte Carlo from
+the Gamma prior of the worths (other coordinates than the family's quadrature); and every
+sampler that takes the family against the enumerated posterior of a few rankings, with
+checks that the tests would catch a wrong new-cluster term or a new cluster drawn from the
+prior.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from dpclust import DPMixture
+from dpclust.exact import exact_posterior, partition_frequencies, run_chain, total_variation
+from dpclust.families import PlackettLuce
+from dpclust.families import _plackett_luce as pl
+from dpclust.families._pl_kernels import log_pl_table, soft_sums
+from dpclust.families.plackett_luce import PLParams, patterns
+from dpclust.priors import FiniteDirichlet, PitmanYor
+from dpclust.rankings import Rankings
+from dpclust.samplers import ExplicitGibbs, FiniteSymmetricDirichlet, MixtureModel
+
+# repeated and partial ballots of 3 items (the distinct-ballot table and c_dk > 1)
+BALLOTS = [[0, 1], [0, 1], [1, 0], [2], [2, 1]]
+
+
+def _random_rankings(rng, N, n):
+    lengths = rng.integers(1, n, size=N)
+    orders = np.full((N, n - 1), -1, dtype=np.int64)
+    for i, t in enumerate(lengths):
+        orders[i, :t] = rng.permutation(n)[:t]
+    return Rankings(orders, n)
+
+
+def _naive_log_pl(ranking, p):
+    out, left = 0.0, set(range(len(p)))
+    for j in ranking:
+        out += math.log(p[j] / sum(p[i] for i in left))
+        left.remove(j)
+    return out
+
+
+# ------------------------------------------------------------------ kernels
+@pytest.mark.parametrize("N, K", [(40, 3), (3000, 20)])  # one thread, and the parallel path
+def test_log_likelihood_table_matches_the_numpy_reference(N, K):
+    rng = np.random.default_rng(0)
+    X = _random_rankings(rng, N, 9)
+    log_p = np.log(rng.dirichlet(np.full(9, 0.3), size=K))
+    log_p[0] = np.log(np.r_[0.6, 0.4, np.full(7, 1e-15)])  # worth on two items
+    table = np.empty((N, K))
+    log_pl_table(X.orders, X.lengths, log_p, table)
+    np.testing.assert_allclose(table, pl.log_likelihood(X.orders, X.lengths, log_p),
+                               rtol=1e-12, atol=1e-12)
+    p = np.exp(log_p)
+    for i in range(5):
+        for k in (0, 1):
+            assert table[i, k] == pytest.approx(
+                _naive_log_pl(X.orders[i, :X.lengths[i]], p[k]), rel=1e-9)
+
+
+def test_soft_sums_match_the_numpy_reference():
+    rng = np.random.default_rng(1)
+    X = _random_rankings(rng, 200, 6)
+    w = rng.gamma(1.0, size=200) * (rng.random(200) < 0.8)
+    log_p = np.log(rng.dirichlet(np.ones(6)))
+    chosen, exposure = np.empty(6), np.empty(6)
+    soft_sums(X.orders, X.lengths, w, np.exp(log_p), chosen, exposure)
+    a, r = pl.soft_gamma_params(X.orders, X.lengths, w, log_p, 0.7)
+    np.testing.assert_allclose(chosen + 0.7, a, rtol=1e-12)
+    np.testing.assert_allclose(exposure + 6 * 0.7, r, rtol=1e-12)
+
+
+# -------------------------------------------------------- the exact face
+def _family(rankings, n, a=1.0):
+    X = Rankings(_pad(rankings), n)
+    return PlackettLuce(worth_shape=a).resolve(X), X
+
+
+def _pad(rankings):
+    width = max(len(r) for r in rankings)
+    return [list(r) + [-1] * (width - len(r)) for r in rankings]
+
+
+@pytest.mark.parametrize("a", [0.5, 2.0])
+def test_marginal_likelihood_matches_monte_carlo_over_gamma_worths(a):
+    rankings = [[0, 1, 2], [0, 1], [1, 0, 3], [3]]
+    fam, X = _family(rankings, 4, a)
+    exact = float(np.exp(fam.log_marginal(fam.stats(X))[0]))
+    rng = np.random.default_rng(2)
+    lam = rng.gamma(a, size=(400_000, 4))  # unnormalised worths: another set of coordinates
+    lik = np.ones(len(lam))
+    for r in rankings:
+        left = lam.sum(axis=1)
+        for j in r:
+            lik *= lam[:, j] / left
+            left = left - lam[:, j]
+    se = lik.std() / np.sqrt(len(lik))
+    assert abs(lik.mean() - exact) < 4 * se, (lik.mean(), exact, se)
+
+
+def test_exact_face_identities():
+    fam, X = _family([[0, 1], [0, 1], [2, 1, 3], [3], [1, 0]], 4)
+    # one ranking has probability (n - t)! / n! under the prior
+    for i in range(len(X)):
+        one = fam.stats(X[np.array([i])])
+        assert fam.log_marginal(one)[0] == pytest.approx(fam.log_prior_predictive(X)[i],
+                                                         abs=1e-5)
+    # chain rule: log f(X) = sum_i log f(x_i | x_<i)
+    total = sum(fam.log_predictive(X[np.array([i])], fam.stats(X[np.arange(i)]) if i
+                                   else fam.empty_stats(1))[0, 0] for i in range(len(X)))
+    assert fam.log_marginal(fam.stats(X))[0] == pytest.approx(total, rel=1e-9)
+    # statistics add up
+    labels = np.array([0, 1, 0, 1, 1])
+    both = fam.combine(fam.stats(X[np.flatnonzero(labels == 0)]),
+                       fam.stats(X[np.flatnonzero(labels == 1)]))
+    np.testing.assert_array_equal(both.counts, fam.stats(X).counts)
+    assert len(patterns(4)) == 4 + 12 + 24
+
+
+def test_sample_data_follows_plackett_luce():
+    fam, _ = _family([[0, 1, 2]], 4)
+    p = np.array([0.5, 0.25, 0.15, 0.1])
+    rng = np.random.default_rng(3)
+    R = fam.sample_data(PLParams(np.log(p)[None, :]), np.zeros(24_000, dtype=np.int64), rng,
+                        lengths=3)
+    index = {tuple(r): j for j, r in enumerate(itertools.permutations(range(4), 3))}
+    observed = np.bincount([index[tuple(r)] for r in R.orders], minlength=24)
+    expected = np.array([math.exp(_naive_log_pl(r, p)) for r in index]) * 24_000
+    assert sps.chisquare(observed, expected).pvalue > 0.001
+
+
+def test_update_params_keeps_each_cluster_posterior():
+    """Two clusters updated together: each cluster's posterior mean of the worths (plain
+    Monte Carlo over Dir(a), weighted by the likelihood) within 4 batch-means errors."""
+    fam, X = _family([[0, 1], [0, 1], [0, 2], [2, 1], [2], [1, 2, 0]], 3, a=0.7)
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    rng = np.random.default_rng(4)
+    draws = rng.dirichlet(np.full(3, 0.7), size=400_000)
+    params, out = None, []
+    for t in range(10_500):
+        params = fam.update_params(X, labels, params, rng, 2)
+        if t >= 500:
+            out.append(np.exp(params.log_worths))
+    out = np.array(out)  # (draws, 2, 3)
+    batches = out.reshape(50, -1, 2, 3).mean(axis=1)
+    se = batches.std(axis=0, ddof=1) / np.sqrt(50)
+    for k in range(2):
+        lik = np.ones(len(draws))
+        for i in np.flatnonzero(labels == k):
+            left = np.ones(len(draws))
+            for j in X.orders[i, :X.lengths[i]]:
+                lik *= draws[:, j] / left
+                left = left - draws[:, j]
+        exact = (lik[:, None] * draws).sum(axis=0) / lik.sum()
+        assert np.all(np.abs(out[:, k].mean(axis=0) - exact) < 4 * se[k] + 2e-3), (k, exact)
+
+
+# -------------------------------------------------------- samplers, exactly
+def _tv(sampler, prior, n_steps, seed=0, a=1.0, rankings=BALLOTS, n_items=3):
+    fam, X = _family(rankings, n_items, a)
+    parts, exact = exact_posterior(fam, X, prior)
+    model = MixtureModel(fam, X, prior=prior)
+    draws = run_chain(sampler, model, np.random.default_rng(seed), n_steps, burn_in=200,
+                      init_kwargs={"n_clusters": 2, "alpha": prior.alpha_start})
+    return total_variation(partition_frequencies(draws, parts), exact)
+
+
+# With 20,000 steps the TV distance of an exact chain to the 52-partition posterior is about
+# 0.017-0.02 (three seeds); a new-cluster term of 1/n instead of (n - t)!/n! gives 0.21 and a
+# new cluster drawn from the prior instead of p(p | x_i) 0.085.
+def test_explicit_gibbs_matches_the_enumerated_posterior():
+    from dpclust.priors import DirichletProcess
+
+    assert _tv(ExplicitGibbs(), DirichletProcess(1.0), 20_000) < 0.04
+
+
+def test_fsd_matches_the_finite_mixture_posterior():
+    assert _tv(FiniteSymmetricDirichlet(), FiniteDirichlet(3, 1.0), 20_000) < 0.04
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("a, prior", [(0.3, "dp2"), (3.0, "dp2"), (1.0, "py")])
+def test_explicit_gibbs_other_shapes_and_priors(a, prior):
+    from dpclust.priors import DirichletProcess
+
+    p = DirichletProcess(2.0) if prior == "dp2" else PitmanYor(discount=0.3, strength=1.0)
+    assert _tv(ExplicitGibbs(), p, 20_000, a=a, seed=1) < 0.04
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", ["new-cluster-term", "new-cluster-draw"])
+def test_explicit_gibbs_exactness_test_has_power(broken, monkeypatch):
+    from dpclust.priors import DirichletProcess
+
+    if broken == "new-cluster-term":
+        monkeypatch.setattr(PlackettLuce, "log_prior_predictive",
+                            lambda self, X: np.full(len(X), -math.log(self.n_items_)))
+    else:
+        monkeypatch.setattr(PlackettLuce, "sample_given_one",
+                            lambda self, X, i, rng: self.sample_prior(rng, 1))
+    assert _tv(ExplicitGibbs(), DirichletProcess(1.0), 20_000) > 0.06
+
+
+# ----------------------------------------------------------- the estimator
+def test_samplers_that_do_not_fit_the_family_are_refused_by_name():
+    X = Rankings(_pad(BALLOTS), 3)
+    with pytest.raises(ValueError, match="'explicit', 'fsd' or 'coarsened', not 'gibbs'"):
+        DPMixture(family="plackett-luce", sampler="gibbs", n_iter=2).fit(X)
+    with pytest.raises(ValueError, match="not 'explicit'"):
+        DPMixture(family="mallows", sampler="explicit", n_iter=2).fit(X)
+
+
+def _generated(n_ballots, seed):
+    """Three blocs over 9 items (worths from Dir(0.5)) with ballot lengths 1..8."""
+    rng = np.random.default_rng(seed)
+    fam = PlackettLuce().resolve(Rankings([[0, 1, 2, 3, 4, 5, 6, 7]], 9))
+    truth = np.log(rng.dirichlet(np.full(9, 0.5), size=3))
+    z = rng.choice(3, size=n_ballots, p=[0.5, 0.3, 0.2])
+    lengths = rng.choice(np.arange(1, 9), size=n_ballots,
+                         p=[0.1, 0.15, 0.2, 0.2, 0.15, 0.1, 0.05, 0.05])
+    return fam.sample_data(PLParams(truth), z, rng, lengths=lengths), z, np.exp(truth)
+
+
+def test_recovers_a_generated_mixture():
+    """3,000 ballots of three blocs: the blocs' sizes and worths come back, and the
+    clustering is nearly as good as the true model's own assignment (short ballots say
+    little about their bloc, so neither is close to ARI 1)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    X, z, truth = _generated(3000, seed=5)
+    fam = PlackettLuce().resolve(X)
+    oracle = np.argmax(fam.log_likelihood(X, PLParams(np.log(truth)))
+                       + np.log([0.5, 0.3, 0.2]), axis=1)
+    est = DPMixture(family="plackett-luce", n_iter=300, init_clusters=1,
+                    random_state=0).fit(X)
+    assert adjusted_rand_score(z, est.labels_) > 0.8 * adjusted_rand_score(z, oracle)
+    sizes = np.bincount(est.labels_)
+    big = np.flatnonzero(sizes >= 0.05 * len(z))
+    assert len(big) == 3
+    worths = est.cluster_params_["worths"][big]
+    errors = np.abs(worths[:, None, :] - truth[None, :, :]).sum(axis=2)  # (fitted, true)
+    assert np.all(errors.min(axis=0) < 0.15), errors
+    assert np.all(np.isfinite(est.score_samples(X[:50])))

@@ -1,0 +1,173 @@
+"""compare_models: held-out log predictive density of several models on one split, the paired
+standard error, the split, reproducibility, the errors; and ``dpclust compare`` end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpclust import DPMixture, compare_models
+from dpclust.datasets import load_dublin_west, make_gaussian_mixture
+from dpclust.estimators.comparison import (comparison_sentence, paired_difference,
+                                           train_test_indices)
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*has not converged:UserWarning")
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, _ = make_gaussian_mixture(n_samples=150, n_clusters=3, random_state=0)
+    return X
+
+
+@pytest.fixture(scope="module")
+def gaussian_result(blobs):
+    models = {"one cluster": DPMixture(prior="finite:1", n_iter=30),
+              "dp": DPMixture(n_iter=30)}
+    return compare_models(blobs, models, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def ballots():
+    X = load_dublin_west()
+    return X[np.random.default_rng(1).choice(len(X), 100, replace=False)]
+
+
+# --------------------------------------------------------------------------------- the maths
+
+
+def test_paired_standard_error_is_that_of_the_pointwise_differences():
+    a = np.array([-1.0, -2.0, -0.5, -3.0, -1.5])
+    b = np.array([-1.5, -2.0, -1.0, -2.0, -2.5])
+    d = a - b  # 0.5, 0, 0.5, -1, 1
+    mean = d.sum() / 5
+    se_sum = math.sqrt(5 * np.sum((d - mean) ** 2) / 5)  # arviz.compare's dse, on sums
+    diff, se = paired_difference(a, b)
+    assert diff == pytest.approx(0.2)
+    assert se == pytest.approx(se_sum / 5)
+    assert se == pytest.approx(math.sqrt(np.var(d) / 5))
+
+
+def test_the_table_reports_the_paired_se_and_each_models_se(gaussian_result):
+    r = gaussian_result
+    table = r.table.set_index("model")
+    best, other = r.pointwise["dp"], r.pointwise["one cluster"]
+    assert table.loc["dp", "elpd"] == pytest.approx(best.mean())
+    assert table.loc["dp", "se"] == pytest.approx(best.std() / math.sqrt(best.size))
+    assert table.loc["one cluster", "elpd_diff"] == pytest.approx((other - best).mean())
+    assert table.loc["one cluster", "se_diff"] == pytest.approx(
+        (other - best).std() / math.sqrt(best.size))
+    assert table.loc["dp", "elpd_diff"] == 0 and table.loc["dp", "se_diff"] == 0
+
+
+# ------------------------------------------------------------------------------- the answers
+
+
+def test_the_better_gaussian_model_wins_by_a_clear_margin(gaussian_result):
+    r = gaussian_result
+    assert r.best == "dp"
+    assert list(r.table["model"]) == ["dp", "one cluster"]
+    loser = r.table.iloc[1]
+    assert loser["elpd_diff"] < -0.5
+    assert loser["elpd_diff"] < -3 * loser["se_diff"]
+    assert loser["n_clusters"] == 1 and loser["n_large_clusters"] == 1
+    assert r.table.iloc[0]["n_large_clusters"] >= 2
+    assert (r.table["fit_seconds"] > 0).all()
+    assert r.table["converged"].dtype == bool
+    text = r.summary()
+    assert text.startswith("dp fits the held-out points better than one cluster by ")
+    assert "nats per point (30 held-out points)" in text
+    assert "dp fits" in repr(r)
+
+
+def test_same_split_for_every_model_and_its_indices(gaussian_result, blobs):
+    r = gaussian_result
+    [(train, test)] = train_test_indices(len(blobs), random_state=0)
+    assert np.array_equal(r.test_index, test)
+    assert len(test) == 30 and len(train) == 120
+    assert np.intersect1d(train, test).size == 0
+    for name, fits in r.estimators.items():
+        assert len(fits) == 1 and fits[0].labels_.shape == (120,)
+        # the fitted copy scores the held-out rows as the table says
+        assert np.allclose(fits[0].score_samples(blobs[test]), r.pointwise[name])
+        assert r.pointwise[name].shape == (30,)
+
+
+def test_the_same_random_state_gives_the_same_table(blobs, gaussian_result):
+    models = {"one cluster": DPMixture(prior="finite:1", n_iter=30),
+              "dp": DPMixture(n_iter=30)}
+    again = compare_models(blobs, models, random_state=0)
+    cols = ["model", "elpd", "se", "elpd_diff", "se_diff", "n_clusters", "n_large_clusters"]
+    assert again.table[cols].equals(gaussian_result.table[cols])
+    assert models["dp"].random_state is None  # the candidates are left as they were
+    assert not hasattr(models["dp"], "labels_")
+
+
+def test_k_fold_holds_every_row_out_once(blobs):
+    r = compare_models(blobs[:60], {"a": DPMixture(n_iter=10),
+                                    "b": DPMixture(prior="finite:1", n_iter=10)},
+                       n_splits=3, random_state=2)
+    assert np.array_equal(np.sort(r.test_index), np.arange(60))
+    assert np.bincount(r.fold).tolist() == [20, 20, 20]
+    assert r.n_splits == 3 and len(r.estimators["a"]) == 3
+    assert set(r.table["n_test"]) == {60}
+    assert "each held out once in 3 folds" in r.summary()
+
+
+def test_two_mallows_configurations_on_ballots(ballots):
+    models = {"exact": DPMixture(family="mallows", n_iter=8),
+              "coarsened": DPMixture(family="mallows", coarsening=20.0, n_iter=8)}
+    r = compare_models(ballots, models, test_size=0.25, random_state=0)
+    assert sorted(r.table["model"]) == ["coarsened", "exact"]
+    assert r.noun == "ranking"
+    assert set(r.table["n_test"]) == {25}
+    assert np.isfinite(r.table[["elpd", "se", "elpd_diff", "se_diff"]].to_numpy()).all()
+    assert (r.table["elpd"] < 0).all()  # log probabilities of discrete rankings
+    assert r.table["elpd"].is_monotonic_decreasing
+    assert "nats per ranking (25 held-out rankings)" in r.summary()
+    d = r.to_dict()
+    json.dumps(d)
+    assert d["noun"] == "ranking" and d["n_test"] == 25
+
+
+def test_the_sentence_says_when_the_models_are_within_two_standard_errors():
+    result = {"models": [{"model": "a", "elpd_diff": 0.0, "se_diff": 0.0},
+                         {"model": "b", "elpd_diff": -0.01, "se_diff": 0.02},
+                         {"model": "c", "elpd_diff": -1.0, "se_diff": 0.02}],
+              "n_test": 1200, "n_splits": 1, "noun": "ranking"}
+    text = comparison_sentence(result)
+    assert text.startswith("a and b fit the held-out rankings about as well")
+    assert "(1,200 held-out rankings)" in text and "1 more model behind" in text
+
+
+# -------------------------------------------------------------------------------- the errors
+
+
+@pytest.mark.parametrize("models, message", [
+    ({"a": DPMixture()}, "at least 2 models"),
+    ([DPMixture(), DPMixture()], "mapping of names"),
+    ({"a": DPMixture(), "b": DPMixture(family="nonsense")}, "model 'b': unknown family"),
+    ({"a": DPMixture(), "b": DPMixture(family="mallows")}, "same kind of data"),
+    ({"a": DPMixture(), "b": object()}, "not an estimator"),
+])
+def test_bad_models_are_refused_before_any_fit(blobs, models, message):
+    with pytest.raises(ValueError, match=message):
+        compare_models(blobs, models)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(test_size=0.0), "test_size must be"),
+    (dict(test_size=1.0), "test_size must be"),
+    (dict(test_size=1.5), "test_size must be"),
+    (dict(test_size=1), "hold out at least 2"),
+    (dict(test_size=149), "leave at least 2"),
+    (dict(test_size=0.2, n_splits=5), "not both"),
+    (dict(n_splits=1), "n_splits must be"),
+    (dict(random_state=-1), "random_state"),
+])
+def test_bad_splits_are_refused(blobs, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        compare_models(blobs, {"a": DPMixture(n_iter=2), "b": DPMixture(n_iter=2)}, **kwargs)

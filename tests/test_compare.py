@@ -25,7 +25,7 @@ def blobs():
 
 @pytest.fixture(scope="module")
 def gaussian_result(blobs):
-    models = {"one cluster": DPMixture(prior="finite:1", n_iter=30),
+    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30),
               "dp": DPMixture(n_iter=30)}
     return compare_models(blobs, models, random_state=0)
 
@@ -97,7 +97,7 @@ def test_same_split_for_every_model_and_its_indices(gaussian_result, blobs):
 
 
 def test_the_same_random_state_gives_the_same_table(blobs, gaussian_result):
-    models = {"one cluster": DPMixture(prior="finite:1", n_iter=30),
+    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30),
               "dp": DPMixture(n_iter=30)}
     again = compare_models(blobs, models, random_state=0)
     cols = ["model", "elpd", "se", "elpd_diff", "se_diff", "n_clusters", "n_large_clusters"]
@@ -139,7 +139,8 @@ def test_the_sentence_says_when_the_models_are_within_two_standard_errors():
                          {"model": "c", "elpd_diff": -1.0, "se_diff": 0.02}],
               "n_test": 1200, "n_splits": 1, "noun": "ranking"}
     text = comparison_sentence(result)
-    assert text.startswith("a and b fit the held-out rankings about as well")
+    assert text.startswith("a and b fit the held-out rankings about as well: a is ahead by "
+                           "0.010 ± 0.020 nats per ranking")
     assert "(1,200 held-out rankings)" in text and "1 more model behind" in text
 
 
@@ -171,3 +172,75 @@ def test_bad_models_are_refused_before_any_fit(blobs, models, message):
 def test_bad_splits_are_refused(blobs, kwargs, message):
     with pytest.raises(ValueError, match=message):
         compare_models(blobs, {"a": DPMixture(n_iter=2), "b": DPMixture(n_iter=2)}, **kwargs)
+
+
+# ------------------------------------------------------------------------- dpclust compare
+
+
+def _run(capsys, *argv):
+    from dpclust.cli import main
+
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_cli_compare_gaussian_configurations_writes_table_json_and_page(tmp_path, blobs,
+                                                                        capsys):
+    data = tmp_path / "points.csv"
+    np.savetxt(data, blobs, delimiter=",", header="x,y", comments="")
+    out = tmp_path / "cmp"
+    status, stdout, err = _run(capsys, "compare", data, "--family", "gaussian", "--model",
+                               "family=gaussian,prior=finite:1,name=one-cluster",
+                               "--iters", 30, "--seed", 3, "--no-progress", "--out", out)
+    assert status == 0, err
+    assert "gaussian fits the held-out points better than one-cluster by" in stdout
+    assert "(30 held-out points)" in stdout
+    import pandas as pd
+
+    table = pd.read_csv(out / "comparison.csv")
+    assert list(table["model"]) == ["gaussian", "one-cluster"]
+    payload = json.loads((out / "comparison.json").read_text())
+    assert payload["settings"]["models"]["one-cluster"]["prior"] == "finite:1"
+    assert payload["comparison"]["n_test"] == 30 and payload["data"]["n_samples"] == 150
+    assert payload["sentence"] in stdout
+    pointwise = pd.read_csv(out / "pointwise.csv")
+    assert list(pointwise.columns) == ["row", "fold", "gaussian", "one-cluster"]
+    assert np.allclose(pointwise["gaussian"].mean(), table["elpd"][0])
+    page = (out / "comparison.html").read_text()
+    assert "Model comparison" in page and "one-cluster" in page
+    assert (out / "comparison.png").is_file() and 'id="fig-comparison"' in page
+
+
+def test_cli_compare_two_mallows_configurations_on_bundled_ballots(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    status, stdout, err = _run(capsys, "compare", "--dataset", "dublin-west", "--subsample",
+                               100, "--family", "mallows", "--model",
+                               "family=mallows,coarsening=20", "--iters", 6, "--no-progress",
+                               "--no-plots", "--out", out)
+    assert status == 0, err
+    assert "nats per ranking" in stdout and "(20 held-out rankings)" in stdout
+    payload = json.loads((out / "comparison.json").read_text())
+    assert sorted(m["model"] for m in payload["comparison"]["models"]) == [
+        "mallows", "mallows (coarsening=20)"]
+    assert payload["data"]["subsample"]["n"] == 100
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--family", "gaussian"], "at least two models"),
+    (["--family", "gaussian", "--family", "mallows"], "same kind of data"),
+    (["--family", "gaussian", "--model", "family=gaussian"], "two models are called"),
+    (["--family", "gaussian", "--model", "family=gaussian,beta=2"], "unknown key beta="),
+    (["--family", "gaussian", "--model", "prior=finite:2"], "needs family="),
+    (["--family", "gaussian", "--family", "nonsense"], "invalid choice"),
+    (["--family", "gaussian", "--model", "family=gaussian,prior=finite:1,name=b",
+      "--test-size", "0.2", "--folds", "3"], "not both"),
+    (["--family", "gaussian", "--model", "family=gaussian,name=b", "--test-size", "1.5"],
+     "share in (0, 1)"),
+    (["--dataset", "dublin-west", "--family", "gaussian", "--model", "family=gaussian,name=b"],
+     "holds rankings"),
+])
+def test_cli_compare_usage_errors(tmp_path, capsys, argv, message):
+    status, _, err = _run(capsys, "compare", *argv, "--out", tmp_path / "o")
+    assert status == 2
+    assert message in err and err.startswith("dpclust: error:")

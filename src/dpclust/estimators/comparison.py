@@ -316,16 +316,24 @@ def comparison_sentence(result: Mapping) -> str:
     gap, se = -float(second["elpd_diff"]), float(second["se_diff"])
     held = (f"{n:,} held-out {noun}s" if int(result.get("n_splits", 1)) == 1
             else f"{n:,} {noun}s, each held out once in {result['n_splits']} folds")
+    by = _plus_minus(gap, se)
     if gap > CLEAR_SE * se:
         text = (f"{best['model']} fits the held-out {noun}s better than {second['model']} by "
-                f"{gap:.3g} ± {se:.2g} nats per {noun} ({held})")
+                f"{by} nats per {noun} ({held})")
     else:
         text = (f"{best['model']} and {second['model']} fit the held-out {noun}s about as "
-                f"well: {best['model']} is ahead by {gap:.3g} ± {se:.2g} nats per {noun}, "
-                f"within {CLEAR_SE:g} standard errors ({held})")
+                f"well: {best['model']} is ahead by {by} nats per {noun}, within "
+                f"{CLEAR_SE:g} standard errors ({held})")
     if len(rows) > 2:
         text += f"; {len(rows) - 2} more model{'s' if len(rows) > 3 else ''} behind"
     return text
+
+
+def _plus_minus(value: float, se: float) -> str:
+    """``value ± se`` with the standard error to two significant digits and the value to
+    the same decimals (at least two): ``0.41 ± 0.02``, ``2.505 ± 0.076``."""
+    digits = 2 if not se > 0 else min(6, max(2, 1 - math.floor(math.log10(se))))
+    return f"{value:.{digits}f} ± {se:.{digits}f}"
 
 
 # ------------------------------------------------------------------------ split and checks

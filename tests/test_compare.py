@@ -133,6 +133,18 @@ def test_two_mallows_configurations_on_ballots(ballots):
     assert d["noun"] == "ranking" and d["n_test"] == 25
 
 
+def test_a_family_object_with_its_own_hyperparameters_is_a_candidate(ballots):
+    from dpclust.families import GeneralizedMallows
+
+    family = GeneralizedMallows(nu=2.0)
+    r = compare_models(ballots, {"nu=1": DPMixture(family="mallows", n_iter=4),
+                                 "nu=2": DPMixture(family=family, n_iter=4)},
+                       test_size=10, random_state=5)
+    assert r.estimators["nu=2"][0].family is family and family.nu == 2.0
+    assert r.estimators["nu=2"][0].family_.nu == 2.0
+    assert set(r.table["n_test"]) == {10}
+
+
 def test_the_sentence_says_when_the_models_are_within_two_standard_errors():
     result = {"models": [{"model": "a", "elpd_diff": 0.0, "se_diff": 0.0},
                          {"model": "b", "elpd_diff": -0.01, "se_diff": 0.02},
@@ -216,14 +228,17 @@ def test_cli_compare_two_mallows_configurations_on_bundled_ballots(tmp_path, cap
     out = tmp_path / "cmp"
     status, stdout, err = _run(capsys, "compare", "--dataset", "dublin-west", "--subsample",
                                100, "--family", "mallows", "--model",
-                               "family=mallows,coarsening=20", "--iters", 6, "--no-progress",
+                               "family=mallows,coarsening=20,nu=2", "--iters", 6,
+                               "--no-progress",
                                "--no-plots", "--out", out)
     assert status == 0, err
     assert "nats per ranking" in stdout and "(20 held-out rankings)" in stdout
     payload = json.loads((out / "comparison.json").read_text())
     assert sorted(m["model"] for m in payload["comparison"]["models"]) == [
-        "mallows", "mallows (coarsening=20)"]
+        "mallows", "mallows (coarsening=20, nu=2)"]
     assert payload["data"]["subsample"]["n"] == 100
+    assert payload["settings"]["models"]["mallows (coarsening=20, nu=2)"]["nu"] == 2.0
+    assert not (out / "comparison.png").exists()
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -244,3 +259,18 @@ def test_cli_compare_usage_errors(tmp_path, capsys, argv, message):
     status, _, err = _run(capsys, "compare", *argv, "--out", tmp_path / "o")
     assert status == 2
     assert message in err and err.startswith("dpclust: error:")
+
+
+def test_the_page_escapes_names_and_flags_chains_that_have_not_converged():
+    from dpclust.report.comparison import render_comparison_html
+
+    row = dict(elpd=-1.0, se=0.1, elpd_diff=0.0, se_diff=0.0, n_clusters=2.0,
+               n_large_clusters=2.0, fit_seconds=1.0)
+    payload = {"sentence": "a <b> fits", "comparison": {
+        "models": [dict(row, model="<b>", converged=False),
+                   dict(row, model="c", elpd_diff=-0.5, se_diff=None, converged=True)],
+        "n_test": 10, "n_splits": 1, "noun": "ranking"}}
+    page = render_comparison_html(payload)
+    assert "<b>" not in page.split("<details>")[0]
+    assert "&lt;b&gt;" in page and "Not converged" in page
+    assert "nats per ranking" in page and "—" in page

@@ -30,8 +30,6 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
-from sklearn.base import clone
-
 from ..families import get_family
 from ..utils.checks import DataError
 from .summary import chains_of
@@ -118,7 +116,7 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
                    ) -> ModelComparison:
     """Compare models by the log predictive density of held-out data.
 
-    Each model is fitted (a fresh copy, :func:`sklearn.base.clone`) to the same training
+    Each model is fitted (a fresh copy made from its ``get_params``) to the same training
     rows and scores the same held-out rows with its ``score_samples``: the log posterior
     predictive density ``log p(x | X_train)`` of each held-out point, averaged over the kept
     draws.  Its mean over the held-out points (the expected log pointwise predictive density
@@ -134,7 +132,7 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
         The data, in the form every model's ``fit`` takes (a
         :class:`~dpclust.rankings.Rankings` or lists of rankings for families of rankings).
     models : mapping of str to estimator
-        At least two named candidates, unfitted (they are cloned, and left as they are), e.g.
+        At least two named candidates, unfitted (they are copied, and left as they are), e.g.
         ``{"mallows": DPMixture(family="mallows"), "plackett-luce":
         DPMixture(family="plackett-luce")}``.  Any estimator with ``fit`` and
         ``score_samples`` will do: other families, priors, samplers, or coarsened fits
@@ -423,10 +421,15 @@ def _check_models(models) -> dict:
 
 
 def _prepared(model, stream: np.random.SeedSequence, fold: int):
-    """A fresh copy of ``model`` for fold ``fold``, seeded from ``stream`` when it has no
-    ``random_state`` of its own."""
-    est = clone(model)
-    params = est.get_params(deep=False)
+    """A fresh, unfitted copy of ``model`` for fold ``fold``, seeded from ``stream`` when it
+    has no ``random_state`` of its own.
+
+    The copy is made from ``get_params(deep=False)``, as :func:`sklearn.base.clone` makes
+    it but without cloning the parameters: a family object passed as ``family`` is shared,
+    which is safe because ``fit`` works on a copy of it (and ``clone`` cannot copy a
+    family, whose ``get_params`` takes no ``deep``)."""
+    params = model.get_params(deep=False)
+    est = type(model)(**params)
     if "random_state" in params and params["random_state"] is None:
         seed = int(np.random.SeedSequence(stream.entropy, spawn_key=(*stream.spawn_key, fold)
                                           ).generate_state(1)[0])

@@ -172,7 +172,8 @@ def add_compare_parser(sub, add_data_args, add_rankings_reading) -> None:
                         help="a model given as key=value pairs: family= (required), name=, "
                              "coarsening= (a number, auto or none), prior=, alpha=, "
                              "sampler=, and the family's hyperparameters (e.g. nu=, r= for "
-                             "mallows); e.g. family=mallows,coarsening=100")
+                             "mallows); e.g. family=mallows,coarsening=100; a comma before "
+                             "no key= belongs to the value, as in prior=finite:20,0.05")
     models.add_argument("--coarsening", type=_coarsening_type, metavar="A",
                         help="fit every --family model's coarsened posterior (Miller & "
                              "Dunson 2019) at alpha_c = A, or 'auto' (a --model spec sets "

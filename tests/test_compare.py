@@ -145,6 +145,20 @@ def test_a_family_object_with_its_own_hyperparameters_is_a_candidate(ballots):
     assert set(r.table["n_test"]) == {10}
 
 
+def test_rankings_given_as_lists_of_names_share_their_items_across_the_split():
+    # "d" is ranked only in a held-out ballot: the data are read once, before the split,
+    # so the training part knows the item too
+    [(train, test)] = train_test_indices(40, test_size=8, random_state=0)
+    rng = np.random.default_rng(0)
+    X = [list(rng.permutation(["a", "b", "c"])[: rng.integers(1, 3)]) for _ in range(40)]
+    X[test[0]] = ["d", "a"]
+    r = compare_models(X, {"a": DPMixture(family="mallows", n_iter=4),
+                           "b": DPMixture(family="mallows", coarsening=10.0, n_iter=4)},
+                       test_size=8, random_state=0)
+    assert np.array_equal(r.test_index, test)
+    assert np.isfinite(r.pointwise["a"]).all() and r.pointwise["b"].shape == (8,)
+
+
 def test_the_sentence_says_when_the_models_are_within_two_standard_errors():
     result = {"models": [{"model": "a", "elpd_diff": 0.0, "se_diff": 0.0},
                          {"model": "b", "elpd_diff": -0.01, "se_diff": 0.02},

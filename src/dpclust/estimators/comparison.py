@@ -203,12 +203,14 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
     >>> from dpclust.datasets import make_gaussian_mixture
     >>> X, _ = make_gaussian_mixture(n_samples=300, n_clusters=3, random_state=0)
     >>> result = compare_models(X, {"dp": DPMixture(n_iter=50),
-    ...                             "one cluster": DPMixture(prior="finite:1", n_iter=50)},
+    ...                             "one cluster": DPMixture(prior="finite:1", init_clusters=1,
+    ...                                                      n_iter=50)},
     ...                         random_state=0)  # doctest: +SKIP
     >>> result.best  # doctest: +SKIP
     'dp'
     """
     models = _check_models(models)
+    X = _validated(X, next(iter(models.values())))
     n_samples = _n_rows(X)
     seeds = np.random.SeedSequence(_entropy(random_state))
     split_seed, model_seed = seeds.spawn(2)
@@ -446,6 +448,14 @@ def _entropy(random_state):
         return int(random_state.integers(2**63))
     raise ValueError(f"random_state must be None, a non-negative int or a "
                      f"numpy.random.Generator, got {random_state!r}")
+
+
+def _validated(X, model):
+    """``X`` in the working form of the first model's family (checked once, before it is
+    split: lists of rankings by name become one :class:`~dpclust.rankings.Rankings` over
+    every item, so that the training and held-out parts share the items)."""
+    family = getattr(model, "family", None)
+    return X if family is None else get_family(family).validate(X)
 
 
 def _noun(model) -> str:

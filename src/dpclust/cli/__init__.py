@@ -35,6 +35,12 @@ adds a ``mallows`` block and the report the largest clusters' central rankings w
 dispersions (the paper's Table 1), the cluster-size distribution (Figure 10) and theta_j
 against rank (Figure 11).
 
+``dpclust compare [DATA] --family A --family B`` (or ``--model family=A,coarsening=100``
+specs) fits each model to the same random training rows and scores the same held-out rows by
+their log posterior predictive density (:func:`dpclust.compare_models`;
+:mod:`dpclust.cli.compare`): ``comparison.csv``, ``comparison.json``, ``pointwise.csv`` and
+``comparison.html`` say which model predicts new rows better, by how many nats per row.
+
 ``dpclust resume DIR`` continues a checkpointed run and writes the same files; the labels are
 exactly those of an uninterrupted run with the same seed.
 

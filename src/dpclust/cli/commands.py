@@ -1,4 +1,5 @@
-"""The subcommands: ``fit``, ``resume``, ``predict`` and ``score``, and :func:`main`, which
+"""The subcommands: ``fit``, ``resume``, ``predict``, ``score`` and ``compare`` (in
+:mod:`~dpclust.cli.compare`), and :func:`main`, which
 parses the command line, runs one of them and turns every problem into one line and an exit
 status."""
 
@@ -52,10 +53,14 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors
         return exc.code if isinstance(exc.code, int) else _EXIT_USAGE
     command_line = shlex.join([PROG, *argv])
-    out_dir = Path(args.out if args.command == "fit" else args.dir)
+    out_dir = Path(args.out if args.command in ("fit", "compare") else args.dir)
     try:
         if args.command == "fit":
             return _fit(args, command_line)
+        if args.command == "compare":
+            from .compare import run_compare
+
+            return run_compare(args, command_line)
         if args.command in ("predict", "score"):
             return _predict(args)
         return _resume(args, command_line)

@@ -1,4 +1,5 @@
-"""The ``dpclust`` argument parser: subcommands ``fit``, ``resume``, ``predict`` and ``score``."""
+"""The ``dpclust`` argument parser: subcommands ``fit``, ``resume``, ``predict``, ``score``
+and ``compare``."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Bayesian nonparametric clustering: Dirichlet-process mixtures fitted by "
                     "MCMC, where the data decide how many clusters there are.",
-        epilog="Run 'dpclust fit --help' or 'dpclust resume --help' for the options.",
+        epilog="Run 'dpclust fit --help', 'dpclust compare --help' or 'dpclust resume --help' "
+               "for the options.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -78,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fit(sub)
     _add_resume(sub)
     _add_predict(sub)
+    from .compare import add_compare_parser
+
+    add_compare_parser(sub, _add_data_args, _add_rankings_reading)
     return parser
 
 
@@ -290,8 +295,8 @@ def _add_dask_args(fit) -> None:
                            "same --seed and P give the same labels with or without Dask")
 
 
-def _add_data_args(fit) -> None:
-    """Which data, which columns, how to read them."""
+def _add_data_args(fit):
+    """Which data, which columns, how to read them; returns the group."""
     data = fit.add_argument_group("data")
     data.add_argument("--dataset", choices=sorted(DATASETS),
                       help="cluster a bundled data set instead of DATA: 'dublin-west', the "
@@ -311,6 +316,7 @@ def _add_data_args(fit) -> None:
     data.add_argument("--vocab", metavar="FILE",
                       help="multinomial only: vocabulary file, one word a line, to show the top "
                            "words of each cluster instead of word indices")
+    return data
 
 
 def _add_output_args(fit) -> None:

@@ -2,7 +2,8 @@
 
 :func:`write_report` writes a self-contained ``report.html`` (figures embedded as base64
 PNGs, inline CSS, no network resources) plus the PNG files next to it; ``dpclust fit``
-calls it after every fit.  The figures are also available one by one from
+calls it after every fit; :func:`write_comparison_report` writes the page of ``dpclust
+compare`` (models compared by held-out log predictive density).  The figures are also available one by one from
 :mod:`dpclust.report.figures` for benchmarks and notebooks (and, under their first
 import path, from :mod:`dpclust.report.plots`).
 
@@ -18,6 +19,7 @@ PosixPath('out/report.html')
 """
 
 from .html import render_html, write_report
+from .comparison import render_comparison_html, write_comparison_report
 from .figures import (
     cluster_colours,
     plot_cluster_size_distribution,
@@ -41,7 +43,9 @@ __all__ = [
     "plot_tables_by_position",
     "plot_theta_by_rank",
     "plot_trace",
+    "render_comparison_html",
     "render_html",
     "theta_by_rank",
+    "write_comparison_report",
     "write_report",
 ]

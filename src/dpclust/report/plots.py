@@ -17,7 +17,8 @@ from .figures import (CLUSTER_PALETTE, FIGURE2_DECAYS, LARGE_CLUSTER_SHARE, MAX_
                       OTHER_COLOUR, cluster_colours, colours_by_size, fused_colours,
                       plot_calibration,
                       plot_cluster_size_distribution, plot_cluster_sizes, plot_clusters,
-                      plot_k_posterior, plot_prior_draws, plot_similarity,
+                      plot_k_posterior, plot_model_comparison, plot_prior_draws,
+                      plot_similarity,
                       plot_tables_by_position, plot_theta_by_rank, plot_trace, theta_by_rank)
 from .figures.clusters import _ellipse_params  # noqa: F401
 from .figures.common import subsample_indices as _subsample_indices  # noqa: F401
@@ -43,5 +44,6 @@ __all__ = [
     "plot_theta_by_rank",
     "plot_trace",
     "plot_k_posterior",
+    "plot_model_comparison",
     "theta_by_rank",
 ]

@@ -5,7 +5,8 @@
 - :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
 - :mod:`~.ddcrp`: the distance dependent CRP's tables against position and prior draws;
 - :mod:`~.rankings`: a mixture of rankings' size distribution and dispersions by rank;
-- :mod:`~.coarsening`: the calibration of a coarsened posterior (fit against complexity).
+- :mod:`~.coarsening`: the calibration of a coarsened posterior (fit against complexity);
+- :mod:`~.comparison`: models compared by held-out log predictive density.
 
 Each ``plot_*`` function draws one figure, writes it as a PNG and returns the path, so the
 report, the benchmarks and later models can all reuse them (the ddCRP figures return the
@@ -22,6 +23,7 @@ is nothing left open to close after saving.
 
 from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
 from .coarsening import plot_calibration
+from .comparison import plot_model_comparison
 from .colours import (CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size,
                       fused_colours)
 from .common import MAX_PLOT_POINTS
@@ -39,6 +41,7 @@ __all__ = [
     "cluster_colours",
     "colours_by_size",
     "fused_colours",
+    "plot_model_comparison",
     "plot_calibration",
     "plot_cluster_size_distribution",
     "plot_cluster_sizes",

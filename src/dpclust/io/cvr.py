@@ -394,6 +394,8 @@ def _assemble(p: Path, b: _Ballots, rules: BallotRules, candidates) -> CastVoteR
                                 f"candidate {key[j]!r}; the candidates are {shown}"
                                 + (", ..." if len(candidates) > 8 else ""))
         cleaned.append(clean_ballot(kinds, rules))
+    if all("empty" in flags for _, flags in cleaned):
+        raise DataError(f"{p}: no ballot ranks a candidate")
     items = _candidates(p, candidates, b.declared, cleaned)
     index = {name: j for j, name in enumerate(items)}
     width = max(1, max(len(names) for names, _ in cleaned))
@@ -409,8 +411,6 @@ def _assemble(p: Path, b: _Ballots, rules: BallotRules, candidates) -> CastVoteR
             tally[flag] = tally.get(flag, 0) + int(ballots_of[d])
     tally["complete"] = int(ballots_of[lengths >= len(items)].sum())
     keep = lengths[b.inverse] > 0
-    if not keep.any():
-        raise DataError(f"{p}: no ballot ranks a candidate")
     rows = np.repeat(b.inverse[keep], b.counts[keep])
     groups = None if b.groups is None else np.repeat(b.groups[keep], b.counts[keep])
     rankings = Rankings._from_valid(orders[rows], lengths[rows], len(items), items, groups,

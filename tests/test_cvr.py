@@ -354,3 +354,59 @@ def test_groups_on_rankings_are_checked():
         Rankings([[0, 1]], 2, group_name="ward")
     r = Rankings([[0, 1], [1, -1]], 2, groups=["a", "b"])
     assert r.group_name == "group" and r[1:].groups.tolist() == ["b"]
+
+
+# --------------------------------------------------------------------------------------------
+# the command line
+
+
+def test_cli_fit_reads_a_cvr_and_its_summary_lists_every_rule(tmp_path, capsys):
+    import json
+
+    from dpclust.cli import main
+
+    path = write(tmp_path, "nyc.csv", NYC)
+    out = tmp_path / "o"
+    status = main(["fit", str(path), "--family", "mallows", "--iters", "5", "--no-progress",
+                   "--no-plots", "--group", "Precinct", "--skipped", "exhaust",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    data = json.loads((out / "summary.json").read_text())["data"]
+    assert data["format"] == ("cast-vote records (rank columns 'DEM Mayor Choice 1 of 4' .. "
+                              "'DEM Mayor Choice 4 of 4'; grouped by 'Precinct'; ignored "
+                              "columns 'Cast Vote Record')")
+    assert data["counting_rules"] == "--skipped exhaust, --overvote exhaust, --write-ins candidate"
+    assert data["ballots_read"] == 8 and data["n_samples"] == 5
+    assert data["group_column"] == "Precinct" and data["n_groups"] == 2
+    assert data["cleaning"] == [
+        "1 ballot ranked a write-in: read as the candidate 'Write-in' (--write-ins drop reads "
+        "write-ins as skipped ranks instead)",
+        "1 ballot ranked a candidate twice: the later copies were dropped",
+        "2 ballots skipped a rank and ranked later candidates: the ranking stops at the skip "
+        "(rule 'exhaust'; --skipped skip moves the later choices up instead)",
+        "2 ballots had an overvote: the ranking ends before it (rule 'exhaust'; --overvote "
+        "skip passes over it instead)",
+        "3 ballots ranked no candidate (after the rules above): left out"]
+    for sentence in data["cleaning"]:
+        assert f"dpclust: {sentence}\n" in err
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["cvr"] is True and config["skipped"] == "exhaust"
+    assert len((out / "labels.csv").read_text().splitlines()) == 1 + 5
+
+
+def test_cli_detects_a_cvr_refuses_other_families_and_index_base(tmp_path, capsys):
+    from dpclust.cli import main
+
+    path = write(tmp_path, "nyc.csv", NYC)
+    assert main(["fit", str(path), "--iters", "5", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "is a cast-vote record (ranked ballots): fit it with --family mallows" in err
+    assert main(["fit", str(path), "--family", "mallows", "--index-base", "1",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--index-base numbers the items" in capsys.readouterr().err
+    bad = write(tmp_path, "bad.csv", "Rank 1,Rank 2,count\nA,B,x\n")
+    assert main(["fit", str(bad), "--family", "mallows", "--cvr",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert ("bad.csv: line 2, column 'count': the count 'x' is not a positive integer"
+            in capsys.readouterr().err)

@@ -27,11 +27,12 @@ import numpy as np
 
 from ..rankings.data import _PAD, Rankings, _check_items
 from ..utils.checks import DataError
-from .cvr_rules import WRITE_IN, BallotRules, CleaningRule, clean_ballot, cleaning_report
+from .cvr_rules import (NAME, WRITE_IN, BallotRules, CleaningRule, clean_ballot,
+                        cleaning_report)
 from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
 from .text import records, sniff
 
-__all__ = ["CastVoteRecords", "read_cvr"]
+__all__ = ["CastVoteRecords", "looks_like_cvr", "read_cvr"]
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
              "ninth", "tenth")
@@ -47,6 +48,8 @@ _COUNT_COLUMNS = ("count", "weight", "ballots", "votes", "ballotcount", "numbero
 _COUNT_LINE = re.compile(r"\s*([^:*>,\[\]]*?)\s*[:*](.*)")
 _DECLARATION = re.compile(r"=\s*(\[[^\]]*\]|[^:\s]+)\s*:\s*(\[[^\]]*\]|.*?)\s*")
 _INT = re.compile(r"\+?\d+")
+#: :func:`looks_like_cvr` reads this many lines of a table
+_SNIFF_LINES = 200
 
 
 class CastVoteRecords(NamedTuple):
@@ -201,6 +204,41 @@ def _layout(path) -> tuple[Path, bool, bool]:
             if line and not line.startswith("#"):
                 return p, gz, re.match(r"\d+\s*[:*]", line) is not None
     raise DataError(f"{p} contains no data (only blank or comment lines).")
+
+
+def looks_like_cvr(path) -> bool:
+    """Whether a file should be read by :func:`read_cvr` rather than as a plain table of
+    rankings: an ``.abif`` file, a file of ``count: ballot`` lines, or a table whose header
+    has rank columns and either other columns (ballot id, precinct, count) or, in its first
+    lines, a marker (``undervote``, ``overvote``, ``skipped``, a write-in).
+
+    A file that cannot be read gives False: its reader then says why.
+    """
+    try:
+        p, gz, lines_layout = _layout(path)
+        if lines_layout:
+            return True
+        fmt, _ = detect_format(p)
+        delimiter = sniff(p, gz, fmt, None, decimal=".").delimiter
+        with reading(p), open_text(p, gz) as f:
+            rows = records(f, delimiter)
+            _, header = next(rows)
+            ranks = [j for j, h in enumerate(header) if _rank_number(h.strip()) is not None]
+            if not ranks:
+                return False
+            if len(ranks) < len([h for h in header if h.strip()]):
+                return True
+            rules = BallotRules()
+            for k, (_, row) in enumerate(rows):
+                if k == _SNIFF_LINES:
+                    break
+                for cell in row:
+                    cell = cell.strip()
+                    if cell and (rules.kind(cell) != (NAME, cell)):
+                        return True
+    except (DataError, StopIteration):
+        return False
+    return False
 
 
 # --------------------------------------------------------------------------------------------

@@ -301,6 +301,9 @@ def test_numeric_candidate_ids_sort_as_numbers(tmp_path):
      "count.csv: line 3, column 'count': the count '2.5' is not a positive integer"),
     ("zero.csv", "Rank 1,Rank 2,count\nA,B,0\n", {},
      "zero.csv: line 2, column 'count': the count '0' is not a positive integer"),
+    ("huge.txt", "3: A > B\n99999999999999999999: B > A\n", {},
+     "huge.txt: line 2: the count 99999999999999999999 is more ballots than can be held (at "
+     "most 1,000,000,000 a line)"),
     ("badline.txt", "3: A > B\n-2: B > A\n", {},
      "badline.txt: line 2: the count '-2' is not a positive integer"),
     ("noline.abif", "=a:[A]\n3: a > b\nb > a\n", {},
@@ -345,6 +348,20 @@ def test_bad_arguments_are_refused(tmp_path):
     lines = write(tmp_path, "l.txt", "2: a > b\n")
     with pytest.raises(DataError, match="group=, count=, contest= and sep= apply to tables"):
         read_cvr(lines, group="Precinct")
+
+
+def test_what_looks_like_a_cvr(tmp_path):
+    from dpclust.io.cvr import looks_like_cvr
+
+    assert looks_like_cvr(write(tmp_path, "nyc.csv", NYC))  # extra columns
+    assert looks_like_cvr(write(tmp_path, "m.csv", "Rank 1,Rank 2\nA,overvote\n"))
+    assert looks_like_cvr(write(tmp_path, "l.txt", "3: A > B\n"))
+    assert looks_like_cvr(write(tmp_path, "x.abif", "=a:[A]\n"))
+    # plain tables of rankings stay with read_rankings_csv
+    assert not looks_like_cvr(write(tmp_path, "p.csv", "Rank 1,Rank 2\nA,B\nB,\n"))
+    assert not looks_like_cvr(write(tmp_path, "ids.csv", "Rank_1,Rank_2\n7,0\n2,9\n"))
+    assert not looks_like_cvr(write(tmp_path, "h.csv", "a,b\nA,B\n"))
+    assert not looks_like_cvr(tmp_path / "missing.csv")
 
 
 def test_groups_on_rankings_are_checked():

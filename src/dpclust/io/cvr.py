@@ -48,6 +48,8 @@ _COUNT_COLUMNS = ("count", "weight", "ballots", "votes", "ballotcount", "numbero
 _COUNT_LINE = re.compile(r"\s*([^:*>,\[\]]*?)\s*[:*](.*)")
 _DECLARATION = re.compile(r"=\s*(\[[^\]]*\]|[^:\s]+)\s*:\s*(\[[^\]]*\]|.*?)\s*")
 _INT = re.compile(r"\+?\d+")
+#: the most ballots one line may count: each becomes a row of the rankings in memory
+_MAX_COUNT = 10**9
 #: :func:`looks_like_cvr` reads this many lines of a table
 _SNIFF_LINES = 200
 
@@ -303,10 +305,13 @@ def _unbracket(token: str) -> str:
 
 
 def _count(text: str, where) -> int:
-    """A ballot count: a positive integer."""
+    """A ballot count: a positive integer, at most :data:`_MAX_COUNT`."""
     text = text.strip()
     if not _INT.fullmatch(text) or int(text) < 1:
         raise DataError(f"{where()}: the count {text!r} is not a positive integer")
+    if int(text) > _MAX_COUNT:
+        raise DataError(f"{where()}: the count {text} is more ballots than can be held (at "
+                        f"most {_MAX_COUNT:,} a line)")
     return int(text)
 
 

@@ -407,6 +407,9 @@ def test_cli_fit_reads_a_cvr_and_its_summary_lists_every_rule(tmp_path, capsys):
         "3 ballots ranked no candidate (after the rules above): left out"]
     for sentence in data["cleaning"]:
         assert f"dpclust: {sentence}\n" in err
+    html = (out / "report.html").read_text()  # the report's data table: one rule a line
+    assert ("1 ballot ranked a candidate twice: the later copies were dropped<br>2 ballots "
+            "skipped a rank" in html)
     config = json.loads((out / "run.json").read_text())["config"]
     assert config["cvr"] is True and config["skipped"] == "exhaust"
     assert len((out / "labels.csv").read_text().splitlines()) == 1 + 5

@@ -329,6 +329,14 @@ def test_what_cannot_be_read_is_refused_in_one_line(tmp_path, name, text, kwargs
     assert got == f"{tmp_path / name}: {message.split(': ', 1)[1]}"
 
 
+def test_more_ballots_than_memory_holds_are_refused_before_they_are_laid_out(tmp_path):
+    path = write(tmp_path, "many.txt", "600000000: A > B\n600000000: B > A\n")
+    with pytest.raises(DataError, match=r"many\.txt counts 1,200,000,000 ballots that rank a "
+                                        r"candidate; at most 1,000,000,000 are held in "
+                                        r"memory, one row each$"):
+        read_cvr(path)
+
+
 def test_a_header_without_rank_columns_is_refused(tmp_path):
     path = write(tmp_path, "plain.csv", "a,b,c\nb,c,a\n")
     with pytest.raises(DataError, match=r"plain\.csv: line 1: the header has no rank column "

@@ -431,7 +431,7 @@ def _assemble(p: Path, b: _Ballots, rules: BallotRules, candidates) -> CastVoteR
         kinds = [rules.kind(b.declared.get(c, c) if isinstance(c, str) else
                             tuple(b.declared.get(t, t) for t in c)) for c in key]
         for j, (kind, name) in enumerate(kinds):
-            if known is not None and kind == "name" and name not in known:
+            if known is not None and kind == NAME and name not in known:
                 shown = ", ".join(repr(c) for c in candidates[:8])
                 raise DataError(f"{p}: line {b.first_line[d]}, {b.where(j)}: unknown "
                                 f"candidate {key[j]!r}; the candidates are {shown}"
@@ -447,13 +447,18 @@ def _assemble(p: Path, b: _Ballots, rules: BallotRules, candidates) -> CastVoteR
         orders[d, : len(names)] = [index[n] for n in names]
     lengths = (orders != _PAD).sum(axis=1)
 
-    ballots_of = np.bincount(b.inverse, weights=b.counts, minlength=len(cleaned))
+    ballots_of = np.zeros(len(cleaned), dtype=np.int64)  # ballots of each distinct line
+    np.add.at(ballots_of, b.inverse, b.counts)
     tally = {}
     for d, (_, flags) in enumerate(cleaned):
         for flag in flags:
             tally[flag] = tally.get(flag, 0) + int(ballots_of[d])
     tally["complete"] = int(ballots_of[lengths >= len(items)].sum())
     keep = lengths[b.inverse] > 0
+    n_kept = int(b.counts[keep].sum())
+    if n_kept > _MAX_COUNT:
+        raise DataError(f"{p} counts {n_kept:,} ballots that rank a candidate; at most "
+                        f"{_MAX_COUNT:,} are held in memory, one row each")
     rows = np.repeat(b.inverse[keep], b.counts[keep])
     groups = None if b.groups is None else np.repeat(b.groups[keep], b.counts[keep])
     rankings = Rankings._from_valid(orders[rows], lengths[rows], len(items), items, groups,

@@ -208,11 +208,11 @@ def _add_rankings_reading(rankings) -> None:
                           help="item names, one a line: for a CSV file of ids, id "
                                "index-base + j is line j + 1; for a file of names, the names "
                                "allowed (and items that no ranking lists)")
-    cvr = ("cast-vote records (read when DATA is one: an .abif file, 'count: ballot' lines, "
-           "or a header of rank columns beside other columns or above markers such as "
-           "undervote; these options imply --cvr)")
     rankings.add_argument("--cvr", action="store_true", default=None,
-                          help=f"read DATA as {cvr}")
+                          help="read DATA as cast-vote records; detected when DATA is one "
+                               "(an .abif file, 'count: ballot' lines, or a header of rank "
+                               "columns beside other columns or above markers such as "
+                               "undervote), and implied by the five options below")
     rankings.add_argument("--skipped", choices=SKIPPED_RULES,
                           help="a skipped rank followed by later choices: skip (the later "
                                "choices move up; the default), skip-one (past one skipped "

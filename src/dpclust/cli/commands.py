@@ -154,6 +154,8 @@ def _fit(args, command_line: str) -> int:
     data = _load(config)
     for message in data.warnings:
         _warn(message)
+    for sentence in data.info.get("cleaning", ()):  # a cast-vote record's counting rules
+        print(f"{PROG}: {sentence}", file=sys.stderr, flush=True)
     out_dir = Path(args.out)
     _prepare_out_dir(out_dir)
     # a checkpoint left by an earlier run in DIR would not match this run's run.json

@@ -35,7 +35,13 @@ _DEMO_DATA = {"rankings": _DUBLIN_WEST}
 #: its destination)
 _DATA_KIND_OPTIONS = {"counts": (("--vocab", "vocab"),),
                       "rankings": (("--missing", "missing"), ("--index-base", "index_base"),
-                                   ("--items", "items"))}
+                                   ("--items", "items"), ("--cvr", "cvr"),
+                                   ("--skipped", "skipped"), ("--overvote", "overvote"),
+                                   ("--write-ins", "write_ins"), ("--group", "group"),
+                                   ("--contest", "contest"))}
+#: the options that read a cast-vote record (:func:`dpclust.io.read_cvr`); they imply --cvr
+_CVR_OPTIONS = (("--skipped", "skipped"), ("--overvote", "overvote"),
+                ("--write-ins", "write_ins"), ("--group", "group"), ("--contest", "contest"))
 #: a wide data file: the summary lists this many column names
 MAX_LISTED_COLUMNS = 50
 _PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
@@ -63,7 +69,9 @@ class RunConfig:
     ``decay``, ``positions``, ``distances`` (an absolute path) and ``sequential`` belong to
     the ddCRP, whose ``sampler`` is ``"ddcrp"`` and whose ``init_clusters`` and ``init`` are
     None.  ``missing``, ``index_base`` and ``items`` (an absolute path) say how to read a
-    rankings table.  ``hyperparameters`` holds ``(name, value)`` for the family's
+    rankings table; ``cvr`` (given or detected) reads it as a cast-vote record
+    (:func:`~dpclust.io.read_cvr`) by the rules ``skipped``, ``overvote`` and ``write_ins``,
+    keeping the column ``group`` and the rank columns of ``contest``.  ``hyperparameters`` holds ``(name, value)`` for the family's
     hyperparameters given on the command line (the others take the family's defaults);
     ``run.json`` lists every registered family's hyperparameters by name (null: not given).
     """
@@ -95,6 +103,12 @@ class RunConfig:
     missing: tuple | None = None
     index_base: int | None = None
     items: str | None = None
+    cvr: bool = False
+    skipped: str | None = None
+    overvote: str | None = None
+    write_ins: str | None = None
+    group: str | None = None
+    contest: str | None = None
     sep: str | None = None
     decimal: str | None = None
     hyperparameters: tuple = ()
@@ -431,6 +445,10 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
             raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
                              f"--family {_families_reading('rankings')} (this run asked for "
                              f"--family {config.family})")
+        if config.data not in DATASETS and config.data != _DEMO and _is_cvr(config.data):
+            raise UsageError(f"{config.data} is a cast-vote record (ranked ballots): fit it "
+                             f"with --family {_families_reading('rankings')} (this run asked "
+                             f"for --family {config.family})")
         _check_family_options(args, config.family, rankings=True)
         if args.sampler in INSTANTIATED:
             raise UsageError(f"--sampler {args.sampler} fits --family "
@@ -467,7 +485,30 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
         raise UsageError(f"{csv_only[0]} tells how to read a rankings CSV file; a PrefLib "
                          "file numbers and names its own alternatives")
     items = None if args.items is None else str(Path(args.items).absolute())
-    return replace(config, missing=args.missing, index_base=args.index_base, items=items)
+    config = replace(config, missing=args.missing, index_base=args.index_base, items=items)
+    return _cvr_config(config, args)
+
+
+def _cvr_config(config: RunConfig, args) -> RunConfig:
+    """Whether the rankings file is a cast-vote record (``--cvr``, an option that reads
+    one, or detected), with the options that read it."""
+    given = [opt for opt, dest in _CVR_OPTIONS if getattr(args, dest) is not None]
+    if config.data in DATASETS or _is_preflib(config.data):
+        return config
+    if not (args.cvr or given or _is_cvr(config.data)):
+        return config
+    if args.index_base is not None:
+        raise UsageError("--index-base numbers the items of a rankings table of ids; a "
+                         "cast-vote record names its candidates (--items FILE lists them)")
+    return replace(config, cvr=True, skipped=args.skipped, overvote=args.overvote,
+                   write_ins=args.write_ins, group=args.group, contest=args.contest)
+
+
+def _is_cvr(path: str) -> bool:
+    """Whether ``path`` looks like a cast-vote record (:func:`~dpclust.io.looks_like_cvr`)."""
+    from ..io.cvr import looks_like_cvr
+
+    return Path(path).is_file() and looks_like_cvr(path)
 
 
 def _is_preflib(path: str) -> bool:

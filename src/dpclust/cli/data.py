@@ -156,9 +156,9 @@ def _load_table(config: RunConfig, kind: str) -> LoadedData:
 
 
 def _load_rankings(config: RunConfig) -> LoadedData:
-    """Load the rankings of a family of rankings (``--family mallows``): a bundled data set, a CSV table of rankings
-    (:func:`~dpclust.rankings.read_rankings_csv`) or a PrefLib file
-    (:func:`~dpclust.rankings.read_preflib`).
+    """Load the rankings of a family of rankings (``--family mallows``): a bundled data set,
+    a CSV table of rankings (:func:`~dpclust.io.read_rankings_csv`), a PrefLib file
+    (:func:`~dpclust.io.read_preflib`) or a cast-vote record (:func:`_load_cvr`).
 
     Items without names are named as the file numbers them (from ``--index-base`` in a CSV
     file, from 1 in a PrefLib file), so that the summary and the report speak of the items
@@ -170,6 +170,8 @@ def _load_rankings(config: RunConfig) -> LoadedData:
     from ..rankings import Rankings
 
     messages = []
+    if config.cvr:
+        return _load_cvr(config)
     if config.data in DATASETS:
         from .. import datasets
 
@@ -215,12 +217,50 @@ def _load_rankings(config: RunConfig) -> LoadedData:
     return LoadedData(X=X, truth=None, info=info, warnings=messages)
 
 
+def _load_cvr(config: RunConfig) -> LoadedData:
+    """Load a cast-vote record (:func:`~dpclust.io.read_cvr`): the summary says how it was
+    read, by which rules, and how many ballots each rule changed (``cleaning``)."""
+    from ..io import load_item_names, read_cvr
+
+    kwargs = {name: getattr(config, name) for name in ("skipped", "overvote", "write_ins",
+                                                        "group", "contest")
+              if getattr(config, name) is not None}
+    if config.missing is not None:
+        kwargs["missing"] = config.missing
+    if config.items is not None:
+        kwargs["candidates"] = load_item_names(config.items)
+    try:
+        cvr = read_cvr(config.data, sep=config.sep, **kwargs)
+    except DataError as exc:
+        raise DataError(_option_names(str(exc))) from None
+    info = {"source": config.data, "format": f"cast-vote records ({cvr.layout})",
+            "counting_rules": _option_names(cvr.rules), "ballots_read": cvr.n_ballots,
+            "cleaning": [_option_names(rule.sentence) for rule in cvr.cleaning]}
+    if config.items is not None:
+        info["items"] = config.items
+    if config.missing is not None:
+        info["missing"] = list(config.missing)
+    if cvr.rankings.groups is not None:
+        info["group_column"] = cvr.rankings.group_name
+        info["n_groups"] = int(len(np.unique(cvr.rankings.groups)))
+    info.update(_rankings_shape(cvr.rankings))
+    return LoadedData(X=cvr.rankings, truth=None, info=info)
+
+
 def _option_names(message: str) -> str:
     """A rankings loader's hint in terms of the command line: ``missing=('0',)`` becomes
-    ``--missing 0``, ``index_base=1`` ``--index-base 1`` and ``items=`` ``--items FILE``."""
+    ``--missing 0``, ``index_base=1`` ``--index-base 1``, ``items=`` (``candidates=``)
+    ``--items FILE``, and ``skipped='exhaust'`` ``--skipped exhaust`` (so for
+    ``overvote=``, ``write_ins=``, ``group=`` and ``contest=``)."""
     message = re.sub(r"missing=\('((?:[^'\\]|\\.)*)',\)", r"--missing \1", message)
     message = re.sub(r"index_base=(\d+)", r"--index-base \1", message)
     message = message.replace("index_base= ", "--index-base ")
+    message = re.sub(r"\b(skipped|overvote|write_ins)='([\w-]+)'",
+                     lambda m: f"--{m.group(1).replace('_', '-')} {m.group(2)}", message)
+    message = re.sub(r"\bskipped ranks: '([\w-]+)'; overvotes: '([\w-]+)'; write-ins: "
+                     r"'([\w-]+)'", r"--skipped \1, --overvote \2, --write-ins \3", message)
+    message = re.sub(r"\b(group|contest|sep)=", r"--\1", message)
+    message = message.replace("pass candidates=", "pass --items FILE")
     return re.sub(r"\bpass items=", "pass --items FILE", message)
 
 

@@ -37,11 +37,15 @@ examples:
   dpclust fit --dataset dublin-west --iters 300 # Irish ballots: rankings of 9 candidates
   dpclust fit ballots.csv --family mallows --missing 0 --index-base 1 --items names.txt
   dpclust fit votes.soi --family mallows --sampler beta-gibbs   # PrefLib .soi/.toi/.soc/.toc
+  dpclust fit mayor_cvr.csv --family mallows --skipped exhaust --group Precinct  # a CVR
 
 data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
 --family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
 for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
-ids; a row ends at its first empty or --missing cell) or a PrefLib .soi/.toi/.soc/.toc file.
+ids; a row ends at its first empty or --missing cell), a PrefLib .soi/.toi/.soc/.toc file,
+or a cast-vote record (rank columns such as 'Choice 1' with markers such as undervote,
+overvote, skipped, write-in; 'count: a > b' lines; .abif), each counting rule it applies
+counted in the summary.
 Outputs in --out: run.json, labels.csv, summary.json, trace.csv, trace.nc (ArviZ), report.html
 (+ PNG figures), checkpoint.npz (--checkpoint-every), label_samples.npz (--store-labels),
 links.csv (ddcrp), cluster_params.npz (Gaussian data with more than 50 features).
@@ -197,7 +201,9 @@ def _add_family_args(fit, model) -> None:
 
 
 def _add_rankings_reading(rankings) -> None:
-    """How to read a CSV file of rankings."""
+    """How to read a CSV file of rankings, or a cast-vote record."""
+    from ..io.cvr_rules import OVERVOTE_RULES, SKIPPED_RULES, WRITE_IN_RULES
+
     rankings.add_argument("--missing", type=_missing_type, metavar="a,b,...",
                           help="CSV cells that mark an unranked position besides empty "
                                "cells, e.g. 0 or 0,NA; a ranking ends at its first one")
@@ -209,6 +215,27 @@ def _add_rankings_reading(rankings) -> None:
                           help="item names, one a line: for a CSV file of ids, id "
                                "index-base + j is line j + 1; for a file of names, the names "
                                "allowed (and items that no ranking lists)")
+    rankings.add_argument("--cvr", action="store_true", default=None,
+                          help="read DATA as cast-vote records; detected when DATA is one "
+                               "(an .abif file, 'count: ballot' lines, or a header of rank "
+                               "columns beside other columns or above markers such as "
+                               "undervote), and implied by the five options below")
+    rankings.add_argument("--skipped", choices=SKIPPED_RULES,
+                          help="a skipped rank followed by later choices: skip (the later "
+                               "choices move up; the default), skip-one (past one skipped "
+                               "rank, not two in a row) or exhaust (the ranking stops there)")
+    rankings.add_argument("--overvote", choices=OVERVOTE_RULES,
+                          help="an overvoted rank: exhaust (the ranking ends before it; the "
+                               "default) or skip (passed over)")
+    rankings.add_argument("--write-ins", choices=WRITE_IN_RULES,
+                          help="write-ins: candidate (one candidate 'Write-in'; the default) "
+                               "or drop (read as skipped ranks)")
+    rankings.add_argument("--group", metavar="COLUMN",
+                          help="a column of a cast-vote record (such as Precinct) kept as "
+                               "each ballot's group; other columns are ignored")
+    rankings.add_argument("--contest", metavar="TEXT",
+                          help="in a cast-vote record of several contests, the rank columns "
+                               "whose header contains TEXT")
 
 
 #: options that read one kind of data, added beside the options of the family that reads it

@@ -24,8 +24,9 @@ message starts with the path and names the problem.  In messages about text file
 and ``column`` numbers are 1-based, as in an editor; in messages about arrays (``.npy``,
 ``.npz``, Parquet) ``row`` and ``column`` are 0-based indices.
 
-Top-t rankings are read by :func:`read_rankings_csv` (one ranking a row of a text table) and
-:func:`read_preflib` (PrefLib ``.soi``/``.toi``/``.soc``/``.toc`` files).
+Top-t rankings are read by :func:`read_rankings_csv` (one ranking a row of a text table),
+:func:`read_preflib` (PrefLib ``.soi``/``.toi``/``.soc``/``.toc`` files) and :func:`read_cvr`
+(cast-vote records as election offices publish them, and ABIF ``count: a > b`` lines).
 
 The package is split by what is read; its modules share their helpers by plain names, and
 only the names of ``__all__`` are its public API:
@@ -38,12 +39,16 @@ only the names of ``__all__`` are its public API:
 * :mod:`~dpclust.io.arrays` -- ``.npy``/``.npz`` files and distance matrices;
 * :mod:`~dpclust.io.load` -- :func:`load_data` and its variants with other columns;
 * :mod:`~dpclust.io.lines` -- one value a line: labels written, vocabularies and item names;
-* :mod:`~dpclust.io.rankings` -- rankings from CSV and PrefLib files.
+* :mod:`~dpclust.io.rankings` -- rankings from CSV and PrefLib files;
+* :mod:`~dpclust.io.cvr` -- ranked ballots from cast-vote records and ABIF files, by the
+  counting rules of :mod:`~dpclust.io.cvr_rules`.
 """
 
 from ..utils.checks import DataError
 from .arrays import load_distances
 from .columns import as_labels, parse_positions
+from .cvr import CastVoteRecords, read_cvr
+from .cvr_rules import BallotRules, CleaningRule
 from .lines import load_item_names, load_vocabulary, save_labels_csv
 from .load import load_data, load_data_with_columns, load_data_with_labels
 from .rankings import read_preflib, read_rankings_csv
@@ -53,6 +58,9 @@ from .text import TextDialect
 _as_labels = as_labels
 
 __all__ = [
+    "BallotRules",
+    "CastVoteRecords",
+    "CleaningRule",
     "DataError",
     "TextDialect",
     "load_data",
@@ -62,6 +70,7 @@ __all__ = [
     "load_item_names",
     "load_vocabulary",
     "parse_positions",
+    "read_cvr",
     "read_preflib",
     "read_rankings_csv",
     "save_labels_csv",

@@ -105,6 +105,12 @@ class Rankings:
         Number of items ``n`` (at least 2); ids run from 0 to ``n_items - 1``.
     items : sequence of str, optional
         Display names of the items ``0 .. n_items - 1`` (distinct).
+    groups : array-like of str of shape (n_rankings,), optional
+        A grouping of the rankings, such as the precinct each ballot was cast in
+        (:func:`dpclust.io.read_cvr` with ``group=``), so that results can be broken down
+        by it.  Kept through indexing and pickling.
+    group_name : str, optional
+        What ``groups`` are (the column they were read from); ``"group"`` by default.
 
     Attributes
     ----------
@@ -116,6 +122,9 @@ class Rankings:
         ``1 <= t_i <= n_items - 1``.
     n_items : int
     items : tuple of str or None
+    groups : ndarray of str of shape (n_rankings,) or None
+        Read-only.
+    group_name : str or None
 
     Raises
     ------
@@ -139,9 +148,9 @@ class Rankings:
     [['c', 'a'], ['b']]
     """
 
-    __slots__ = ("_distinct", "items", "lengths", "n_items", "orders")
+    __slots__ = ("_distinct", "group_name", "groups", "items", "lengths", "n_items", "orders")
 
-    def __init__(self, orders, n_items, items=None):
+    def __init__(self, orders, n_items, items=None, *, groups=None, group_name=None):
         n_items = _check_n_items(n_items)
         items = None if items is None else _check_items(items, n_items)
         where = _Where("orders", items=items)
@@ -150,17 +159,18 @@ class Rankings:
             raise DataError("orders holds item names; Rankings() takes item ids, use "
                             "check_rankings(X, items=...) to convert names")
         lengths = _validate_ids(arr, n_items, where)
-        self._set(arr, lengths, n_items, items)
+        groups, group_name = _check_groups(groups, group_name, len(arr))
+        self._set(arr, lengths, n_items, items, groups, group_name)
 
     @classmethod
-    def _from_valid(cls, orders, lengths, n_items, items):
+    def _from_valid(cls, orders, lengths, n_items, items, groups=None, group_name=None):
         """A Rankings from arrays already checked (``orders`` is copied, not re-checked)."""
         self = cls.__new__(cls)
         self._set(np.asarray(orders, dtype=np.int64), np.asarray(lengths, dtype=np.int64),
-                  n_items, items)
+                  n_items, items, groups, group_name)
         return self
 
-    def _set(self, orders, lengths, n_items, items):
+    def _set(self, orders, lengths, n_items, items, groups=None, group_name=None):
         full = lengths >= n_items
         if full.any():  # the last item of a complete ranking is implied: drop it
             orders = orders.copy()
@@ -175,6 +185,12 @@ class Rankings:
         self.lengths = lengths
         self.n_items = int(n_items)
         self.items = items
+        if groups is not None:
+            groups = np.array(groups, dtype=str)
+            groups.flags.writeable = False
+            group_name = group_name or "group"
+        self.groups = groups
+        self.group_name = None if groups is None else str(group_name)
         self._distinct = None
 
     def distinct(self):
@@ -232,8 +248,8 @@ class Rankings:
         index : int, slice, array of int or array of bool
             An int gives ranking ``index`` as a read-only 1-D int64 array of item ids, best
             first, without padding.  A slice, an integer array or a boolean mask gives a
-            :class:`Rankings` of those rankings (same ``n_items`` and ``items``), its
-            ``orders`` trimmed to the longest ranking it holds.
+            :class:`Rankings` of those rankings (same ``n_items`` and ``items``, and their
+            ``groups``), its ``orders`` trimmed to the longest ranking it holds.
         """
         if isinstance(index, numbers.Integral) and not isinstance(index, (bool, np.bool_)):
             i = int(index)
@@ -251,8 +267,9 @@ class Rankings:
                                  f"arrays, not by an array of dtype {index.dtype}")
             if index.dtype.kind not in "biu":
                 index = index.astype(np.int64)
+        groups = None if self.groups is None else self.groups[index]
         return Rankings._from_valid(self.orders[index], self.lengths[index], self.n_items,
-                                    self.items)
+                                    self.items, groups, self.group_name)
 
     def __array__(self, dtype=None, copy=None):
         """``orders`` (read-only), so that ``np.asarray(rankings)`` works."""
@@ -263,7 +280,8 @@ class Rankings:
         return self.orders.astype(dtype)
 
     def __reduce__(self):
-        return (_rebuild, (self.orders, self.lengths, self.n_items, self.items))
+        return (_rebuild, (self.orders, self.lengths, self.n_items, self.items, self.groups,
+                           self.group_name))
 
     def __repr__(self) -> str:
         return (f"Rankings(n={len(self)}, n_items={self.n_items}, "
@@ -301,9 +319,24 @@ class Rankings:
         return self.items[i] if self.items is not None else str(int(i))
 
 
-def _rebuild(orders, lengths, n_items, items) -> Rankings:
+def _rebuild(orders, lengths, n_items, items, groups=None, group_name=None) -> Rankings:
     """Unpickle a :class:`Rankings` (its arrays read-only again)."""
-    return Rankings._from_valid(orders, lengths, n_items, items)
+    return Rankings._from_valid(orders, lengths, n_items, items, groups, group_name)
+
+
+def _check_groups(groups, group_name, n_rankings: int):
+    """``(groups, group_name)`` of :class:`Rankings`, checked: one str per ranking."""
+    if groups is None:
+        if group_name is not None:
+            raise ValueError("group_name names the groups; pass groups= too")
+        return None, None
+    arr = np.asarray(groups)
+    if arr.ndim != 1 or len(arr) != n_rankings:
+        raise DataError(f"groups must hold one entry per ranking ({n_rankings}), got shape "
+                        f"{arr.shape}")
+    if group_name is not None and not isinstance(group_name, str):
+        raise TypeError(f"group_name must be a str, got {_short_repr(group_name)}")
+    return arr.astype(str), group_name
 
 
 # --------------------------------------------------------------------------------------------
@@ -436,7 +469,8 @@ def _recheck(X: Rankings, n_items, items, what) -> Rankings:
         if unknown:
             raise DataError(f"{what} has the item {unknown[0]!r}, which is not in items")
         mapping = np.array([index[name] for name in X.items] + [_PAD], dtype=np.int64)
-        return Rankings._from_valid(mapping[X.orders], X.lengths, n_items, items)
+        return Rankings._from_valid(mapping[X.orders], X.lengths, n_items, items, X.groups,
+                                    X.group_name)
     if X.n_items > n_items:
         raise DataError(f"{what} has {X.n_items} items, more than n_items={n_items}")
     if X.items is not None and items is None and n_items != X.n_items:
@@ -445,7 +479,8 @@ def _recheck(X: Rankings, n_items, items, what) -> Rankings:
     if n_items == X.n_items and (items is None or items == X.items):
         return X
     return Rankings._from_valid(X.orders, X.lengths, n_items,
-                                items if items is not None else X.items)
+                                items if items is not None else X.items, X.groups,
+                                X.group_name)
 
 
 def _flat_position(lengths: np.ndarray, k: int) -> tuple[int, int]:

@@ -87,7 +87,8 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
             "…), as in the figure below."))
     data = summary.get("data") or {}
     if data:
-        rows = [(f"<code>{_esc(k)}</code>", _esc(_fmt_value(v))) for k, v in data.items()]
+        rows = [(f"<code>{_esc(k)}</code>", _sentences(v) if k in _SENTENCE_LISTS
+                 else _esc(_fmt_value(v))) for k, v in data.items()]
         panels.append(_panel("Data", _kv_table(rows)))
     timings = summary.get("timings") or {}
     if timings:
@@ -199,6 +200,16 @@ def _family_columns(summary: Mapping[str, Any]) -> ClusterTable:
 def _css(css: str) -> str:
     """`` class="..."`` for a table cell, or nothing."""
     return f' class="{css}"' if css else ""
+
+
+#: entries of the summary's data block that list sentences (a cast-vote record's counting
+#: rules, one per rule applied): shown one a line
+_SENTENCE_LISTS = ("cleaning",)
+
+
+def _sentences(values: Any) -> str:
+    """A list of sentences as escaped HTML, one a line."""
+    return "<br>".join(_esc(str(v)) for v in values) if values else "—"
 
 
 def _fmt_theta(values: Any) -> str:

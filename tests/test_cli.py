@@ -1194,7 +1194,7 @@ def _mallows_bad_inputs(tmp_path):
         "gaussian-nu": (["--nu", "2"], "--nu applies only to --family mallows"),
         "nu-negative": ([*mallows, "--nu", "-1"], "positive number"),
         "sampler": ([good, *mallows, "--sampler", "gibbs"],
-                    "slice-gibbs (exact) or beta-gibbs (approximate), not gibbs"),
+                    "--sampler slice-gibbs, beta-gibbs or coarsened, not gibbs"),
         "sampler-gaussian": (["--sampler", "beta-gibbs"], "fits --family mallows"),
         "dataset-family": (["--dataset", "dublin-west", "--family", "gaussian"],
                            "holds rankings"),

@@ -46,7 +46,8 @@ ESS_PER_CHAIN = 100
 #: why a Generalized Mallows fit may not converge soon, for the advice and the report
 RANKINGS_MIXING = ("under the exact posterior the number of mid-sized clusters on real "
                    "ballots mixes over thousands of iterations and grows with the number of "
-                   "ballots (no Mallows mixture fits them exactly); the coarsened posterior "
+                   "ballots (no mixture of Mallows or Plackett-Luce components fits them "
+                   "exactly); the coarsened posterior "
                    "(coarsening='auto', CLI --coarsening auto) keeps K steady as ballots are "
                    "added and mixes far faster (README, 'When the model does not fit')")
 
@@ -226,7 +227,7 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
 
 def advice(conv: dict, *, rankings: bool = False) -> str:
     """One paragraph saying which quantities fail the rule and what to do (``rankings``: the
-    exact posterior of a Generalized Mallows mixture, for which no sampler with faster moves
+    exact posterior of a mixture of rankings, for which no sampler with faster moves
     exists)."""
     if conv["converged"]:
         return "the chains have converged by the rule"

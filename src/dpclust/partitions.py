@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["canonical_labels", "posterior_similarity", "expected_loss", "point_estimate",
-           "point_certainty"]
+           "point_certainty", "cluster_presence"]
 
 LOSSES = ("vi", "binder")
 #: relative gap below which two expected losses count as a tie (rounding of sums taken in
@@ -661,4 +661,48 @@ def point_certainty(draws, labels) -> np.ndarray:
         n_draws += 1
     if n_draws == 0:
         raise ValueError("point_certainty needs at least one draw")
+    return hits / n_draws
+
+
+def cluster_presence(draws, labels) -> np.ndarray:
+    """How surely each cluster of the point estimate ``labels`` exists in the posterior.
+
+    Cluster k *appears* in a draw when the draw's cluster holding most of k's points (its
+    core, as in :func:`point_certainty`) holds more than half of k's points and is made of
+    k's points for more than half: the draw has a cluster that is mostly k and that k is
+    mostly in.  A cluster's presence is the share of draws in which it appears: near 1 for a
+    cluster every draw has, near 0.5 for one that half the draws merge into another or
+    split, near 0 for one the posterior does not support.
+
+    Parameters
+    ----------
+    draws : iterable of array-like of shape (n_samples,)
+        Partitions (integer labels), e.g. an estimator's kept draws.
+    labels : array-like of shape (n_samples,)
+        The point estimate (labels ``0 .. K - 1``).
+
+    Returns
+    -------
+    presence : ndarray of shape (K,), values in [0, 1]
+    """
+    z = np.asarray(labels, dtype=np.int64)
+    if z.ndim != 1 or (z.size and z.min() < 0):
+        raise ValueError("labels must be a 1-D array of labels 0 .. K - 1")
+    K = int(z.max()) + 1 if z.size else 0
+    sizes = np.bincount(z, minlength=K)
+    hits = np.zeros(K)
+    n_draws = 0
+    for draw in draws:
+        d = np.asarray(draw, dtype=np.int64)
+        if d.shape != z.shape:
+            raise ValueError(f"a draw has shape {d.shape}, the labels {z.shape}")
+        _, d = np.unique(d, return_inverse=True)
+        J = int(d.max()) + 1 if d.size else 0
+        table = np.bincount(z * J + d, minlength=K * J).reshape(K, J)
+        core = table.argmax(axis=1)
+        shared = table[np.arange(K), core]
+        hits += (2 * shared > sizes) & (2 * shared > table.sum(axis=0)[core])
+        n_draws += 1
+    if n_draws == 0:
+        raise ValueError("cluster_presence needs at least one draw")
     return hits / n_draws

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
-from ..partitions import point_certainty, posterior_similarity
+from ..partitions import cluster_presence, point_certainty, posterior_similarity
 from ..priors import PartitionPrior, get_prior
 from ..diagnostics import advice, convergence
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
@@ -435,6 +435,8 @@ class ChainEstimator(BaseEstimator):
         local = X is not None
         self.certainty_ = (point_certainty((model.as_array(d) for d in draws), self.labels_)
                            if local else None)
+        self.cluster_presence_ = (cluster_presence((model.as_array(d) for d in draws),
+                                                   self.labels_) if local else None)
         self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
                             else None)
         # a few evenly spaced draws for the posterior predictive density; their statistics
@@ -464,9 +466,8 @@ class ChainEstimator(BaseEstimator):
         prior = self._partition_prior().alpha_prior
         self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
         if not self.convergence_["converged"]:
-            from ..families.mallows import GeneralizedMallows
-
-            rankings = (isinstance(getattr(self, "family_", None), GeneralizedMallows)
+            family = getattr(self, "family_", None)
+            rankings = (getattr(family, "data_kind", None) == "rankings"
                         and getattr(self, "coarsening_", None) is None)
             warnings.warn(f"{type(self).__name__}: "
                           + advice(self.convergence_, rankings=rankings),

@@ -193,6 +193,10 @@ class DPMixture(MixtureEstimator):
         Each point's posterior probability of lying in the core of its cluster of
         ``labels_`` (:func:`dpclust.partitions.point_certainty` over the pooled kept
         draws); None on a Dask cluster.
+    cluster_presence_ : ndarray of shape (n_clusters_,) or None
+        Each cluster's share of the pooled kept draws that have a cluster made mostly of its
+        points and holding most of them (:func:`dpclust.partitions.cluster_presence`): how
+        surely the posterior supports it; None on a Dask cluster.
     convergence_ : dict
         The verdict of :func:`dpclust.diagnostics.convergence` on the kept iterations:
         per quantity (``log_joint``, ``n_clusters``, ``size_entropy``, and ``alpha`` when

@@ -111,6 +111,9 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
                                          sampler=_sampler_name(estimator, int(sizes.sum())))
     if own is not None:
         summary[estimator.family_.name] = own
+    blocs = _blocs(estimator, labels)
+    if blocs is not None:
+        summary["blocs"] = blocs
     if dask is not None:
         summary["dask"] = _dask_summary(estimator, dask)
     prior = getattr(estimator, "prior_", None)
@@ -132,6 +135,18 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     if warnings:
         summary["warnings"] = warnings
     return summary
+
+
+def _blocs(estimator, labels):
+    """The blocs of a fit to rankings, read from its ballots
+    (:func:`dpclust.rankings.blocs.describe_blocs`); None for other data, or when the
+    training data are not at hand."""
+    X = getattr(estimator, "_X_fit", None)
+    if estimator.family_.data_kind != "rankings" or X is None:
+        return None
+    from ..rankings.blocs import describe_blocs
+
+    return describe_blocs(X, labels, presence=getattr(estimator, "cluster_presence_", None))
 
 
 def _certainty(certainty: np.ndarray) -> dict:

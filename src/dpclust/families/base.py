@@ -310,6 +310,8 @@ class ConjugateFamily(ABC):
 
     #: short name used by the estimator and the command line (:func:`register_family`)
     name: str = "family"
+    #: what the report calls the model ("Generalized Mallows")
+    title: str = "Component family"
     #: what the family clusters, for ``dpclust fit --help``: "'NAME' for <this>"
     describes: str = ""
     #: the kind of data it reads: ``"dense"`` (a table of numbers), ``"counts"`` (a dense or

@@ -49,8 +49,7 @@ from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
 MAX_EXACT_ITEMS = 8
 #: items of a cluster's central ranking that the run summary lists, best first
 N_TOP_ITEMS = 10
-#: a cluster holding at least this share of the data is *large* in :func:`theta_by_rank`
-#: (Meilă & Chen 2010, section 8: 5%, which splits their data roughly equally)
+#: a cluster with this share of the data is *large* (:func:`theta_by_rank`; Meilă & Chen 2010, §8)
 LARGE_CLUSTER_SHARE = 0.05
 #: when a cluster of rankings is flagged as near-uniform (see :func:`blocs`)
 NEAR_UNIFORM_RULE = ("its central ranking's first item is less than twice as likely to come "
@@ -197,6 +196,7 @@ class GeneralizedMallows(ConjugateFamily):
 
     name = "mallows"
     describes = "rankings (Generalized Mallows, Meila & Chen 2010)"
+    title = "Generalized Mallows"
     data_kind = "rankings"
     noun = "ranking"
     option_group = "rankings (--family mallows)"
@@ -208,9 +208,9 @@ class GeneralizedMallows(ConjugateFamily):
                        help="prior rate of each theta_j: larger favours smaller theta_j, "
                             "that is more dispersed clusters (default: 1.0)"),
     )
-    #: the cluster posterior has no closed-form marginal: instantiated samplers only
+    #: no closed-form cluster marginal: the samplers that instantiate the parameters (and
+    #: the one ``sampler="auto"`` picks) fit it
     collapsible = False
-    #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("slice-gibbs", "beta-gibbs", "coarsened")
     default_sampler = "slice-gibbs"
     kmeans_start = False

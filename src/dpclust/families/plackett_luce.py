@@ -129,6 +129,7 @@ class PlackettLuce(ConjugateFamily):
 
     name = "plackett-luce"
     describes = "rankings (Plackett-Luce worths, Caron & Doucet 2012)"
+    title = "Plackett–Luce"
     data_kind = "rankings"
     noun = "ranking"
     option_group = "rankings (--family plackett-luce)"

@@ -33,7 +33,7 @@ from .lead import _cards, _lead_paragraph
 from .posterior import _answer_section
 from .tables import (_alpha_section, _blocs_table, _cluster_sizes, _cluster_table,
                      _detail_tables, _table1)
-from .text import _esc, json_default
+from .text import _esc, _rankings_block, json_default
 from .verdict import _verdict, _warnings
 
 __all__ = ["render_html", "write_report"]
@@ -420,7 +420,7 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
     calibration = (summary.get("coarsening") or {}).get("calibration")
     burn_in = int(settings.get("burn_in") or 0)
     params = summary.get("cluster_params") or None
-    rankings = bool(summary.get("mallows"))
+    rankings = _rankings_block(summary) is not None
     theta = (params or {}).get("theta")
     return [
         ("trace", bool(trace), lambda p: plots.plot_trace(trace, burn_in, p)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .text import _esc, _fmt_seconds, _fmt_value, _plural
+from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
 
@@ -18,7 +18,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     K = summary.get("n_clusters", len(sizes))
     n = data.get("n_samples", sum(sizes) if sizes else None)
     ddcrp = summary.get("ddcrp") or {}
-    mallows = summary.get("mallows") or {}
+    own = _rankings_block(summary)
+    rankings = own is not None
     unit = "table" if ddcrp else "cluster"
     parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
     if n is not None:
@@ -40,7 +41,7 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         if sub.get("of") is not None:
             detail.append(f"a random {_fmt_value(sub['n'])} of the {_fmt_value(sub['of'])}, "
                           f"drawn with seed {_esc(sub.get('seed'))}")
-        parts.append(f" in <b>{_esc(_plural(n, 'ranking' if mallows else 'point'))}</b>")
+        parts.append(f" in <b>{_esc(_plural(n, 'ranking' if rankings else 'point'))}</b>")
         if detail:
             parts.append(f" ({', '.join(detail)})")
     if settings.get("sampler") is not None:
@@ -65,8 +66,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
                      "loses clusters; <code>--sampler subcluster</code> is exact.")
     if ddcrp:
         sentence += " " + _ddcrp_sentence(ddcrp)
-    if mallows:
-        sentence += " " + _mallows_sentence(mallows)
+    if rankings:
+        sentence += " " + _rankings_sentence(settings.get("family"), own)
     run = []
     if settings.get("n_iter") is not None:
         run.append(f"It ran {_esc(_plural(settings['n_iter'], 'iteration'))}")
@@ -85,7 +86,7 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sentence += " " + "".join(run) + "."
     if sizes and sum(sizes) > 0:
         share = 100.0 * max(sizes) / sum(sizes)
-        what = "rankings" if mallows else "points"
+        what = "rankings" if rankings else "points"
         sentence += f" The largest cluster holds {share:.0f}% of the {what}."
     estimate = summary.get("point_estimate") or {}
     if estimate.get("loss") is not None:
@@ -112,7 +113,7 @@ def _answer_sentences(summary: Mapping[str, Any], K: Any, n: Any) -> str:
     if summary.get("ddcrp") or settings.get("family") is None:
         return ""  # not a mixture of a family's components, or not a run's summary
     family = _esc(settings["family"])
-    what = "rankings" if summary.get("mallows") else "data"
+    what = "rankings" if _rankings_block(summary) is not None else "data"
     why = (f"Under the exact posterior, {what} that no {family} component fits exactly gain "
            "clusters that absorb the misfit, so K grows with N")
     coarsening = summary.get("coarsening") or {}
@@ -182,16 +183,25 @@ def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
     return text
 
 
-def _mallows_sentence(mallows: Mapping[str, Any]) -> str:
-    """What the lead paragraph says about a Generalized Mallows mixture of rankings."""
-    text = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a central "
-            "ranking of the items and a dispersion θ<sub>j</sub> for each rank j, larger "
-            "where the cluster's rankings agree more.")
-    if mallows.get("substantial_clusters") is not None:
-        text += (f" {_esc(_plural(mallows['substantial_clusters'], 'cluster'))} "
-                 f"{'holds' if mallows['substantial_clusters'] == 1 else 'hold'} at least 1% "
+#: what the lead paragraph says each cluster of rankings is, by family
+_RANKINGS_MODELS = {
+    "plackett-luce": ("Each cluster is a Plackett–Luce model: every candidate has a worth, and "
+                      "a voter of the cluster picks each next preference with probability "
+                      "proportional to the worths of the candidates left."),
+}
+_GM_MODEL = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a central "
+             "ranking of the items and a dispersion θ<sub>j</sub> for each rank j, larger "
+             "where the cluster's rankings agree more.")
+
+
+def _rankings_sentence(family: Any, own: Mapping[str, Any]) -> str:
+    """What the lead paragraph says about a mixture of rankings."""
+    text = _RANKINGS_MODELS.get(family, _GM_MODEL)
+    if own.get("substantial_clusters") is not None:
+        text += (f" {_esc(_plural(own['substantial_clusters'], 'cluster'))} "
+                 f"{'holds' if own['substantial_clusters'] == 1 else 'hold'} at least 1% "
                  "of the rankings.")
-    if mallows.get("exact") is False:
+    if own.get("exact") is False:
         text += (" <b>The sampler is approximate</b> (Beta-Gibbs): its draws are not from "
                  "the posterior; Slice-Gibbs (<code>--sampler slice-gibbs</code>) is exact.")
     return text
@@ -214,7 +224,7 @@ def _cards(summary: Mapping[str, Any], sizes: list[int]) -> str:
         cards.append(("decay" + (", sequential" if ddcrp.get("sequential") else ""),
                       str(ddcrp["decay"])))
     if data.get("n_samples") is not None:
-        cards.append(("rankings" if summary.get("mallows") else "points",
+        cards.append(("rankings" if _rankings_block(summary) is not None else "points",
                       _fmt_value(data["n_samples"])))
     if data.get("n_items") is not None:
         cards.append(("items", _fmt_value(data["n_items"])))

@@ -14,7 +14,8 @@ from ..families import FAMILIES, ClusterTable
 from ..families.mallows import theta_at
 from . import plots
 from .lead import _LOSS_NAMES
-from .text import _esc, _fmt_rate, _fmt_seconds, _fmt_value, _kv_table, _panel, _scalar
+from .text import (_esc, _fmt_rate, _fmt_seconds, _fmt_value, _kv_table, _panel,
+                   _rankings_block, _scalar)
 
 _MAX_CLUSTER_ROWS = 100
 #: the table of the largest clusters of rankings (Meilă & Chen 2010, Table 1): its
@@ -32,6 +33,16 @@ _DDCRP_LABELS = {
     "n_tables_last_iteration": "Tables (last iteration)",
     "self_links_last_iteration": "Self links (last iteration)",
     "candidate_links": "Candidate links",
+}
+
+#: the hint under the family's own panel, for each family of rankings
+_RANKINGS_HINTS = {
+    "mallows": ("Rankings of the items, best first, clustered around central rankings. θ by "
+                "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, 2, "
+                "…), as in the figure below."),
+    "plackett-luce": ("Rankings of the items, best first: each cluster gives every item a "
+                      "worth, the probability that a voter of the cluster ranks it first, "
+                      "and each next preference is drawn in proportion to the worths left."),
 }
 
 _MALLOWS_LABELS = {
@@ -75,16 +86,16 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
             "Each row links to another with weight f(distance), or to itself with weight "
             "α; the tables are the groups that links join. Tables (point estimate) counts "
             "the reported partition."))
-    mallows = summary.get("mallows") or {}
-    if mallows:
+    own = _rankings_block(summary)
+    if own:
+        # the blocs have a table of their own (below); the rule is in its hint
         rows = [(_esc(_MALLOWS_LABELS.get(k, k)), _esc(_fmt_theta(v) if k.startswith("theta")
                                                        else _fmt_value(v)))
-                for k, v in mallows.items()]
+                for k, v in own.items() if k not in ("blocs", "near_uniform_rule")]
+        family = FAMILIES.get(settings.get("family"))
         panels.append(_panel(
-            "Generalized Mallows", _kv_table(rows),
-            "Rankings of the items, best first, clustered around central rankings. θ by "
-            "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, 2, "
-            "…), as in the figure below."))
+            getattr(family, "title", "Generalized Mallows"), _kv_table(rows),
+            _RANKINGS_HINTS.get(getattr(family, "name", None), _RANKINGS_HINTS["mallows"])))
     data = summary.get("data") or {}
     if data:
         rows = [(f"<code>{_esc(k)}</code>", _sentences(v) if k in _SENTENCE_LISTS
@@ -266,52 +277,69 @@ def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
             f'<p class="hint">{hint}</p></div>')
 
 
-_BLOCS_ITEMS = 5
-
-
 def _blocs_table(summary: Mapping[str, Any]) -> str:
-    """The clusters with at least 1 % of the rankings ("blocs"), largest first, with the
-    near-uniform ones flagged."""
-    mallows = summary.get("mallows") or {}
-    blocs = mallows.get("blocs")
+    """The clusters with at least 1 % of the rankings ("blocs"), largest first, read from
+    their ballots (:func:`dpclust.rankings.blocs.describe_blocs`): first preferences,
+    candidates, transfers, the posterior's certainty of each, and the Generalized Mallows
+    flag of near-uniform clusters."""
+    blocs = summary.get("blocs")
     if not blocs:
         return ""
-    rows = []
+    own = _rankings_block(summary) or {}
+    flagged = {int(b["cluster"]) for b in own.get("blocs") or () if b.get("near_uniform")}
+    sizes = summary.get("cluster_sizes") or []
+    colours = plots.colours_by_size(np.arange(len(sizes)), sizes) if sizes else {}
+    rows, n_unsure = [], 0
     for b in blocs:
-        ranking = list(b.get("central_ranking") or [])
-        shown = " › ".join(_esc(x) for x in ranking[:_BLOCS_ITEMS])
-        if len(ranking) > _BLOCS_ITEMS:
-            shown += " › …"
-        flag = ('<span class="flag">near-uniform</span>' if b.get("near_uniform") else "")
-        rows.append(f'<tr><td class="num">{int(b["cluster"])}</td>'
+        k = int(b["cluster"])
+        swatch = (f'<span class="swatch" style="background:{colours[k]}"></span>'
+                  if k in colours else "")
+        presence = b.get("presence")
+        sure = "—" if presence is None else f"{100.0 * float(presence):.0f}%"
+        n_unsure += presence is not None and float(presence) < 0.5
+        transfers = b.get("transfers") or {}
+        moves = _shares(transfers.get("to"))
+        if transfers.get("stop"):
+            moves += f"; stop {100.0 * float(transfers['stop']):.0f}%"
+        flag = '<span class="flag">near-uniform</span>' if k in flagged else ""
+        rows.append(f'<tr><td class="num">{swatch}{k}</td>'
                     f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
-                    f'<td class="num">{int(b["rankings"]):,}</td><td>{shown}</td>'
-                    f'<td class="num">{float(b["theta_1"]):.2f}</td>'
-                    f'<td class="num">{float(b["top_item_probability"]):.2f}</td>'
+                    f'<td class="num">{int(b["rankings"]):,}</td>'
+                    f'<td class="num">{sure}</td>'
+                    f'<td>{_shares(b.get("first_preferences"))}</td>'
+                    f'<td>{_shares(b.get("candidates"))}</td>'
+                    f'<td><i>{_esc(transfers.get("from", ""))}</i> → {moves}</td>'
                     f"<td>{flag}</td></tr>")
-    n_flag = sum(bool(b.get("near_uniform")) for b in blocs)
-    n_items = mallows.get("n_items")
-    uniform = f"1/{n_items} = {1.0 / n_items:.2f}" if n_items else "1/n"
-    hint = (f"The {len(blocs)} clusters that hold at least 1% of the rankings, largest first: "
-            "the blocs to read. <i>P(first)</i> is the probability that a ranking of the "
-            "cluster puts the central ranking's first item first, against "
-            f"{uniform} for a uniformly random pick. A <b>near-uniform</b> cluster ("
-            f"{_esc(mallows.get('near_uniform_rule', ''))}) gathers rankings that agree on "
-            "little: its central ranking means little there."
-            + (f" {n_flag} of them {'is' if n_flag == 1 else 'are'} flagged." if n_flag else
-               ""))
+    hint = (f"The {len(blocs)} clusters that hold at least 1% of the rankings, largest first, "
+            "described by their own ballots: the share of the bloc's ballots that rank each "
+            "candidate first; its <i>candidates</i>, with the share of its ballots that rank "
+            "them among their first three; where the voters of its leading first choice "
+            "go next (their second preferences, and how many stop there). <i>In draws</i> is "
+            "the share of the posterior draws that have the bloc: a cluster made mostly of "
+            "its ballots and holding most of them. Below 50% the posterior does not "
+            "support the bloc as drawn")
+    hint += (f" ({n_unsure} of them)." if n_unsure else ".")
+    if flagged:
+        hint += (" A <b>near-uniform</b> cluster (" + _esc(own.get("near_uniform_rule", ""))
+                 + ") has a central ranking that means little.")
     return ('<h2>Blocs</h2><div class="panel" id="blocs"><table><thead><tr>'
             '<th class="num">cluster</th><th class="num">share</th><th class="num">rankings'
-            '</th><th>central ranking (best first)</th><th class="num">θ<sub>1</sub></th>'
-            '<th class="num">P(first)</th><th></th></tr></thead><tbody>'
+            '</th><th class="num">in draws</th><th>first preferences</th><th>candidates '
+            '(in first three)</th><th>transfers from the leading first choice</th>'
+            '<th></th></tr></thead><tbody>'
             f'{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _shares(pairs) -> str:
+    """``[[name, share], ...]`` as "name 45%, name 20%" (escaped)."""
+    return ", ".join(f"{_esc(name)} {100.0 * float(share):.0f}%" for name, share in pairs or ())
 
 
 def _alpha_section(summary: Mapping[str, Any]) -> str:
     """How alpha shapes the number of clusters: a paragraph (for rankings, or whenever a
     sensitivity table was asked for) and the table of ``--alpha-sensitivity``."""
     rows = summary.get("alpha_sensitivity") or []
-    if not rows and not summary.get("mallows"):
+    if not rows and _rankings_block(summary) is None:
         return ""
     text = ("Under a Dirichlet process prior the number of clusters grows with the data: "
             "about α log N clusters a priori, and more in the posterior when the clusters' "

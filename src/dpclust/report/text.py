@@ -116,3 +116,19 @@ def _kv_table(rows: Sequence[tuple[str, str]]) -> str:
 def _panel(heading: str, body: str, hint: str = "") -> str:
     hint_html = f'<p class="hint">{hint}</p>' if hint else ""
     return f'<div class="panel"><h3>{_esc(heading)}</h3>{body}{hint_html}</div>'
+
+
+def _rankings_block(summary) -> dict | None:
+    """The family's own block of a summary of a fit to rankings (``{}`` when it has none),
+    or None when the fit is not to rankings (its family, by the settings' name, reads
+    another kind of data; a summary without a family is about rankings when it has blocs
+    or a ``mallows`` block)."""
+    from ..families import FAMILIES
+
+    family = FAMILIES.get((summary.get("settings") or {}).get("family"))
+    if family is None:
+        block = summary.get("mallows")
+        return (block or {}) if (block or summary.get("blocs")) else None
+    if family.data_kind != "rankings":
+        return None
+    return summary.get(family.name) or {}

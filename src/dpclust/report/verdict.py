@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import RANKINGS_MIXING
-from .text import _esc
+from .text import _esc, _rankings_block
 
 
 def _warnings(summary: Mapping[str, Any]) -> str:
@@ -61,7 +61,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         cls = "ok"
     else:
         head = "✗ Not converged: these results cannot be trusted yet"
-        if summary.get("mallows") and not summary.get("coarsening"):
+        if _rankings_block(summary) is not None and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
         else:
             todo = ("Run more iterations (a longer burn-in if the traces still drift) or "

@@ -21,8 +21,11 @@ and written to ``benchmarks/results/ballots.{json,md}`` (the chains themselves t
 ``ballots_chains.npz``), trajectories (K and the
 log-likelihood against iteration and seconds, both starts) to ``ballots_*.png``.
 
+``--families`` instead compares Plackett–Luce with Generalized Mallows mixtures, exact and
+coarsened, by the held-out log predictive density per ballot (``ballots_families.py``).
+
 Run: ``.venv/bin/python benchmarks/bench_ballots.py [--quick] [--configs gibbs moves]
-[--data full 10k] [--seconds 600]``.
+[--data full 10k] [--seconds 600] [--families [--alpha-c 100] [--iters 1000]]``.
 """
 
 from __future__ import annotations
@@ -209,6 +212,14 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--report-only", action="store_true",
                    help="rewrite the figures and tables from the stored chains")
+    p.add_argument("--families", action="store_true",
+                   help="compare Plackett-Luce with Generalized Mallows (held-out log "
+                        "predictive density, K, time per iteration: ballots_families.py) "
+                        "instead of running chains")
+    p.add_argument("--alpha-c", type=float, default=100.0,
+                   help="the coarsened posteriors' alpha_c with --families (default: 100)")
+    p.add_argument("--iters", type=int, default=1000,
+                   help="iterations of each fit with --families (default: 1000)")
     args = p.parse_args(argv)
     seconds = args.seconds or (10.0 if args.quick else 600.0)
     data = ["2k"] if args.quick else args.data
@@ -218,8 +229,13 @@ def main(argv=None):
     load_chains(results, stem)
     # the machine and date of the runs, unless this one runs some
     machine = stored.get("machine") if args.report_only and "machine" in stored else None
+    families = stored.get("families")
+    if args.families:
+        import ballots_families
+
+        families = ballots_families.run(args.alpha_c, args.iters, args.quick)
     ctx = mp.get_context("spawn")
-    for which in ([] if args.report_only else data):
+    for which in ([] if args.report_only or args.families else data):
         for config in args.configs:
             key = f"{which}-{config}" + (f"-{args.tag}" if args.tag else "")
             print(f"{key}: two chains (from {STARTS[0]} and {STARTS[1]} clusters), "
@@ -272,10 +288,15 @@ def main(argv=None):
                         f"{secs(res['loglik_close_seconds'])} |")
     body += [""] + [f"![{k}](ballots_{k}{'_quick' if args.quick else ''}.png)"
                     for k in results]
+    if families:
+        import ballots_families
+
+        body += [""] + ballots_families.markdown(families)
     save_chains(results, stem)
     summaries = {k: {f: v for f, v in res.items() if f != "chains"} for k, res in results.items()}
     write_results("ballots", args.quick, {"machine": machine or machine_info(),
-                                          "runs": summaries},
+                                          "runs": summaries,
+                                          **({"families": families} if families else {})},
                   "Chains that meet on the Dublin West ballots", body)
 
 

@@ -16,9 +16,13 @@ Parts (``--part``, several allowed; each merges its figures into ``results/robus
   coarsened one, fused clusters of the exact one and scikit-learn's
   ``BayesianGaussianMixture``.
 
+The ballots parts fit Generalized Mallows components unless ``--family plackett-luce``
+says otherwise; each family's figures are kept apart (keys and figures of Plackett–Luce end
+in ``_plackett_luce``).
+
 Usage: ``.venv/bin/python benchmarks/bench_robust.py --part ballots-calibration
-ballots-chains ballots-n gaussian [--quick]``; writes ``benchmarks/results/robust.json``,
-``robust.md`` and ``robust_*.png``.
+ballots-chains ballots-n gaussian [--family F] [--quick]``; writes
+``benchmarks/results/robust.json``, ``robust.md`` and ``robust_*.png``.
 """
 
 from __future__ import annotations
@@ -42,6 +46,14 @@ RESULTS = HERE / "results"
 #: the finite mixture of every coarsened ballots fit (30 components, so that a chain can
 #: start from 30 clusters)
 BALLOTS_PRIOR = "finite:30"
+#: the families of rankings the ballots parts fit, and what the markdown calls them
+FAMILY_TITLES = {"mallows": "Generalized Mallows", "plackett-luce": "Plackett-Luce"}
+
+
+def _key(name: str, family: str) -> str:
+    """The results key (and figure stem) of a ballots part for ``family``: the plain name
+    for Generalized Mallows, suffixed for the others."""
+    return name if family == "mallows" else f"{name}_{family.replace('-', '_')}"
 
 
 def _ballots():
@@ -56,18 +68,18 @@ def _large(trace, kept) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ calibration
-def ballots_calibration(quick: bool) -> dict:
+def ballots_calibration(quick: bool, family: str = "mallows") -> dict:
     from dpclust import DPMixture
     from dpclust.estimators.coarsening import calibrate
 
     X = _ballots()
     t0 = time.perf_counter()
-    cal = calibrate(DPMixture(family="mallows", coarsening="auto", prior=BALLOTS_PRIOR,
+    cal = calibrate(DPMixture(family=family, coarsening="auto", prior=BALLOTS_PRIOR,
                               random_state=0), X, n_iter=40 if quick else 100)
-    out = {**cal.as_dict(), "seconds": time.perf_counter() - t0}
+    out = {**cal.as_dict(), "seconds": time.perf_counter() - t0, "family": family}
     print("calibration:", json.dumps(out))
-    _plot_calibration(out, RESULTS / "robust_calibration.png")
-    return {"ballots_calibration": out}
+    _plot_calibration(out, RESULTS / f"{_key('robust_calibration', family)}.png")
+    return {_key("ballots_calibration", family): out}
 
 
 def _plot_calibration(cal: dict, path: Path) -> None:
@@ -90,7 +102,7 @@ def _plot_calibration(cal: dict, path: Path) -> None:
 
 # ----------------------------------------------------------------------- chains
 def _one_chain(args):
-    alpha_c, init_clusters, seed, seconds, max_iter = args
+    alpha_c, init_clusters, seed, seconds, max_iter, family = args
     from dpclust import DPMixture
 
     X = _ballots()
@@ -103,7 +115,7 @@ def _one_chain(args):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = DPMixture(family="mallows", coarsening=alpha_c, prior=BALLOTS_PRIOR,
+        m = DPMixture(family=family, coarsening=alpha_c, prior=BALLOTS_PRIOR,
                       n_iter=max_iter, init_clusters=init_clusters, init="random",
                       random_state=seed, callback=budget).fit(X)
     tr = m.trace_
@@ -113,11 +125,13 @@ def _one_chain(args):
             "seconds": np.asarray(tr.seconds).tolist()}
 
 
-def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30)) -> dict:
+def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30),
+                   family: str = "mallows") -> dict:
     import arviz as az
 
     seconds = 60.0 * (1.0 if quick else minutes)
-    jobs = [(alpha_c, 1, seeds[0], seconds, 100_000), (alpha_c, 30, seeds[1], seconds, 100_000)]
+    jobs = [(alpha_c, 1, seeds[0], seconds, 100_000, family),
+            (alpha_c, 30, seeds[1], seconds, 100_000, family)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         runs = list(pool.map(_one_chain, jobs))
@@ -125,7 +139,8 @@ def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30)) -
     n = min(len(r["log_likelihood"]) for r in runs)
     burn = n // 2
     out = {"alpha_c": alpha_c, "wall_seconds": wall, "iterations_per_chain": n,
-           "burn_in": burn, "starts": [1, 30], "seeds": list(seeds), "quantities": {}}
+           "burn_in": burn, "starts": [1, 30], "seeds": list(seeds), "family": family,
+           "quantities": {}}
     for name in ("log_likelihood", "n_clusters", "n_large_clusters"):
         x = np.array([r[name][burn:n] for r in runs], dtype=np.float64)
         out["quantities"][name] = {
@@ -136,11 +151,12 @@ def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30)) -
     out["met"] = bool(all(v["rhat"] < 1.01 and v["ess_bulk_per_chain"] >= 100
                           and v["ess_tail_per_chain"] >= 100 for v in q.values()))
     print("chains:", json.dumps(out))
-    _plot_chains(runs, burn, n, RESULTS / "robust_chains.png", alpha_c)
-    return {"ballots_chains": out}
+    _plot_chains(runs, burn, n, RESULTS / f"{_key('robust_chains', family)}.png", alpha_c,
+                 family)
+    return {_key("ballots_chains", family): out}
 
 
-def _plot_chains(runs, burn, n, path, alpha_c):
+def _plot_chains(runs, burn, n, path, alpha_c, family="mallows"):
     from dpclust.utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
 
     mpl = import_matplotlib()
@@ -156,15 +172,15 @@ def _plot_chains(runs, burn, n, path, alpha_c):
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("iteration")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"Dublin West, coarsened posterior (alpha_c = {alpha_c:g}): two chains",
-                 fontweight="bold")
+    fig.suptitle(f"Dublin West, coarsened {FAMILY_TITLES[family]} posterior (alpha_c = "
+                 f"{alpha_c:g}): two chains", fontweight="bold")
     save_figure(fig, path)
 
 
 # ------------------------------------------------------------------ K against N
 def _one_subset(args):
     """One chain on a random subset of the ballots (the subset drawn from seed 0)."""
-    n, posterior, alpha_c, n_iter, seed = args
+    n, posterior, alpha_c, n_iter, seed, family = args
     import numba
 
     from dpclust import DPMixture
@@ -174,18 +190,18 @@ def _one_subset(args):
     idx = np.sort(np.random.default_rng(0).choice(len(R.orders), n, replace=False))
     X = R[idx] if n < len(R.orders) else R
     kw = (dict(coarsening=alpha_c, prior=BALLOTS_PRIOR) if posterior == "coarsened"
-          else dict(sampler="slice-gibbs"))
+          else dict(sampler="auto"))
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = DPMixture(family="mallows", random_state=seed, n_iter=n_iter, **kw).fit(X)
+        m = DPMixture(family=family, random_state=seed, n_iter=n_iter, **kw).fit(X)
     tr = m.trace_
     return {"n_clusters": np.asarray(tr.n_clusters).tolist(),
             "n_large_clusters": np.asarray(tr.n_large_clusters).tolist(),
             "seconds": time.perf_counter() - t0}
 
 
-def ballots_n(alpha_c: float, quick: bool) -> dict:
+def ballots_n(alpha_c: float, quick: bool, family: str = "mallows") -> dict:
     """E[K] and E[clusters >= 1 %] on random 3,000 / 10,000 / all ballots: two chains of
     the coarsened posterior per size (the second half of each kept), one of the exact DP
     posterior for the two smaller sizes, run two at a time."""
@@ -196,9 +212,10 @@ def ballots_n(alpha_c: float, quick: bool) -> dict:
     its = {3000: 3000, 10000: 3000, n_all: 3000}
     jobs = []
     for n in sizes:
-        jobs += [(n, "coarsened", alpha_c, 300 if quick else its[n], seed) for seed in (1, 2)]
+        jobs += [(n, "coarsened", alpha_c, 300 if quick else its[n], seed, family)
+                 for seed in (1, 2)]
         if n <= 10000:
-            jobs.append((n, "exact", alpha_c, 100 if quick else 2000, 1))
+            jobs.append((n, "exact", alpha_c, 100 if quick else 2000, 1, family))
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         runs = list(pool.map(_one_subset, jobs))
     rows = []
@@ -219,8 +236,8 @@ def ballots_n(alpha_c: float, quick: bool) -> dict:
             print("K against N:", json.dumps(row), flush=True)
             rows.append(row)
     large = [r["E_large"] for r in rows if r["posterior"] == "coarsened"]
-    return {"ballots_n": {"alpha_c": alpha_c, "rows": rows,
-                          "coarsened_spread": float(max(large) - min(large))}}
+    return {_key("ballots_n", family): {"alpha_c": alpha_c, "rows": rows, "family": family,
+                                        "coarsened_spread": float(max(large) - min(large))}}
 
 
 # ------------------------------------------------------------------------ report
@@ -229,14 +246,31 @@ def write_markdown(rec: dict, path: Path) -> None:
     m = rec.get("machine", {})
     lines += [f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} cores; "
               f"{m.get('date')}; load {m.get('load_average_start')}.", ""]
-    cal = rec.get("ballots_calibration")
+    for family in FAMILY_TITLES:
+        lines += _ballots_markdown(rec, family)
+    g = rec.get("gaussian")
+    if g:
+        lines += [f"## {g['dataset']}", "", g.get("note", ""), "",
+                  "| rows | answer | clusters (>= 1 %) | seconds |", "|---:|---|---:|---:|"]
+        for r in g["rows"]:
+            lines.append(f"| {r['n']} | {r['answer']} | {r['large']:.2f} | "
+                         f"{r['seconds']:.0f} |")
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _ballots_markdown(rec: dict, family: str) -> list:
+    """The markdown of one family's ballots parts."""
+    title = FAMILY_TITLES[family]
+    lines = []
+    cal = rec.get(_key("ballots_calibration", family))
     if cal:
         from dpclust.estimators.coarsening import elbow_heights, near_elbows
 
         heights = elbow_heights(cal["complexity"], cal["fit"])
         near = [cal["alpha_c"][i] for i in near_elbows(cal["complexity"], cal["fit"],
                                                          int(np.argmax(heights)))]
-        lines += ["## Dublin West ballots: choosing alpha_c", "",
+        lines += [f"## Dublin West ballots, {title}: choosing alpha_c", "",
                   "| alpha_c | zeta | fit (log-lik per ballot) | clusters >= 1 % | "
                   "height above the chord |", "|---:|---:|---:|---:|---:|"]
         for a, z, f, c, h in zip(cal["alpha_c"], cal["zeta"], cal["fit"], cal["complexity"],
@@ -245,10 +279,11 @@ def write_markdown(rec: dict, path: Path) -> None:
             lines.append(f"| {a:g}{mark} | {z:.4g} | {f:.4f} | {c:.2f} | {h:.3f} |")
         lines += ["", f"{cal['n_iter']} iterations per value, {cal['seconds']:.0f} s in all; "
                   + (f"near tie (>= 90 % of the elbow's height): {near}; " if near else
-                     "no near tie; ") + "![calibration](robust_calibration.png)", ""]
-    ch = rec.get("ballots_chains")
+                     "no near tie; ")
+                  + f"![calibration]({_key('robust_calibration', family)}.png)", ""]
+    ch = rec.get(_key("ballots_chains", family))
     if ch:
-        lines += [f"## Two chains at alpha_c = {ch['alpha_c']:g}, from 1 and from 30 clusters",
+        lines += [f"## {title}: two chains at alpha_c = {ch['alpha_c']:g}, from 1 and from 30 clusters",
                   "", f"{ch['iterations_per_chain']} iterations each in "
                   f"{ch['wall_seconds'] / 60:.1f} minutes (two processes), the second half "
                   "kept.", "",
@@ -259,8 +294,9 @@ def write_markdown(rec: dict, path: Path) -> None:
                          f"{q['ess_tail_per_chain']:.0f} | "
                          f"{', '.join(f'{v:.4g}' for v in q['mean_per_chain'])} |")
         lines += ["", f"Target (R-hat < 1.01, both ESS >= 100 per chain) "
-                  f"{'met' if ch['met'] else 'NOT met'}. ![chains](robust_chains.png)", ""]
-    runs = rec.get("ballots_chains_runs", [])
+                  f"{'met' if ch['met'] else 'NOT met'}. "
+                  f"![chains]({_key('robust_chains', family)}.png)", ""]
+    runs = rec.get(_key("ballots_chains_runs", family), [])
     if len(runs) > 1:
         lines += ["Every pair of 10-minute chains on record (R-hat / bulk ESS per chain):", "",
                   "| alpha_c | seeds | iterations | log-likelihood | K | clusters >= 1 % | "
@@ -273,9 +309,9 @@ def write_markdown(rec: dict, path: Path) -> None:
                          f"{r['iterations_per_chain']} | " + " | ".join(cells)
                          + f" | {'yes' if r['met'] else 'no'} |")
         lines.append("")
-    bn = rec.get("ballots_n")
+    bn = rec.get(_key("ballots_n", family))
     if bn:
-        lines += [f"## K against N (coarsened at alpha_c = {bn['alpha_c']:g}; exact DP for "
+        lines += [f"## {title}: K against N (coarsened at alpha_c = {bn['alpha_c']:g}; exact DP for "
                   "comparison)", "", "| ballots | posterior | chains x iterations | E[K] | "
                   "E[clusters >= 1 %] (MCSE) | per chain | sd | seconds / chain |",
                   "|---:|---|---:|---:|---:|---|---:|---:|"]
@@ -291,15 +327,7 @@ def write_markdown(rec: dict, path: Path) -> None:
                       f"{bn['coarsened_spread']:.2f} over the sizes (target: every two within 1 of "
                       f"each other): {'met' if ok else 'NOT met'}."]
         lines.append("")
-    g = rec.get("gaussian")
-    if g:
-        lines += [f"## {g['dataset']}", "", g.get("note", ""), "",
-                  "| rows | answer | clusters (>= 1 %) | seconds |", "|---:|---|---:|---:|"]
-        for r in g["rows"]:
-            lines.append(f"| {r['n']} | {r['answer']} | {r['large']:.2f} | "
-                         f"{r['seconds']:.0f} |")
-        lines.append("")
-    path.write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def main(argv=None) -> None:
@@ -315,20 +343,25 @@ def main(argv=None) -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--chain-seeds", type=int, nargs=2, default=(1, 30),
                         help="the seeds of the chains from 1 and from 30 clusters")
+    parser.add_argument("--family", choices=tuple(FAMILY_TITLES), default="mallows",
+                        help="the components of the ballots parts (default: mallows)")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
+    fam = args.family
     RESULTS.mkdir(exist_ok=True)
     stem = RESULTS / ("robust_quick" if args.quick else "robust")
     payload = {"machine": machine_info()}
     for part in args.part:
         if part == "ballots-calibration":
-            payload.update(ballots_calibration(args.quick))
-        alpha_c = args.alpha_c or _chosen(stem, payload)
+            payload.update(ballots_calibration(args.quick, fam))
+        alpha_c = args.alpha_c or _chosen(stem, payload, fam)
         if part == "ballots-chains":
-            payload.update(ballots_chains(alpha_c, args.minutes, args.quick, args.chain_seeds))
-            payload["ballots_chains_runs"] = _chain_runs(stem, payload["ballots_chains"])
+            payload.update(ballots_chains(alpha_c, args.minutes, args.quick, args.chain_seeds,
+                                          fam))
+            payload[_key("ballots_chains_runs", fam)] = _chain_runs(
+                stem, payload[_key("ballots_chains", fam)], fam)
         elif part == "ballots-n":
-            payload.update(ballots_n(alpha_c, args.quick))
+            payload.update(ballots_n(alpha_c, args.quick, fam))
         elif part == "gaussian":
             from bench_robust_gaussian import gaussian_part
 
@@ -338,20 +371,22 @@ def main(argv=None) -> None:
         save_results(stem, payload, write_markdown)
 
 
-def _chain_runs(stem: Path, latest: dict) -> list:
-    """Every pair of chains on record (one per pair of seeds and alpha_c), the latest
-    last: one pair meeting is not yet the rule."""
+def _chain_runs(stem: Path, latest: dict, family: str = "mallows") -> list:
+    """Every pair of chains on record for ``family`` (one per pair of seeds and alpha_c),
+    the latest last: one pair meeting is not yet the rule."""
     path = stem.with_suffix(".json")
-    runs = json.loads(path.read_text()).get("ballots_chains_runs", []) if path.exists() else []
+    runs = (json.loads(path.read_text()).get(_key("ballots_chains_runs", family), [])
+            if path.exists() else [])
     key = (latest["alpha_c"], latest.get("seeds"))
     runs = [r for r in runs if (r["alpha_c"], r.get("seeds")) != key]
     return runs + [latest]
 
 
-def _chosen(stem: Path, payload: dict) -> float:
-    cal = payload.get("ballots_calibration")
+def _chosen(stem: Path, payload: dict, family: str = "mallows") -> float:
+    key = _key("ballots_calibration", family)
+    cal = payload.get(key)
     if cal is None and stem.with_suffix(".json").exists():
-        cal = json.loads(stem.with_suffix(".json").read_text()).get("ballots_calibration")
+        cal = json.loads(stem.with_suffix(".json").read_text()).get(key)
     return float(cal["chosen"]) if cal else 100.0
 
 

@@ -2,7 +2,7 @@
 
 For each sampler, data sets drawn from the model's own prior (Gaussian 2-D with a fixed
 Normal-Inverse-Wishart prior, documents with a fixed Dirichlet prior, top-3 rankings of 6
-items under the Generalized Mallows prior; the ddCRP mixture with a window decay of 10 over
+items under the Generalized Mallows prior and under Plackett–Luce worths with Dir(1) prior; the ddCRP mixture with a window decay of 10 over
 positions 0..N-1), the rank of the truth's statistics among
 thinned posterior draws, and a chi-square test of uniform ranks
 (:func:`dpclust.calibration.simulation_based_calibration`).  Exact samplers should pass
@@ -29,14 +29,17 @@ from _common import machine_info, write_results  # noqa: E402
 
 
 def families():
-    from dpclust.families import DirichletMultinomial, GeneralizedMallows, NormalInverseWishart
+    from dpclust.families import (DirichletMultinomial, GeneralizedMallows,
+                                  NormalInverseWishart, PlackettLuce)
     from dpclust.rankings.data import Rankings
 
     gauss = NormalInverseWishart(mean=np.zeros(2), kappa=0.1, dof=4.0,
                                  scale=np.eye(2)).resolve(np.zeros((3, 2)))
     docs = DirichletMultinomial(concentration=0.5).resolve(np.ones((2, 20)))
     ranks = GeneralizedMallows().resolve(Rankings(np.array([[0, 1, 2]]), 6))
-    return {"gaussian": gauss, "documents": docs, "rankings": ranks}
+    worths = PlackettLuce().resolve(Rankings(np.array([[0, 1, 2]]), 6))
+    return {"gaussian": gauss, "documents": docs, "rankings": ranks,
+            "rankings (plackett-luce)": worths}
 
 
 def samplers():
@@ -58,6 +61,8 @@ def samplers():
         ("subcluster (documents)", "documents", SubclusterSplitMerge(), True, 200, None),
         ("slice-gibbs", "rankings", SliceGibbs(), True, 100, None),
         ("beta-gibbs", "rankings", BetaGibbs(), False, 100, None),
+        ("explicit (plackett-luce)", "rankings (plackett-luce)", ExplicitGibbs(), True, 100,
+         None),
         ("ddcrp (window 10)", "gaussian", DDCRPGibbs(), True, 200, 10.0),
     ]
 

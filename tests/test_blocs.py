@@ -71,3 +71,17 @@ def test_report_shows_the_blocs_of_either_family(tmp_path, family):
     est = DPMixture(family=family, n_iter=40, random_state=1).fit(
         Rankings([[0, 1, 2]] * 30 + [[3, 2, 1]] * 30, 4))
     assert est.cluster_presence_.shape == (est.n_clusters_,)
+
+
+def test_blocs_table_breaks_blocs_down_by_group():
+    from dpclust.report.tables import _blocs_table
+
+    bloc = {"cluster": 0, "rankings": 50, "share": 0.5, "presence": 0.3,
+            "first_preferences": [["Ann", 0.8]], "candidates": [["Ann", 1.0]],
+            "transfers": {"from": "Ann", "to": [["Bob", 0.5]], "stop": 0.25},
+            "groups": [["Precinct 7", 0.9], ["Precinct 2", 0.4]]}
+    html = _blocs_table({"settings": {"family": "plackett-luce"}, "cluster_sizes": [50, 50],
+                         "data": {"group_column": "Precinct"}, "blocs": [bloc]})
+    assert "strongest in (Precinct" in html and "Precinct 7 90%, Precinct 2 40%" in html
+    assert "30%" in html and "(1 of them)" in html  # below half the draws: flagged in the hint
+    assert "<i>Ann</i> → Bob 50%; stop 25%" in html

@@ -248,3 +248,20 @@ def test_recovers_a_generated_mixture():
     errors = np.abs(worths[:, None, :] - truth[None, :, :]).sum(axis=2)  # (fitted, true)
     assert np.all(errors.min(axis=0) < 0.15), errors
     assert np.all(np.isfinite(est.score_samples(X[:50])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["explicit", "fsd"])
+def test_simulation_based_calibration(sampler):
+    """SBC (ALGORITHMS.md §6): top-3 rankings of 5 items from the model's prior; the ranks
+    of the truth's statistics among the draws are uniform."""
+    from dpclust.calibration import simulation_based_calibration
+
+    fam = PlackettLuce(worth_shape=1.0).resolve(Rankings([[0, 1, 2]], 5))
+    if sampler == "explicit":
+        kw = dict(sampler=ExplicitGibbs())
+    else:
+        kw = dict(sampler=FiniteSymmetricDirichlet(), prior=FiniteDirichlet(3, 1.0))
+    result = simulation_based_calibration(fam, n_samples=30, n_replicates=200, n_draws=19,
+                                          thin=3, burn_in=60, n_bins=5, random_state=3, **kw)
+    assert result.calibrated(level=0.001), result.p_values

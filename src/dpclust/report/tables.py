@@ -289,6 +289,8 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
     flagged = {int(b["cluster"]) for b in own.get("blocs") or () if b.get("near_uniform")}
     sizes = summary.get("cluster_sizes") or []
     colours = plots.colours_by_size(np.arange(len(sizes)), sizes) if sizes else {}
+    grouped = any(b.get("groups") for b in blocs)
+    group = (summary.get("data") or {}).get("group_column") or "group"
     rows, n_unsure = [], 0
     for b in blocs:
         k = int(b["cluster"])
@@ -309,7 +311,8 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
                     f'<td>{_shares(b.get("first_preferences"))}</td>'
                     f'<td>{_shares(b.get("candidates"))}</td>'
                     f'<td><i>{_esc(transfers.get("from", ""))}</i> → {moves}</td>'
-                    f"<td>{flag}</td></tr>")
+                    + (f'<td>{_shares(b.get("groups"))}</td>' if grouped else "")
+                    + f"<td>{flag}</td></tr>")
     hint = (f"The {len(blocs)} clusters that hold at least 1% of the rankings, largest first, "
             "described by their own ballots: the share of the bloc's ballots that rank each "
             "candidate first; its <i>candidates</i>, with the share of its ballots that rank "
@@ -326,7 +329,9 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
             '<th class="num">cluster</th><th class="num">share</th><th class="num">rankings'
             '</th><th class="num">in draws</th><th>first preferences</th><th>candidates '
             '(in first three)</th><th>transfers from the leading first choice</th>'
-            '<th></th></tr></thead><tbody>'
+            + (f"<th>strongest in ({_esc(group)}: the bloc's share of its ballots)</th>"
+               if grouped else "")
+            + '<th></th></tr></thead><tbody>'
             f'{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
 
 

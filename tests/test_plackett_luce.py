@@ -73,12 +73,17 @@ def test_probabilities_of_all_top_t_rankings_sum_to_one():
 def test_one_ranking_has_prior_probability_n_minus_t_factorial_over_n_factorial(a):
     # (the factor 1 / (1 - p_first) makes the rule converge slowly for small a: 2e-6 at
     # a = 0.3 with 200 nodes a stick)
+    from dpclust.families import PlackettLuce
+    from dpclust.rankings import Rankings
+
     nodes, weights = _simplex_rule(3, a, N=200)
-    for ranking in ([2], [1, 0], [0, 2]):
+    X = Rankings([[2, -1], [1, 0], [0, 2]], 3)
+    fam = PlackettLuce(worth_shape=a).resolve(X)
+    for i, ranking in enumerate(([2], [1, 0], [0, 2])):
         exact = weights @ _pl(ranking, nodes)
-        assert np.exp(pl.log_prior_predictive([len(ranking)], 3))[0] == pytest.approx(
-            exact, rel=1e-5)
-    assert pl.log_prior_predictive([2], 4)[0] == pytest.approx(-np.log(12.0))
+        assert np.exp(fam.log_prior_predictive(X))[i] == pytest.approx(exact, rel=1e-5)
+    four = PlackettLuce().resolve(Rankings([[0, 1]], 4))
+    assert four.log_prior_predictive(Rankings([[3, 1]], 4))[0] == pytest.approx(-np.log(12.0))
 
 
 def _posterior_moments(rankings, counts, a, n=3):

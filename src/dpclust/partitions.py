@@ -643,20 +643,9 @@ def point_certainty(draws, labels) -> np.ndarray:
     -------
     certainty : ndarray of shape (n_samples,), values in [0, 1]
     """
-    z = np.asarray(labels, dtype=np.int64)
-    if z.ndim != 1 or (z.size and z.min() < 0):
-        raise ValueError("labels must be a 1-D array of labels 0 .. K - 1")
-    K = int(z.max()) + 1 if z.size else 0
-    hits = np.zeros(z.size)
-    n_draws = 0
-    for draw in draws:
-        d = np.asarray(draw, dtype=np.int64)
-        if d.shape != z.shape:
-            raise ValueError(f"a draw has shape {d.shape}, the labels {z.shape}")
-        _, d = np.unique(d, return_inverse=True)
-        J = int(d.max()) + 1 if d.size else 0
-        table = np.bincount(z * J + d, minlength=K * J).reshape(K, J)
-        core = table.argmax(axis=1)
+    z = _point_estimate_labels(labels)
+    hits, n_draws = np.zeros(z.size), 0
+    for d, _, core in _cores(draws, z):
         hits += d == core[z]
         n_draws += 1
     if n_draws == 0:
@@ -685,13 +674,30 @@ def cluster_presence(draws, labels) -> np.ndarray:
     -------
     presence : ndarray of shape (K,), values in [0, 1]
     """
+    z = _point_estimate_labels(labels)
+    sizes = np.bincount(z)
+    hits, n_draws = np.zeros(len(sizes)), 0
+    for _, table, core in _cores(draws, z):
+        shared = table[np.arange(len(sizes)), core]
+        hits += (2 * shared > sizes) & (2 * shared > table.sum(axis=0)[core])
+        n_draws += 1
+    if n_draws == 0:
+        raise ValueError("cluster_presence needs at least one draw")
+    return hits / n_draws
+
+
+def _point_estimate_labels(labels) -> np.ndarray:
     z = np.asarray(labels, dtype=np.int64)
     if z.ndim != 1 or (z.size and z.min() < 0):
         raise ValueError("labels must be a 1-D array of labels 0 .. K - 1")
+    return z
+
+
+def _cores(draws, z):
+    """For each draw: its labels renumbered ``0 .. J - 1``, the (K, J) table of how many
+    points of each cluster of ``z`` it puts in each of its clusters, and each cluster's core
+    (the draw's cluster holding most of its points)."""
     K = int(z.max()) + 1 if z.size else 0
-    sizes = np.bincount(z, minlength=K)
-    hits = np.zeros(K)
-    n_draws = 0
     for draw in draws:
         d = np.asarray(draw, dtype=np.int64)
         if d.shape != z.shape:
@@ -699,10 +705,4 @@ def cluster_presence(draws, labels) -> np.ndarray:
         _, d = np.unique(d, return_inverse=True)
         J = int(d.max()) + 1 if d.size else 0
         table = np.bincount(z * J + d, minlength=K * J).reshape(K, J)
-        core = table.argmax(axis=1)
-        shared = table[np.arange(K), core]
-        hits += (2 * shared > sizes) & (2 * shared > table.sum(axis=0)[core])
-        n_draws += 1
-    if n_draws == 0:
-        raise ValueError("cluster_presence needs at least one draw")
-    return hits / n_draws
+        yield d, table, table.argmax(axis=1)

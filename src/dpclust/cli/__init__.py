@@ -33,7 +33,11 @@ dublin-west``, the bundled Dublin West ballots.  ``--sampler`` is ``slice-gibbs`
 default) or ``beta-gibbs`` (approximate); ``--nu`` and ``--r`` set the prior.  The summary
 adds a ``mallows`` block and the report the largest clusters' central rankings with their
 dispersions (the paper's Table 1), the cluster-size distribution (Figure 10) and theta_j
-against rank (Figure 11).
+against rank (Figure 11).  ``--family plackett-luce`` reads the same data with
+Plackett–Luce components (:class:`dpclust.families.PlackettLuce`: a worth per item; its
+samplers ``explicit`` and ``fsd``; ``--worth-shape`` sets the prior).  For either family
+DATA may be a cast-vote record (:func:`dpclust.io.read_cvr`), and the report's blocs table
+reads each bloc from its ballots.
 
 ``dpclust compare [DATA] --family A --family B`` (or ``--model family=A,coarsening=100``
 specs) fits each model to the same random training rows and scores the same held-out rows by

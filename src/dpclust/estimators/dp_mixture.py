@@ -26,12 +26,14 @@ class DPMixture(MixtureEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "multinomial", "mallows"} or ConjugateFamily, default="gaussian"
+    family : {"gaussian", "multinomial", "mallows", "plackett-luce"} or ConjugateFamily, \
+default="gaussian"
         The component family: ``"gaussian"`` is
         :class:`~dpclust.families.NormalInverseWishart` with data-driven defaults,
         ``"multinomial"`` is :class:`~dpclust.families.DirichletMultinomial` for count vectors
         (dense or ``scipy.sparse``), ``"mallows"`` is
-        :class:`~dpclust.families.GeneralizedMallows` for top-t rankings (lists of item ids
+        :class:`~dpclust.families.GeneralizedMallows` and ``"plackett-luce"``
+        :class:`~dpclust.families.PlackettLuce` for top-t rankings (lists of item ids
         or names, best first, or a :class:`~dpclust.rankings.Rankings`), or pass a
         configured family object.
     alpha : float or GammaPrior, default=1.0
@@ -80,7 +82,10 @@ class DPMixture(MixtureEstimator):
         has no collapsed form): ``"slice-gibbs"`` (the default there; exact MCMC with its
         Metropolis-Hastings step for the central ranking) or ``"beta-gibbs"`` (faster,
         approximate), :class:`~dpclust.samplers.SliceGibbs` and
-        :class:`~dpclust.samplers.BetaGibbs` (Meilă & Chen 2010).
+        :class:`~dpclust.samplers.BetaGibbs` (Meilă & Chen 2010); for
+        ``"plackett-luce"``: ``"explicit"`` (the default there; Neal's algorithm 2 with
+        exact Gibbs rounds of the worths) or ``"fsd"`` under a finite prior.  With
+        ``coarsening``, ``"coarsened"`` for every family.
     n_iter : int, default=200
         Number of MCMC iterations (sweeps over the data).
     burn_in : int or None, default=None

@@ -26,7 +26,8 @@ probability that item ``j`` is ranked first.
 * **The prior probability of one top-t ranking** is ``(n - t)! / n!`` under any exchangeable
   prior of the worths (relabelling the items leaves the prior unchanged, so every top-t
   ranking has the same probability): the new-cluster term of Neal's algorithm 2, as for
-  Generalized Mallows components.
+  Generalized Mallows components
+  (:meth:`~dpclust.families._rankings_base.RankingsFamily.log_prior_predictive`).
 * **A soft proposal** for samplers that move a component from weighted rankings (the
   coarsened sampler: weights ``w_d``, its tempered responsibilities): the Gamma conditional of
   the worths given the *expected* latents at the current value, ``alpha_j = kappa (a + sum_d
@@ -113,13 +114,6 @@ def log_likelihood(orders, lengths, log_p) -> np.ndarray:
         left = _available(np.broadcast_to(np.exp(row), (len(idx), len(row))), ranked, idx)
         out[:, k] = np.where(ranked, row[idx] - np.log(left), 0.0).sum(axis=1)
     return out
-
-
-def log_prior_predictive(lengths, n_items: int) -> np.ndarray:
-    """``log((n - t)! / n!)`` for each ranking length ``t``: the probability of one top-t
-    ranking under any exchangeable prior of the worths."""
-    t = np.asarray(lengths, dtype=np.float64)
-    return gammaln(n_items - t + 1.0) - gammaln(n_items + 1.0)
 
 
 def log_gamma_draw(rng, shape, rate) -> np.ndarray:
@@ -242,7 +236,7 @@ def log_dirichlet_density(log_p, shape: float) -> np.ndarray:
             + (shape - 1.0) * log_p.sum(axis=1))
 
 
-__all__ = ["log_likelihood", "log_prior_predictive", "clusters_round", "cluster_round",
+__all__ = ["log_likelihood", "clusters_round", "cluster_round",
            "draw_given_one",
            "log_dirichlet_density", "log_gamma_draw", "soft_gamma_params",
            "scaled_dirichlet_draw", "scaled_dirichlet_log_density"]

@@ -41,9 +41,9 @@ from scipy import integrate
 
 from . import _mallows_kernels as _k
 from . import _mallows_soft as _soft
-from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
-                   HyperParameter, distinct_rows, positive_float, register_family,
-                   rounded)
+from ._rankings_base import RankingsFamily
+from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
+                   distinct_rows, positive_float, register_family, rounded)
 
 #: the exact (permutation-summing) marginal likelihood is offered up to this many items
 MAX_EXACT_ITEMS = 8
@@ -167,7 +167,7 @@ def beta_approximation_log_integral(a, b) -> float:
 
 # ------------------------------------------------------------------------ family
 @register_family
-class GeneralizedMallows(ConjugateFamily):
+class GeneralizedMallows(RankingsFamily):
     """Generalized Mallows (GM^s) components for top-t rankings with the conjugate prior.
 
     Parameters
@@ -197,8 +197,6 @@ class GeneralizedMallows(ConjugateFamily):
     name = "mallows"
     describes = "rankings (Generalized Mallows, Meila & Chen 2010)"
     title = "Generalized Mallows"
-    data_kind = "rankings"
-    noun = "ranking"
     option_group = "rankings (--family mallows)"
     hyperparameters = (
         HyperParameter("nu", positive_float, default=1.0, metavar="NU",
@@ -208,33 +206,22 @@ class GeneralizedMallows(ConjugateFamily):
                        help="prior rate of each theta_j: larger favours smaller theta_j, "
                             "that is more dispersed clusters (default: 1.0)"),
     )
-    #: no closed-form cluster marginal: the samplers that instantiate the parameters (and
-    #: the one ``sampler="auto"`` picks) fit it
-    collapsible = False
+    #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("slice-gibbs", "beta-gibbs", "coarsened")
     default_sampler = "slice-gibbs"
-    kmeans_start = False
 
     def __init__(self, n_items=None, nu=1.0, r=1.0, items=None):
-        self.n_items = n_items
+        super().__init__(n_items, items)
         self.nu = nu
         self.r = r
-        self.items = items
-        self._n = None
-        self._max_length = None
         self._r = None
-        self._items = None
 
     def get_params(self) -> dict:
         return {"n_items": self.n_items, "nu": self.nu, "r": self.r, "items": self.items}
 
     # --------------------------------------------------------------- set-up
     def validate(self, X, *, what="X"):
-        from ..rankings.data import check_rankings
-
-        n_items = self._n if self._n is not None else self.n_items
-        items = self._items if self._items is not None else self.items
-        Xr = check_rankings(X, n_items=n_items, items=items, what=what)
+        Xr = super().validate(X, what=what)
         if self._max_length is not None and Xr.shape[1] > self._max_length:
             from ..utils.checks import DataError
 
@@ -245,18 +232,12 @@ class GeneralizedMallows(ConjugateFamily):
                 "those ranks")
         return Xr
 
-    @property
-    def is_resolved(self) -> bool:
-        return self._n is not None
-
     def resolve(self, X) -> GeneralizedMallows:
         nu = float(self.nu)
         if not (nu > 0 and math.isfinite(nu)):
             raise ValueError(f"nu must be a positive finite number, got {self.nu!r}")
-        n = int(X.n_items)
-        if n < 2:
-            raise ValueError(f"rankings need at least 2 items, got n_items={n}")
-        J = max(int(X.shape[1]), 1)
+        out = self._resolved(X)
+        J = out._max_length
         r = np.asarray(self.r, dtype=np.float64)
         if r.ndim == 0:
             r = np.full(J, float(r))
@@ -265,56 +246,15 @@ class GeneralizedMallows(ConjugateFamily):
         r = np.array(r[:J], dtype=np.float64)
         if not np.all(np.isfinite(r)) or np.any(r <= 0):
             raise ValueError("r must be positive and finite")
-        out = GeneralizedMallows(**self.get_params())
-        out._n = n
-        out._max_length = J
         out._r = r
-        out._items = tuple(X.items) if X.items is not None else (
-            tuple(self.items) if self.items is not None else None)
         return out
-
-    def _need_resolved(self):
-        if self._n is None:
-            raise ValueError("the family has no item count until it is resolved on data")
-
-    def n_features(self) -> int:
-        self._need_resolved()
-        return self._n
-
-    @property
-    def n_items_(self) -> int:
-        """Number of items ``n`` (resolved)."""
-        self._need_resolved()
-        return self._n
-
-    @property
-    def max_length_(self) -> int:
-        """Number of ranks with a ``theta_j`` (the longest training ranking)."""
-        self._need_resolved()
-        return self._max_length
-
-    @property
-    def items_(self):
-        """Item names (or None)."""
-        return self._items
 
     @property
     def nu_r_(self) -> np.ndarray:
-        """``nu r_j`` per rank, shape (max_length,)."""
+        """``nu r_j`` per rank, shape (max_length,): a ``theta_j`` for each rank up to the
+        longest training ranking."""
         self._need_resolved()
         return float(self.nu) * self._r
-
-    def item_name(self, i: int) -> str:
-        return self._items[i] if self._items is not None else str(int(i))
-
-    def n_points(self, X) -> int:
-        return len(X)
-
-    def subset(self, X, index):
-        return X[np.asarray(index)]
-
-    def init_features(self, X):
-        return None
 
     def log_prior_normalisers(self) -> np.ndarray:
         """``log Z_j = log ∫ exp(-nu r_j theta) psi_{n-j}(theta)^-nu d theta`` per rank, the
@@ -333,19 +273,13 @@ class GeneralizedMallows(ConjugateFamily):
         return lp - self.log_prior_normalisers().sum() - math.lgamma(n + 1.0)
 
     # ----------------------------------------------------------- statistics
-    def _check_small(self, what):
-        if self._n > MAX_EXACT_ITEMS:
-            raise ValueError(
-                f"{what} sums over all {self._n}! central rankings; it is offered up to "
-                f"{MAX_EXACT_ITEMS} items. Fit larger problems with sampler='slice-gibbs' or "
-                "'beta-gibbs', which never need it")
+    max_exact_items = MAX_EXACT_ITEMS
+    exact_how = "sums over all n! central rankings"
 
     def stats(self, X, labels=None, n_clusters=None) -> MallowsStats:
-        self._need_resolved()
+        labels, K = self._labels(X, labels, n_clusters)
         self._check_small("the dense statistics R_j")
         N = len(X)
-        labels = np.zeros(N, dtype=np.int64) if labels is None else np.asarray(labels)
-        K = (int(labels.max()) + 1 if N else 1) if n_clusters is None else int(n_clusters)
         out = self.empty_stats(K)
         orders, lengths = X.orders, X.lengths
         for i in range(N):
@@ -366,19 +300,6 @@ class GeneralizedMallows(ConjugateFamily):
         n, J = self._n, self._max_length
         return MallowsStats(np.zeros(n_clusters), np.zeros((n_clusters, J)),
                             np.zeros((n_clusters, J, n, n)))
-
-    def combine(self, a, b):
-        return MallowsStats(*(x + y for x, y in zip(a, b)))
-
-    def subtract(self, a, b):
-        return MallowsStats(*(x - y for x, y in zip(a, b)))
-
-    def count(self, stats) -> np.ndarray:
-        return np.asarray(stats.n)
-
-    def posterior(self, stats):
-        """The posterior's statistics (its normaliser sums over central rankings)."""
-        return stats
 
     def log_marginal(self, stats) -> np.ndarray:
         """``log f(X_k)`` exactly: ``(1/n!) sum_sigma prod_j Z(nu r_j + S_j(sigma), nu + N_j)
@@ -423,21 +344,7 @@ class GeneralizedMallows(ConjugateFamily):
                 out[i, k] = self.log_marginal(both)[0] - base[k]
         return out
 
-    def log_prior_predictive(self, X) -> np.ndarray:
-        """``log P(pi_i) = log((n - t_i)! / n!)`` (Meilă & Chen 2010, Lemma 1), shape (N,)."""
-        self._need_resolved()
-        from scipy.special import gammaln
-
-        return gammaln(self._n - np.asarray(X.lengths) + 1.0) - math.lgamma(self._n + 1.0)
-
     # ------------------------------------------------------------ parameters
-    def sample_posterior(self, stats, rng):
-        if np.all(np.asarray(stats.n) == 0):
-            return self.sample_prior(rng, len(stats.n))
-        raise NotImplementedError(
-            "GeneralizedMallows parameters given a cluster are drawn by the samplers "
-            "'slice-gibbs' and 'beta-gibbs' (Markov chain steps), not in one exact draw")
-
     def sample_prior(self, rng, n_clusters: int = 1) -> MallowsParams:
         """Exact draws from ``P0``: sigma uniform, each ``theta_j`` by adaptive rejection
         sampling from its log-concave prior."""
@@ -535,14 +442,8 @@ class GeneralizedMallows(ConjugateFamily):
         ``length`` is ``t`` (default: ``max_length_``, every rank with a ``theta``); the
         distance over shorter rankings is smaller (fewer ranks tell the models apart).
         """
-        from ..utils.checks import check_int, check_random_state
-        from ._rankings_hellinger import rankings_hellinger
-
-        self._need_resolved()
-        return rankings_hellinger(self, params, length=length,
-                                  longest=min(self.max_length_, np.shape(params.theta)[1]),
-                                  n_samples=check_int(n_samples, "n_samples", 1),
-                                  rng=check_random_state(random_state))
+        return self._hellinger(params, length, n_samples, random_state,
+                               min(self.max_length_, np.shape(params.theta)[1]))
 
     def describe_params(self, params: MallowsParams) -> dict:
         """The clusters' parameters for people: ``"central_rankings"`` (K, n) item ids best
@@ -551,11 +452,6 @@ class GeneralizedMallows(ConjugateFamily):
         order = np.asarray(params.order, dtype=np.int64)
         return {"central_rankings": order, "theta": np.asarray(params.theta, dtype=np.float64),
                 "top_items": [[self.item_name(i) for i in row[:5]] for row in order]}
-
-    def mean_params(self, stats) -> dict:
-        raise NotImplementedError(
-            "GeneralizedMallows clusters are summarised by their sampled central rankings and "
-            "theta (DPMixture.cluster_params_), not by posterior means")
 
     # ------------------------------------------------------- describing itself
     def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
@@ -623,10 +519,6 @@ class GeneralizedMallows(ConjugateFamily):
                     "first; θ<sub>j</sub> is the cluster's dispersion at rank j (larger: its "
                     "rankings agree more there).")
         return ClusterTable(tuple(columns), note)
-
-    def kernel(self, X):
-        raise TypeError("GeneralizedMallows has no collapsed form (its cluster marginal sums "
-                        f"over all central rankings): use sampler {self.samplers}")
 
 
 # ------------------------------------------------------------- describing fits

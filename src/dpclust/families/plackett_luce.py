@@ -56,8 +56,9 @@ from scipy.special import logsumexp, roots_jacobi
 
 from . import _plackett_luce as _pl
 from ._pl_kernels import log_pl_table, soft_sums
-from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
-                   HyperParameter, log_dirichlet, positive_float, register_family, rounded)
+from ._rankings_base import RankingsFamily
+from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
+                   log_dirichlet, positive_float, register_family, rounded)
 
 #: the NumPy face's statistics and marginal likelihood are offered up to this many items
 MAX_EXACT_ITEMS = 4
@@ -99,7 +100,7 @@ class PLStats(NamedTuple):
 
 
 @register_family
-class PlackettLuce(ConjugateFamily):
+class PlackettLuce(RankingsFamily):
     """Plackett–Luce components for top-t rankings with Gamma worths.
 
     Parameters
@@ -130,8 +131,6 @@ class PlackettLuce(ConjugateFamily):
     name = "plackett-luce"
     describes = "rankings (Plackett-Luce worths, Caron & Doucet 2012)"
     title = "Plackett–Luce"
-    data_kind = "rankings"
-    noun = "ranking"
     option_group = "rankings (--family plackett-luce)"
     hyperparameters = (
         HyperParameter("worth_shape", positive_float, default=1.0, metavar="A",
@@ -139,105 +138,37 @@ class PlackettLuce(ConjugateFamily):
                             "normalised worths, smaller favours clusters whose worth sits on "
                             "a few items (default: 1.0)"),
     )
-    #: the cluster posterior has no closed-form normaliser: instantiated samplers only
-    collapsible = False
+    #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("explicit", "fsd", "coarsened")
     default_sampler = "explicit"
-    kmeans_start = False
 
     def __init__(self, n_items=None, worth_shape=1.0, items=None):
-        self.n_items = n_items
+        super().__init__(n_items, items)
         self.worth_shape = worth_shape
-        self.items = items
-        self._n = None
-        self._max_length = None
-        self._items = None
 
     def get_params(self) -> dict:
         return {"n_items": self.n_items, "worth_shape": self.worth_shape, "items": self.items}
 
     # --------------------------------------------------------------- set-up
-    def validate(self, X, *, what="X"):
-        from ..rankings.data import check_rankings
-
-        n_items = self._n if self._n is not None else self.n_items
-        items = self._items if self._items is not None else self.items
-        return check_rankings(X, n_items=n_items, items=items, what=what)
-
-    @property
-    def is_resolved(self) -> bool:
-        return self._n is not None
-
     def resolve(self, X) -> PlackettLuce:
         a = float(self.worth_shape)
         if not (a > 0 and math.isfinite(a)):
             raise ValueError(f"worth_shape must be a positive finite number, got "
                              f"{self.worth_shape!r}")
-        n = int(X.n_items)
-        if n < 2:
-            raise ValueError(f"rankings need at least 2 items, got n_items={n}")
-        out = PlackettLuce(**self.get_params())
-        out._n = n
-        out._max_length = max(int(X.shape[1]), 1)
-        out._items = tuple(X.items) if X.items is not None else (
-            tuple(self.items) if self.items is not None else None)
-        return out
-
-    def _need_resolved(self):
-        if self._n is None:
-            raise ValueError("the family has no item count until it is resolved on data")
-
-    def n_features(self) -> int:
-        self._need_resolved()
-        return self._n
-
-    @property
-    def n_items_(self) -> int:
-        """Number of items ``n`` (resolved)."""
-        self._need_resolved()
-        return self._n
-
-    @property
-    def max_length_(self) -> int:
-        """The longest training ranking (resolved)."""
-        self._need_resolved()
-        return self._max_length
-
-    @property
-    def items_(self):
-        """Item names (or None)."""
-        return self._items
-
-    def item_name(self, i: int) -> str:
-        return self._items[i] if self._items is not None else str(int(i))
-
-    def n_points(self, X) -> int:
-        return len(X)
-
-    def subset(self, X, index):
-        return X[np.asarray(index)]
-
-    def init_features(self, X):
-        return None
+        return self._resolved(X)
 
     def distinct(self, X):
         first, inverse = X.distinct()
         return first, inverse, np.bincount(inverse, minlength=len(first))
 
     # ----------------------------------------------------------- statistics
-    def _check_small(self, what):
-        if self._n > MAX_EXACT_ITEMS:
-            raise ValueError(
-                f"{what} integrates the worths over the simplex by quadrature; it is offered "
-                f"up to {MAX_EXACT_ITEMS} items. Fit larger problems with sampler='explicit', "
-                "'fsd' or 'coarsened', which never need it")
+    max_exact_items = MAX_EXACT_ITEMS
+    exact_how = "integrates the worths over the simplex by quadrature"
 
     def stats(self, X, labels=None, n_clusters=None) -> PLStats:
-        self._need_resolved()
+        labels, K = self._labels(X, labels, n_clusters)
         self._check_small("the exact marginal likelihood")
         N = len(X)
-        labels = np.zeros(N, dtype=np.int64) if labels is None else np.asarray(labels)
-        K = (int(labels.max()) + 1 if N else 1) if n_clusters is None else int(n_clusters)
         out = self.empty_stats(K)
         index = _pattern_index(self._n)
         for i in range(N):
@@ -250,19 +181,6 @@ class PlackettLuce(ConjugateFamily):
         self._need_resolved()
         R = len(patterns(self._n)) if self._n <= MAX_EXACT_ITEMS else 0
         return PLStats(np.zeros(n_clusters), np.zeros((n_clusters, R)))
-
-    def combine(self, a, b):
-        return PLStats(*(x + y for x, y in zip(a, b)))
-
-    def subtract(self, a, b):
-        return PLStats(*(x - y for x, y in zip(a, b)))
-
-    def count(self, stats) -> np.ndarray:
-        return np.asarray(stats.n)
-
-    def posterior(self, stats):
-        """The posterior's statistics (its normaliser is an integral over the simplex)."""
-        return stats
 
     def log_marginal(self, stats) -> np.ndarray:
         """``log f(X_k) = log E_{p ~ Dir(a)} prod_i PL(pi_i | p)`` by a tensor Gauss–Jacobi
@@ -291,20 +209,7 @@ class PlackettLuce(ConjugateFamily):
                 out[:, k] = self.log_marginal(both) - base[k]
         return out
 
-    def log_prior_predictive(self, X) -> np.ndarray:
-        """``log P(pi_i) = log((n - t_i)! / n!)``, shape (N,): every top-t ranking is
-        equally likely under an exchangeable prior of the worths."""
-        self._need_resolved()
-        return _pl.log_prior_predictive(X.lengths, self._n)
-
     # ------------------------------------------------------------ parameters
-    def sample_posterior(self, stats, rng):
-        if np.all(np.asarray(stats.n) == 0):
-            return self.sample_prior(rng, len(stats.n))
-        raise NotImplementedError(
-            "Plackett-Luce worths given a cluster are drawn by Markov chain steps "
-            "(PlackettLuce.update_params), not in one exact draw")
-
     def sample_prior(self, rng, n_clusters: int = 1) -> PLParams:
         """Exact draws of the normalised worths from ``Dir(a, ..., a)`` (in log space)."""
         self._need_resolved()
@@ -428,13 +333,7 @@ class PlackettLuce(ConjugateFamily):
         rankings (default: the longest training ranking), shape (K, K): summed over all
         top-t rankings when there are few, else by importance sampling
         (:mod:`dpclust.families._rankings_hellinger`)."""
-        from ..utils.checks import check_int, check_random_state
-        from ._rankings_hellinger import rankings_hellinger
-
-        self._need_resolved()
-        return rankings_hellinger(self, params, length=length, longest=self._max_length,
-                                  n_samples=check_int(n_samples, "n_samples", 1),
-                                  rng=check_random_state(random_state))
+        return self._hellinger(params, length, n_samples, random_state, self.max_length_)
 
     # ------------------------------------------------------- describing itself
     def describe_params(self, params: PLParams) -> dict:
@@ -445,11 +344,6 @@ class PlackettLuce(ConjugateFamily):
         order = np.argsort(-worths, axis=1, kind="stable")
         return {"worths": worths, "modal_rankings": order,
                 "top_items": [[self.item_name(i) for i in row[:5]] for row in order]}
-
-    def mean_params(self, stats) -> dict:
-        raise NotImplementedError(
-            "Plackett-Luce clusters are summarised by their sampled worths "
-            "(DPMixture.cluster_params_), not by posterior means")
 
     def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
         """The first :data:`N_TOP_ITEMS` items of each cluster by worth, with their
@@ -495,10 +389,6 @@ class PlackettLuce(ConjugateFamily):
             f" Each cluster lists its first {TABLE_ITEMS} items by worth with the probability "
             "that one of its voters ranks the item first.")
 
-    def kernel(self, X):
-        raise TypeError(
-            "PlackettLuce has no collapsed form (its cluster marginal is an integral over "
-            "the worths): use sampler='explicit', 'fsd' or 'coarsened'")
 
 
 def blocs(family: PlackettLuce, params: dict, sizes: np.ndarray) -> list:

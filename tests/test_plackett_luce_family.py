@@ -173,16 +173,16 @@ def _tv(sampler, prior, n_steps, seed=0, a=1.0, rankings=BALLOTS, n_items=3):
 
 
 # With 20,000 steps the TV distance of an exact chain to the 52-partition posterior is about
-# 0.017-0.02 (three seeds); a new-cluster term of 1/n instead of (n - t)!/n! gives 0.21 and a
-# new cluster drawn from the prior instead of p(p | x_i) 0.085.
+# 0.017-0.02 (three seeds), about 0.025 with 12,000; a new-cluster term of 1/n instead of
+# (n - t)!/n! gives 0.21 and a new cluster drawn from the prior instead of p(p | x_i) 0.085.
 def test_explicit_gibbs_matches_the_enumerated_posterior():
     from dpclust.priors import DirichletProcess
 
-    assert _tv(ExplicitGibbs(), DirichletProcess(1.0), 20_000) < 0.04
+    assert _tv(ExplicitGibbs(), DirichletProcess(1.0), 12_000) < 0.05
 
 
 def test_fsd_matches_the_finite_mixture_posterior():
-    assert _tv(FiniteSymmetricDirichlet(), FiniteDirichlet(3, 1.0), 20_000) < 0.04
+    assert _tv(FiniteSymmetricDirichlet(), FiniteDirichlet(3, 1.0), 12_000) < 0.05
 
 
 @pytest.mark.slow

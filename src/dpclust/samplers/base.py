@@ -128,6 +128,12 @@ class MixtureModel(ChainData):
                 np.asarray(counts, dtype=np.float64))
 
     @cached_property
+    def repeats(self) -> bool:
+        """Whether some rows of the data repeat and the family counts them once
+        (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: ballots)."""
+        return len(self.family.distinct(self.X)[0]) < self.n_samples
+
+    @cached_property
     def partition_prior(self) -> PartitionPrior:
         """The prior on partitions every sampler reads (:mod:`dpclust.priors`)."""
         if self.prior is not None:
@@ -248,16 +254,10 @@ def summarize_partitions(family, X, rows=None):
     return out
 
 
-def repeats_rows(model: MixtureModel) -> bool:
-    """Whether the family counts repeated rows of the data once
-    (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: ballots) and some repeat."""
-    return len(model.family.distinct(model.X)[0]) < model.n_samples
-
-
 def log_likelihood_rows(model: MixtureModel, params) -> np.ndarray:
     """``log f(x_i; theta_k)`` for every point and component, shape (n, K), each distinct
     row of the data scored once."""
-    if not repeats_rows(model):
+    if not model.repeats:
         return model.family.log_likelihood(model.X, params)
     Xd, inverse, _ = model.distinct
     return model.family.log_likelihood(Xd, params)[inverse]

@@ -28,7 +28,7 @@ import numpy as np
 from ..families.base import concatenate, take
 from ..kernels import gibbs as _kernels
 from .base import (MixtureModel, StepInfo, initial_labels, instantiated_log_joint,
-                   log_likelihood_rows, relabel, repeats_rows)
+                   log_likelihood_rows, relabel)
 
 
 class ExplicitState(NamedTuple):
@@ -67,7 +67,7 @@ class ExplicitGibbs:
         capacity = k + 8
         loglik = np.empty((n, capacity))
         loglik[:, :k] = log_likelihood_rows(model, state.params)
-        Xd, inverse, _ = model.distinct if repeats_rows(model) else (X, None, None)
+        Xd, inverse, _ = model.distinct if model.repeats else (X, None, None)
         params = state.params
         counts = np.zeros(capacity, dtype=np.int64)
         counts[:k] = np.bincount(labels, minlength=k)
@@ -109,13 +109,15 @@ class ExplicitGibbs:
             t += 1
         labels, old = relabel(labels)
         k = int(labels.max()) + 1
-        params = fam.update_params(X, labels, take(params, old), rng, k)
-        alpha = model.update_alpha(rng, state.alpha, k)
-        if getattr(fam, "collapsible", True):  # the partition's collapsed log joint
+        if getattr(fam, "collapsible", True):  # an exact draw, and the collapsed log joint
             stats = fam.stats(X, labels, k)
+            params = fam.sample_posterior(stats, rng)
+            alpha = model.update_alpha(rng, state.alpha, k)
             log_lik = float(fam.log_marginal(stats).sum())
             log_joint = model.partition_prior.log_eppf(fam.count(stats), alpha) + log_lik
-        else:  # the density of the state, parameters included
+        else:  # the family's kernel, and the density of the state, parameters included
+            params = fam.update_params(X, labels, take(params, old), rng, k)
+            alpha = model.update_alpha(rng, state.alpha, k)
             log_joint, log_lik = instantiated_log_joint(model, labels, params, alpha)
         return ExplicitState(labels, params, alpha), StepInfo(log_joint, k, alpha,
                                                               log_likelihood=log_lik)

@@ -20,8 +20,7 @@ import numpy as np
 
 from ..families.base import log_dirichlet, take
 from ..kernels import gibbs as _kernels
-from .base import (MixtureModel, StepInfo, initial_labels, instantiated_log_joint, relabel,
-                   repeats_rows)
+from .base import MixtureModel, StepInfo, initial_labels, instantiated_log_joint, relabel
 from ..priors import DirichletProcess, FiniteDirichlet
 
 _CHUNK = 1 << 15
@@ -110,12 +109,12 @@ class FiniteSymmetricDirichlet:
                                                   state.params)
         labels = np.empty(n, dtype=np.int64)
         uniforms = rng.random(n)
-        if repeats_rows(model):  # each distinct row (ballot) scored once
+        if model.repeats:  # each distinct row (ballot) scored once
             Xd, inverse, _ = model.distinct
             table = fam.log_likelihood(Xd, params) + log_w[None, :]
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            if repeats_rows(model):
+            if model.repeats:
                 logp = table[inverse[lo:hi]]
             else:
                 logp = (fam.log_likelihood(fam.subset(X, np.arange(lo, hi)), params)

@@ -222,10 +222,7 @@ class PlackettLuce(RankingsFamily):
         latent per distinct ranking of the cluster and stage, the worths), started at
         ``params`` (None: the MM estimate of :meth:`initial_params`).  A cluster without
         rankings gets a prior draw."""
-        self._need_resolved()
-        labels = np.asarray(labels, dtype=np.int64)
-        K = (int(labels.max()) + 1 if len(labels) else 1) if n_clusters is None \
-            else int(n_clusters)
+        labels, K = self._labels(X, np.asarray(labels, dtype=np.int64), n_clusters)
         if params is None:
             params = self.initial_params(X, labels, K, rng)
         first, inverse = X.distinct()

@@ -57,13 +57,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from .base import log_gamma
-
-
-def _normalised(log_x):
-    """``log_x - logsumexp(log_x)`` over the last axis (rows of normalised log worths)."""
-    m = np.max(log_x, axis=-1, keepdims=True)
-    return log_x - (m + np.log(np.exp(log_x - m).sum(axis=-1, keepdims=True)))
+from .base import log_gamma, log_normalise
 
 
 def _stages(orders, lengths):
@@ -158,8 +152,7 @@ def clusters_round(rng, orders, lengths, counts, comp, log_p, shape: float) -> n
     rows_comp = np.broadcast_to(comp[:, None], idx.shape)
     np.add.at(W, (rows_comp[ranked], idx[ranked]), counts[ranked])
     E = _exposure(Y, ranked, idx, lengths, comp, K, n)
-    log_lam = log_gamma_draw(rng, shape + W, 1.0 + E)
-    return _normalised(log_lam)
+    return scaled_dirichlet_draw(rng, shape + W, 1.0 + E)
 
 
 def cluster_round(rng, orders, lengths, counts, log_p, shape: float) -> np.ndarray:
@@ -187,12 +180,13 @@ def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
     unranked = np.ones(n_items, dtype=bool)
     unranked[order] = False
     rate[unranked] = 1.0 + x
-    return _normalised(log_gamma_draw(rng, a, rate))
+    return scaled_dirichlet_draw(rng, a, rate)
 
 
 def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: float = 1.0):
     """``(alpha, rate)`` of the soft proposal (module notes) from the rankings weighted by
-    ``weights`` at the current normalised worths ``log p``."""
+    ``weights`` at the current normalised worths ``log p``: the NumPy reference of
+    :func:`dpclust.families._pl_kernels.soft_sums`, which the family calls."""
     ranked, idx = _stages(orders, lengths)
     wide = np.broadcast_to(np.asarray(weights, dtype=np.float64)[:, None], ranked.shape)
     p = np.exp(np.asarray(log_p, dtype=np.float64))
@@ -207,9 +201,10 @@ def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: floa
 
 
 def scaled_dirichlet_draw(rng, alpha, rate) -> np.ndarray:
-    """``log p`` with ``p = G / sum G``, ``G_j ~ Gamma(alpha_j, rate_j)``."""
-    log_g = log_gamma_draw(rng, np.asarray(alpha, dtype=np.float64), np.asarray(rate))
-    return _normalised(log_g)
+    """``log p`` with ``p = G / sum G``, ``G_j ~ Gamma(alpha_j, rate_j)`` (over the last
+    axis: one draw per row)."""
+    return log_normalise(log_gamma_draw(rng, np.asarray(alpha, dtype=np.float64),
+                                        np.asarray(rate)))
 
 
 def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:

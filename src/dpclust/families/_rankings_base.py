@@ -159,6 +159,16 @@ class RankingsFamily(ConjugateFamily):
         raise TypeError(f"{type(self).__name__} has no collapsed form (its cluster marginal "
                         f"has no closed form): use sampler {', '.join(self.samplers)}")
 
+    @staticmethod
+    def _cluster_counts(sizes) -> dict:
+        """What ``describe_fit`` says of the clusters' sizes: how many hold at least 1 % of
+        the rankings, how many one ranking, and the largest one's share."""
+        sizes = np.asarray(sizes)
+        n = int(sizes.sum())
+        return {"substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
+                "singletons": int(np.sum(sizes == 1)),
+                "largest_share": float(f"{sizes.max() / n:.4g}") if n else None}
+
     def _hellinger(self, params, length, n_samples, random_state, longest):
         """:func:`~dpclust.families._rankings_hellinger.rankings_hellinger` with the
         arguments checked."""

@@ -256,9 +256,14 @@ def log_dirichlet(rng: np.random.Generator, concentration) -> np.ndarray:
     Drawn in log space (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``, which is
     ``Gamma(a)``), so that small concentrations never underflow to a probability of zero.
     """
-    log_g = log_gamma(rng, concentration)
-    m = log_g.max(axis=-1, keepdims=True)
-    return log_g - (m + np.log(np.exp(log_g - m).sum(axis=-1, keepdims=True)))
+    return log_normalise(log_gamma(rng, concentration))
+
+
+def log_normalise(log_x) -> np.ndarray:
+    """``log_x - logsumexp(log_x)`` over the last axis: log weights (or worths) that sum
+    to one."""
+    m = np.max(log_x, axis=-1, keepdims=True)
+    return log_x - (m + np.log(np.exp(log_x - m).sum(axis=-1, keepdims=True)))
 
 
 def distinct_rows(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -480,9 +480,7 @@ class GeneralizedMallows(RankingsFamily):
                 sampler, "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
                          "approximation; its draws are not from the posterior)"),
             "exact": exact,
-            "substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
-            "singletons": int(np.sum(sizes == 1)),
-            "largest_share": float(f"{sizes.max() / n:.4g}") if n else None,
+            **self._cluster_counts(sizes),
             "large_cluster_share": LARGE_CLUSTER_SHARE,
             "theta_by_rank": rounded(by_rank["all"]),
             "theta_by_rank_large": rounded(by_rank["large"]),

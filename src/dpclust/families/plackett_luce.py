@@ -58,7 +58,7 @@ from . import _plackett_luce as _pl
 from ._pl_kernels import log_pl_table, soft_sums
 from ._rankings_base import RankingsFamily
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
-                   log_dirichlet, positive_float, register_family, rounded)
+                   log_dirichlet, log_normalise, positive_float, register_family, rounded)
 
 #: the NumPy face's statistics and marginal likelihood are offered up to this many items
 MAX_EXACT_ITEMS = 4
@@ -269,16 +269,16 @@ class PlackettLuce(RankingsFamily):
         draws for components without rankings.  A start only: any value is valid."""
         params = self.sample_prior(rng, n_components)
         labels = np.asarray(labels, dtype=np.int64)
-        a = float(self.worth_shape)
+        n, a = self._n, float(self.worth_shape)
+        chosen, exposure = np.empty(n), np.empty(n)
         for k in np.unique(labels):
             rows = np.flatnonzero(labels == k)
-            orders, lengths = X.orders[rows], X.lengths[rows]
-            log_p = np.full(self._n, -math.log(self._n))
-            for _ in range(N_MM_STEPS):
-                chosen, rate = _pl.soft_gamma_params(orders, lengths, np.ones(len(rows)),
-                                                     log_p, a)
-                log_p = np.log(np.maximum(chosen - 1.0, 1e-3)) - np.log(rate)
-                log_p -= logsumexp(log_p)
+            log_p = np.full(n, -math.log(n))
+            for _ in range(N_MM_STEPS):  # p_j <- (a - 1 + W_j) / (n a + E_j(p))
+                soft_sums(X.orders[rows], X.lengths[rows], np.ones(len(rows)), np.exp(log_p),
+                          chosen, exposure)
+                log_p = log_normalise(np.log(np.maximum(a - 1.0 + chosen, 1e-3))
+                                      - np.log(n * a + exposure))
             params.log_worths[k] = log_p
         return params
 
@@ -298,10 +298,9 @@ class PlackettLuce(RankingsFamily):
             log_p = _pl.scaled_dirichlet_draw(rng, *parts[pick])
         else:
             log_p = np.asarray(proposed.log_worths[0], dtype=np.float64)
-        log_q = np.array([math.log(c) + _pl.scaled_dirichlet_log_density(log_p, *part)
-                          for c, part in zip(SOFT_WEIGHTS, parts)])
-        top = log_q.max()
-        return PLParams(log_p[None, :]), float(top + math.log(np.exp(log_q - top).sum()))
+        log_q = np.logaddexp.reduce([math.log(c) + _pl.scaled_dirichlet_log_density(log_p, *part)
+                                     for c, part in zip(SOFT_WEIGHTS, parts)])
+        return PLParams(log_p[None, :]), float(log_q)
 
     # ------------------------------------------------------------ simulation
     def sample_data(self, params: PLParams, components, rng, lengths=None):
@@ -354,17 +353,13 @@ class PlackettLuce(RankingsFamily):
             "top_worths": [rounded(w[row]) for w, row in zip(worths, order)]})
 
     def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict:
-        """The sampler's exactness and the :func:`blocs`."""
-        n = int(sizes.sum())
-        return {
-            "n_items": int(self.n_items_),
-            "posterior": _EXACT_SAMPLERS.get(sampler, f"sampler {sampler}"),
-            "exact": sampler in _EXACT_SAMPLERS,
-            "substantial_clusters": int(np.sum(sizes >= 0.01 * n)),
-            "singletons": int(np.sum(sizes == 1)),
-            "largest_share": float(f"{sizes.max() / n:.4g}") if n else None,
-            "blocs": blocs(self, params, sizes),
-        }
+        """The sampler's exactness and the clusters' sizes (the blocs, read from their
+        ballots, are the summary's own: :mod:`dpclust.rankings.blocs`; each cluster's
+        worths are in ``cluster_params``)."""
+        return {"n_items": int(self.n_items_),
+                "posterior": _EXACT_SAMPLERS.get(sampler, f"sampler {sampler}"),
+                "exact": sampler in _EXACT_SAMPLERS,
+                **self._cluster_counts(sizes)}
 
     @classmethod
     def cluster_table(cls, block: dict) -> ClusterTable:
@@ -386,24 +381,6 @@ class PlackettLuce(RankingsFamily):
             f" Each cluster lists its first {TABLE_ITEMS} items by worth with the probability "
             "that one of its voters ranks the item first.")
 
-
-
-def blocs(family: PlackettLuce, params: dict, sizes: np.ndarray) -> list:
-    """The clusters holding at least 1 % of the rankings, largest first: share, the items
-    by worth (names, best first) and the worths of the first five (each the probability that
-    a voter of the bloc ranks the item first)."""
-    n = int(sizes.sum())
-    worths = np.asarray(params["worths"], dtype=np.float64)
-    order = np.asarray(params["modal_rankings"], dtype=np.int64)
-    out = []
-    for k in np.lexsort((np.arange(len(sizes)), -sizes)):
-        if n == 0 or sizes[k] < 0.01 * n:
-            break
-        out.append({"cluster": int(k), "rankings": int(sizes[k]),
-                    "share": float(f"{sizes[k] / n:.4g}"),
-                    "modal_ranking": [family.item_name(int(i)) for i in order[k]],
-                    "top_worths": rounded(worths[k, order[k, :5]])})
-    return out
 
 
 # ------------------------------------------------------------ small-n exact face
@@ -446,4 +423,4 @@ def _quadrature(n: int, a: float, N: int):
     return log_w, log_pl
 
 
-__all__ = ["PlackettLuce", "PLParams", "PLStats", "blocs", "patterns", "MAX_EXACT_ITEMS"]
+__all__ = ["PlackettLuce", "PLParams", "PLStats", "patterns", "MAX_EXACT_ITEMS"]

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..families.base import ConjugateFamily, FamilyKernel
+from ..families.base import ConjugateFamily, FamilyKernel, take
 from ..partitions import canonical_labels
 from ..kernels import gibbs as _kernels
 from ..priors import DirichletProcess, GammaPrior, PartitionPrior
@@ -268,11 +268,20 @@ def instantiated_log_joint(model: MixtureModel, labels, params, alpha: float):
     p(z | alpha) + sum_k log p(theta_k) + sum_i log f(x_i; theta_{z_i})`` and the last sum
     (the Generalized Mallows samplers' ``instantiated_log_joint`` for any family with
     :meth:`~dpclust.families.base.ConjugateFamily.log_prior`)."""
+    fam = model.family
     Xd, inverse, _ = model.distinct
     labels = np.asarray(labels, dtype=np.int64)
-    table = model.family.log_likelihood(Xd, params)
-    log_lik = float(table[inverse, labels].sum())
-    counts = np.bincount(labels, minlength=len(params[0]))
+    K = len(params[0])
+    # each distinct row against its own cluster's component only (not the (D, K) table
+    # the next sweep computes anyway), counted as often as the cluster holds it
+    pairs, repeats = np.unique(inverse * K + labels, return_counts=True)
+    rows, comps = pairs // K, pairs % K
+    log_lik = 0.0
+    for k in np.unique(comps):
+        mine = comps == k
+        scores = fam.log_likelihood(fam.subset(Xd, rows[mine]), take(params, [k]))[:, 0]
+        log_lik += float(repeats[mine] @ scores)
+    counts = np.bincount(labels, minlength=K)
     counts = counts[counts > 0]
     log_joint = (model.partition_prior.log_eppf(counts, alpha)
                  + float(model.family.log_prior(params).sum()) + log_lik)

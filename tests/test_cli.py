@@ -562,7 +562,7 @@ def _bad_inputs(tmp_path):
         "negative-counts": (["fit", neg, "--family", "multinomial"], "negative"),
         "fractional-counts": (["fit", write("frac.csv", "1,2.5\n0,3\n"), "--family",
                                "multinomial"], "non-integer"),
-        "family": (["fit", "--family", "poisson"], "invalid choice: 'poisson'"),
+        "family": (["fit", "--family", "lognormal"], "invalid choice: 'lognormal'"),
         "sampler": (["fit", "--sampler", "slice"], "invalid choice: 'slice'"),
         "alpha-word": (["fit", "--alpha", "big"], "--alpha"),
         "alpha-negative": (["fit", "--alpha", "-1"], "positive number"),

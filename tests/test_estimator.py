@@ -181,7 +181,7 @@ def test_bad_input_is_reported_clearly(blobs):
     with pytest.raises(ValueError, match="burn_in"):
         DPMixture(n_iter=5, burn_in=5).fit(X)
     with pytest.raises(ValueError, match="unknown family"):
-        DPMixture(family="poisson").fit(X)
+        DPMixture(family="lognormal").fit(X)
     with pytest.raises(ValueError, match="unknown sampler"):
         DPMixture(sampler="hmc").fit(X)
     with pytest.raises(ValueError, match="alpha"):

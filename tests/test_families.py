@@ -1064,7 +1064,7 @@ def test_take_concatenate_and_get_family():
     assert isinstance(get_family("Multinomial"), DirichletMultinomial)
     assert get_family(fam) is fam
     with pytest.raises(ValueError, match="unknown family"):
-        get_family("poisson")
+        get_family("lognormal")
     assert "NormalInverseWishart(" in repr(fam)
 
 
@@ -1072,10 +1072,12 @@ def test_take_concatenate_and_get_family():
 def test_families_register_by_name_with_their_kind_of_data():
     from dpclust.families import FAMILIES, GeneralizedMallows
 
-    assert list(FAMILIES) == ["gaussian", "multinomial", "mallows", "plackett-luce"]
+    assert list(FAMILIES) == ["gaussian", "multinomial", "mallows", "plackett-luce", "table",
+                              "diagonal", "bernoulli", "categorical", "poisson"]
     assert {n: f.data_kind for n, f in FAMILIES.items()} == {
         "gaussian": "dense", "multinomial": "counts", "mallows": "rankings",
-        "plackett-luce": "rankings"}
+        "plackett-luce": "rankings", "table": "table", "diagonal": "dense",
+        "bernoulli": "dense", "categorical": "dense", "poisson": "dense"}
     assert all(f.name == n for n, f in FAMILIES.items())
     assert [hp.option for hp in GeneralizedMallows.hyperparameters] == ["--nu", "--r"]
     assert DirichletMultinomial(concentration=0.5).settings() == {"concentration": 0.5}

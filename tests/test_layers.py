@@ -22,7 +22,7 @@ LAYERS = [
     ("dpclust.kernels", "dpclust.utils", "dpclust.partitions", "dpclust.metrics",
      "dpclust.diagnostics", "dpclust.data", "dpclust._version"),
     # 1: what a model is made of: component families, partition priors, ranking data
-    ("dpclust.families", "dpclust.priors", "dpclust.rankings", "dpclust.ddcrp.decay",
+    ("dpclust.families", "dpclust.priors", "dpclust.rankings", "dpclust.tables", "dpclust.ddcrp.decay",
      "dpclust.ddcrp.distances", "dpclust.ddcrp.prior"),
     # 2: the model (family + prior + data), exact posteriors on tiny data, and posterior
     # summaries that need the family (fused clusters compare its components)

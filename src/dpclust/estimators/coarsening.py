@@ -146,5 +146,5 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None) -> Calibration
 
 
 def _n_points(estimator, X) -> int:
-    family = estimator._family()
+    family = estimator._family(X)
     return int(family.n_points(family.validate(X)))

@@ -450,7 +450,7 @@ default="gaussian"
         every mixture (validated here, the family's hyperparameters resolved)."""
         if not self._distributed:
             return super()._target(X)
-        family = self._family()
+        family = self._family(X)
         prior = self._partition_prior().alpha_prior
         return self._dask_model(X, family, prior)
 

@@ -41,7 +41,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
 
     def _check_X(self, X):
         """Validate new data against the fitted family (same number of features)."""
-        n_features = _n_features_of(X) if _collapsible(self.family_) else None
+        n_features = (_n_features_of(X) if _collapsible(self.family_)
+                      and getattr(self.family_, "schema_", None) is None else None)
         if n_features is not None and n_features != self.n_features_in_:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -62,10 +63,11 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         """
         return super().fit(X)
 
-    def _family(self):
+    def _family(self, X=None):
         """``family`` as a family object (a copy of a family passed as an object, so that
-        resolving its hyperparameters leaves the parameter as it was)."""
-        family = get_family(self.family)
+        resolving its hyperparameters leaves the parameter as it was; ``"auto"``: the one
+        :func:`~dpclust.families.choose_family` picks for ``X``)."""
+        family = get_family(self.family, X)
         if isinstance(family, ConjugateFamily) and family is self.family:
             family = _copy_family(family)
         return family
@@ -77,7 +79,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
     def _target(self, X):
         """The model this estimator describes for the data ``X`` (validated, the family's
         hyperparameters resolved from the data)."""
-        family = self._family()
+        family = self._family(X)
         prior = self._partition_prior().alpha_prior
         Xw = family.validate(X)
         rows = self._partition_rows(family.n_points(Xw))

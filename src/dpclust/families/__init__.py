@@ -12,20 +12,74 @@ from .gaussian import NormalInverseWishart
 from .multinomial import DirichletMultinomial
 from .mallows import GeneralizedMallows
 from .plackett_luce import PlackettLuce
+from .table import (BetaBernoulli, DiagonalGaussian, DirichletCategorical, GammaPoisson,
+                    TableFamily)
 
 
-def get_family(family) -> ConjugateFamily:
+def get_family(family, X=None) -> ConjugateFamily:
     """Return a family object from a name (``"gaussian"``, ``"multinomial"``, ``"mallows"``,
-    ``"plackett-luce"``)
-    or an instance."""
+    ``"plackett-luce"``, ``"table"``, ...), ``"auto"`` (:func:`choose_family` for the data
+    ``X``) or an instance."""
     if isinstance(family, ConjugateFamily):
         return family
+    if isinstance(family, str) and family.lower() == "auto":
+        return choose_family(X)
     if isinstance(family, str) and family.lower() in FAMILIES:
         return FAMILIES[family.lower()]()
     raise ValueError(
         f"unknown family {family!r}: use one of {sorted(FAMILIES)} or a ConjugateFamily instance")
 
 
-__all__ = ["ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
-           "GeneralizedMallows", "PlackettLuce", "FAMILIES", "get_family", "register_family", "HyperParameter",
+def choose_family(X) -> ConjugateFamily:
+    """The family ``family="auto"`` picks for the data ``X``.
+
+    * a sparse matrix: ``multinomial`` (word counts);
+    * rankings (:class:`~dpclust.rankings.Rankings`): ``mallows``;
+    * a table of numbers without holes (an array or a DataFrame of numeric columns, none
+      of them only 0 and 1): ``gaussian``, a full covariance (``diagonal`` from 50 columns,
+      where a full covariance costs O(d^2) per point and cluster);
+    * any other table -- text or categorical columns, booleans, 0/1 columns, holes: the
+      ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`).
+    """
+    import scipy.sparse as sp
+
+    from ..rankings import Rankings
+
+    if X is None:
+        raise ValueError("family='auto' picks a family from the data: it needs X")
+    if sp.issparse(X):
+        return DirichletMultinomial()
+    if isinstance(X, Rankings):
+        return GeneralizedMallows()
+    numeric = _plain_numbers(X)
+    if numeric is not None:
+        return NormalInverseWishart() if numeric.shape[1] < 50 else DiagonalGaussian()
+    return TableFamily()
+
+
+def _plain_numbers(X):
+    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column,
+    else None."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        if not all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+                   for t in X.dtypes):
+            return None
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    try:
+        a = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if a.ndim != 2 or a.shape[0] == 0 or not np.all(np.isfinite(a)):
+        return None
+    if np.any(np.all((a == 0) | (a == 1), axis=0)):
+        return None
+    return a
+
+
+__all__ = ["choose_family", "ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
+           "GeneralizedMallows", "PlackettLuce", "TableFamily", "DiagonalGaussian",
+           "BetaBernoulli", "DirichletCategorical", "GammaPoisson", "FAMILIES", "get_family", "register_family", "HyperParameter",
            "ClusterColumn", "ClusterTable", "ClusterSummary"]

@@ -1,0 +1,12 @@
+"""Tables of mixed columns: the data layer of the table families.
+
+* :class:`TableData` -- the working form: real, category and count columns with holes;
+* :func:`infer_schema` -- a kind per column from its dtype and values (:class:`Schema`);
+* :func:`check_table` -- DataFrames and arrays -> :class:`TableData`.
+"""
+
+from .columns import MISSING_MARKERS, check_table, encode, infer_schema
+from .data import KINDS, Column, Schema, TableData
+
+__all__ = ["KINDS", "MISSING_MARKERS", "Column", "Schema", "TableData", "check_table",
+           "encode", "infer_schema"]

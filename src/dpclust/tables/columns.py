@@ -1,0 +1,330 @@
+"""Reading a user's table into :class:`~dpclust.tables.data.TableData`: a kind per column
+from its dtype and values, and the cells encoded with their holes.
+
+:func:`infer_schema` decides what each column is (the rules below), :func:`encode` reads the
+cells under a schema (a fitted model's, for new data), and :func:`check_table` does both.
+
+Rules, applied in order to each column that the user has not given a kind:
+
+* every cell missing: refused (``ValueError`` naming the column);
+* booleans, or numbers that are all 0 and 1: ``bernoulli``;
+* other numbers: ``gaussian`` (whole numbers too: a count column is ``poisson`` only when
+  declared so, ``kinds={"visits": "poisson"}``);
+* text that reads as numbers once spreadsheet markers of a hole (``?``, ``-``, ``NA``, ...)
+  are taken as missing: as numbers (the rule is counted);
+* other text, pandas categoricals: ``categorical``; with two levels ``bernoulli`` (the
+  level read as *yes* is ``yes``/``true``/``y``/``t``/``1`` where present, else the second
+  in sorted order);
+* text with a distinct value on every row (more than 20 rows): an identifier, left out
+  (counted in the schema's ``dropped``);
+* dates: refused, with the advice to convert them to numbers.
+
+Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
+:data:`MISSING_MARKERS`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .data import KINDS, Column, Schema, TableData
+
+#: text that a spreadsheet or a statistics package writes for a missing cell
+MISSING_MARKERS = frozenset({"", "?", "-", ".", "na", "n/a", "nan", "null", "none", "missing",
+                             "#n/a", "<na>"})
+#: levels read as "yes" in a two-level column
+YES = frozenset({"yes", "true", "y", "t", "1", "1.0"})
+#: kinds a user may give a column, besides :data:`KINDS`
+OVERRIDES = tuple(KINDS) + ("drop",)
+#: a text column with a distinct value on every one of more than this many rows is an id
+ID_MIN_ROWS = 20
+
+
+def as_frame(X, kind: str | None = None) -> pd.DataFrame:
+    """A DataFrame of ``X`` (a DataFrame, a 2-D array or a list of rows); columns of an array
+    are named ``x0``, ``x1``, ..."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    if isinstance(X, pd.Series):
+        return X.to_frame()
+    a = np.asarray(X, dtype=object if kind in ("categorical", "bernoulli") else None)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2:
+        raise ValueError(f"X must be a table (2-D), got an array of shape {a.shape}")
+    return pd.DataFrame(a, columns=[f"x{j}" for j in range(a.shape[1])])
+
+
+def _blank(values: pd.Series) -> np.ndarray:
+    """Which cells of a column are missing (NaN, None, NA, blank or a marker)."""
+    hole = values.isna().to_numpy().copy()
+    if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+        text = values.astype("string").str.strip().str.lower()
+        hole |= text.isin(MISSING_MARKERS).fillna(True).to_numpy(dtype=bool)
+    return hole
+
+
+def _as_numbers(values: pd.Series, hole: np.ndarray) -> np.ndarray | None:
+    """The column as floats (NaN in the holes), or None where a present cell is not a number."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        out = values.astype("float64").to_numpy()
+    elif pd.api.types.is_numeric_dtype(values.dtype):
+        out = pd.to_numeric(values, errors="coerce").astype("float64").to_numpy()
+    else:
+        out = pd.to_numeric(values.where(~hole).astype("string").str.strip(),
+                            errors="coerce").astype("float64").to_numpy()
+    out = np.where(hole, np.nan, out)
+    if np.any(np.isnan(out) & ~hole) or np.any(np.isinf(out)):
+        return None
+    return out
+
+
+def _levels(values: pd.Series, hole: np.ndarray) -> tuple:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    present = values[~hole]
+    if not pd.api.types.is_numeric_dtype(present.dtype):
+        present = present.map(lambda v: v.strip() if isinstance(v, str) else v)
+    try:
+        return tuple(sorted(pd.unique(present)))
+    except TypeError:  # mixed types: sorted by their text
+        return tuple(sorted(pd.unique(present), key=str))
+
+
+def _yes_no(levels: tuple) -> tuple:
+    """Two levels ordered ``(no, yes)``."""
+    yes = [v for v in levels if str(v).strip().lower() in YES]
+    if len(yes) == 1:
+        return tuple(v for v in levels if v is not yes[0]) + (yes[0],)
+    return tuple(levels)
+
+
+def infer_schema(X, kinds: dict | None = None) -> Schema:
+    """The kind of each column of a table (see the module's rules).
+
+    Parameters
+    ----------
+    X : DataFrame or 2-D array
+    kinds : dict of str to str, optional
+        A kind per column name, overriding the rules: one of ``"gaussian"``,
+        ``"bernoulli"``, ``"categorical"``, ``"poisson"`` or ``"drop"``.
+
+    Raises
+    ------
+    ValueError
+        A column with no values, a column of dates, a column given a kind its values do not
+        fit (naming the column and a cell), a kind or a name that does not exist.
+    """
+    df = as_frame(X)
+    kinds = dict(kinds or {})
+    names = [str(c) for c in df.columns]
+    if len(set(names)) != len(names):
+        raise ValueError("the table has two columns with the same name: "
+                         + ", ".join(sorted({n for n in names if names.count(n) > 1})))
+    unknown = sorted(set(kinds) - set(names))
+    if unknown:
+        raise ValueError(f"kinds were given for columns the table does not have: {unknown} "
+                         f"(its columns: {names[:12]}{' ...' if len(names) > 12 else ''})")
+    columns, dropped, rules = [], [], {}
+    for name, col in zip(names, df.columns):
+        values = df[col]
+        chosen = kinds.get(name)
+        if chosen is not None and chosen not in OVERRIDES:
+            raise ValueError(f"column {name!r}: unknown kind {chosen!r}; use one of "
+                             f"{list(OVERRIDES)}")
+        if chosen == "drop":
+            dropped.append((name, "left out as asked"))
+            continue
+        hole = _blank(values)
+        if hole.all():
+            raise ValueError(f"column {name!r} has no values (every cell is missing): drop it "
+                             f"or give it values")
+        column = _infer_one(name, values, hole, chosen, rules)
+        if column is None:
+            dropped.append((name, "an identifier (a distinct text on every row)"))
+        else:
+            columns.append(column)
+    if not columns:
+        raise ValueError("the table has no column left to cluster on")
+    return Schema(tuple(columns), tuple(dropped), rules)
+
+
+def _infer_one(name, values, hole, chosen, rules) -> Column | None:
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        raise ValueError(f"column {name!r} holds dates: convert them to numbers (e.g. days "
+                         f"since a start) or drop the column")
+    text = not (pd.api.types.is_numeric_dtype(values.dtype)
+                or pd.api.types.is_bool_dtype(values.dtype))
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        numbers = None
+    else:
+        numbers = _as_numbers(values, hole)
+    if chosen in ("gaussian", "poisson"):
+        if numbers is None:
+            bad = _first_non_number(values, hole)
+            raise ValueError(f"column {name!r} was given the kind {chosen!r} but holds text: "
+                             f"{bad!r} is not a number")
+        if chosen == "poisson":
+            present = numbers[~hole]
+            if np.any(present < 0) or np.any(present != np.round(present)):
+                bad = present[(present < 0) | (present != np.round(present))][0]
+                raise ValueError(f"column {name!r} was given the kind 'poisson' but {bad:g} "
+                                 f"is not a count (a whole number >= 0)")
+        return Column(name, chosen, None, "chosen")
+    if numbers is not None and not isinstance(values.dtype, pd.CategoricalDtype):
+        if text and chosen is None:
+            rules["text read as numbers (cells)"] = (rules.get("text read as numbers (cells)", 0)
+                                                     + int((~hole).sum()))
+        present = np.unique(numbers[~hole])
+        if chosen is None and np.all(np.isin(present, (0.0, 1.0))):
+            why = "booleans" if pd.api.types.is_bool_dtype(values.dtype) else "values 0 and 1"
+            return Column(name, "bernoulli", (0, 1) if not pd.api.types.is_bool_dtype(
+                values.dtype) else (False, True), why)
+        if chosen is None:
+            return Column(name, "gaussian", None, f"numbers ({values.dtype})")
+    levels = _levels(values, hole)
+    if chosen is None and numbers is None and len(levels) == int((~hole).sum()) \
+            and len(levels) > ID_MIN_ROWS and not isinstance(values.dtype, pd.CategoricalDtype):
+        return None
+    if chosen == "bernoulli" and len(levels) > 2:
+        raise ValueError(f"column {name!r} was given the kind 'bernoulli' but has "
+                         f"{len(levels)} levels: {list(levels)[:5]}")
+    if chosen == "bernoulli" or (chosen is None and len(levels) <= 2):
+        return Column(name, "bernoulli", _yes_no(levels),
+                      "chosen" if chosen else f"two levels ({values.dtype})")
+    return Column(name, "categorical", levels,
+                  "chosen" if chosen else f"{len(levels)} levels ({values.dtype})")
+
+
+def _first_non_number(values, hole):
+    for v, h in zip(values, hole):
+        if not h:
+            try:
+                float(str(v).strip())
+            except ValueError:
+                return v
+    return None
+
+
+def encode(X, schema: Schema, sample_weight=None, *, what: str = "X") -> TableData:
+    """Read the cells of a table under ``schema`` (columns by name for a DataFrame, in the
+    schema's order for an array).
+
+    A level that the schema does not know (new data with a category never seen in fitting)
+    is read as missing; the number of such cells is kept in the result's schema rules.
+
+    Raises
+    ------
+    ValueError
+        A column missing from the table, a cell that does not fit its column's kind.
+    """
+    df = as_frame(X)
+    names = [str(c) for c in df.columns]
+    if not isinstance(X, pd.DataFrame):
+        wanted = len(schema.columns) + len(schema.dropped)
+        if df.shape[1] not in (len(schema.columns), wanted):
+            raise ValueError(f"{what} has {df.shape[1]} columns, expected {len(schema.columns)}")
+        df = df.set_axis([c.name for c in schema.columns] if df.shape[1] == len(schema.columns)
+                         else [f"x{j}" for j in range(df.shape[1])], axis=1)
+        names = list(df.columns)
+    lookup = dict(zip(names, df.columns))
+    missing = [c.name for c in schema.columns if c.name not in lookup]
+    if missing:
+        raise ValueError(f"{what} lacks the columns {missing[:8]} that the model was fitted on")
+    n = len(df)
+    rules = dict(schema.rules)
+    real = np.empty((n, len(schema.real)))
+    code = np.empty((n, len(schema.coded)), dtype=np.int64)
+    count = np.empty((n, len(schema.counts)))
+    for j, c in enumerate(schema.real):
+        real[:, j] = _numbers_of(df[lookup[c.name]], c, what)
+    for j, c in enumerate(schema.counts):
+        count[:, j] = _numbers_of(df[lookup[c.name]], c, what)
+        bad = ~np.isnan(count[:, j]) & ((count[:, j] < 0) | (count[:, j] != np.round(count[:, j])))
+        if bad.any():
+            r = int(np.argmax(bad))
+            raise ValueError(f"{what}: column {c.name!r} row {r}: {count[r, j]:g} is not a "
+                             f"count (a whole number >= 0)")
+    for j, c in enumerate(schema.coded):
+        code[:, j], unseen = _codes_of(df[lookup[c.name]], c)
+        if unseen:
+            key = "levels not seen in fitting, read as missing (cells)"
+            rules[key] = rules.get(key, 0) + unseen
+    weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    out_schema = schema if rules == schema.rules else Schema(schema.columns, schema.dropped,
+                                                             rules)
+    return TableData(real, code, count, weight, out_schema)
+
+
+def _numbers_of(values, column: Column, what) -> np.ndarray:
+    hole = _blank(values)
+    out = _as_numbers(values, hole)
+    if out is None:
+        bad = _first_non_number(values, hole)
+        raise ValueError(f"{what}: column {column.name!r} is {column.kind} but holds "
+                         f"{bad!r}, which is not a number")
+    return out
+
+
+def _codes_of(values, column: Column) -> tuple[np.ndarray, int]:
+    hole = _blank(values)
+    levels = column.levels
+    index = {}
+    for j, v in enumerate(levels):
+        index[v] = j
+        index[_key(v)] = j
+    out = np.full(len(values), -1, dtype=np.int64)
+    unseen = 0
+    for r, (v, h) in enumerate(zip(values.tolist(), hole)):
+        if h:
+            continue
+        j = index.get(v)
+        if j is None:
+            j = index.get(_key(v))
+        if j is None:
+            unseen += 1
+        else:
+            out[r] = j
+    return out, unseen
+
+
+def _key(v):
+    """A level's text, the same for ``1``, ``1.0``, ``"1"`` and ``" 1 "``."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v)).lower()
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else repr(f)
+    return str(v).strip()
+
+
+def check_table(X, schema: Schema | None = None, *, kinds: dict | None = None,
+                kind: str | None = None, sample_weight=None, what: str = "X") -> TableData:
+    """``X`` (a DataFrame, an array, or already :class:`TableData`) in working form: under
+    ``schema`` when given (new data for a fitted model), else with a schema inferred from
+    the data (every column of kind ``kind`` when given, else by :func:`infer_schema` with
+    the overrides ``kinds``).  Rows whose every cell is missing are refused."""
+    if isinstance(X, TableData):
+        data = X
+        if schema is not None and not schema.same_columns(X.schema):
+            raise ValueError(f"{what} has other columns than the model was fitted on")
+    else:
+        if schema is None:
+            df = as_frame(X, kind)
+            if kind is not None:
+                kinds = {str(c): kind for c in df.columns}
+            schema = infer_schema(df, kinds)
+            X = df
+        data = encode(X, schema, sample_weight, what=what)
+    if len(data) == 0:
+        raise ValueError(f"{what} has no rows")
+    empty = data.missing().all(axis=1)
+    if empty.any():
+        rows = np.flatnonzero(empty)
+        raise ValueError(f"{what}: {len(rows)} row(s) have every cell missing (first: row "
+                         f"{rows[0]}); drop them, they carry nothing to cluster on")
+    w = data.weight
+    if w.shape != (len(data),) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError(f"sample_weight must be {len(data)} positive finite numbers")
+    return data

@@ -1,0 +1,291 @@
+"""The table families (diagonal Gaussian, Beta–Bernoulli, Dirichlet–categorical,
+Gamma–Poisson and their product over the columns of a table): the contract's identities,
+both faces, missing cells and row weights, and exact posteriors on five rows."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+from scipy.special import betaln, gammaln
+
+from dpclust.exact import (exact_posterior, partition_frequencies, run_chain,
+                           total_variation)
+from dpclust.families import (BetaBernoulli, DiagonalGaussian, DirichletCategorical,
+                              GammaPoisson, TableFamily, get_family)
+from dpclust.samplers import (CollapsedGibbs, ExplicitGibbs, FiniteSymmetricDirichlet,
+                              MixtureModel, SubclusterSplitMerge, finite_dirichlet_log_prior)
+
+#: a mixed table with a hole in every column
+MIXED = pd.DataFrame({"height": [0.1, 0.3, np.nan, 2.0, 1.2],
+                      "colour": ["red", "blue", "red", None, "green"],
+                      "smoker": [1, 0, 1, 1, np.nan],
+                      "visits": [3, 0, np.nan, 5, 7]})
+KINDS = {"visits": "poisson"}
+
+SINGLE = {
+    "diagonal": (DiagonalGaussian(kappa=0.5),
+                 np.array([[0.0, 1.0], [0.4, np.nan], [1.5, 1.2], [1.8, 0.2], [np.nan, 0.8]])),
+    "bernoulli": (BetaBernoulli(concentration=0.7),
+                  np.array([[1, 0, 1], [1, 1, np.nan], [0, 0, 1], [0, np.nan, 0], [1, 0, 1]])),
+    "categorical": (DirichletCategorical(concentration=0.6),
+                    np.array([["a", "x"], ["b", "y"], ["a", None], ["c", "y"], ["a", "z"]],
+                             dtype=object)),
+    "poisson": (GammaPoisson(), np.array([[0, 3], [1, np.nan], [4, 2], [5, 6], [np.nan, 1]])),
+}
+
+
+def resolved(family, X):
+    Xw = family.validate(X)
+    return family.resolve(Xw), Xw
+
+
+@pytest.fixture(params=["table"] + list(SINGLE))
+def case(request):
+    if request.param == "table":
+        return resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    return resolved(*SINGLE[request.param])
+
+
+# ------------------------------------------------------------------- identities
+def test_log_marginal_is_the_sum_of_sequential_predictives(case):
+    fam, X = case
+    total, stats = 0.0, fam.empty_stats(1)
+    for i in range(len(X)):
+        total += fam.log_predictive(X[[i]], stats)[0, 0]
+        stats = fam.combine(stats, fam.stats(X[[i]]))
+    assert total == pytest.approx(fam.log_marginal(fam.stats(X))[0], rel=1e-10)
+    assert fam.log_marginal(stats)[0] == pytest.approx(fam.log_marginal(fam.stats(X))[0])
+
+
+def test_combine_and_subtract_are_inverse(case):
+    fam, X = case
+    a, b = fam.stats(X[[0, 1]]), fam.stats(X[[2, 3, 4]])
+    both = fam.combine(a, b)
+    assert fam.log_marginal(both)[0] == pytest.approx(fam.log_marginal(fam.stats(X))[0])
+    back = fam.subtract(both, b)
+    for x, y in zip(back, a):
+        np.testing.assert_allclose(x, y, atol=1e-12)
+    labels = np.array([1, 0, 1, 0, 0])
+    batched = fam.stats(X, labels, 2)
+    for k in range(2):
+        one = fam.stats(X[labels == k])
+        assert fam.log_marginal(batched)[k] == pytest.approx(fam.log_marginal(one)[0])
+
+
+def test_kernel_face_matches_numpy_face(case):
+    fam, X = case
+    kern = fam.kernel(X)
+    ks = kern.alloc(4)
+    order = [3, 0, 4, 1, 2]
+    for t, i in enumerate(order):
+        ref = fam.log_predictive(X[[i]], fam.stats(X[order[:t]]) if t else fam.empty_stats(1))
+        got = kern.log_predictive(kern.data, i, ks, 0, kern.hyper)
+        assert got == pytest.approx(ref[0, 0], rel=1e-10, abs=1e-10)
+        kern.add(kern.data, i, ks, 0, kern.hyper)
+    assert kern.log_marginal(ks, 0, kern.hyper) == pytest.approx(
+        fam.log_marginal(fam.stats(X))[0], rel=1e-10)
+    # remove two rows, and the slot is the other three's
+    for i in (0, 4):
+        kern.remove(kern.data, i, ks, 0, kern.hyper)
+    assert kern.log_marginal(ks, 0, kern.hyper) == pytest.approx(
+        fam.log_marginal(fam.stats(X[[1, 2, 3]]))[0], rel=1e-9)
+    # the join gain of two slots
+    kern.reset(ks, 1, kern.hyper)
+    for i in (0, 4):
+        kern.add(kern.data, i, ks, 1, kern.hyper)
+    gain = kern.log_join_gain(ks, 0, 1, kern.hyper)
+    lm = fam.log_marginal
+    assert gain == pytest.approx(lm(fam.stats(X))[0] - lm(fam.stats(X[[1, 2, 3]]))[0]
+                                 - lm(fam.stats(X[[0, 4]]))[0], rel=1e-9)
+
+
+def test_pass_kernel_likelihoods_and_raw_statistics(case):
+    fam, X = case
+    params = fam.sample_posterior(fam.stats(X, np.array([0, 1, 0, 1, 2]), 3),
+                                  np.random.default_rng(0))
+    ref = fam.log_likelihood(X, params)
+    pk = fam.pass_kernel(X)
+    kp = pk.pack(params)
+    out = np.empty(3)
+    acc = np.zeros((1, pk.n_stats))
+    for i in range(len(X)):
+        pk.log_likelihood(pk.data, i, kp, np.arange(3), 0, 3, out)
+        np.testing.assert_allclose(out, ref[i], rtol=1e-10)
+        pk.accumulate(pk.data, i, acc, 0)
+    got, want = pk.unpack(acc), fam.stats(X)
+    assert fam.log_marginal(got)[0] == pytest.approx(fam.log_marginal(want)[0], rel=1e-9)
+
+
+def test_log_likelihood_against_scipy():
+    fam, X = resolved(TableFamily(kinds=KINDS), MIXED)
+    p = fam.sample_prior(np.random.default_rng(1), 2)
+    ll = fam.log_likelihood(X, p)
+    offsets = fam.hyper.offsets
+    for i in range(len(X)):
+        for k in range(2):
+            want = 0.0
+            if not np.isnan(X.real[i, 0]):
+                want += st.norm.logpdf(X.real[i, 0], p.mean[k, 0], p.precision[k, 0] ** -0.5)
+            for j in range(X.code.shape[1]):
+                if X.code[i, j] >= 0:
+                    want += p.log_prob[k, offsets[j] + X.code[i, j]]
+            if not np.isnan(X.count[i, 0]):
+                want += st.poisson.logpmf(X.count[i, 0], np.exp(p.log_rate[k, 0]))
+            assert ll[i, k] == pytest.approx(want, rel=1e-10)
+
+
+def test_closed_forms_of_one_column():
+    """Beta-binomial, Dirichlet-categorical and negative binomial marginals."""
+    fam, X = resolved(BetaBernoulli(concentration=0.7), np.array([[1], [1], [0], [1]]))
+    assert fam.log_marginal(fam.stats(X))[0] == pytest.approx(betaln(3.7, 1.7) - betaln(0.7, 0.7))
+    fam, X = resolved(GammaPoisson(count_shape=2.0), np.array([[3.0]]))
+    a, b = 2.0, fam.hyper.rate[0]
+    nb = st.nbinom.logpmf(3, a, b / (b + 1.0))
+    assert fam.log_marginal(fam.stats(X))[0] == pytest.approx(nb)
+    fam, X = resolved(DiagonalGaussian(kappa=0.5), np.array([[0.7]]))
+    h = fam.hyper
+    scale = np.sqrt(h.b0[0] * (h.kappa0[0] + 1) / (h.a0[0] * h.kappa0[0]))
+    t = st.t.logpdf(0.7, 2 * h.a0[0], h.m0[0], scale)
+    assert fam.log_marginal(fam.stats(X))[0] == pytest.approx(t)
+
+
+def test_a_missing_cell_is_left_out_of_the_likelihood():
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    full = fam.log_marginal(fam.stats(X))[0]
+    # the same rows with the height column dropped differ by the height cells' marginal only
+    without = MIXED.drop(columns="height")
+    fam2 = TableFamily(kinds=KINDS, kappa=0.5)
+    Xw2 = fam2.validate(without)
+    f2 = fam2.resolve(Xw2)
+    heights = DiagonalGaussian(kappa=0.5)
+    hw = heights.validate(MIXED[["height"]].dropna())
+    hf = heights.resolve(hw)
+    assert full == pytest.approx(f2.log_marginal(f2.stats(Xw2))[0]
+                                 + hf.log_marginal(hf.stats(hw))[0])
+
+
+def test_integer_power_weights_are_repeated_cells_in_one_cluster():
+    """A row of weight 3 has the likelihood of three copies of it kept together."""
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    w = np.array([1.0, 3.0, 1.0, 2.0, 1.0])
+    Xw = X.with_weight(w)
+    rep = X[np.repeat(np.arange(5), w.astype(int))]
+    assert fam.log_marginal(fam.stats(Xw))[0] == pytest.approx(
+        fam.log_marginal(fam.stats(rep))[0], rel=1e-10)
+    kern = fam.kernel(Xw)
+    ks = kern.alloc(2)
+    for i in range(5):
+        kern.add(kern.data, i, ks, 0, kern.hyper)
+    assert kern.log_marginal(ks, 0, kern.hyper) == pytest.approx(
+        fam.log_marginal(fam.stats(rep))[0], rel=1e-9)
+
+
+# --------------------------------------------------------------- exact posteriors
+def _tv(sampler, fam, X, n_steps, seed, alpha=1.0, log_prior=None):
+    parts, exact = exact_posterior(fam, X, alpha if log_prior is None else log_prior)
+    assert exact.max() < 0.6
+    draws = run_chain(sampler, MixtureModel(fam, X, None), np.random.default_rng(seed), n_steps,
+                      burn_in=200, init_kwargs={"alpha": alpha, "n_clusters": 1})
+    return total_variation(partition_frequencies(draws, parts), exact)
+
+
+@pytest.mark.parametrize("name", list(SINGLE))
+def test_collapsed_gibbs_matches_exact_posterior_single_kind(name):
+    fam, X = resolved(*SINGLE[name])
+    assert _tv(CollapsedGibbs(), fam, X, 20_000, seed=1) < 0.03
+
+
+def test_product_with_holes_and_weights_matches_exact_posterior():
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    X = X.with_weight(np.array([1.0, 2.0, 0.5, 1.0, 1.5]))
+    for sampler, seed in ((CollapsedGibbs(), 2), (ExplicitGibbs(), 3)):
+        assert _tv(sampler, fam, X, 20_000, seed) < 0.03, sampler
+
+
+def test_subcluster_and_fsd_match_exact_posterior_on_the_product():
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    assert _tv(SubclusterSplitMerge(data_pass="instantiated"), fam, X, 10_000, seed=4) < 0.04
+    k = 3
+    assert _tv(FiniteSymmetricDirichlet(n_components=k), fam, X, 40_000, seed=6, alpha=1.5,
+               log_prior=lambda s: finite_dirichlet_log_prior(s, 1.5, k)) < 0.03
+
+
+# ------------------------------------------------------------------ the columns
+def test_auto_reads_a_kind_per_column():
+    df = pd.DataFrame({"age": [31.0, 45.5, np.nan, 22.0] * 6,
+                       "member": [True, False, True, None] * 6,
+                       "yes_no": ["yes", "no", " yes", ""] * 6,
+                       "city": ["Oslo", "Rome", "Lima", "Oslo"] * 6,
+                       "id": [f"r{i}" for i in range(24)],
+                       "as_text": ["1.5", "2", "?", "3"] * 6,
+                       "n": [0, 3, 1, 2] * 6})
+    fam = get_family("auto", df)
+    assert isinstance(fam, TableFamily)
+    X = fam.validate(df)
+    kinds = {c.name: c.kind for c in X.schema.columns}
+    assert kinds == {"age": "gaussian", "member": "bernoulli", "yes_no": "bernoulli",
+                     "city": "categorical", "as_text": "gaussian", "n": "gaussian"}
+    assert X.schema.dropped[0][0] == "id"
+    assert X.schema.coded[1].levels == ("no", "yes")
+    assert X.schema.rules["text read as numbers (cells)"] == 18
+    assert X.n_missing == 6 + 6 + 6 + 6
+    fam = TableFamily(kinds={"n": "poisson", "city": "drop"})
+    X = fam.validate(df)
+    assert [c.kind for c in X.schema.counts] == ["poisson"]
+    assert "city" not in X.schema.names
+
+
+def test_auto_on_plain_numbers_is_the_gaussian():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    assert get_family("auto", X).name == "gaussian"
+    assert get_family("auto", np.hstack([X, np.ones((30, 1))])).name == "table"
+    X[0, 0] = np.nan
+    assert get_family("auto", X).name == "table"
+    assert get_family("auto", np.random.default_rng(1).normal(size=(5, 60))).name == "diagonal"
+
+
+@pytest.mark.parametrize("bad, match", [
+    (pd.DataFrame({"a": [np.nan, np.nan], "b": [1.0, 2.0]}), "column 'a' has no values"),
+    (pd.DataFrame({"a": [np.nan, 1.0], "b": [np.nan, 2.0]}), "row 0"),
+    (pd.DataFrame({"d": pd.to_datetime(["2020-01-01", "2021-01-01"])}), "holds dates"),
+])
+def test_bad_tables_are_refused_naming_the_problem(bad, match):
+    with pytest.raises(ValueError, match=match):
+        TableFamily().validate(bad)
+
+
+def test_kinds_that_do_not_fit_are_refused():
+    df = pd.DataFrame({"a": ["x", "y", "z"], "b": [1.5, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="'a' was given the kind 'gaussian' but holds text"):
+        TableFamily(kinds={"a": "gaussian"}).validate(df)
+    with pytest.raises(ValueError, match="1.5 is not a count"):
+        TableFamily(kinds={"b": "poisson"}).validate(df)
+    with pytest.raises(ValueError, match="columns the table does not have"):
+        TableFamily(kinds={"c": "poisson"}).validate(df)
+    with pytest.raises(ValueError, match="unknown kind"):
+        TableFamily(kinds={"a": "ordinal"}).validate(df)
+
+
+def test_new_data_are_read_under_the_fitted_columns():
+    fam, X = resolved(TableFamily(kinds=KINDS), MIXED)
+    new = pd.DataFrame({"visits": [1, 2], "colour": ["purple", "red"], "height": [0.5, None],
+                        "smoker": [0, 1]})
+    Y = fam.validate(new)
+    assert Y.code[0, 0] == -1 and Y.schema.rules[
+        "levels not seen in fitting, read as missing (cells)"] == 1
+    assert fam.log_predictive(Y, fam.stats(X)).shape == (2, 1)
+    with pytest.raises(ValueError, match="lacks the columns"):
+        fam.validate(new.drop(columns="height"))
+
+
+def test_sample_data_round_trip_and_describe():
+    fam, X = resolved(TableFamily(kinds=KINDS), MIXED)
+    params = fam.sample_prior(np.random.default_rng(2), 2)
+    rows = fam.sample_data(params, np.array([0, 1, 1]), np.random.default_rng(3))
+    assert len(rows) == 3 and rows.n_missing == 0
+    assert np.all(rows.code[:, 1] <= 1)
+    described = fam.describe()
+    assert [d["kind"] for d in described] == ["gaussian", "categorical", "bernoulli", "poisson"]
+    block = fam.describe_clusters(fam.mean_params(fam.stats(X, np.array([0, 0, 1, 1, 1]), 2))).block
+    assert set(block["shares"]["colour"]) == {"blue", "green", "red"}
+    assert len(block["means"]["height"]) == 2

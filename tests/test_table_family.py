@@ -21,6 +21,10 @@ MIXED = pd.DataFrame({"height": [0.1, 0.3, np.nan, 2.0, 1.2],
                       "smoker": [1, 0, 1, 1, np.nan],
                       "visits": [3, 0, np.nan, 5, 7]})
 KINDS = {"visits": "poisson"}
+#: complete real columns: one full-covariance Gaussian for the two of them
+FULL = pd.DataFrame({"height": [0.1, 0.3, 0.9, 2.0, 1.2], "weight": [1.0, 0.2, 0.5, 1.9, 1.1],
+                     "colour": ["red", "blue", "red", None, "green"],
+                     "visits": [3, 0, np.nan, 5, 7]})
 
 SINGLE = {
     "diagonal": (DiagonalGaussian(kappa=0.5),
@@ -39,10 +43,14 @@ def resolved(family, X):
     return family.resolve(Xw), Xw
 
 
-@pytest.fixture(params=["table"] + list(SINGLE))
+@pytest.fixture(params=["table", "full"] + list(SINGLE))
 def case(request):
     if request.param == "table":
         return resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    if request.param == "full":
+        fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), FULL)
+        assert type(fam).__name__ == "GaussianTable"
+        return fam, X
     return resolved(*SINGLE[request.param])
 
 
@@ -76,6 +84,8 @@ def test_kernel_face_matches_numpy_face(case):
     fam, X = case
     kern = fam.kernel(X)
     ks = kern.alloc(4)
+    for k in range(4):
+        kern.reset(ks, k, kern.hyper)
     order = [3, 0, 4, 1, 2]
     for t, i in enumerate(order):
         ref = fam.log_predictive(X[[i]], fam.stats(X[order[:t]]) if t else fam.empty_stats(1))
@@ -200,6 +210,26 @@ def test_product_with_holes_and_weights_matches_exact_posterior():
     X = X.with_weight(np.array([1.0, 2.0, 0.5, 1.0, 1.5]))
     for sampler, seed in ((CollapsedGibbs(), 2), (ExplicitGibbs(), 3)):
         assert _tv(sampler, fam, X, 20_000, seed) < 0.03, sampler
+
+
+def test_full_covariance_product_matches_exact_posterior():
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), FULL)
+    assert _tv(CollapsedGibbs(), fam, X, 20_000, seed=1) < 0.03
+    assert _tv(SubclusterSplitMerge(data_pass="instantiated"), fam, X, 10_000, seed=4) < 0.045
+
+
+def test_full_covariance_is_what_auto_takes_for_complete_real_columns():
+    assert type(resolved(TableFamily(kinds=KINDS), FULL)[0]).__name__ == "GaussianTable"
+    assert type(resolved(TableFamily(kinds=KINDS, covariance="diagonal"), FULL)[0]) \
+        is TableFamily
+    assert type(resolved(TableFamily(), FULL)[0]) is TableFamily  # visits: a real with a hole
+    assert type(resolved(TableFamily(), MIXED)[0]) is TableFamily  # one real column, holes
+    with pytest.raises(ValueError, match="needs the real columns complete"):
+        resolved(TableFamily(kinds=KINDS, covariance="full"),
+                 FULL.assign(weight=[1.0, np.nan, 0.5, 1.9, 1.1]))
+    fam, X = resolved(TableFamily(kinds=KINDS), FULL)
+    with pytest.raises(ValueError, match="covariance='diagonal'"):
+        fam.stats(X.with_weight(np.full(5, 0.5)))
 
 
 def test_subcluster_and_fsd_match_exact_posterior_on_the_product():

@@ -27,7 +27,7 @@ Liverani, S. et al. (2015). PReMiuM: profile regression mixtures. J. Stat. Softw
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from ..tables import Schema, TableData, check_table
 from . import _table_kernels as _k
 from . import _table_math as _m
 from ._table_entry import ENTRY_POINTS
+from .gaussian import NormalInverseWishart
 from .base import (ClusterSummary, ConjugateFamily, FamilyKernel, HyperParameter, PassKernel,
                    positive_float, register_family, rounded, take)
 from ._table_math import TableParams, TableStats
@@ -54,6 +55,11 @@ class TableSummary(NamedTuple):
     gm2: np.ndarray
     pn: np.ndarray
     ps: np.ndarray
+    #: the real columns' count, mean and scatter (the Gaussian family's summary) where they
+    #: have no holes, else None
+    real: Any = None
+    #: whether some row weighs other than 1
+    weighted: bool = False
 
 
 def _positive_or_none(text):
@@ -108,8 +114,10 @@ class TableFamily(ConjugateFamily):
     )
     supports_weights = True
 
-    def __init__(self, kinds=None, kappa=None, shape=1.5, concentration=1.0, count_shape=1.0):
+    def __init__(self, kinds=None, covariance="auto", kappa=None, shape=1.5, concentration=1.0,
+                 count_shape=1.0):
         self.kinds = kinds
+        self.covariance = covariance
         self.kappa = kappa
         self.shape = shape
         self.concentration = concentration
@@ -118,7 +126,7 @@ class TableFamily(ConjugateFamily):
         self.hyper_ = None
 
     def get_params(self) -> dict:
-        return {"kinds": self.kinds, "kappa": self.kappa, "shape": self.shape,
+        return {"kinds": self.kinds, "covariance": self.covariance, "kappa": self.kappa, "shape": self.shape,
                 "concentration": self.concentration, "count_shape": self.count_shape}
 
     # ------------------------------------------------------------------ set-up
@@ -142,7 +150,9 @@ class TableFamily(ConjugateFamily):
 
     def summarize(self, X: TableData) -> TableSummary:
         s = _m.table_stats(X, np.zeros(len(X), dtype=np.intp), 1, X.schema.offsets)
-        return TableSummary(X.schema, len(X), s.gn[0], s.gmean[0], s.gm2[0], s.pn[0], s.ps[0])
+        real = None if np.isnan(X.real).any() else NormalInverseWishart().summarize(X.real)
+        return TableSummary(X.schema, len(X), s.gn[0], s.gmean[0], s.gm2[0], s.pn[0], s.ps[0],
+                            real, bool(np.any(X.weight != 1.0)))
 
     def merge_summaries(self, a: TableSummary, b: TableSummary) -> TableSummary:
         if not a.schema.same_columns(b.schema):
@@ -150,17 +160,47 @@ class TableFamily(ConjugateFamily):
         one = _m.combine(*(_m.TableStats(np.array([s.n], float), s.gn[None], s.gmean[None],
                                          s.gm2[None], np.zeros((1, 0)), np.zeros((1, 0)),
                                          s.pn[None], s.ps[None], np.zeros(1)) for s in (a, b)))
+        real = (NormalInverseWishart().merge_summaries(a.real, b.real)
+                if a.real is not None and b.real is not None else None)
         return TableSummary(a.schema, a.n + b.n, one.gn[0], one.gmean[0], one.gm2[0],
-                            one.pn[0], one.ps[0])
+                            one.pn[0], one.ps[0], real, a.weighted or b.weighted)
 
     def resolve(self, X) -> "TableFamily":
         if not isinstance(X, TableData):
             X = self.validate(X)
         return self.resolve_summary(self.summarize(X))
 
+    def full_covariance(self, summary: TableSummary) -> bool:
+        """Whether the real columns take one full-covariance Gaussian (``covariance="full"``,
+        or ``"auto"`` with 2 to 49 real columns, none with holes, and no power weights)."""
+        cov = self.covariance if self.kind is None else "diagonal"
+        if cov not in ("auto", "full", "diagonal"):
+            raise ValueError(f"covariance must be 'auto', 'full' or 'diagonal', got {cov!r}")
+        if cov == "full":
+            if summary.real is None:
+                raise ValueError("covariance='full' needs the real columns complete: use "
+                                 "covariance='diagonal' (or 'auto'), which leaves holes out "
+                                 "exactly")
+            return True
+        return (cov == "auto" and summary.real is not None and not summary.weighted
+                and 2 <= len(summary.schema.real) < 50)
+
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
+        if self.full_covariance(summary):
+            from .gaussian_table import GaussianTable
+
+            out = GaussianTable(**self.get_params())
+            base = self._resolve_columns(summary._replace(
+                schema=summary.schema, gn=summary.gn[:0], gmean=summary.gmean[:0],
+                gm2=summary.gm2[:0]), n_real=0)
+            out.schema_, out.hyper_ = base.schema_, base.hyper_
+            out.niw_ = NormalInverseWishart(kappa=self.kappa).resolve_summary(summary.real)
+            return out
+        return self._resolve_columns(summary, n_real=len(summary.schema.real))
+
+    def _resolve_columns(self, summary: TableSummary, n_real: int) -> "TableFamily":
         schema = summary.schema
-        dg = len(schema.real)
+        dg = n_real
         var = np.divide(summary.gm2, summary.gn - 1.0, out=np.ones(dg), where=summary.gn > 1.5)
         scale = np.where(np.isfinite(var) & (var > 0), var, 1.0)
         scale = np.maximum(scale, 1e-12 * max(float(scale.mean()) if dg else 1.0, 1e-300))

@@ -233,3 +233,16 @@ def test_folding_to_rows():
     np.testing.assert_allclose(share, [2 / 3, 0, 1, 0.5])
     np.testing.assert_allclose(fold_mean(rows, 4, [1, 2, 3, 4, 5, 6]), [2, np.nan, 4, 5.5])
     np.testing.assert_array_equal(first_model_rows(rows, 4), [0, -1, 3, 4])
+
+
+def test_a_power_weighted_run_resumes_only_with_its_weights(tmp_path):
+    """The weights are part of the table's fingerprint: resuming without them is refused."""
+    w = [1.0, 2.5, 0.5, 1.5]
+    path = tmp_path / "run.ckpt"
+    kw = dict(family="table", random_state=1)
+    whole = DPMixture(n_iter=20, **kw).fit(MIXED, sample_weight=w)
+    DPMixture(n_iter=10, burn_in=5, checkpoint=path, **kw).fit(MIXED, sample_weight=w)
+    with pytest.raises(DataError, match="fingerprints"):
+        DPMixture.resume(path, MIXED, n_iter=20)
+    resumed = DPMixture.resume(path, MIXED, sample_weight=w, n_iter=20)
+    np.testing.assert_array_equal(resumed.trace_.log_joint, whole.trace_.log_joint)

@@ -15,7 +15,12 @@ from dpclust.partitions import point_estimate
 from dpclust.samplers import FiniteSymmetricDirichlet
 
 
-@parametrize_with_checks([DPMixture(n_iter=30)])
+@parametrize_with_checks([DPMixture(n_iter=30)], expected_failed_checks=lambda est: {
+    # the check fits the weighted rows shuffled: the same posterior as the repeated rows,
+    # but a chain depends on the order of its rows (tests/test_weights.py checks the
+    # weighted fit against the repeated rows in the same order, and the exact posterior)
+    "check_sample_weight_equivalence_on_dense_data":
+        "an MCMC chain depends on the order of the rows, which the check shuffles"})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -314,7 +314,10 @@ def _inputs(source, X, family, params, start):
         if X is None:
             X = getattr(source, "_X_fit", None)
         if start is None:
-            start = source.labels_
+            # the point estimate over the rows the model was fitted on (the copies of rows
+            # with whole-number sample weights), as the draws are
+            model_labels = getattr(source, "_model_labels", None)
+            start = source.labels_ if model_labels is None else model_labels
     else:
         draws = _check_draws(source)
         chains = np.zeros(len(draws), dtype=np.int64)

@@ -9,6 +9,8 @@ runner (:mod:`dpclust.chains`).
   Bayes factors between decays;
 * :mod:`~dpclust.estimators.comparison` — :func:`compare_models`: which model predicts
   held-out data better, by how many nats per point;
+* :mod:`~dpclust.estimators.weights` — ``sample_weight``: the rows the model is fitted on
+  (rows repeated, or their likelihoods raised to a power) and back to one value per row;
 * :mod:`~dpclust.estimators.summary` — the run summary a fitted estimator gives (what the
   command line writes to ``summary.json`` and the report reads).
 """

@@ -19,6 +19,8 @@ from ..samplers import MixtureModel, get_sampler
 from ..samplers.base import kmeans_labels
 from ..priors import PartitionPrior, get_prior
 from .mixture import MixtureEstimator
+from .weights import (MODES, WeightedData, fold_fused, make_plan, row_similarity,
+                      summarise_rows)
 
 
 class DPMixture(MixtureEstimator):
@@ -167,6 +169,14 @@ default="gaussian"
         those of the second half.  ``n_iter_`` says how long it ran.
     max_iter : int or None, default=None
         The longest run of ``until_converged`` (None: ``10 * n_iter``).
+    sample_weight_mode : {"auto", "repeat", "power"}, default="auto"
+        How ``fit(X, sample_weight=w)`` reads the weights (Notes, "Sample weights"):
+        ``"repeat"``: row ``i`` counted as ``w_i`` rows (whole numbers; every family);
+        ``"power"``: row ``i``'s likelihood raised to ``w_i`` (the table families:
+        ``"table"``, ``"diagonal"``, ``"bernoulli"``, ``"categorical"``, ``"poisson"``);
+        ``"auto"``: ``"repeat"`` when every weight is a whole number, else ``"power"``;
+        whole numbers above 50 copies per row on average are refused under ``"auto"``
+        (ask for ``"repeat"`` or ``"power"``).  At most 10^7 copies in all.
 
     Attributes
     ----------
@@ -214,6 +224,12 @@ default="gaussian"
     expected_loss_ : float
         Posterior expected loss of ``labels_``.
     n_features_in_ : int
+    sample_weight_mode_ : {"repeat", "power"} or None
+        How the last ``fit``'s ``sample_weight`` was read (None: no weights).
+    label_share_ : ndarray of shape (n_samples,) or None
+        With ``sample_weight``: the share of each row's copies (model rows) in its cluster
+        of ``labels_``: 1 where all copies of a row sit together, 0 for rows of weight 0;
+        None without weights.
     transfer_ : dict
         Only with ``backend="dask"``: ``params_bytes`` (the cluster parameters sent for
         each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
@@ -226,9 +242,41 @@ default="gaussian"
     kept draw, which holds far less memory than per-draw cluster statistics would for large
     vocabularies.
 
+    **Sample weights.**  ``fit(X, sample_weight=w)`` fits the model to *model rows* made
+    from the rows of ``X``, with ``z`` their partition and ``p(z)`` the partition prior:
+
+    * ``"repeat"`` (whole numbers): row ``i`` repeated ``w_i`` times, each copy its own
+      customer of the prior; the posterior is exactly that of the repeated data,
+      ``p(z | X_rep) ∝ p(z) ∏_k ∫ ∏_{t ∈ k} f(x_t | θ) p(θ) dθ``, and the
+      copies of a row may sit in different clusters.  Aggregated data -- ballots
+      with their counts, a point seen many times -- are fitted this way (the rankings
+      families already score identical ballots once, ``family.distinct``).
+    * ``"power"``: row ``i`` once, its likelihood raised to ``w_i``:
+      ``p(z | X, w) ∝ p(z) ∏_k ∫ ∏_{i ∈ k} f(x_i | θ)^{w_i} p(θ) dθ``, a generalised
+      (power) posterior (Bissiri, Holmes & Walker 2016, with the loss
+      ``-w_i log f(x_i | θ)``).  All ``w_i = 1`` give the ordinary posterior; it is not
+      the posterior of repeated rows: a row of weight 3 has the likelihood of three
+      copies held in one cluster, and the prior counts it once.  Survey or importance
+      weights, which are not counts, belong here.
+
+    A row of weight 0 is left out of the model under both (scikit-learn's convention).
+    The family's data-driven hyperparameters are resolved from the model rows.  The
+    per-row outputs keep one entry per row of ``X``: ``labels_[i]`` is the cluster that
+    holds most of row ``i``'s copies (``label_share_`` says what share; a row of weight 0
+    gets the cluster :meth:`predict` gives it), ``certainty_[i]`` the mean over its copies
+    (NaN for weight 0), :meth:`posterior_similarity` compares a copy of each row.  Whatever
+    counts points counts the model rows: ``weights_``, ``cluster_params_``, the predictive
+    density of :meth:`score_samples` (that of the repeated data), ``trace_.labels`` (one
+    column per model row) and a checkpoint (:meth:`resume` takes the same
+    ``sample_weight``).  ``n_clusters_`` counts the clusters of the model rows' point
+    estimate: a cluster made only of some copies of rows that are mostly elsewhere has no
+    row in ``labels_``.
+
     References
     ----------
-    Neal (2000), algorithms 2 and 3; Escobar & West (1995); Wade & Ghahramani (2018).
+    Neal (2000), algorithms 2 and 3; Escobar & West (1995); Wade & Ghahramani (2018);
+    Bissiri, Holmes & Walker (2016), A general framework for updating belief
+    distributions, JRSS B 78(5) (the power posterior of ``sample_weight_mode="power"``).
 
     Examples
     --------
@@ -245,7 +293,8 @@ default="gaussian"
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
                  client=None, partitions=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None, prior=None, coarsening=None):
+                 until_converged=False, max_iter=None, prior=None, coarsening=None,
+                 sample_weight_mode="auto"):
         self.family = family
         self.coarsening = coarsening
         self.alpha = alpha
@@ -272,6 +321,7 @@ default="gaussian"
         self.n_jobs = n_jobs
         self.until_converged = until_converged
         self.max_iter = max_iter
+        self.sample_weight_mode = sample_weight_mode
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
@@ -279,6 +329,9 @@ default="gaussian"
         check_int(self.init_clusters, "init_clusters", 1)
         if self.init not in ("auto", "random", "kmeans"):
             raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
+        mode = getattr(self, "sample_weight_mode", "auto")
+        if mode not in MODES:
+            raise ValueError(f"sample_weight_mode must be one of {MODES}, got {mode!r}")
         backend = getattr(self, "backend", "local")
         if backend not in ("local", "dask"):
             raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
@@ -423,13 +476,35 @@ default="gaussian"
         return DaskModel(resolved, data, prior, fingerprint)
 
     def _resume_model(self, X, family_, prior):
+        X, sample_weight = _unwrap(X)
         if self._distributed:
+            _no_dask_weights(sample_weight)
             return self._dask_model(X, family_, prior)
-        return super()._resume_model(X, family_, prior)
+        Xw = self._weigh(family_, family_.validate(X), sample_weight)
+        return self._make_model(family_, Xw, prior)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Run the chains on ``X`` and summarise them (under ``coarsening="auto"`` after
-        choosing the coarsening); returns ``self``."""
+        choosing the coarsening).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), sparse counts, rankings or a table
+            The data, as ``family`` reads them.
+        y : ignored
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights >= 0 of the rows, read as ``sample_weight_mode`` says (see the class's
+            "Sample weights").  None: every row once.
+
+        Returns
+        -------
+        self
+        """
+        if sample_weight is not None:
+            if isinstance(self._coarsening, str):
+                raise ValueError("coarsening='auto' calibrates on unweighted data: with "
+                                 "sample_weight, give coarsening a number")
+            X = WeightedData(X, sample_weight)
         if isinstance(self._coarsening, str):
             from .coarsening import calibrate
 
@@ -440,19 +515,81 @@ default="gaussian"
             self.__dict__.pop("calibration_", None)
         return super().fit(X, y)
 
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """Fit and return ``labels_`` (one label per row of ``X``)."""
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    @classmethod
+    def resume(cls, path, X, *, sample_weight=None, **kwargs):
+        """Continue a checkpointed run (:meth:`ChainEstimator.resume
+        <dpclust.chains.ChainEstimator.resume>`; the same keywords); ``sample_weight``: the
+        weights the run was started with (the data are checked by fingerprint with them)."""
+        if sample_weight is not None:
+            X = WeightedData(X, sample_weight)
+        return super().resume(path, X, **kwargs)
+
+    def _weigh(self, family, Xw, sample_weight):
+        """The model rows of ``Xw`` under ``sample_weight`` (:mod:`.weights`); keeps the
+        plan, and the rows of weight 0, for ``_finish``."""
+        self._weight_plan = self._dropped_X = None
+        if sample_weight is None:
+            return Xw
+        plan = make_plan(sample_weight, getattr(self, "sample_weight_mode", "auto"), family)
+        if plan.mode == "power" and self._coarsening is not None:
+            raise ValueError("coarsening raises the whole likelihood to a power: it does not "
+                             "combine with powers per row; use whole-number weights "
+                             "(sample_weight_mode='repeat') or coarsening=None")
+        out = plan.apply(family, Xw)
+        self._weight_plan = plan
+        if len(plan.dropped):
+            self._dropped_X = family.subset(Xw, plan.dropped)
+        return out
+
+    def _finish(self, model, progs):
+        super()._finish(model, progs)
+        summarise_rows(self, self.__dict__.pop("_weight_plan", None),
+                       self.__dict__.pop("_dropped_X", None))
+
+    def posterior_similarity(self, max_samples=10_000):
+        """Posterior co-clustering matrix ``P[i, j] = Pr(z_i = z_j | X)`` from the kept draws.
+
+        With whole-number sample weights, the probability that a copy of row ``i`` and a
+        copy of row ``j`` sit together; NaN for rows of weight 0.
+
+        Returns
+        -------
+        similarity : ndarray of shape (n_samples, n_samples)
+        """
+        P = super().posterior_similarity(max_samples)
+        rows = getattr(self, "_model_rows", None)
+        return P if rows is None else row_similarity(P, rows, len(self.labels_))
+
+    def fuse(self, omega=1.0, **kwargs):
+        fusion = super().fuse(omega, **kwargs)
+        rows = getattr(self, "_model_rows", None)
+        if rows is not None:
+            self.fused_labels_ = fold_fused(rows, len(self.labels_), self._model_labels,
+                                            fusion.labels, self.labels_)
+        return fusion
+
+    fuse.__doc__ = MixtureEstimator.fuse.__doc__
+
     def _initial_state(self, rng, model, sampler, alpha0):
         labels = self._initial_labels(rng, model.family, model.X, sampler)
         return sampler.init(rng, model, labels=labels, n_clusters=self.init_clusters,
                             alpha=alpha0)
 
     def _target(self, X):
-        """The model for ``X``: on the Dask cluster with ``backend="dask"``, else as for
-        every mixture (validated here, the family's hyperparameters resolved)."""
-        if not self._distributed:
-            return super()._target(X)
+        """The model for ``X`` (and its sample weights): on the Dask cluster with
+        ``backend="dask"``, else the model rows (:mod:`.weights`) of ``X`` validated, the
+        family's hyperparameters resolved from them."""
+        X, sample_weight = _unwrap(X)
         family = self._family(X)
-        prior = self._partition_prior().alpha_prior
-        return self._dask_model(X, family, prior)
+        if self._distributed:
+            _no_dask_weights(sample_weight)
+            prior = self._partition_prior().alpha_prior
+            return self._dask_model(X, family, prior)
+        return self._model_of(family, self._weigh(family, family.validate(X), sample_weight))
 
     def _lost(self, exc, model, progs, fingerprint, saved):
         """A Dask cluster lost what it could not recompute: save the last complete
@@ -470,6 +607,19 @@ default="gaussian"
                  if self.checkpoint is not None and saved[0]
                  else "no checkpoint was written (pass checkpoint= and checkpoint_every=)")
         return WorkerLost(f"the run stopped after iteration {done}: {exc}; {where}")
+
+
+def _unwrap(X):
+    """``(data, sample_weight)`` of what ``fit`` was given."""
+    if isinstance(X, WeightedData):
+        return X.X, X.sample_weight
+    return X, None
+
+
+def _no_dask_weights(sample_weight):
+    if sample_weight is not None:
+        raise ValueError("sample_weight is for in-process runs: the data of "
+                         "backend='dask' stay on the workers; use backend='local'")
 
 
 def _cluster_failure(exc) -> bool:

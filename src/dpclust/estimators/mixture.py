@@ -80,8 +80,12 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         """The model this estimator describes for the data ``X`` (validated, the family's
         hyperparameters resolved from the data)."""
         family = self._family(X)
+        return self._model_of(family, family.validate(X))
+
+    def _model_of(self, family, Xw):
+        """The model of the rows ``Xw`` (in ``family``'s working form), the family's
+        hyperparameters resolved from them."""
         prior = self._partition_prior().alpha_prior
-        Xw = family.validate(X)
         rows = self._partition_rows(family.n_points(Xw))
         # the defaults from per-partition summaries merged in order, as on a Dask cluster;
         # the model keeps the summary (the sub-cluster pass takes its origin from it)
@@ -182,7 +186,10 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         proba : ndarray of shape (n_samples, n_clusters_)
         """
         check_is_fitted(self, "labels_")
-        Xw = self._check_X(X)
+        return self._proba(self._check_X(X))
+
+    def _proba(self, Xw):
+        """:meth:`predict_proba` of the rows ``Xw`` in the family's working form."""
         log_w = np.log(self.weights_)[None, :]
         if not _collapsible(self.family_):
             logp = self.family_.log_likelihood(Xw, self._labels_params) + log_w

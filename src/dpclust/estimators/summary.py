@@ -74,7 +74,7 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     """
     from ..metrics import ari, nmi
 
-    labels = np.asarray(estimator.labels_, dtype=np.int64)
+    labels = model_labels(estimator)  # sizes count the model's rows (a row's copies)
     alpha = _alpha_text(estimator) if alpha is None else alpha
     trace = estimator.trace_
     n_iter = int(estimator.n_iter_)
@@ -130,11 +130,20 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     if fused is not None:
         summary["fused"] = fused
     if truth is not None:
-        summary["metrics"] = {"nmi": float(nmi(truth, labels)), "ari": float(ari(truth, labels))}
+        rows = np.asarray(estimator.labels_, dtype=np.int64)  # one per row, as the truth
+        summary["metrics"] = {"nmi": float(nmi(truth, rows)), "ari": float(ari(truth, rows))}
     warnings = list(warnings) + _warnings(estimator, positions)
     if warnings:
         summary["warnings"] = warnings
     return summary
+
+
+def model_labels(estimator) -> np.ndarray:
+    """The point estimate over the rows the model was fitted on: with sample weights
+    (:mod:`dpclust.estimators.weights`) one label per copy of a row (rows of weight 0
+    left out), the rows of ``_X_fit``; else ``labels_``."""
+    labels = getattr(estimator, "_model_labels", None)
+    return np.asarray(estimator.labels_ if labels is None else labels, dtype=np.int64)
 
 
 def _blocs(estimator, labels):
@@ -151,7 +160,10 @@ def _blocs(estimator, labels):
 
 def _certainty(certainty: np.ndarray) -> dict:
     """How sure the point estimate is of its points (their posterior probability of lying
-    in their cluster's core): the mean, and how many fall below 0.9 and 0.5."""
+    in their cluster's core): the mean, and how many fall below 0.9 and 0.5 (rows of
+    sample weight 0, NaN, left out)."""
+    certainty = np.asarray(certainty, dtype=np.float64)
+    certainty = certainty[~np.isnan(certainty)]
     return {"mean": float(np.mean(certainty)),
             "below_0.9": int((certainty < 0.9).sum()),
             "share_below_0.9": float(np.mean(certainty < 0.9)),
@@ -239,7 +251,7 @@ def fused_summary(estimator, skipped: str | None = None) -> dict | None:
     fusion = getattr(estimator, "fusion_", None)
     if fusion is None:
         return None if skipped is None else {"computed": False, "reason": str(skipped)}
-    raw = np.asarray(estimator.labels_, dtype=np.int64)
+    raw = model_labels(estimator)
     fused = np.asarray(fusion.labels, dtype=np.int64)
     K, F = int(raw.max()) + 1, int(fusion.n_clusters)
     table = np.zeros((K, F), dtype=np.int64)

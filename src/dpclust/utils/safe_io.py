@@ -12,6 +12,7 @@ safely; any other content is refused with a clear message.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -196,6 +197,12 @@ def data_fingerprint(X) -> str:
     if hasattr(X, "indptr"):
         for a in (X.indptr, X.indices, X.data):
             h.update(np.ascontiguousarray(a).tobytes())
+    elif dataclasses.is_dataclass(X):  # a working form of several arrays (a table's)
+        for f in dataclasses.fields(X):
+            value = getattr(X, f.name)
+            h.update(f.name.encode())
+            h.update(np.ascontiguousarray(value).tobytes() if isinstance(value, np.ndarray)
+                     else repr(value).encode())
     else:
         h.update(np.ascontiguousarray(X).tobytes())
     return h.hexdigest()[:16]

@@ -153,6 +153,7 @@ def _fit(args, command_line: str) -> int:
     if getattr(args, "alpha_sensitivity", None) and config.model != "dp":
         raise UsageError("--alpha-sensitivity applies to --model dp (the DP mixture's alpha)")
     data = _load(config)
+    weighted = _weights(data)  # refused now, before the run folder is written, if fit cannot
     for message in data.warnings:
         _warn(message)
     for sentence in data.info.get("cleaning", ()):  # a cast-vote record's counting rules
@@ -184,7 +185,7 @@ def _fit(args, command_line: str) -> int:
                            callback=callback, client=client)
         t0 = time.perf_counter()
         with _verdict_in_summary():
-            model.fit(data.X, **_weights(data))
+            model.fit(data.X, **weighted)
         total = time.perf_counter() - t0
     finally:
         _close(client)
@@ -220,15 +221,18 @@ def _alpha_sensitivity(config: RunConfig, data: LoadedData, out_dir: Path, model
     return rows
 
 
-def _weights(data: LoadedData) -> dict:
-    """``fit``'s ``sample_weight`` argument for the rows' weights (``--weights``), if any."""
+def _weights(data: LoadedData, method=None) -> dict:
+    """The ``sample_weight`` argument of ``method`` (default: ``DPMixture.fit``) for the
+    rows' weights (``--weights``), if any."""
     if data.weights is None:
         return {}
-    from ..estimators.dp_mixture import DPMixture
+    if method is None:
+        from ..estimators.dp_mixture import DPMixture
 
-    if "sample_weight" not in inspect.signature(DPMixture.fit).parameters:
-        raise UsageError("--weights needs DPMixture.fit(X, sample_weight=...), which this "
-                         f"version of dpclust ({__version__}) does not have")
+        method = DPMixture.fit
+    if "sample_weight" not in inspect.signature(method).parameters:
+        raise UsageError(f"--weights needs {method.__qualname__}(..., sample_weight=...), "
+                         f"which this version of dpclust ({__version__}) does not have")
     return {"sample_weight": data.weights}
 
 
@@ -292,7 +296,7 @@ def _resume(args, command_line: str) -> int:
         with _verdict_in_summary():
             model = _estimator_class(config).resume(
                 ckpt_path, data.X, n_iter=config.n_iter, progress=not args.no_progress,
-                client=client)
+                client=client, **_weights(data, _estimator_class(config).resume))
     finally:
         _close(client)
     total = time.perf_counter() - t0 + checkpoint_seconds(ckpt)

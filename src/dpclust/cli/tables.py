@@ -55,7 +55,8 @@ def load_frame(config: RunConfig, *, infer: bool = True):
     info["columns"] = features[:MAX_LISTED_COLUMNS]
     if len(features) > MAX_LISTED_COLUMNS:
         info["columns_not_listed"] = len(features) - MAX_LISTED_COLUMNS
-    data = LoadedData(X=X, truth=None, info=info, rules=dict(meta["rules"]), kinds=kinds)
+    data = LoadedData(X=X, truth=None, info=info, rules=_rules_of(meta["rules"], features),
+                      kinds=kinds)
     if "truth" in roles:
         info["truth_column"] = roles["truth"]
         data.truth = as_labels(_complete(path, frame[roles["truth"]], "--truth",
@@ -92,6 +93,15 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
         data.schema = infer_schema(data.X, kinds)
     except ValueError as exc:
         raise DataError(f"{path}: {exc}") from None
+
+
+def _rules_of(by_column: dict, features: list) -> dict:
+    """The cleaning rules applied to the feature columns, with their counts summed."""
+    total = {}
+    for name in features:
+        for rule, n in by_column.get(name, {}).items():
+            total[rule] = total.get(rule, 0) + n
+    return total
 
 
 def _name_of(path: str, spec, names: list, option: str) -> str:

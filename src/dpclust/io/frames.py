@@ -4,8 +4,8 @@
 a ``.npy`` array for the table families (:mod:`dpclust.families.table`), which model
 missing cells rather than refuse them.  Unlike :func:`~dpclust.io.load_data` it keeps text
 columns as text and reads every missing cell as missing; each such reading is a cleaning
-rule, counted in ``meta["rules"]`` (rule -> cells), so that the run summary can say what
-was done to the file:
+rule, counted per column in ``meta["rules"]`` (column -> rule -> cells), so that the run
+summary can say what was done to the columns it models:
 
 * empty or blank cells, and the markers of :data:`~dpclust.tables.MISSING_MARKERS` (``NA``,
   ``?``, ``-``, ``#N/A``, ...), are missing: one rule per marker met
@@ -65,8 +65,8 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
         Numbers as ``int64`` or ``float64`` (NaN where missing), text as ``object`` (None
         where missing); Parquet columns keep their types (nulls as NaN or None).
     meta : dict
-        ``path``, ``format``, ``column_names``, ``has_header``, ``rules`` (cleaning rule
-        -> cells) and, for text tables, ``separator``, ``decimal`` and ``dialect``.
+        ``path``, ``format``, ``column_names``, ``has_header``, ``rules`` (per column
+        name with a rule applied: cleaning rule -> cells) and, for text tables, ``separator``, ``decimal`` and ``dialect``.
 
     Raises
     ------
@@ -99,9 +99,10 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
     return frame, meta
 
 
-def _count(rules: dict, rule: str, n: int) -> None:
+def _count(rules: dict, column: str, rule: str, n: int) -> None:
     if n:
-        rules[rule] = rules.get(rule, 0) + int(n)
+        mine = rules.setdefault(str(column), {})
+        mine[rule] = mine.get(rule, 0) + int(n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,7 +160,7 @@ def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
         key = cell.lower()
         if key in MISSING_MARKERS:
             hole[i] = True
-            _count(rules, "empty cells read as missing (cells)" if not cell
+            _count(rules, name, "empty cells read as missing (cells)" if not cell
                    else f"{cell!r} read as missing (cells)", 1)
     if not keep_text:
         numbers = np.full(len(cells), np.nan)
@@ -191,8 +192,8 @@ def _parquet_frame(p: Path, rules: dict) -> pd.DataFrame:
         table = pq.read_table(p)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
-    _count(rules, "null cells read as missing (cells)",
-           sum(table.column(j).null_count for j in range(table.num_columns)))
+    for name, column in zip(table.column_names, table.columns):
+        _count(rules, name, "null cells read as missing (cells)", column.null_count)
     frame = table.to_pandas()
     index = (table.schema.pandas_metadata or {}).get("index_columns", [])
     if any(isinstance(c, str) for c in index):  # a stored pandas index is not a column
@@ -203,7 +204,7 @@ def _parquet_frame(p: Path, rules: dict) -> pd.DataFrame:
             text = values.astype("string").str.strip()
             marked = text.str.lower().isin(MISSING_MARKERS).fillna(False).to_numpy(bool)
             for cell, n in pd.Series(text[marked]).value_counts().items():
-                _count(rules, "empty cells read as missing (cells)" if not cell
+                _count(rules, name, "empty cells read as missing (cells)" if not cell
                        else f"{cell!r} read as missing (cells)", n)
             frame[name] = values.where(~marked, None).astype(object)
     frame.columns = [str(c) for c in frame.columns]
@@ -223,5 +224,6 @@ def _array_frame(p: Path, rules: dict) -> pd.DataFrame:
         if np.isinf(X).any():
             raise DataError(f"{p} holds {int(np.isinf(X).sum())} infinite numbers; make them "
                             "NaN (missing) or finite")
-        _count(rules, "NaN cells read as missing (cells)", int(np.isnan(X).sum()))
+        for j, n in enumerate(np.isnan(X).sum(axis=0)):
+            _count(rules, f"x{j}", "NaN cells read as missing (cells)", n)
     return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])

@@ -372,7 +372,7 @@ class ChainEstimator(BaseEstimator):
         consistent = [detach(model, p.consistent()) for p in progs]
         save_checkpoint(self.checkpoint, {
             "format": CHECKPOINT_FORMAT, "version": __version__,
-            "params": {k: v for k, v in self.get_params().items()
+            "params": {k: v for k, v in self.get_params(deep=False).items()
                        if k not in ("callback", "client")},
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })

@@ -6,6 +6,7 @@ status."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import shlex
@@ -152,10 +153,15 @@ def _fit(args, command_line: str) -> int:
     if getattr(args, "alpha_sensitivity", None) and config.model != "dp":
         raise UsageError("--alpha-sensitivity applies to --model dp (the DP mixture's alpha)")
     data = _load(config)
+    weighted = _weights(data)  # refused now, before the run folder is written, if fit cannot
     for message in data.warnings:
         _warn(message)
     for sentence in data.info.get("cleaning", ()):  # a cast-vote record's counting rules
         print(f"{PROG}: {sentence}", file=sys.stderr, flush=True)
+    from .tables import kinds_lines
+
+    for line in kinds_lines(config, data):  # a table's column kinds and cleaning rules
+        print(line, file=sys.stderr, flush=True)
     out_dir = Path(args.out)
     _prepare_out_dir(out_dir)
     # a checkpoint left by an earlier run in DIR would not match this run's run.json
@@ -179,7 +185,7 @@ def _fit(args, command_line: str) -> int:
                            callback=callback, client=client)
         t0 = time.perf_counter()
         with _verdict_in_summary():
-            model.fit(data.X)
+            model.fit(data.X, **weighted)
         total = time.perf_counter() - t0
     finally:
         _close(client)
@@ -210,9 +216,24 @@ def _alpha_sensitivity(config: RunConfig, data: LoadedData, out_dir: Path, model
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*has not converged",
                                     category=UserWarning)
-            est.fit(data.X)
+            est.fit(data.X, **_weights(data))
         rows.append(_sensitivity_row(text, est, time.perf_counter() - t0))
     return rows
+
+
+def _weights(data: LoadedData, method=None) -> dict:
+    """The ``sample_weight`` argument of ``method`` (default: ``DPMixture.fit``) for the
+    rows' weights (``--weights``), if any."""
+    if data.weights is None:
+        return {}
+    if method is None:
+        from ..estimators.dp_mixture import DPMixture
+
+        method = DPMixture.fit
+    if "sample_weight" not in inspect.signature(method).parameters:
+        raise UsageError(f"--weights needs {method.__qualname__}(..., sample_weight=...), "
+                         f"which this version of dpclust ({__version__}) does not have")
+    return {"sample_weight": data.weights}
 
 
 def _sensitivity_row(alpha_text: str, model, seconds, main: bool = False) -> dict:
@@ -275,7 +296,7 @@ def _resume(args, command_line: str) -> int:
         with _verdict_in_summary():
             model = _estimator_class(config).resume(
                 ckpt_path, data.X, n_iter=config.n_iter, progress=not args.no_progress,
-                client=client)
+                client=client, **_weights(data, _estimator_class(config).resume))
     finally:
         _close(client)
     total = time.perf_counter() - t0 + checkpoint_seconds(ckpt)
@@ -313,8 +334,16 @@ def _predict(args) -> int:
     from ..estimators.dp_mixture import DPMixture
 
     model = DPMixture.load(model_path)
-    data = _load(replace(config, data=str(Path(args.data).absolute()), truth=None,
-                         sep=args.sep or config.sep, decimal=args.decimal or config.decimal))
+    config = replace(config, data=str(Path(args.data).absolute()), truth=None,
+                     sep=args.sep or config.sep, decimal=args.decimal or config.decimal)
+    from .tables import load_frame, reads_frames
+
+    if reads_frames(config.family):  # the model's own schema reads the new rows
+        data = load_frame(replace(config, weights=None), infer=False)
+        if getattr(model.family_, "schema_", None) is None:  # auto picked plain numbers
+            data.X = data.X.to_numpy(dtype=np.float64)
+    else:
+        data = _load(config)
     if args.command == "predict":
         proba = model.predict_proba(data.X)
         label = np.argmax(proba, axis=1)
@@ -354,9 +383,12 @@ def _estimator_class(config: RunConfig):
 
 def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
                callback=None, client=None):
-    family = config.family
-    if config.hyperparameters:  # the family's defaults but those given
-        family = FAMILIES[config.family](**dict(config.hyperparameters))
+    family = data.family or config.family  # the one --family auto picked, if it did
+    if config.hyperparameters or data.kinds:  # the family's defaults but those given
+        given = dict(config.hyperparameters)
+        if data.kinds:
+            given["kinds"] = dict(data.kinds)
+        family = FAMILIES[family](**given)
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)

@@ -38,13 +38,18 @@ _DATA_KIND_OPTIONS = {"counts": (("--vocab", "vocab"),),
                                    ("--items", "items"), ("--cvr", "cvr"),
                                    ("--skipped", "skipped"), ("--overvote", "overvote"),
                                    ("--write-ins", "write_ins"), ("--group", "group"),
-                                   ("--contest", "contest"))}
+                                   ("--contest", "contest")),
+                      "table": (("--column-type", "column_types"),)}
 #: the options that read a cast-vote record (:func:`dpclust.io.read_cvr`); they imply --cvr
 _CVR_OPTIONS = (("--skipped", "skipped"), ("--overvote", "overvote"),
                 ("--write-ins", "write_ins"), ("--group", "group"), ("--contest", "contest"))
 #: a wide data file: the summary lists this many column names
 MAX_LISTED_COLUMNS = 50
 _PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
+#: ``--family auto``: the family is picked from the data (:func:`dpclust.families.choose_family`),
+#: which are read as a table of mixed columns (the data kind below) unless they are bundled
+AUTO = "auto"
+_AUTO_KIND = "table"
 
 
 class UsageError(ValueError):
@@ -74,6 +79,9 @@ class RunConfig:
     keeping the column ``group`` and the rank columns of ``contest``.  ``hyperparameters`` holds ``(name, value)`` for the family's
     hyperparameters given on the command line (the others take the family's defaults);
     ``run.json`` lists every registered family's hyperparameters by name (null: not given).
+    ``family`` may be ``"auto"`` (picked from the data when they are loaded);
+    ``column_types`` holds ``(column, kind)`` pairs for the table family (``--column-type``;
+    a dict in ``run.json``) and ``weights`` the column of row weights (``--weights``).
     """
 
     data: str = _DEMO
@@ -121,6 +129,8 @@ class RunConfig:
     max_iters: int | None = None
     burn_in_given: bool = True
     subsample: int | None = None
+    column_types: tuple | None = None
+    weights: str | int | None = None
 
     @property
     def distributed(self) -> bool:
@@ -131,6 +141,8 @@ class RunConfig:
         d = asdict(self)
         for key in ("columns", "missing"):
             d[key] = None if getattr(self, key) is None else list(getattr(self, key))
+        if self.column_types is not None:
+            d["column_types"] = {str(k): v for k, v in self.column_types}
         given = dict(d.pop("hyperparameters"))
         for name in _hyperparameter_owners():
             d[name] = given.get(name)
@@ -143,6 +155,9 @@ class RunConfig:
         for key in ("columns", "missing"):
             if kwargs.get(key) is not None:
                 kwargs[key] = tuple(kwargs[key])
+        if kwargs.get("column_types") is not None:
+            kwargs["column_types"] = tuple((_column_token(k), v)
+                                           for k, v in kwargs["column_types"].items())
         kwargs["hyperparameters"] = tuple((name, d[name]) for name in _hyperparameter_owners()
                                           if d.get(name) is not None)
         return cls(**kwargs)
@@ -159,8 +174,21 @@ def _hyperparameter_owners() -> dict:
 
 
 def _families_reading(kind: str) -> str:
-    """The families that read ``kind`` data, for messages: ``"mallows"``, ``"a or b"``."""
-    return " or ".join(name for name, family in FAMILIES.items() if family.data_kind == kind)
+    """The families that read ``kind`` data, for messages: ``"mallows"``, ``"a or b"``
+    (``auto`` among those of tables)."""
+    names = [name for name, family in FAMILIES.items() if family.data_kind == kind]
+    return " or ".join(names + [AUTO] * (kind == _AUTO_KIND))
+
+
+def family_kind(family: str) -> str:
+    """The kind of data ``family`` reads (:attr:`~dpclust.families.ConjugateFamily.data_kind`);
+    ``"table"`` for ``auto``."""
+    return _AUTO_KIND if family == AUTO else FAMILIES[family].data_kind
+
+
+def family_class(family: str):
+    """The registered family class of ``family`` (for ``auto``: None)."""
+    return None if family == AUTO else FAMILIES[family]
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,6 +298,26 @@ def _truth_type(text: str):
     return _column_token(text)
 
 
+def _column_types_type(text: str) -> tuple:
+    """``--column-type``: ``NAME=KIND`` pairs, comma-separated (``age=gaussian,zip=categorical``),
+    each KIND one of :data:`dpclust.tables.columns.OVERRIDES`."""
+    from ..tables.columns import OVERRIDES
+
+    pairs = []
+    for token in text.split(","):
+        name, eq, kind = token.rpartition("=")
+        kind = kind.strip().lower()
+        if not eq or not name.strip():
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=KIND (e.g. age=gaussian), got {token.strip()!r}")
+        if kind not in OVERRIDES:
+            raise argparse.ArgumentTypeError(
+                f"unknown kind {kind!r} for column {name.strip()!r}: use "
+                f"{', '.join(OVERRIDES[:-1])} or {OVERRIDES[-1]}")
+        pairs.append((_column_token(name), kind))
+    return tuple(pairs)
+
+
 def _missing_type(text: str) -> tuple:
     """``--missing``: comma-separated cells that mark an unranked position (``0,NA``)."""
     return tuple(t.strip() for t in text.split(","))
@@ -304,23 +352,25 @@ def _config_from_args(args) -> RunConfig:
         if args.data is not None:
             raise UsageError(f"give DATA or --dataset {args.dataset}, not both")
         default = DATASETS[args.dataset][0]
-        family = family or default
+        family = default if family in (None, AUTO) else family  # auto: what the set holds
         kind = FAMILIES[default].data_kind
         if family in FAMILIES and FAMILIES[family].data_kind != kind:
             raise UsageError(f"--dataset {args.dataset} holds {kind}: use it with --family "
                              f"{_families_reading(kind)}")
     family = family or "gaussian"
     if args.data is None and (args.columns is not None or args.truth is not None
-                              or args.positions is not None):
-        raise UsageError("--columns, --truth and --positions select columns of a DATA file; "
-                         "the demo data has none to select")
+                              or args.positions is not None or args.weights is not None
+                              or args.column_types is not None):
+        raise UsageError("--columns, --truth, --positions, --weights and --column-type "
+                         "name columns of a DATA file; the bundled data have none to name")
     _check_family_options(args, family, rankings=False)
     if args.data is not None:
         data = str(Path(args.data).absolute())
     else:  # the rankings' demo: the Dublin West ballots
-        data = args.dataset or _DEMO_DATA.get(FAMILIES[family].data_kind, _DEMO)
+        data = args.dataset or _DEMO_DATA.get(family_kind(family), _DEMO)
     vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
-    given = tuple((hp.name, getattr(args, hp.name)) for hp in FAMILIES[family].hyperparameters
+    hyperparameters = () if family == AUTO else FAMILIES[family].hyperparameters
+    given = tuple((hp.name, getattr(args, hp.name)) for hp in hyperparameters
                   if getattr(args, hp.name) is not None)
     config = RunConfig(
         data=data, family=family, alpha=args.alpha, prior=args.prior,
@@ -332,7 +382,9 @@ def _config_from_args(args) -> RunConfig:
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
         until_converged=args.until_converged, max_iters=args.max_iters,
         burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal,
-        subsample=args.subsample)
+        subsample=args.subsample, column_types=_column_types(args.column_types),
+        weights=args.weights)
+    _check_weights(config, args.model)
     if (args.sep or args.decimal) and args.data is None:
         raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
                          "file; the bundled data need none")
@@ -356,6 +408,34 @@ def _config_from_args(args) -> RunConfig:
         raise UsageError("--scheduler, --workers and --partitions run the sub-cluster sampler "
                          "of --model dp")
     return _ddcrp_config(config, args)
+
+
+def _column_types(given) -> tuple | None:
+    """The ``--column-type`` options (each a tuple of pairs) as one tuple of pairs; a column
+    given two kinds is refused."""
+    if not given:
+        return None
+    kinds = {}
+    for name, kind in (pair for option in given for pair in option):
+        if kinds.get(name, kind) != kind:
+            raise UsageError(f"--column-type gives the column {name!r} two kinds: "
+                             f"{kinds[name]} and {kind}")
+        kinds[name] = kind
+    return tuple(kinds.items())
+
+
+def _check_weights(config: RunConfig, model: str) -> None:
+    """``--weights`` needs a family whose likelihood takes row weights."""
+    if config.weights is None:
+        return
+    cls = family_class(config.family)
+    if cls is not None and not getattr(cls, "supports_weights", False):
+        takers = " or ".join([n for n, f in FAMILIES.items()
+                              if getattr(f, "supports_weights", False)] + [AUTO])
+        raise UsageError(f"--weights needs a family whose likelihood takes row weights "
+                         f"(--family {takers}), not --family {config.family}")
+    if model != "dp":
+        raise UsageError("--weights applies to --model dp")
 
 
 def _check_prior(args) -> None:
@@ -407,7 +487,7 @@ def _check_family_options(args, family: str, *, rankings: bool) -> None:
             hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
             raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners)}")
     for kind, options in _DATA_KIND_OPTIONS.items():
-        if not now(kind) or kind == FAMILIES[family].data_kind:
+        if not now(kind) or kind == family_kind(family):
             continue
         for opt, dest in options:
             if getattr(args, dest) is not None:
@@ -421,7 +501,7 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
                          "local one), not both")
     if not (args.scheduler or args.workers or args.partitions):
         return config
-    if not getattr(FAMILIES[config.family], "collapsible", True):
+    if not getattr(family_class(config.family), "collapsible", True):
         raise UsageError(f"--family {config.family} runs in-process only (no --scheduler, "
                          "--workers or --partitions)")
     if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
@@ -440,7 +520,7 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
     "rankings"``: ``--family mallows``), and that no other family got rankings."""
     from ..samplers import INSTANTIATED, family_samplers
 
-    if FAMILIES[config.family].data_kind != "rankings":
+    if family_kind(config.family) != "rankings":
         if config.data not in DATASETS and config.data != _DEMO and _is_preflib(config.data):
             raise UsageError(f"{config.data} is a PrefLib file of rankings: fit it with "
                              f"--family {_families_reading('rankings')} (this run asked for "

@@ -10,9 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..families import FAMILIES
-from ..utils.checks import DataError
-from .config import (DATASETS, MAX_LISTED_COLUMNS, RunConfig, _DEMO, _SUBSAMPLE_STREAM,
-                     _is_preflib, _preflib_suffix)
+from ..utils.checks import CellError, DataError
+from .config import (AUTO, DATASETS, MAX_LISTED_COLUMNS, RunConfig, _DEMO, _SUBSAMPLE_STREAM,
+                     _is_preflib, _preflib_suffix, family_kind)
 
 @dataclass
 class LoadedData:
@@ -22,7 +22,12 @@ class LoadedData:
     dense or sparse) are the ddCRP's, when given.  ``X`` is a
     :class:`~dpclust.rankings.Rankings` for a family of rankings (``family="mallows"``);
     ``warnings`` are what the
-    loader warned about (shown on stderr and in the summary).
+    loader warned about (shown on stderr and in the summary).  A table of mixed columns
+    (:mod:`dpclust.cli.tables`) also has ``family``, the family to fit (the one ``auto``
+    picked), ``schema``, the kind of each column (:class:`dpclust.tables.Schema`), ``rules``,
+    the cleaning rules of its reading with their counts, ``kinds``, the ``--column-type``
+    overrides by column name, and ``weights``, shape (n_samples,), the rows' weights
+    (``--weights``).
     """
 
     X: object
@@ -32,6 +37,11 @@ class LoadedData:
     positions: np.ndarray | None = None
     distances: object = None
     warnings: list = field(default_factory=list)
+    family: str | None = None
+    schema: object = None
+    rules: dict = field(default_factory=dict)
+    kinds: dict | None = None
+    weights: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -41,8 +51,15 @@ class LoadedData:
 def _load(config: RunConfig) -> LoadedData:
     """Load the data of a run: the demo, a file, or a table with a truth column; then the
     ``--subsample``, if any."""
-    kind = FAMILIES[config.family].data_kind
-    data = _load_rankings(config) if kind == "rankings" else _load_table(config, kind)
+    from .tables import load_frame, reads_frames
+
+    kind = family_kind(config.family)
+    if kind == "rankings":
+        data = _load_rankings(config)
+    elif reads_frames(config.family) and config.data != _DEMO:
+        data = load_frame(config)
+    else:
+        data = _load_table(config, "dense" if config.family == AUTO else kind)
     return _subsampled(config, data, kind)
 
 
@@ -59,8 +76,8 @@ def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
         return data
     rng = np.random.default_rng([config.seed, _SUBSAMPLE_STREAM])
     keep = np.sort(rng.choice(n_all, config.subsample, replace=False))
-    data.X = data.X[keep]
-    for name in ("truth", "positions"):
+    data.X = data.X.iloc[keep] if hasattr(data.X, "iloc") else data.X[keep]
+    for name in ("truth", "positions", "weights"):
         if getattr(data, name) is not None:
             setattr(data, name, np.asarray(getattr(data, name))[keep])
     if data.distances is not None:
@@ -105,14 +122,21 @@ def _load_table(config: RunConfig, kind: str) -> LoadedData:
         if config.positions is not None:
             special["positions"] = config.positions
         values = {}
-        if special:
-            X, meta, values = load_data_with_columns(config.data, special, kind=kind,
-                                                     column=config.columns, sep=config.sep,
-                                                     decimal=config.decimal)
-        else:
-            column = None if config.columns is None else list(config.columns)
-            X, meta = load_data(config.data, kind=kind, column=column, sep=config.sep,
-                                decimal=config.decimal)
+        try:
+            if special:
+                X, meta, values = load_data_with_columns(
+                    config.data, special, kind=kind, column=config.columns, sep=config.sep,
+                    decimal=config.decimal)
+            else:
+                column = None if config.columns is None else list(config.columns)
+                X, meta = load_data(config.data, kind=kind, column=column, sep=config.sep,
+                                    decimal=config.decimal)
+        except CellError as exc:
+            if kind != "dense":
+                raise
+            raise CellError(f"{str(exc).rstrip('.')}; --family {config.family} needs complete "
+                            "numbers: use "
+                            "--family auto (or table) to model holes and text columns") from None
         info = {"source": meta["path"], "format": meta["format"]}
         if "dialect" in meta:
             info.update(read_as=meta["dialect"], separator=meta["separator"],

@@ -108,12 +108,18 @@ def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, comma
                         f"{MAX_SIMILARITY_SAMPLES:,} points")
     dask = ({"scheduler": config.scheduler, "workers": config.workers}
             if config.distributed else None)
-    return run_summary(
+    summary = run_summary(
         model, data=data.info, total_seconds=total_seconds, version=__version__,
         truth=data.truth, warnings=warnings, feature_names=data.vocabulary, alpha=config.alpha,
         command_line=command_line, resumed_from=resumed_from,
         resume_command_line=resume_command_line, positions=config.positions,
         distances=config.distances, dask=dask, out_dir=out_dir, fused_skipped=fused_skipped)
+    if data.rules:  # the file's reading rules (holes, markers) before the family's
+        if "table" in summary:
+            summary["table"]["rules"] = {**data.rules, **summary["table"]["rules"]}
+        else:
+            summary["data"]["rules"] = dict(data.rules)
+    return summary
 
 
 def _write_links_csv(path: Path, links) -> None:

@@ -7,9 +7,9 @@ import argparse
 
 from .. import __version__
 from ..families import FAMILIES
-from .config import (DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type, _coarsening_type, _prior_type,
-                     _columns_type, _decay_type, _int_type, _missing_type, _option_type,
-                     _truth_type)
+from .config import (AUTO, DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type,
+                     _coarsening_type, _column_types_type, _prior_type, _columns_type,
+                     _decay_type, _int_type, _missing_type, _option_type, _truth_type)
 
 
 # --------------------------------------------------------------------------------------------
@@ -28,6 +28,9 @@ examples:
   dpclust fit                                   # the bundled 2-D demo, report in dpclust_output/
   dpclust fit points.csv --out run1 --iters 500 --seed 3
   dpclust fit iris.csv --truth species --columns sepal_length,sepal_width
+  dpclust fit survey.csv --family auto      # mixed columns with holes: a kind per column
+  dpclust fit survey.csv --family auto --column-type zip=categorical,visits=poisson \
+      --weights w --truth group             # kinds overridden, rows weighted by column w
   dpclust fit table.parquet --alpha gamma:1,1 --sampler explicit
   dpclust fit docword.kos.txt --family multinomial --vocab vocab.kos.txt --concentration 0.1
   dpclust fit big.npy --checkpoint-every 50 --out big_run   # if stopped: dpclust resume big_run
@@ -40,6 +43,9 @@ examples:
   dpclust fit mayor_cvr.csv --family mallows --skipped exhaust --group Precinct  # a CVR
 
 data formats: CSV/TSV/TXT (header row optional, detected), .npy, Parquet; for
+--family auto, table and the single-kind families (diagonal, bernoulli, categorical,
+poisson) the same files read as tables of mixed columns: text kept, empty cells and
+markers such as NA, ?, -, #N/A read as missing (each rule counted in the summary); for
 --family multinomial also .npz (scipy.sparse.save_npz) and UCI bag-of-words docword files;
 for --family mallows a CSV/TSV/TXT table of rankings (one a row, best first, item names or
 ids; a row ends at its first empty or --missing cell), a PrefLib .soi/.toi/.soc/.toc file,
@@ -108,7 +114,12 @@ def _add_fit(sub) -> None:
     _add_ddcrp_args(fit)
     _add_chain_args(fit)
     _add_dask_args(fit)
-    _add_data_args(fit)
+    data = _add_data_args(fit)
+    data.add_argument("--weights", type=_truth_type, metavar="COLUMN",
+                      help="column (name or 0-based index) of row weights, positive numbers: "
+                           "row i counts as weights[i] rows (its likelihood raised to that "
+                           "power); left out of the features (families that take weights: "
+                           "table and the single-kind ones, or auto)")
     _add_output_args(fit)
 
 
@@ -123,7 +134,7 @@ def _add_model_args(fit):
                        help="'dp': Dirichlet-process mixture; 'ddcrp': distance dependent CRP "
                             "mixture, where nearby rows (in time, space or a given distance) "
                             "tend to share a cluster (default: %(default)s)")
-    model.add_argument("--family", choices=sorted(FAMILIES), help=_family_help())
+    model.add_argument("--family", choices=[AUTO] + sorted(FAMILIES), help=_family_help())
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
                        help="'auto': gibbs below 5,000 points or documents, subcluster "
                             "from there on; "
@@ -175,7 +186,9 @@ def _family_help() -> str:
     what = ", ".join(f"'{name}' for {family.describes}" for name, family in FAMILIES.items())
     bundled = "; ".join(f"{family} with --dataset {name}"
                         for name, (family, _, _) in DATASETS.items())
-    return f"component family: {what} (default: gaussian; {bundled})"
+    return (f"component family: {what}; '{AUTO}' picks one from the data (gaussian for "
+            f"complete numbers, table for text columns, 0/1 columns or holes; said on stderr "
+            f"and in the summary) (default: gaussian; {bundled})")
 
 
 def _add_family_args(fit, model) -> None:
@@ -238,9 +251,20 @@ def _add_rankings_reading(rankings) -> None:
                                "whose header contains TEXT")
 
 
+def _add_table_reading(group) -> None:
+    """How to read a table of mixed columns: a kind per column."""
+    group.add_argument("--column-type", dest="column_types", type=_column_types_type,
+                       action="append", metavar="NAME=KIND",
+                       help="read column NAME (a name, or a 0-based index) as KIND: "
+                            "gaussian, bernoulli, categorical, poisson (counts, never "
+                            "inferred) or drop (left out); repeat it or separate pairs by "
+                            "commas (default: each kind inferred from the column's values, "
+                            "said on stderr and in the summary; --family table or auto)")
+
+
 #: options that read one kind of data, added beside the options of the family that reads it
 #: (``--vocab``, for counts, is among the data options)
-_DATA_KIND_ARGS = {"rankings": _add_rankings_reading}
+_DATA_KIND_ARGS = {"rankings": _add_rankings_reading, "table": _add_table_reading}
 
 
 def _add_ddcrp_args(fit) -> None:

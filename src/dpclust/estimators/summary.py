@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from ..families.base import CLUSTER_PARAMS_FILE
 
 __all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
-           "fused_summary"]
+           "fused_summary", "table_summary"]
 
 #: the raw-by-fused table is left out of the summary beyond this many cells, and the
 #: matrix of Hellinger distances between fused clusters beyond this many fused clusters
@@ -111,6 +111,9 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
                                          sampler=_sampler_name(estimator, int(sizes.sum())))
     if own is not None:
         summary[estimator.family_.name] = own
+    table = table_summary(estimator)
+    if table is not None:
+        summary["table"] = table
     blocs = _blocs(estimator, labels)
     if blocs is not None:
         summary["blocs"] = blocs
@@ -144,6 +147,26 @@ def model_labels(estimator) -> np.ndarray:
     left out), the rows of ``_X_fit``; else ``labels_``."""
     labels = getattr(estimator, "_model_labels", None)
     return np.asarray(estimator.labels_ if labels is None else labels, dtype=np.int64)
+
+
+def table_summary(estimator) -> dict | None:
+    """How a table family read the table (None for other families): the ``table`` block.
+
+    ``columns``: one row per column modelled, in the table's order, as the family's
+    ``describe()`` gives it (``column``, ``kind``, ``levels``: the number of levels of a
+    yes/no or category column, ``why``: how the kind was chosen); ``dropped``: ``[name,
+    why]`` per column left out; ``rules``: each cleaning rule applied with the number of
+    cells it changed (those of :func:`dpclust.tables.infer_schema`; the command line puts
+    those of the file's reading first).
+    """
+    family = estimator.family_
+    schema = getattr(family, "schema_", None)
+    if schema is None:
+        return None
+    modelled = set(schema.names)
+    return {"columns": [row for row in family.describe() if row["column"] in modelled],
+            "dropped": [[name, why] for name, why in schema.dropped],
+            "rules": dict(schema.rules)}
 
 
 def _blocs(estimator, labels):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..utils.checks import DataError
+from ..utils.checks import CellError, DataError
 from .columns import check_column_index, resolve_columns
 from .files import open_text, reading
 from .text import TextDialect, is_number, records, separator_hint, sniff, to_float
@@ -41,7 +41,7 @@ def infer_header(p: Path, lineno: int, fields, dialect: TextDialect) -> bool:
         j = empty[0]
         trailing = (" (every line ending in a separator leaves an empty last column: remove "
                     "it)") if j == len(fields) - 1 else ""
-        raise DataError(f"{p}: line {lineno}, column {j + 1} is empty; missing values are not "
+        raise CellError(f"{p}: line {lineno}, column {j + 1} is empty; missing values are not "
                         f"supported{trailing}.")
     for c, number in zip(fields, numeric):
         hint = "" if number else separator_hint(c.strip(), dialect)
@@ -53,7 +53,7 @@ def infer_header(p: Path, lineno: int, fields, dialect: TextDialect) -> bool:
         return True
     j = numeric.index(False)
     k = numeric.index(True)
-    raise DataError(
+    raise CellError(
         f"{p}: line {lineno} mixes numbers and text: column {j + 1} holds {fields[j].strip()!r}, "
         f"which is not a number, while column {k + 1} holds the number {fields[k].strip()!r}. "
         "A header row names every column and a data row holds only numbers: fix the cell "
@@ -127,14 +127,14 @@ def _read_table_slow(p, gz, dialect, first_line_no, has_header, n_fields, usecol
             for j in usecols:
                 cell = fields[j].strip()
                 if not cell:
-                    raise DataError(
+                    raise CellError(
                         f"{p}: line {lineno}, {_file_column(j, names)} is empty; "
                         "missing values are not supported."
                     )
                 value = to_float(cell, dialect.decimal)
                 if value is None:
                     shown = cell if len(cell) <= 30 else cell[:27] + "..."
-                    raise DataError(
+                    raise CellError(
                         f"{p}: line {lineno}, {_file_column(j, names)} holds the non-numeric "
                         f"value {shown!r}; all data cells must be numbers"
                         + separator_hint(cell, dialect) + "."
@@ -147,7 +147,7 @@ def _read_table_slow(p, gz, dialect, first_line_no, has_header, n_fields, usecol
             rows.append(row)
     if first_bad is not None:
         lineno, j, cell = first_bad
-        raise DataError(
+        raise CellError(
             f"{p} contains {n_bad} NaN or infinite "
             f"{'value' if n_bad == 1 else 'values'} (the first, {cell!r}, is at line {lineno}, "
             f"{_file_column(j, names)}); remove or impute them first."
@@ -208,7 +208,7 @@ def read_parquet(p: Path, column):
         if not numeric(schema.field(j).type)
     ]
     if bad:
-        raise DataError(
+        raise CellError(
             f"{p} has non-numeric {'column' if len(bad) == 1 else 'columns'} {', '.join(bad)}; "
             "all data columns must be numeric (select numeric ones with column=[...])."
         )
@@ -222,7 +222,7 @@ def read_parquet(p: Path, column):
     for j in indices:
         col = table.column(names[j])
         if col.null_count:
-            raise DataError(
+            raise CellError(
                 f"{p}: column {names[j]!r} has {col.null_count} missing (null) "
                 f"{'value' if col.null_count == 1 else 'values'}; missing values are not supported."
             )

@@ -38,6 +38,11 @@ class DataError(ValueError):
 # helpers
 
 
+class CellError(DataError):
+    """A cell that a table of numbers cannot hold: a hole, text, NaN or an infinity (a table
+    family, which models holes and text, may read it; the command line says so)."""
+
+
 class NonNumericDataError(DataError, TypeError):
     """An entry that is not a number at all (a dict, a list, ...): a DataError and a TypeError."""
 
@@ -172,7 +177,7 @@ def _check_finite(arr: np.ndarray, what: str, columns=None) -> None:
     if n_inf:
         parts.append(f"{n_inf} infinite")
     i, j = np.argwhere(~finite)[0]
-    raise DataError(
+    raise CellError(
         f"{what} contains {' and '.join(parts)} "
         f"{'entry' if n_nan + n_inf == 1 else 'entries'} (the first, {float(arr[i, j])}, is at "
         f"row {i}, {_column_label(j, columns)}); remove or impute them first."

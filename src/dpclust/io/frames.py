@@ -1,0 +1,229 @@
+"""Tables of mixed columns read as a DataFrame: text kept, holes read as missing.
+
+:func:`read_frame` reads a text table (CSV, TSV, whitespace; ``.gz`` too), a Parquet file or
+a ``.npy`` array for the table families (:mod:`dpclust.families.table`), which model
+missing cells rather than refuse them.  Unlike :func:`~dpclust.io.load_data` it keeps text
+columns as text and reads every missing cell as missing; each such reading is a cleaning
+rule, counted per column in ``meta["rules"]`` (column -> rule -> cells), so that the run
+summary can say what was done to the columns it models:
+
+* empty or blank cells, and the markers of :data:`~dpclust.tables.MISSING_MARKERS` (``NA``,
+  ``?``, ``-``, ``#N/A``, ...), are missing: one rule per marker met
+  (``"'NA' read as missing (cells)"``);
+* a null cell of a Parquet file, a NaN of an array, is missing (``"null cells read as
+  missing (cells)"``, ``"NaN cells read as missing (cells)"``);
+* a text-table column whose present cells are all numbers (with the file's decimal mark) is
+  a column of numbers, whole numbers kept whole when the column has no holes; the others
+  stay text, their cells stripped of surrounding blanks;
+* in a text table, a line whose first cell starts with ``#`` is a comment unless that cell
+  is a marker (``#N/A``).
+
+A text table's first row is its header when none of its cells is a number or empty;
+otherwise the file has no header and the columns are named ``x0``, ``x1``, ... (as
+:func:`dpclust.tables.infer_schema` names an array's).  Dates and the kind of each column are
+left to :func:`dpclust.tables.infer_schema`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..tables import MISSING_MARKERS
+from ..utils.checks import DataError
+from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
+from .tables import import_pyarrow
+from .text import check_dialect_args, is_number, sniff, to_float
+
+__all__ = ["read_frame"]
+
+#: formats :func:`read_frame` reads
+FRAME_FORMATS = (*TEXT_FORMATS, "parquet", "npy")
+
+
+def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.DataFrame, dict]:
+    """A table of mixed columns with holes, as a DataFrame.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.csv``/``.tsv``/``.txt`` table (optionally ``.gz``), a Parquet file or a
+        ``.npy`` array.
+    sep, decimal : str, optional
+        Text tables: as in :func:`~dpclust.io.load_data` (default: found in the file).
+    text_columns : sequence of str or int, optional
+        Columns of a text table kept as text even when every cell is a number (a code
+        such as a postcode, to be read as categories), by name or 0-based index.
+
+    Returns
+    -------
+    frame : DataFrame of shape (n_samples, n_columns)
+        Numbers as ``int64`` or ``float64`` (NaN where missing), text as ``object`` (None
+        where missing); Parquet columns keep their types (nulls as NaN or None).
+    meta : dict
+        ``path``, ``format``, ``column_names``, ``has_header``, ``rules`` (per column
+        name with a rule applied: cleaning rule -> cells) and, for text tables, ``separator``, ``decimal`` and ``dialect``.
+
+    Raises
+    ------
+    DataError
+        A missing, empty or unreadable file, a row with another number of fields than the
+        first, a header without data, an infinite number, a sparse ``.npz`` file.
+    """
+    p = check_file(path)
+    fmt, gz = detect_format(p)
+    if fmt not in FRAME_FORMATS:
+        raise DataError(f"{p} is a {fmt} file; a table of mixed columns is read from "
+                        ".csv, .tsv, .txt, .parquet or .npy")
+    check_dialect_args(p, fmt, sep, decimal)
+    rules: dict = {}
+    meta = {"path": str(p), "format": fmt}
+    if fmt in TEXT_FORMATS:
+        dialect = sniff(p, gz, fmt, sep, decimal)
+        frame, has_header = _text_frame(p, gz, dialect, text_columns, rules)
+        meta.update(separator=dialect.separator, decimal=dialect.decimal,
+                    dialect=dialect.describe()
+                    + (" (found in the file)" if dialect.detected else " (given)"))
+    elif fmt == "parquet":
+        frame, has_header = _parquet_frame(p, rules), True
+    else:
+        frame, has_header = _array_frame(p, rules), False
+    if len(frame) == 0:
+        raise DataError(f"{p} has no data rows.")
+    meta.update(column_names=[str(c) for c in frame.columns], has_header=has_header,
+                rules=rules)
+    return frame, meta
+
+
+def _count(rules: dict, column: str, rule: str, n: int) -> None:
+    if n:
+        mine = rules.setdefault(str(column), {})
+        mine[rule] = mine.get(rule, 0) + int(n)
+
+
+# --------------------------------------------------------------------------------------------
+# text tables
+
+
+def _records(p: Path, gz: bool, delimiter):
+    """``(line number, fields)`` of the lines that are neither blank nor comments."""
+    with reading(p), open_text(p, gz) as f:
+        if delimiter is None:
+            lines = ((n, line.split()) for n, line in enumerate(f, 1))
+        else:
+            reader = csv.reader(f, delimiter=delimiter)
+            lines = ((reader.line_num, fields) for fields in reader)
+        for lineno, fields in lines:
+            if not fields or all(not c.strip() for c in fields):
+                continue
+            first = fields[0].strip()
+            if first.startswith("#") and first.lower() not in MISSING_MARKERS:
+                continue
+            yield lineno, fields
+
+
+def _text_frame(p: Path, gz: bool, dialect, text_columns, rules: dict):
+    rows = list(_records(p, gz, dialect.delimiter))
+    if not rows:
+        raise DataError(f"{p} contains no data (only blank or comment lines).")
+    first_line, first = rows[0]
+    n_fields = len(first)
+    has_header = not any(not c.strip() or is_number(c.strip(), dialect.decimal)
+                         for c in first)
+    names = ([c.strip() for c in first] if has_header
+             else [f"x{j}" for j in range(n_fields)])
+    body = rows[1:] if has_header else rows
+    if not body:
+        raise DataError(f"{p} has a header row but no data rows.")
+    for lineno, fields in body:
+        if len(fields) != n_fields:
+            raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
+                            f"{first_line} has {n_fields}.")
+    keep_text = {names[j] if isinstance(j, int) and -n_fields <= j < n_fields else j
+                 for j in text_columns}
+    columns = {}
+    for j, name in enumerate(names):
+        cells = [fields[j].strip() for _, fields in body]
+        columns[name] = _text_column(p, name, cells, [n for n, _ in body], dialect.decimal,
+                                     name in keep_text, rules)
+    return pd.DataFrame(columns), has_header
+
+
+def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
+    """One column of a text table: numbers when every present cell is one, else text."""
+    hole = np.zeros(len(cells), dtype=bool)
+    for i, cell in enumerate(cells):
+        key = cell.lower()
+        if key in MISSING_MARKERS:
+            hole[i] = True
+            _count(rules, name, "empty cells read as missing (cells)" if not cell
+                   else f"{cell!r} read as missing (cells)", 1)
+    if not keep_text:
+        numbers = np.full(len(cells), np.nan)
+        for i, cell in enumerate(cells):
+            if hole[i]:
+                continue
+            value = to_float(cell, decimal)
+            if value is None:
+                break
+            if not math.isfinite(value):
+                raise DataError(f"{p}: line {lines[i]}, column {name!r} holds {cell!r}, an "
+                                "infinite number; remove it or leave the cell empty")
+            numbers[i] = value
+        else:
+            if not hole.any() and np.all(numbers == np.round(numbers)) \
+                    and np.all(np.abs(numbers) < 2 ** 53):
+                return pd.Series(numbers.astype(np.int64), name=name)
+            return pd.Series(numbers, name=name)
+    return pd.Series([None if h else c for c, h in zip(cells, hole)], dtype=object, name=name)
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet and arrays
+
+
+def _parquet_frame(p: Path, rules: dict) -> pd.DataFrame:
+    pa, pq = import_pyarrow()
+    try:
+        table = pq.read_table(p)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{p} is not a readable Parquet file ({exc}).") from None
+    for name, column in zip(table.column_names, table.columns):
+        _count(rules, name, "null cells read as missing (cells)", column.null_count)
+    frame = table.to_pandas()
+    index = (table.schema.pandas_metadata or {}).get("index_columns", [])
+    if any(isinstance(c, str) for c in index):  # a stored pandas index is not a column
+        frame = frame.reset_index(drop=True)
+    for name in frame.columns:
+        values = frame[name]
+        if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            text = values.astype("string").str.strip()
+            marked = text.str.lower().isin(MISSING_MARKERS).fillna(False).to_numpy(bool)
+            for cell, n in pd.Series(text[marked]).value_counts().items():
+                _count(rules, name, "empty cells read as missing (cells)" if not cell
+                       else f"{cell!r} read as missing (cells)", n)
+            frame[name] = values.where(~marked, None).astype(object)
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _array_frame(p: Path, rules: dict) -> pd.DataFrame:
+    from .arrays import read_npy
+
+    X = np.asarray(read_npy(p))
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise DataError(f"{p} holds an array of shape {X.shape} and type {X.dtype}; a table "
+                        "is a 2-D array of numbers")
+    if X.dtype.kind == "f":
+        if np.isinf(X).any():
+            raise DataError(f"{p} holds {int(np.isinf(X).sum())} infinite numbers; make them "
+                            "NaN (missing) or finite")
+        for j, n in enumerate(np.isnan(X).sum(axis=0)):
+            _count(rules, f"x{j}", "NaN cells read as missing (cells)", n)
+    return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])

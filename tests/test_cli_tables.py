@@ -1,0 +1,305 @@
+"""The command line on tables of mixed columns: ``--family auto`` / ``table`` on a messy
+spreadsheet export, ``--column-type``, ``--weights``, the ``table`` block of the summary and
+the one-line errors (exit status 2)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpclust import DPMixture
+from dpclust.cli import main
+
+try:
+    import pandas as pd
+    import pyarrow  # noqa: F401
+
+    HAVE_ARROW = True
+except ImportError:
+    HAVE_ARROW = False
+
+FAST = ["--iters", "12", "--no-progress", "--no-plots"]
+N_ROWS = 30
+#: whether DPMixture.fit takes row weights yet (``--weights`` passes them as sample_weight)
+FIT_TAKES_WEIGHTS = "sample_weight" in inspect.signature(DPMixture.fit).parameters
+
+
+def run(capsys, *argv):
+    """``main(argv)``; returns (exit status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def summary_of(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def kinds_of(summary: dict) -> dict:
+    return {row["column"]: row["kind"] for row in summary["table"]["columns"]}
+
+
+@pytest.fixture(scope="module")
+def messy(tmp_path_factory) -> Path:
+    """A spreadsheet export: semicolons and decimal commas, an id column, blank cells,
+    ``NA`` and ``?`` for missing numbers, yes/no text, a 0/1 column, numbers quoted and
+    padded as text, a zip code with leading zeros, counts, weights and known groups."""
+    rng = np.random.default_rng(0)
+    lines = ["id;age;smoker;colour;member;income;zip;visits;w;group"]
+    for i in range(N_ROWS):
+        g = i % 2
+        age = f"{rng.normal(30 + 25 * g, 3):.1f}".replace(".", ",")
+        age = {3: "NA", 7: "?", 11: ""}.get(i, age)
+        smoker = ["no", "yes"][int(rng.random() < 0.2 + 0.6 * g)] if i != 5 else ""
+        colour = rng.choice(["red", "blue", "green"]) if i != 9 else "NA"
+        income = f'"{int(rng.normal(1000 + 2000 * g, 100))}"' if i % 3 else f" {1500 + i} "
+        zip_code = ["02139", "10001", "60601"][i % 3]
+        w = "1" if i % 4 else "2,5"
+        lines.append(f"r{i:03d};{age};{smoker};{colour};{g if i != 13 else '?'};{income};"
+                     f"{zip_code};{rng.poisson(1 + 4 * g)};{w};{'ab'[g]}")
+    path = tmp_path_factory.mktemp("tables") / "survey.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def auto_run(messy, tmp_path_factory):
+    """``dpclust fit survey.csv --family auto --truth group`` (the weights column left out)."""
+    out = tmp_path_factory.mktemp("auto")
+    status = main([str(a) for a in ("fit", messy, "--family", "auto", "--truth", "group",
+                                    "--columns", "id,age,smoker,colour,member,income,visits",
+                                    *FAST, "--out", out)])
+    return status, out
+
+
+# --------------------------------------------------------------------------------------------
+# --family auto end to end
+
+
+def test_auto_reads_a_messy_export_and_says_what_it_picked(auto_run):
+    status, out = auto_run
+    assert status == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["family"] == "auto" and run["config"]["column_types"] is None
+    summary = summary_of(out)
+    assert summary["settings"]["family"] == "table"
+    assert summary["data"]["family_picked"] == "table"
+    assert summary["data"]["truth_column"] == "group" and "nmi" in summary["metrics"]
+    assert summary["data"]["n_samples"] == N_ROWS
+    assert kinds_of(summary) == {"age": "gaussian", "smoker": "bernoulli",
+                                 "colour": "categorical", "member": "bernoulli",
+                                 "income": "gaussian", "visits": "gaussian"}
+    assert summary["table"]["dropped"] == [["id", "an identifier (a distinct text on every row)"]]
+    levels = {row["column"]: row["levels"] for row in summary["table"]["columns"]}
+    assert levels["smoker"] == 2 and levels["colour"] == 3
+
+
+def test_auto_counts_its_cleaning_rules(auto_run):
+    rules = summary_of(auto_run[1])["table"]["rules"]
+    # age: NA, ?, empty; smoker: one empty; colour: one NA; member: one ?
+    assert rules == {"'NA' read as missing (cells)": 2, "'?' read as missing (cells)": 2,
+                     "empty cells read as missing (cells)": 2}
+
+
+def test_auto_says_the_kinds_on_stderr(messy, tmp_path, capsys):
+    status, _, err = run(capsys, "fit", messy, "--family", "auto", "--columns", "id,age,smoker",
+                         *FAST, "--iters", "4", "--out", tmp_path)
+    assert status == 0, err
+    lines = err.splitlines()
+    assert "dpclust: --family auto picked table" in lines[0]
+    assert lines[1].startswith("dpclust: columns read as (--column-type NAME=KIND")
+    kinds = {line.split()[1]: line.split()[2] for line in lines[2:5]}
+    assert kinds == {"age": "gaussian", "smoker": "bernoulli", "id": "left"}
+    assert "dpclust: 'NA' read as missing (cells): 1" in lines
+
+
+def test_auto_picks_gaussian_for_complete_numbers(tmp_path, capsys):
+    data = tmp_path / "points.csv"
+    rng = np.random.default_rng(1)
+    data.write_text("a,b\n" + "\n".join(f"{x:.3f},{y:.3f}" for x, y in rng.normal(size=(20, 2))))
+    status, _, err = run(capsys, "fit", data, "--family", "auto", *FAST, "--out", tmp_path / "o")
+    assert status == 0, err
+    summary = summary_of(tmp_path / "o")
+    assert summary["settings"]["family"] == "gaussian" and "table" not in summary
+    assert "picked gaussian" in err
+
+
+def test_a_single_kind_family_reads_text(tmp_path, capsys):
+    data = tmp_path / "answers.csv"
+    data.write_text("q1,q2\n" + "\n".join(f"{a},{b}" for a, b in
+                                          zip("abcab" * 4, ["x", "y", "", "z"] * 5)))
+    status, _, err = run(capsys, "fit", data, "--family", "categorical", *FAST,
+                         "--out", tmp_path / "o")
+    assert status == 0, err
+    table = summary_of(tmp_path / "o")["table"]
+    assert {row["kind"] for row in table["columns"]} == {"categorical"}
+    assert table["rules"] == {"empty cells read as missing (cells)": 5}
+    assert "--family categorical" in err
+
+
+# --------------------------------------------------------------------------------------------
+# --column-type
+
+
+def test_column_type_overrides_kinds(messy, tmp_path, capsys):
+    status, _, err = run(capsys, "fit", messy, "--family", "table", "--truth", "group",
+                         "--column-type", "visits=poisson,zip=categorical",
+                         "--column-type", "id=drop", "--columns",
+                         "id,age,zip,visits", *FAST, "--out", tmp_path)
+    assert status == 0, err
+    run_json = json.loads((tmp_path / "run.json").read_text())
+    assert run_json["config"]["column_types"] == {"visits": "poisson", "zip": "categorical",
+                                                  "id": "drop"}
+    table = summary_of(tmp_path)["table"]
+    assert kinds_of({"table": table}) == {"age": "gaussian", "zip": "categorical",
+                                          "visits": "poisson"}
+    zip_row = next(row for row in table["columns"] if row["column"] == "zip")
+    assert zip_row["levels"] == 3  # kept as text: 02139, not the number 2139
+    assert table["dropped"] == [["id", "left out as asked"]]
+    assert "02139" in err and "--column-type" in err
+
+
+def test_predict_reads_new_rows_with_the_fitted_kinds(messy, tmp_path, capsys):
+    out = tmp_path / "run"
+    status, _, err = run(capsys, "fit", messy, "--family", "auto", "--columns",
+                         "age,smoker,colour", *FAST, "--iters", "4", "--out", out)
+    assert status == 0, err
+    new = tmp_path / "new.csv"
+    new.write_text("age;smoker;colour;other\n31,5;yes;red;x\n?;no;purple;y\n")
+    status, text, err = run(capsys, "predict", out, new)
+    assert status == 0, err
+    lines = text.splitlines()
+    assert lines[0] == "label,probability" and len(lines) == 3
+
+
+# --------------------------------------------------------------------------------------------
+# --weights
+
+
+@pytest.mark.xfail(not FIT_TAKES_WEIGHTS, strict=True,
+                   reason="DPMixture.fit does not take sample_weight yet (another branch adds "
+                          "it); until then --weights stops with a one-line error")
+def test_weights_column_is_passed_to_fit(messy, tmp_path, capsys):
+    status, _, err = run(capsys, "fit", messy, "--family", "auto", "--weights", "w",
+                         "--columns", "age,smoker", *FAST, "--out", tmp_path)
+    assert status == 0, err
+    summary = summary_of(tmp_path)
+    assert summary["data"]["weights_column"] == "w"
+    assert "w" not in kinds_of(summary)
+
+
+def test_weights_before_fit_takes_them_is_a_clear_error(messy, tmp_path, capsys):
+    if FIT_TAKES_WEIGHTS:
+        pytest.skip("DPMixture.fit takes sample_weight")
+    status, _, err = run(capsys, "fit", messy, "--family", "auto", "--weights", "w",
+                         "--columns", "age", *FAST, "--out", tmp_path)
+    assert status == 2 and len(err.strip().splitlines()) >= 1
+    assert err.strip().splitlines()[-1].startswith("dpclust: error: --weights needs")
+
+
+# --------------------------------------------------------------------------------------------
+# one-line errors, exit status 2
+
+
+def _bad(tmp_path, messy) -> dict:
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    weights = write("weights.csv", "a,w\n1.0,1\n2.0,x\n3.0,2\n4.0,1\n")
+    return {
+        "holes-in-gaussian": ([write("holes.csv", "a,b\n1,2\n,4\n3,5\n")], "--family auto"),
+        "text-in-gaussian": ([write("text.csv", "a,b\n1,x\n2,y\n")], "--family auto"),
+        "unknown-kind": ([messy, "--family", "auto", "--column-type", "age=normal"],
+                         "unknown kind 'normal'"),
+        "not-a-pair": ([messy, "--family", "auto", "--column-type", "age"], "NAME=KIND"),
+        "unknown-column": ([messy, "--family", "auto", "--column-type", "agee=gaussian"],
+                           "no column named 'agee'"),
+        "two-kinds": ([messy, "--family", "auto", "--column-type", "age=gaussian",
+                       "--column-type", "age=poisson"], "two kinds"),
+        "kind-does-not-fit": ([messy, "--family", "table", "--column-type", "colour=poisson"],
+                              "'colour' was given the kind 'poisson'"),
+        "not-a-count": ([messy, "--family", "table", "--column-type", "income=gaussian",
+                         "--column-type", "w=poisson"], "is not a count"),
+        "type-of-truth": ([messy, "--family", "table", "--truth", "group", "--column-type",
+                           "group=categorical"], "is the --truth column"),
+        "type-with-gaussian": ([messy, "--column-type", "age=gaussian"],
+                               "--column-type applies only to --family"),
+        "weights-with-gaussian": ([messy, "--family", "gaussian", "--weights", "w"],
+                                  "--weights needs a family"),
+        "weights-missing": ([messy, "--family", "auto", "--weights", "weight"],
+                            "no column named 'weight' (--weights)"),
+        "weights-text": ([weights, "--family", "table", "--weights", "w"],
+                         "'x' in data row 2, which is not a number"),
+        "weights-zero": ([write("zero.csv", "a,w\n1.0,1\n2.0,0\n3.5,1\n"), "--family", "table",
+                          "--weights", "w"], "which is not positive"),
+        "weights-negative": ([write("neg.csv", "a,w\n1.0,1\n2.0,-1\n3.5,1\n"), "--family",
+                              "table", "--weights", "w"], "which is not positive"),
+        "weights-holes": ([write("wholes.csv", "a,w\n1.0,1\n2.0,NA\n3.5,1\n"), "--family",
+                           "table", "--weights", "w"], "has 1 missing cells"),
+        "weights-is-truth": ([messy, "--family", "auto", "--weights", "w", "--truth", "w"],
+                             "name the same column"),
+        "truth-holes": ([write("tholes.csv", "a,g\n1.0,x\n2.0,\n3.5,y\n"), "--family", "table",
+                         "--truth", "g"], "NMI and ARI need every row's label"),
+        "auto-on-demo": (["--family", "auto", "--column-type", "a=gaussian"],
+                         "name columns of a DATA file"),
+    }
+
+
+@pytest.mark.parametrize("case", ["holes-in-gaussian", "text-in-gaussian", "unknown-kind",
+                                  "not-a-pair", "unknown-column", "two-kinds",
+                                  "kind-does-not-fit", "not-a-count", "type-of-truth",
+                                  "type-with-gaussian", "weights-with-gaussian",
+                                  "weights-missing", "weights-text", "weights-zero",
+                                  "weights-negative", "weights-holes", "weights-is-truth",
+                                  "truth-holes", "auto-on-demo"])
+def test_bad_table_input_is_one_line_and_exit_status_2(tmp_path, messy, capsys, case):
+    argv, expected = _bad(tmp_path, messy)[case]
+    status, _, err = run(capsys, "fit", *argv, *FAST, "--out", tmp_path / "out")
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dpclust: error: ")
+    assert expected in lines[0], lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet
+
+
+@pytest.mark.skipif(not HAVE_ARROW, reason="needs pyarrow")
+def test_parquet_with_nulls_and_text(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"x": rng.normal(size=24), "kind": rng.choice(["a", "b", "c"], 24),
+                          "flag": rng.random(24) < 0.5})
+    frame.loc[2, "x"] = np.nan
+    frame.loc[4, "kind"] = None
+    frame.loc[5, "kind"] = "n/a"
+    data = tmp_path / "t.parquet"
+    frame.to_parquet(data)
+    status, _, err = run(capsys, "fit", data, "--family", "auto", *FAST, "--out", tmp_path / "o")
+    assert status == 0, err
+    table = summary_of(tmp_path / "o")["table"]
+    assert kinds_of({"table": table}) == {"x": "gaussian", "kind": "categorical",
+                                          "flag": "bernoulli"}
+    assert table["rules"] == {"null cells read as missing (cells)": 2,
+                              "'n/a' read as missing (cells)": 1}
+
+
+def test_resume_a_table_run_with_column_types(messy, tmp_path, capsys):
+    out = tmp_path / "run"
+    status, _, err = run(capsys, "fit", messy, "--family", "table", "--column-type",
+                         "visits=poisson,id=drop", "--columns", "id,age,visits", *FAST,
+                         "--iters", "10", "--checkpoint-every", "2", "--stop-after", "4",
+                         "--out", out)
+    assert status == 130, err
+    status, _, err = run(capsys, "resume", out, "--no-progress", "--no-plots")
+    assert status == 0, err
+    table = summary_of(out)["table"]
+    assert kinds_of({"table": table}) == {"age": "gaussian", "visits": "poisson"}
+    assert table["dropped"] == [["id", "left out as asked"]]

@@ -3,6 +3,7 @@ report's column profiles for table fits."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 
@@ -185,3 +186,71 @@ def test_the_summary_profiles_are_the_data_s(table_fit):
     assert island["levels"] == ["Biscoe", "Dream", "Torgersen"]
     assert island["overall"]["shares"][1] == pytest.approx(
         (df["island"] == "Dream").sum() / df["island"].notna().sum(), rel=1e-3)
+
+
+# ------------------------------------------------------------------ the report
+def _visible_text(page: str) -> str:
+    """The page's text as a reader sees it: no tags, attributes, styles or the folded
+    JSON of the full summary."""
+    page = re.sub(r"<details>.*?</details>", "", page, flags=re.S)
+    page = re.sub(r"<style>.*?</style>", "", page, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", page)
+
+
+def test_the_report_shows_the_columns_and_their_profiles(table_fit, tmp_path):
+    from dpclust.report import render_html
+
+    model, summary = table_fit
+    page = render_html(summary, {})
+    text = _visible_text(page)
+    assert "Columns read as" in text and "Column profiles" in text
+    for name in ("bill_length_mm", "island", "sex", "tag"):
+        assert name in text
+    assert "Biscoe, Dream, Torgersen" in text  # the levels by name
+    assert "left out" in text  # the identifier column, with its reason
+    assert model.family_.schema_.dropped[0][1] in text
+    for raw in ('{"', "array(", "np.float64", "None", "nan", "'column'"):
+        assert raw not in text, raw
+    section = page[page.index('id="profiles"'):]
+    assert section.index("bill_length_mm") < section.index(">sex<")  # separating first
+
+
+def test_a_wide_table_s_profiles_stay_bounded():
+    """60 columns and 15 clusters: the rows scroll in a box of bounded height, at most
+    MAX_PROFILE_CLUSTERS clusters are shown, and the page says so."""
+    from dpclust.report import render_html
+    from dpclust.report.profiles import CSS, MAX_PROFILE_CLUSTERS
+
+    rng = np.random.default_rng(2)
+    n, K = 600, 15
+    labels = np.arange(n) % K
+    df = pd.DataFrame({f"col{j:02d}": rng.normal(size=n) + (j % 3 == 0) * labels
+                       for j in range(45)})
+    for j in range(15):
+        df[f"cat{j:02d}"] = np.array(["a", "b", "c", "d"], dtype=object)[
+            (labels + rng.integers(0, 2, n) * j) % 4]
+    X = check_table(df)
+    sizes = np.bincount(labels).tolist()
+    summary = {"settings": {"family": "table"}, "n_clusters": K, "cluster_sizes": sizes,
+               "profiles": as_summary(column_profiles(X, labels, K))}
+    page = render_html(summary, {})
+    section = page[page.index('id="profiles"'):page.index("</table>",
+                                                          page.index('id="profiles"'))]
+    assert section.count("<tr>") == 1 + 60
+    assert section.count('<span class="swatch"') == MAX_PROFILE_CLUSTERS
+    assert 'class="scroll"' in section and re.search(r"\.scroll \{ max-height:\d+px", CSS)
+    assert f"The {MAX_PROFILE_CLUSTERS} largest clusters are shown" in page
+    assert len(page) < 400_000
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                    reason="needs matplotlib (dpclust[plot])")
+def test_the_report_draws_the_profile_plots(table_fit, tmp_path):
+    from dpclust.report import write_report
+
+    model, summary = table_fit
+    paths = write_report(tmp_path, summary, None, model._X_fit, model.labels_)
+    assert {"profiles", "clusters"} <= set(paths)
+    assert paths["profiles"].read_bytes().startswith(b"\x89PNG")
+    page = paths["report"].read_text(encoding="utf-8")
+    assert 'id="fig-profiles"' in page and "could not be drawn" not in page

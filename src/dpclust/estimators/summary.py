@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..families.base import CLUSTER_PARAMS_FILE
+from ..tables import Schema, TableData
 
 __all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
            "fused_summary", "table_summary"]
@@ -117,6 +118,12 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     blocs = _blocs(estimator, labels)
     if blocs is not None:
         summary["blocs"] = blocs
+    table = _table(estimator)
+    if table is not None:
+        summary["table"] = table
+    profiles = _profiles(estimator, labels)
+    if profiles is not None:
+        summary["profiles"] = profiles
     if dask is not None:
         summary["dask"] = _dask_summary(estimator, dask)
     prior = getattr(estimator, "prior_", None)
@@ -179,6 +186,32 @@ def _blocs(estimator, labels):
     from ..rankings.blocs import describe_blocs
 
     return describe_blocs(X, labels, presence=getattr(estimator, "cluster_presence_", None))
+
+
+def _table(estimator) -> dict | None:
+    """How a table's columns were read (a table family's fit; None for other data): each
+    column's row of the family's :meth:`~dpclust.families.table.TableFamily.describe`,
+    the columns left out with the reason, and the cleaning rules with the cells each
+    changed."""
+    schema = getattr(estimator.family_, "schema_", None)
+    if not isinstance(schema, Schema):
+        return None
+    return {"columns": estimator.family_.describe(),
+            "dropped": [[str(name), str(why)] for name, why in schema.dropped],
+            "rules": {str(rule): int(n) for rule, n in schema.rules.items()}}
+
+
+def _profiles(estimator, labels):
+    """Per cluster of the point estimate and column of a table, what its rows hold
+    (:func:`dpclust.tables.profiles.column_profiles`, bounded by
+    :func:`~dpclust.tables.profiles.as_summary`); None for other data, or when the
+    training data are not at hand."""
+    X = getattr(estimator, "_X_fit", None)
+    if not isinstance(X, TableData):
+        return None
+    from ..tables.profiles import as_summary, column_profiles
+
+    return as_summary(column_profiles(X, labels, int(estimator.n_clusters_)))
 
 
 def _certainty(certainty: np.ndarray) -> dict:

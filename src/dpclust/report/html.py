@@ -28,9 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from ..tables import TableData
 from . import plots
 from .lead import _cards, _lead_paragraph
 from .posterior import _answer_section
+from .profiles import CSS as _PROFILES_CSS
+from .profiles import _columns_read, _profiles_section
 from .tables import (_alpha_section, _blocs_table, _cluster_sizes, _cluster_table,
                      _detail_tables, _table1)
 from .text import _esc, _rankings_block, json_default
@@ -80,6 +83,16 @@ _FIGURES = (
          "distance) are joined. Each fused cluster takes the colour of its largest raw "
          "cluster, so a colour that covers several raw clusters of the figure beside shows "
          "the components it joined."),
+    ),
+    (
+        "profiles",
+        "Column profiles",
+        ("The columns that separate the clusters most (as in the table above), one panel "
+         "each, the clusters across, largest first (the view of PReMiuM's profile plots, "
+         "Liverani et al. 2015). Real and count columns: each cluster's mean (dot) and "
+         "quartiles (bar), over all the rows' mean (dashed line) and quartiles (grey "
+         "band). Yes/no columns: each cluster's share of yes, all the rows' dashed. "
+         "Category columns: each cluster's level shares stacked, all the rows' first."),
     ),
     (
         "k_posterior",
@@ -206,7 +219,7 @@ def _figures(figures: Mapping[str, Path], errors: Mapping[str, str]) -> str:
     for name, heading, caption in _FIGURES:
         if name in figures:
             data = base64.b64encode(Path(figures[name]).read_bytes()).decode("ascii")
-            wide = ' class="wide"' if name in ("trace", "tables") else ""
+            wide = ' class="wide"' if name in ("trace", "tables", "profiles") else ""
             blocks.append(
                 f'<figure{wide} id="fig-{name}"><h3>{_esc(heading)}</h3>'
                 f'<img src="data:image/png;base64,{data}" alt="{_esc(heading)}">'
@@ -263,7 +276,7 @@ def render_html(
         The fit summary (see :func:`write_report`); missing optional keys are skipped.
     figures : mapping of str to path, optional
         PNG files to embed, keyed by ``"trace"``, ``"calibration"``, ``"clusters"``,
-        ``"fused_clusters"``, ``"k_posterior"``, ``"tables"``,
+        ``"fused_clusters"``, ``"profiles"``, ``"k_posterior"``, ``"tables"``,
         ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
     labels : array-like of int, shape (n_samples,), optional
         The point-estimate partition; used for cluster sizes if the summary has none.
@@ -309,6 +322,8 @@ def render_html(
         note,
         _answer_section(summary, sizes),
         _detail_tables(summary),
+        _columns_read(summary),
+        _profiles_section(summary, sizes),
         _blocs_table(summary),
         _table1(summary, sizes),
         _alpha_section(summary),
@@ -320,7 +335,7 @@ def render_html(
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_esc(title)}</title>\n<style>{_CSS}{_PROFILES_CSS}</style>\n</head>\n"
         f"<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
 
@@ -422,6 +437,9 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
     params = summary.get("cluster_params") or None
     rankings = _rankings_block(summary) is not None
     theta = (params or {}).get("theta")
+    if isinstance(X, TableData):  # a table's columns as numbers, for the projection
+        X = plots.table_matrix(X)
+    profiles = summary.get("profiles")
     return [
         ("trace", bool(trace), lambda p: plots.plot_trace(trace, burn_in, p)),
         ("k_posterior", bool(trace) and trace.get("n_large_clusters") is not None
@@ -429,6 +447,8 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
          lambda p: plots.plot_k_posterior(
              np.atleast_2d(trace["n_clusters"])[:, trace["kept"]],
              np.atleast_2d(trace["n_large_clusters"])[:, trace["kept"]], p)),
+        ("profiles", bool(profiles) and labels is not None,
+         lambda p: plots.plot_profiles(profiles, _cluster_sizes(summary, labels), p)),
         ("calibration", bool(calibration),
          lambda p: plots.plot_calibration(calibration, p)),
         ("clusters", X is not None and labels is not None and not rankings,

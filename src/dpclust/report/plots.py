@@ -18,7 +18,7 @@ from .figures import (CLUSTER_PALETTE, FIGURE2_DECAYS, LARGE_CLUSTER_SHARE, MAX_
                       plot_calibration,
                       plot_cluster_size_distribution, plot_cluster_sizes, plot_clusters,
                       plot_k_posterior, plot_model_comparison, plot_prior_draws,
-                      plot_similarity,
+                      plot_profiles, plot_similarity, table_matrix,
                       plot_tables_by_position, plot_theta_by_rank, plot_trace, theta_by_rank)
 from .figures.clusters import _ellipse_params  # noqa: F401
 from .figures.common import subsample_indices as _subsample_indices  # noqa: F401
@@ -39,11 +39,13 @@ __all__ = [
     "plot_cluster_sizes",
     "plot_clusters",
     "plot_prior_draws",
+    "plot_profiles",
     "plot_similarity",
     "plot_tables_by_position",
     "plot_theta_by_rank",
     "plot_trace",
     "plot_k_posterior",
     "plot_model_comparison",
+    "table_matrix",
     "theta_by_rank",
 ]

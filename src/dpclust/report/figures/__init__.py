@@ -5,6 +5,7 @@
 - :mod:`~.clusters`: the clusters in two dimensions, their sizes, the co-clustering matrix;
 - :mod:`~.ddcrp`: the distance dependent CRP's tables against position and prior draws;
 - :mod:`~.rankings`: a mixture of rankings' size distribution and dispersions by rank;
+- :mod:`~.profiles`: a table's clusters column by column (PReMiuM's profile plots);
 - :mod:`~.coarsening`: the calibration of a coarsened posterior (fit against complexity);
 - :mod:`~.comparison`: models compared by held-out log predictive density.
 
@@ -28,11 +29,14 @@ from .colours import (CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by
                       fused_colours)
 from .common import MAX_PLOT_POINTS
 from .ddcrp import FIGURE2_DECAYS, plot_prior_draws, plot_tables_by_position
+from .profiles import plot_profiles, table_matrix
 from .rankings import (LARGE_CLUSTER_SHARE, plot_cluster_size_distribution, plot_theta_by_rank,
                        theta_by_rank)
 from .traces import plot_k_posterior, plot_trace
 
 __all__ = [
+    "plot_profiles",
+    "table_matrix",
     "CLUSTER_PALETTE",
     "FIGURE2_DECAYS",
     "LARGE_CLUSTER_SHARE",

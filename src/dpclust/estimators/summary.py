@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..families.base import CLUSTER_PARAMS_FILE
-from ..tables import Schema, TableData
+from ..tables import TableData
 
 __all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
            "fused_summary", "table_summary"]
@@ -118,9 +118,6 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     blocs = _blocs(estimator, labels)
     if blocs is not None:
         summary["blocs"] = blocs
-    table = _table(estimator)
-    if table is not None:
-        summary["table"] = table
     profiles = _profiles(estimator, labels)
     if profiles is not None:
         summary["profiles"] = profiles
@@ -186,19 +183,6 @@ def _blocs(estimator, labels):
     from ..rankings.blocs import describe_blocs
 
     return describe_blocs(X, labels, presence=getattr(estimator, "cluster_presence_", None))
-
-
-def _table(estimator) -> dict | None:
-    """How a table's columns were read (a table family's fit; None for other data): each
-    column's row of the family's :meth:`~dpclust.families.table.TableFamily.describe`,
-    the columns left out with the reason, and the cleaning rules with the cells each
-    changed."""
-    schema = getattr(estimator.family_, "schema_", None)
-    if not isinstance(schema, Schema):
-        return None
-    return {"columns": estimator.family_.describe(),
-            "dropped": [[str(name), str(why)] for name, why in schema.dropped],
-            "rules": {str(rule): int(n) for rule, n in schema.rules.items()}}
 
 
 def _profiles(estimator, labels):

@@ -4,14 +4,12 @@ the one-line errors (exit status 2)."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dpclust import DPMixture
 from dpclust.cli import main
 
 try:
@@ -24,8 +22,6 @@ except ImportError:
 
 FAST = ["--iters", "12", "--no-progress", "--no-plots"]
 N_ROWS = 30
-#: whether DPMixture.fit takes row weights yet (``--weights`` passes them as sample_weight)
-FIT_TAKES_WEIGHTS = "sample_weight" in inspect.signature(DPMixture.fit).parameters
 
 
 def run(capsys, *argv):
@@ -180,9 +176,6 @@ def test_predict_reads_new_rows_with_the_fitted_kinds(messy, tmp_path, capsys):
 # --weights
 
 
-@pytest.mark.xfail(not FIT_TAKES_WEIGHTS, strict=True,
-                   reason="DPMixture.fit does not take sample_weight yet (another branch adds "
-                          "it); until then --weights stops with a one-line error")
 def test_weights_column_is_passed_to_fit(messy, tmp_path, capsys):
     status, _, err = run(capsys, "fit", messy, "--family", "auto", "--weights", "w",
                          "--columns", "age,smoker", *FAST, "--out", tmp_path)
@@ -190,15 +183,6 @@ def test_weights_column_is_passed_to_fit(messy, tmp_path, capsys):
     summary = summary_of(tmp_path)
     assert summary["data"]["weights_column"] == "w"
     assert "w" not in kinds_of(summary)
-
-
-def test_weights_before_fit_takes_them_is_a_clear_error(messy, tmp_path, capsys):
-    if FIT_TAKES_WEIGHTS:
-        pytest.skip("DPMixture.fit takes sample_weight")
-    status, _, err = run(capsys, "fit", messy, "--family", "auto", "--weights", "w",
-                         "--columns", "age", *FAST, "--out", tmp_path)
-    assert status == 2 and len(err.strip().splitlines()) >= 1
-    assert err.strip().splitlines()[-1].startswith("dpclust: error: --weights needs")
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,8 +214,6 @@ def _bad(tmp_path, messy) -> dict:
                            "group=categorical"], "is the --truth column"),
         "type-with-gaussian": ([messy, "--column-type", "age=gaussian"],
                                "--column-type applies only to --family"),
-        "weights-with-gaussian": ([messy, "--family", "gaussian", "--weights", "w"],
-                                  "--weights needs a family"),
         "weights-missing": ([messy, "--family", "auto", "--weights", "weight"],
                             "no column named 'weight' (--weights)"),
         "weights-text": ([weights, "--family", "table", "--weights", "w"],
@@ -254,7 +236,7 @@ def _bad(tmp_path, messy) -> dict:
 @pytest.mark.parametrize("case", ["holes-in-gaussian", "text-in-gaussian", "unknown-kind",
                                   "not-a-pair", "unknown-column", "two-kinds",
                                   "kind-does-not-fit", "not-a-count", "type-of-truth",
-                                  "type-with-gaussian", "weights-with-gaussian",
+                                  "type-with-gaussian",
                                   "weights-missing", "weights-text", "weights-zero",
                                   "weights-negative", "weights-holes", "weights-is-truth",
                                   "truth-holes", "auto-on-demo"])

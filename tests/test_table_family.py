@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as st
-from scipy.special import betaln, gammaln
+from scipy.special import betaln
 
 from dpclust.exact import (exact_posterior, partition_frequencies, run_chain,
                            total_variation)

@@ -6,7 +6,6 @@ status."""
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import os
 import shlex
@@ -230,9 +229,6 @@ def _weights(data: LoadedData, method=None) -> dict:
         from ..estimators.dp_mixture import DPMixture
 
         method = DPMixture.fit
-    if "sample_weight" not in inspect.signature(method).parameters:
-        raise UsageError(f"--weights needs {method.__qualname__}(..., sample_weight=...), "
-                         f"which this version of dpclust ({__version__}) does not have")
     return {"sample_weight": data.weights}
 
 

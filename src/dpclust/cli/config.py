@@ -425,15 +425,11 @@ def _column_types(given) -> tuple | None:
 
 
 def _check_weights(config: RunConfig, model: str) -> None:
-    """``--weights`` needs a family whose likelihood takes row weights."""
+    """``--weights`` fits a DP mixture (whole-number weights repeat rows with any family;
+    other weights are a power on the likelihood of a table family's rows, which
+    ``DPMixture.fit`` checks)."""
     if config.weights is None:
         return
-    cls = family_class(config.family)
-    if cls is not None and not getattr(cls, "supports_weights", False):
-        takers = " or ".join([n for n, f in FAMILIES.items()
-                              if getattr(f, "supports_weights", False)] + [AUTO])
-        raise UsageError(f"--weights needs a family whose likelihood takes row weights "
-                         f"(--family {takers}), not --family {config.family}")
     if model != "dp":
         raise UsageError("--weights applies to --model dp")
 

@@ -95,6 +95,9 @@ def fit_dpclust(X: pd.DataFrame, family: str, n_iter: int, sampler: str = "auto"
         data = _standardise(_numeric_block(X, gauss))
     else:
         data = X
+        # whole numbers are read as real numbers unless declared counts
+        counts = {c: "poisson" for c, k in column_kinds(X).items() if k == "count"}
+        family = counts or "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = DPMixture(family=family, sampler=sampler, n_iter=n_iter,

@@ -28,9 +28,17 @@ class DPMixture(MixtureEstimator):
 
     Parameters
     ----------
-    family : {"gaussian", "multinomial", "mallows", "plackett-luce"} or ConjugateFamily, \
-default="gaussian"
-        The component family: ``"gaussian"`` is
+    family : str, dict or ConjugateFamily, default="gaussian"
+        The component family.  ``"auto"`` picks one from the data
+        (:func:`~dpclust.families.choose_family`): a pandas DataFrame (or array) with text,
+        yes/no or 0/1 columns or missing cells takes the ``"table"`` family
+        (:class:`~dpclust.families.TableFamily`: a kind per column, real columns together
+        in one full-covariance Gaussian when they are complete, else independent
+        Normal-Gamma columns; yes/no Beta-Bernoulli, categories Dirichlet-categorical,
+        declared counts Gamma-Poisson; missing cells left out exactly); a dict of column
+        kinds, ``{"visits": "poisson", "zip": "categorical"}``, is that family with those
+        columns' kinds given.  ``"diagonal"``, ``"bernoulli"``, ``"categorical"`` and
+        ``"poisson"`` are the table family with every column of one kind.  ``"gaussian"`` is
         :class:`~dpclust.families.NormalInverseWishart` with data-driven defaults,
         ``"multinomial"`` is :class:`~dpclust.families.DirichletMultinomial` for count vectors
         (dense or ``scipy.sparse``), ``"mallows"`` is

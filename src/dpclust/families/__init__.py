@@ -19,9 +19,13 @@ from .table import (BetaBernoulli, DiagonalGaussian, DirichletCategorical, Gamma
 def get_family(family, X=None) -> ConjugateFamily:
     """Return a family object from a name (``"gaussian"``, ``"multinomial"``, ``"mallows"``,
     ``"plackett-luce"``, ``"table"``, ...), ``"auto"`` (:func:`choose_family` for the data
-    ``X``) or an instance."""
+    ``X``), a dict of column kinds (``{"visits": "poisson", "zip": "categorical"}``: the
+    ``table`` family with those columns' kinds given, the others read from the data) or an
+    instance."""
     if isinstance(family, ConjugateFamily):
         return family
+    if isinstance(family, dict):
+        return TableFamily(kinds=family)
     if isinstance(family, str) and family.lower() == "auto":
         return choose_family(X)
     if isinstance(family, str) and family.lower() in FAMILIES:

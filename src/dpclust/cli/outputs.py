@@ -68,7 +68,10 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         similarity = None
         if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES and not config.distributed:
             similarity = model.posterior_similarity()  # kept draws stay on a Dask cluster
-        write_report(out_dir, summary, trace_dict, data.X, labels, similarity=similarity,
+        X = data.X
+        if getattr(model.family_, "schema_", None) is not None:
+            X = model.family_.validate(X)  # a table's working form: the figures read it
+        write_report(out_dir, summary, trace_dict, X, labels, similarity=similarity,
                      positions=data.positions, fused_labels=fused_labels)
     else:
         from ..report import render_html

@@ -208,8 +208,16 @@ def test_collapsed_gibbs_matches_exact_posterior_single_kind(name):
 def test_product_with_holes_and_weights_matches_exact_posterior():
     fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
     X = X.with_weight(np.array([1.0, 2.0, 0.5, 1.0, 1.5]))
-    for sampler, seed in ((CollapsedGibbs(), 2), (ExplicitGibbs(), 3)):
-        assert _tv(sampler, fam, X, 20_000, seed) < 0.03, sampler
+    assert _tv(CollapsedGibbs(), fam, X, 20_000, seed=2) < 0.03
+
+
+@pytest.mark.slow
+def test_explicit_gibbs_on_the_product_with_holes_and_weights():
+    """The NumPy face (Neal's algorithm 2 draws parameters and scores likelihoods); the
+    default run checks that face against the kernels cell by cell."""
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
+    X = X.with_weight(np.array([1.0, 2.0, 0.5, 1.0, 1.5]))
+    assert _tv(ExplicitGibbs(), fam, X, 20_000, seed=3) < 0.03
 
 
 def test_full_covariance_product_matches_exact_posterior():
@@ -238,6 +246,7 @@ def test_full_covariance_is_what_auto_takes_for_complete_real_columns():
         fam.stats(X.with_weight(np.full(5, 0.5)))
 
 
+@pytest.mark.slow
 def test_subcluster_and_fsd_match_exact_posterior_on_the_product():
     fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), MIXED)
     # 5,000 steps (about 2 ms each on five rows): measured 0.048 to 0.054 over three seeds

@@ -235,7 +235,7 @@ def kinds_lines(config: RunConfig, data) -> list[str]:
 
 def _why(column, family: str) -> str:
     why = column.why
-    if why == "chosen":  # by --column-type, or by a single-kind family
+    if why == "given":  # by --column-type, or by a single-kind family
         why = "--column-type" if family_class(family).kind is None else f"--family {family}"
     if column.levels is None:
         return why

@@ -171,7 +171,7 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | None:
                 bad = present[(present < 0) | (present != np.round(present))][0]
                 raise ValueError(f"column {name!r} was given the kind 'poisson' but {bad:g} "
                                  f"is not a count (a whole number >= 0)")
-        return Column(name, chosen, None, "chosen")
+        return Column(name, chosen, None, "given")
     if numbers is not None and not isinstance(values.dtype, pd.CategoricalDtype):
         if text and chosen is None:
             rules["text read as numbers (cells)"] = (rules.get("text read as numbers (cells)", 0)
@@ -192,9 +192,9 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | None:
                          f"{len(levels)} levels: {list(levels)[:5]}")
     if chosen == "bernoulli" or (chosen is None and len(levels) <= 2):
         return Column(name, "bernoulli", _yes_no(levels),
-                      "chosen" if chosen else f"two levels ({values.dtype})")
+                      "given" if chosen else f"two levels ({values.dtype})")
     return Column(name, "categorical", levels,
-                  "chosen" if chosen else f"{len(levels)} levels ({values.dtype})")
+                  "given" if chosen else f"{len(levels)} levels ({values.dtype})")
 
 
 def _first_non_number(values, hole):

@@ -29,7 +29,7 @@ class Column(NamedTuple):
 
     ``name`` its heading, ``kind`` one of :data:`KINDS`, ``levels`` the labels of its
     categories in the order of their codes (yes/no columns: ``(no, yes)``; None for real and
-    count columns), ``why`` how the kind was chosen (``"dtype float64"``, ``"chosen"``...).
+    count columns), ``why`` how the kind was chosen (``"numbers (float64)"``, ``"given"`` when the user gave it)...).
     """
 
     name: str

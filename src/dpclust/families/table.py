@@ -461,9 +461,10 @@ class TableFamily(ConjugateFamily):
 
     def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
         """Per real column the clusters' means and standard deviations, per coded column
-        the level shares, per count column the rates."""
+        the level shares, per count column the rates (what each column was read as is the
+        summary's ``table`` block)."""
         s = self.schema_
-        block: dict = {"columns": self.describe()}
+        block: dict = {}
         if s.real:
             block["means"] = {c.name: rounded(params["means"][:, j]) for j, c in enumerate(s.real)}
             block["sds"] = {c.name: rounded(np.sqrt(params["variances"][:, j]))

@@ -3,7 +3,9 @@
 For each sampler, data sets drawn from the model's own prior (Gaussian 2-D with a fixed
 Normal-Inverse-Wishart prior, documents with a fixed Dirichlet prior, top-3 rankings of 6
 items under the Generalized Mallows prior and under Plackett–Luce worths with Dir(1) prior; the ddCRP mixture with a window decay of 10 over
-positions 0..N-1), the rank of the truth's statistics among
+positions 0..N-1; tables of two real, a yes/no, a three-level category and a count column
+with a fifth of the cells missing completely at random, under the product family and, with
+the real columns complete, the full-covariance table family), the rank of the truth's statistics among
 thinned posterior draws, and a chi-square test of uniform ranks
 (:func:`dpclust.calibration.simulation_based_calibration`).  Exact samplers should pass
 (p > 0.001 for every statistic); approximate ones may not, and the table says which are
@@ -30,7 +32,7 @@ from _common import machine_info, write_results  # noqa: E402
 
 def families():
     from dpclust.families import (DirichletMultinomial, GeneralizedMallows,
-                                  NormalInverseWishart, PlackettLuce)
+                                  NormalInverseWishart, PlackettLuce, TableFamily)
     from dpclust.rankings.data import Rankings
 
     gauss = NormalInverseWishart(mean=np.zeros(2), kappa=0.1, dof=4.0,
@@ -38,8 +40,35 @@ def families():
     docs = DirichletMultinomial(concentration=0.5).resolve(np.ones((2, 20)))
     ranks = GeneralizedMallows().resolve(Rankings(np.array([[0, 1, 2]]), 6))
     worths = PlackettLuce().resolve(Rankings(np.array([[0, 1, 2]]), 6))
+    tables = {f"{name} (holes)": TableFamily(kinds={"n": "poisson"}, covariance=cov,
+                                              kappa=1.0).resolve(_pilot_table())
+              for name, cov in (("table", "diagonal"), ("gaussian table", "full"))}
     return {"gaussian": gauss, "documents": docs, "rankings": ranks,
-            "rankings (plackett-luce)": worths}
+            "rankings (plackett-luce)": worths, **tables}
+
+
+def _pilot_table():
+    """The fixed table the table families are resolved on (their hyperparameters never
+    depend on the simulated data): two real columns, a yes/no, a three-level category and
+    a count column."""
+    import pandas as pd
+
+    rng = np.random.default_rng(2024)
+    n = 12
+    return pd.DataFrame({"x1": rng.normal(0.0, 1.0, n), "x2": rng.normal(0.0, 1.0, n),
+                         "yes": rng.random(n) < 0.5,
+                         "cat": pd.Categorical(rng.choice(list("abc"), n)),
+                         "n": rng.poisson(3.0, n)})
+
+
+def observers():
+    """What the sampler sees of a family's data sets, where not all of them: holes punched
+    completely at random in a fifth of the cells (the full-covariance family needs its
+    real columns complete, so only the others)."""
+    from dpclust.calibration import MissingCompletelyAtRandom
+
+    return {"table (holes)": MissingCompletelyAtRandom(0.2),
+            "gaussian table (holes)": MissingCompletelyAtRandom(0.2, ("code", "count"))}
 
 
 def samplers():
@@ -64,6 +93,10 @@ def samplers():
         ("explicit (plackett-luce)", "rankings (plackett-luce)", ExplicitGibbs(), True, 100,
          None),
         ("ddcrp (window 10)", "gaussian", DDCRPGibbs(), True, 200, 10.0),
+        ("gibbs (table, holes)", "table (holes)", CollapsedGibbs(), True, 100, None),
+        ("explicit (table, holes)", "table (holes)", ExplicitGibbs(), True, 100, None),
+        ("gibbs (gaussian table, holes)", "gaussian table (holes)", CollapsedGibbs(), True,
+         100, None),
     ]
 
 
@@ -75,6 +108,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME")
     args = ap.parse_args(argv)
     fams = families()
+    observe = observers()
     settings = (dict(n_replicates=40, n_draws=19, thin=2, burn_in=30, n_bins=5) if args.quick
                 else dict(n_replicates=200, n_draws=49, thin=4, burn_in=100, n_bins=10))
     results = HERE / "results"
@@ -98,9 +132,11 @@ def main(argv=None) -> int:
                                          positions=np.arange(n, dtype=float))
         t0 = time.perf_counter()
         r = simulation_based_calibration(fams[fam], sampler, n_samples=n, random_state=0,
-                                         n_jobs=-1, candidates=candidates, **settings)
+                                         n_jobs=-1, candidates=candidates,
+                                         observe=observe.get(fam), **settings)
         secs = time.perf_counter() - t0
-        slug = name.replace(" ", "_").replace("(", "").replace(")", "").replace("+", "_")
+        slug = (name.replace(" ", "_").replace("(", "").replace(")", "").replace("+", "_")
+                .replace(",", ""))
         r.plot(results / f"sbc_{slug}{suffix}.png", title=f"{name}, N = {n}")
         run = {"sampler": name, "family": fam, "exact": exact, "n_samples": n,
                "date": out["machine"]["date"],

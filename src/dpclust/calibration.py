@@ -28,6 +28,14 @@ Statistics (functions of the partition, the parameters and the data):
   (families without, whose samplers instantiate them);
 * ``alpha``, when alpha has a Gamma prior.
 
+**Missing cells.**  ``observe=`` calibrates a family that leaves missing cells out of the
+likelihood (the table families): each data set is drawn complete, then ``observe(X, rng)``
+says what the sampler sees of it, e.g. :class:`MissingCompletelyAtRandom` punching holes
+with a probability that does not depend on the values.  The posterior of the partition
+given the observed cells is then the model's posterior under missing-at-random, so the ranks
+stay uniform for a sampler that leaves holes out exactly; statistics of the data
+(``log_likelihood``) are of the observed cells.
+
 References
 ----------
 Talts, S., Betancourt, M., Simpson, D., Vehtari, A. & Gelman, A. (2018). Validating Bayesian
@@ -39,6 +47,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Callable
 from multiprocessing import get_context
 
 import numpy as np
@@ -86,6 +95,67 @@ def prior_draw(family, n_samples: int, alpha, rng, candidates=None, prior=None):
     return a, z, params, X
 
 
+@dataclass(frozen=True)
+class MissingCompletelyAtRandom:
+    """Holes punched in a table at random, whatever its values (missing completely at
+    random, MCAR): each cell of the chosen blocks is missing with probability ``share``,
+    independently; a row left with no observed cell gets one back, drawn at random among
+    its cells of those blocks (the rule looks at the holes only, never at the values, so
+    the holes stay ignorable).
+
+    Parameters
+    ----------
+    share : float, default=0.2
+        Probability that a cell is missing.
+    blocks : tuple of str, default=("real", "code", "count")
+        Which arrays of a :class:`~dpclust.tables.TableData` get holes (``("code",
+        "count")``: complete real columns, as the full-covariance table family needs).
+
+    Call it as ``observe(X, rng)`` on a :class:`~dpclust.tables.TableData` without holes or
+    a float array of shape (n_samples, n_features) (NaN holes); it returns a copy with holes.
+    """
+
+    share: float = 0.2
+    blocks: tuple = ("real", "code", "count")
+
+    def __post_init__(self):
+        if not 0.0 <= float(self.share) < 1.0:
+            raise ValueError(f"share must be in [0, 1), got {self.share}")
+        unknown = set(self.blocks) - {"real", "code", "count"}
+        if unknown:
+            raise ValueError(f"blocks are 'real', 'code' and 'count', got {sorted(unknown)}")
+
+    def mask(self, widths, n_samples: int, rng) -> np.ndarray:
+        """Whether each cell is missing, shape (n_samples, sum(widths)), no row all
+        missing (a row of width 0 has nothing to keep)."""
+        d = int(sum(widths))
+        hole = rng.random((n_samples, d)) < self.share
+        full = np.flatnonzero(hole.all(axis=1)) if d else np.zeros(0, np.intp)
+        hole[full, rng.integers(d, size=len(full))] = False
+        return hole
+
+    def __call__(self, X, rng):
+        if isinstance(X, np.ndarray):
+            hole = self.mask([X.shape[1]], len(X), rng)
+            return np.where(hole, np.nan, X.astype(np.float64))
+        from .tables import TableData
+
+        if not isinstance(X, TableData):
+            raise TypeError(f"MissingCompletelyAtRandom takes a TableData or a float array, "
+                            f"not {type(X).__name__}")
+        arrays = {"real": X.real, "code": X.code, "count": X.count}
+        chosen = [b for b in ("real", "code", "count") if b in self.blocks]
+        hole = self.mask([arrays[b].shape[1] for b in chosen], len(X), rng)
+        out, start = dict(arrays), 0
+        for b in chosen:
+            a = arrays[b]
+            h = hole[:, start:start + a.shape[1]]
+            start += a.shape[1]
+            out[b] = np.where(h, -1, a) if b == "code" else np.where(h, np.nan, a)
+        return TableData(out["real"], out["code"].astype(np.int64), out["count"], X.weight,
+                         X.schema)
+
+
 def _statistics(model, labels, params, alpha, pairs, collapsible: bool) -> dict:
     z = np.asarray(labels, dtype=np.int64)
     out = {"n_clusters": float(len(np.unique(z))),
@@ -104,9 +174,11 @@ def _statistics(model, labels, params, alpha, pairs, collapsible: bool) -> dict:
 def _replicate(args) -> dict:
     """One data set: the truth's statistics and their ranks among the posterior draws."""
     (family, sampler, n_samples, alpha, n_draws, thin, burn_in, seed, candidates,
-     partition_prior) = args
+     partition_prior, observe) = args
     rng = np.random.default_rng(seed)
     a, z, params, X = prior_draw(family, n_samples, alpha, rng, candidates, partition_prior)
+    if observe is not None:
+        X = observe(X, rng)
     prior = alpha if isinstance(alpha, GammaPrior) and partition_prior is None else None
     if candidates is None:
         model = MixtureModel(family, family.validate(X), prior, prior=partition_prior)
@@ -191,7 +263,8 @@ class SBCResult:
 def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha=1.0,
                                  n_replicates: int = 200, n_draws: int = 99, thin: int = 5,
                                  burn_in: int = 100, n_bins: int = 10, random_state=None,
-                                 n_jobs=None, candidates=None, prior=None) -> SBCResult:
+                                 n_jobs=None, candidates=None, prior=None,
+                                 observe: Callable | None = None) -> SBCResult:
     """Simulation-based calibration of ``sampler`` for mixtures of ``family`` (under the
     Dirichlet process, another partition prior, or the distance dependent CRP).
 
@@ -228,6 +301,11 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
         Calibrate under another prior on partitions (:mod:`dpclust.priors`, e.g.
         ``PitmanYor(0.25, 1)`` or ``"mfm:1,poisson:1"``): partitions are drawn from its
         restaurant process and the sampler targets it (``alpha`` is then unused).
+    observe : callable, optional
+        What the sampler sees of each data set: ``observe(X, rng)`` returns ``X`` with
+        holes, e.g. :class:`MissingCompletelyAtRandom` ``(0.2)``; the truth's statistics and
+        the draws' are on what it returns.  It must pickle when ``n_jobs`` asks for
+        processes (a module-level class, not a lambda).
 
     Returns
     -------
@@ -252,7 +330,7 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
         raise ValueError("candidates= calibrates the ddCRP, whose prior is its own: "
                          "leave prior= unset")
     jobs = [(family, sampler, n_samples, alpha, n_draws, thin, burn_in, s, candidates,
-             partition_prior) for s in seeds]
+             partition_prior, observe) for s in seeds]
     if n_jobs in (None, 1):
         results = [_replicate(j) for j in jobs]
     else:
@@ -270,4 +348,5 @@ def simulation_based_calibration(family, sampler, *, n_samples: int = 100, alpha
     return out
 
 
-__all__ = ["simulation_based_calibration", "SBCResult", "prior_draw", "crp_partition"]
+__all__ = ["simulation_based_calibration", "SBCResult", "prior_draw", "crp_partition",
+           "MissingCompletelyAtRandom"]

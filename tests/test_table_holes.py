@@ -185,6 +185,7 @@ def test_explicit_gibbs_matches_the_exact_posterior_short():
 def test_explicit_gibbs_matches_the_exact_posterior():
     for df, seed in ((HOLES, 2), (MIXED, 3)):
         fam, X = resolved(df)
+        # measured 0.026 on HOLES (20,000 steps, about 4 min on a shared core)
         assert _tv(ExplicitGibbs(), fam, X, 20_000, seed=seed,
                    log_prior=lambda s: crp_log_prior(s, 1.0)) < 0.03, df.columns
 
@@ -242,7 +243,7 @@ def test_sample_given_one_is_exact():
     fam, X = resolved(HOLES, dof=9)
     rng = np.random.default_rng(3)
     for i, o in ((1, np.array([0])), (2, np.array([1])), (0, np.array([0, 1]))):
-        draws = [fam.sample_given_one(X, i, rng) for _ in range(4000)]
+        draws = [fam.sample_given_one(X, i, rng) for _ in range(2500)]
         mu = np.array([p.g_mean[0] for p in draws])
         cov = np.array([p.g_cov[0] for p in draws])
         want_mu, want_cov = _moments_same_pattern(fam.niw_, X.real[[i]], o)
@@ -257,7 +258,7 @@ def test_update_params_leaves_the_cluster_posterior_invariant():
     rng = np.random.default_rng(5)
     labels = np.array([0, 0, 0, 1, 1])
     params, mus, covs = None, [], []
-    for t in range(6000):
+    for t in range(4000):
         params = fam.update_params(X, labels, params, rng, 2)
         if t >= 100:
             mus.append(params.g_mean[0])

@@ -185,7 +185,7 @@ def test_explicit_gibbs_matches_the_exact_posterior_short():
 def test_explicit_gibbs_matches_the_exact_posterior():
     for df, seed in ((HOLES, 2), (MIXED, 3)):
         fam, X = resolved(df)
-        # measured 0.026 on HOLES (20,000 steps, about 4 min on a shared core)
+        # measured 0.026 on HOLES and 0.022 on MIXED (20,000 steps, 2-4 min on a shared core)
         assert _tv(ExplicitGibbs(), fam, X, 20_000, seed=seed,
                    log_prior=lambda s: crp_log_prior(s, 1.0)) < 0.03, df.columns
 
@@ -194,7 +194,10 @@ def test_explicit_gibbs_matches_the_exact_posterior():
 def test_fsd_matches_the_finite_mixture_posterior():
     fam, X = resolved(MIXED)
     k = 3
-    assert _tv(FiniteSymmetricDirichlet(n_components=k), fam, X, 20_000, seed=6, alpha=1.5,
+    # measured 0.042 at 20,000 steps (seed 6); 40,000 as the product's FSD test takes: not
+    # yet run, so whether the gap is mixing (augmentation slows the parameters) or an error
+    # is open
+    assert _tv(FiniteSymmetricDirichlet(n_components=k), fam, X, 40_000, seed=6, alpha=1.5,
                log_prior=lambda s: finite_dirichlet_log_prior(s, 1.5, k)) < 0.03
 
 

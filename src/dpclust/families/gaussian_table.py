@@ -10,8 +10,11 @@ likelihood) or the pair (statistics, parameters) of the two blocks'.
 
 The real columns must be complete here: with holes in them a full covariance has no
 closed-form marginal (the posterior of a Gaussian's parameters given rows observed on
-different coordinates is not Normal-Inverse-Wishart), so ``covariance="auto"`` takes the
-diagonal family there, which leaves a missing cell out exactly.  Row weights other than 1
+different coordinates is not Normal-Inverse-Wishart).  ``covariance="full"`` then resolves to
+:class:`~dpclust.families.gaussian_table_holes.GaussianTableHoles`, exact with the samplers
+that instantiate the clusters' parameters (the explicit and FSD samplers), and
+``covariance="auto"`` takes the diagonal family, which leaves a missing cell out exactly with
+every sampler.  Row weights other than 1
 (``sample_weight`` as a power) are not taken either: the Normal-Inverse-Wishart kernels count
 whole rows.
 """

@@ -60,6 +60,9 @@ class TableSummary(NamedTuple):
     real: Any = None
     #: whether some row weighs other than 1
     weighted: bool = False
+    #: the Gaussian family's summary of the rows whose real columns are complete (the
+    #: correlations of the full covariance's default scale when some cells are missing)
+    complete_real: Any = None
 
 
 def _positive_or_none(text):
@@ -150,9 +153,11 @@ class TableFamily(ConjugateFamily):
 
     def summarize(self, X: TableData) -> TableSummary:
         s = _m.table_stats(X, np.zeros(len(X), dtype=np.intp), 1, X.schema.offsets)
-        real = None if np.isnan(X.real).any() else NormalInverseWishart().summarize(X.real)
+        complete = ~np.isnan(X.real).any(axis=1)
+        real = None if not complete.all() else NormalInverseWishart().summarize(X.real)
         return TableSummary(X.schema, len(X), s.gn[0], s.gmean[0], s.gm2[0], s.pn[0], s.ps[0],
-                            real, bool(np.any(X.weight != 1.0)))
+                            real, bool(np.any(X.weight != 1.0)),
+                            NormalInverseWishart().summarize(X.real[complete]))
 
     def merge_summaries(self, a: TableSummary, b: TableSummary) -> TableSummary:
         if not a.schema.same_columns(b.schema):
@@ -162,8 +167,10 @@ class TableFamily(ConjugateFamily):
                                          s.pn[None], s.ps[None], np.zeros(1)) for s in (a, b)))
         real = (NormalInverseWishart().merge_summaries(a.real, b.real)
                 if a.real is not None and b.real is not None else None)
+        complete = (NormalInverseWishart().merge_summaries(a.complete_real, b.complete_real)
+                    if a.complete_real is not None and b.complete_real is not None else None)
         return TableSummary(a.schema, a.n + b.n, one.gn[0], one.gmean[0], one.gm2[0],
-                            one.pn[0], one.ps[0], real, a.weighted or b.weighted)
+                            one.pn[0], one.ps[0], real, a.weighted or b.weighted, complete)
 
     def resolve(self, X) -> "TableFamily":
         if not isinstance(X, TableData):
@@ -172,15 +179,12 @@ class TableFamily(ConjugateFamily):
 
     def full_covariance(self, summary: TableSummary) -> bool:
         """Whether the real columns take one full-covariance Gaussian (``covariance="full"``,
-        or ``"auto"`` with 2 to 49 real columns, none with holes, and no power weights)."""
+        with holes in them too (:mod:`~dpclust.families.gaussian_table_holes`), or ``"auto"``
+        with 2 to 49 real columns, none with holes, and no power weights)."""
         cov = self.covariance if self.kind is None else "diagonal"
         if cov not in ("auto", "full", "diagonal"):
             raise ValueError(f"covariance must be 'auto', 'full' or 'diagonal', got {cov!r}")
         if cov == "full":
-            if summary.real is None:
-                raise ValueError("covariance='full' needs the real columns complete: use "
-                                 "covariance='diagonal' (or 'auto'), which leaves holes out "
-                                 "exactly")
             return True
         return (cov == "auto" and summary.real is not None and not summary.weighted
                 and 2 <= len(summary.schema.real) < 50)
@@ -188,13 +192,16 @@ class TableFamily(ConjugateFamily):
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
         if self.full_covariance(summary):
             from .gaussian_table import GaussianTable
+            from .gaussian_table_holes import GaussianTableHoles, niw_summary_with_holes
 
-            out = GaussianTable(**self.get_params())
+            holes = summary.real is None
+            out = (GaussianTableHoles if holes else GaussianTable)(**self.get_params())
             base = self._resolve_columns(summary._replace(
                 schema=summary.schema, gn=summary.gn[:0], gmean=summary.gmean[:0],
                 gm2=summary.gm2[:0]), n_real=0)
             out.schema_, out.hyper_ = base.schema_, base.hyper_
-            out.niw_ = NormalInverseWishart(kappa=self.kappa).resolve_summary(summary.real)
+            out.niw_ = NormalInverseWishart(kappa=self.kappa).resolve_summary(
+                niw_summary_with_holes(summary) if holes else summary.real)
             return out
         return self._resolve_columns(summary, n_real=len(summary.schema.real))
 

@@ -12,6 +12,8 @@ from dpclust.exact import (exact_posterior, partition_frequencies, run_chain,
                            total_variation)
 from dpclust.families import (BetaBernoulli, DiagonalGaussian, DirichletCategorical,
                               GammaPoisson, TableFamily, get_family)
+from dpclust.families.base import take
+from dpclust.tables import TableData
 from dpclust.samplers import (CollapsedGibbs, ExplicitGibbs, FiniteSymmetricDirichlet,
                               MixtureModel, SubclusterSplitMerge, finite_dirichlet_log_prior)
 
@@ -337,3 +339,27 @@ def test_sample_data_round_trip_and_describe():
     block = fam.describe_clusters(fam.mean_params(fam.stats(X, np.array([0, 0, 1, 1, 1]), 2))).block
     assert set(block["shares"]["colour"]) == {"blue", "green", "red"}
     assert len(block["means"]["height"]) == 2
+
+
+def test_full_covariance_predicts_new_rows_with_holes():
+    """A new row's missing real cell is integrated out of the cluster's Student-t
+    predictive: the closed form against quadrature, and the complete row's value."""
+    from scipy.integrate import quad
+
+    from dpclust.families.gaussian_table_holes import observed_log_predictive
+
+    fam, X = resolved(TableFamily(kinds=KINDS, kappa=0.5), FULL)
+    stats = fam.stats(X, np.array([0, 0, 1, 1, 0]), 2)
+    new = FULL.iloc[[0, 3]].copy()
+    complete = fam.validate(new)
+    np.testing.assert_allclose(observed_log_predictive(fam, complete, stats),
+                               fam.log_predictive(complete, stats), rtol=1e-10)
+    new.loc[new.index[0], "weight"] = np.nan
+    holed = fam.validate(new)
+    got = fam.log_predictive(holed, stats)
+    for k in range(2):
+        def density(w, k=k):
+            row = TableData(np.array([[holed.real[0, 0], w]]), holed.code[:1], holed.count[:1],
+                            np.ones(1), holed.schema)
+            return np.exp(fam.log_predictive(row, take(stats, [k]))[0, 0])
+        assert got[0, k] == pytest.approx(np.log(quad(density, -40, 40, limit=200)[0]), rel=1e-6)

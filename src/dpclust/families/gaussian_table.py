@@ -151,6 +151,10 @@ class GaussianTable(TableFamily):
         return self.niw_.log_marginal(g) + _m.log_marginal(t, self.hyper)
 
     def log_predictive(self, X, stats) -> np.ndarray:
+        if np.isnan(X.real).any():  # new rows with holes: their observed coordinates' t
+            from .gaussian_table_holes import observed_log_predictive
+
+            return observed_log_predictive(self, X, stats)
         X = self._check(X)
         g, t = _split(stats)
         return (self.niw_.log_predictive(X.real, g)

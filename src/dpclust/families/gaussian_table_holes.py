@@ -190,32 +190,8 @@ class GaussianTableHoles(GaussianTable):
 
     def log_predictive(self, X, stats) -> np.ndarray:
         """``log f(x_{i,obs} | X_k)`` for statistics of complete rows (empty: the prior
-        predictive): the Student-t of the Normal-Inverse-Wishart posterior marginalised to
-        each row's observed coordinates, times the other columns' predictive."""
-        X = self._check(X)
-        g, t = _split(stats)
-        post = self.niw_.posterior(g)
-        real = np.asarray(X.real, dtype=np.float64)
-        n, d = real.shape
-        K = len(post.kappa)
-        df = post.dof - d + 1.0
-        scale = post.scale * ((post.kappa + 1.0) / (post.kappa * df))[:, None, None]
-        out = np.zeros((n, K))
-        for obs, rows in missing_patterns(real):
-            o = np.flatnonzero(obs)
-            if not len(o):
-                continue
-            do = len(o)
-            L = np.linalg.cholesky(scale[:, o[:, None], o[None, :]])          # (K, do, do)
-            diff = real[rows][:, o][None, :, :] - post.mean[:, None, o]       # (K, r, do)
-            y = _solve(L, np.swapaxes(diff, 1, 2))                            # (K, do, r)
-            maha = np.einsum("kir,kir->kr", y, y)
-            logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-            c = (gammaln(0.5 * (df + do)) - gammaln(0.5 * df)
-                 - 0.5 * do * np.log(df * math.pi) - 0.5 * logdet)
-            out[rows] = (c[:, None] - 0.5 * (df + do)[:, None]
-                         * np.log1p(maha / df[:, None])).T
-        return out + _m.log_predictive(self._rest(X), t, self.hyper)
+        predictive): :func:`observed_log_predictive`."""
+        return observed_log_predictive(self, self._check(X), stats)
 
     def log_prior_predictive(self, X) -> np.ndarray:
         """``log f(x_{i,obs})`` under the prior, shape (n,): the new-cluster term."""
@@ -376,3 +352,34 @@ class GaussianTableHoles(GaussianTable):
 
 __all__ = ["GaussianTableHoles", "missing_patterns", "gaussian_conditional",
            "niw_summary_with_holes"]
+
+
+def observed_log_predictive(family: GaussianTable, X: TableData, stats) -> np.ndarray:
+    """``log f(x_{i,obs} | X_k)`` under ``family`` for statistics of complete rows (empty:
+    the prior predictive): the Student-t of the Normal-Inverse-Wishart posterior
+    marginalised to each row's observed coordinates, times the other columns' predictive.
+    Exact: a Student-t's marginal on some coordinates is the Student-t of their location
+    and scale block, with the same degrees of freedom."""
+    g, t = _split(stats)
+    post = family.niw_.posterior(g)
+    real = np.asarray(X.real, dtype=np.float64)
+    n, d = real.shape
+    K = len(post.kappa)
+    df = post.dof - d + 1.0
+    scale = post.scale * ((post.kappa + 1.0) / (post.kappa * df))[:, None, None]
+    out = np.zeros((n, K))
+    for obs, rows in missing_patterns(real):
+        o = np.flatnonzero(obs)
+        if not len(o):
+            continue
+        do = len(o)
+        L = np.linalg.cholesky(scale[:, o[:, None], o[None, :]])          # (K, do, do)
+        diff = real[rows][:, o][None, :, :] - post.mean[:, None, o]       # (K, r, do)
+        y = _solve(L, np.swapaxes(diff, 1, 2))                            # (K, do, r)
+        maha = np.einsum("kir,kir->kr", y, y)
+        logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+        c = (gammaln(0.5 * (df + do)) - gammaln(0.5 * df)
+             - 0.5 * do * np.log(df * math.pi) - 0.5 * logdet)
+        out[rows] = (c[:, None] - 0.5 * (df + do)[:, None]
+                     * np.log1p(maha / df[:, None])).T
+    return out + _m.log_predictive(family._rest(X), t, family.hyper)

@@ -70,8 +70,8 @@ from scipy.special import gammaln
 
 from ..tables import TableData
 from . import _table_math as _m
-from .base import ClusterSummary, take
-from .gaussian import DataSummary, GaussianParams
+from .base import take
+from .gaussian import DataSummary
 from .gaussian_table import GaussianTable, GaussianTableParams, GaussianTableStats, _split
 from .table import _standardise
 

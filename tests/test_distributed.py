@@ -183,6 +183,24 @@ def test_documents_give_the_in_process_chain(client):
     _same_chain(ref, m)
 
 
+def test_tables_with_holes_give_the_in_process_chain(client):
+    """A DataFrame of mixed columns with holes (the table family): the rows the sampler
+    gathers from the workers are tables, stacked by the family."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 240
+    group = rng.integers(0, 3, n)
+    df = pd.DataFrame({"x": rng.normal(group * 3.0, 1.0), "y": rng.normal(-group, 1.0),
+                       "kind": np.array(["a", "b", "c"])[group],
+                       "flag": rng.random(n) < 0.2 + 0.3 * group})
+    df = df.mask(rng.random(df.shape) < 0.15)
+    kw = {**KW, "family": "auto", "n_iter": 12, "burn_in": 4}
+    ref = DPMixture(partitions=2, **kw).fit(df)
+    m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(df)
+    _same_chain(ref, m)
+
+
 def test_staged_proposals_give_the_in_process_chain(client, data):
     """Proposals in three stages carry each partition's sides from stage to stage."""
     from dpclust.samplers import SubclusterSplitMerge

@@ -22,7 +22,6 @@ import itertools
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..utils.checks import DataError
 from ..samplers import _partitioned as _p
@@ -152,7 +151,7 @@ class DaskPartitions:
                    for part, state in zip(self.parts, labels.futures)]
         pieces = self._gather(futures)
         rows = [p[2] for p in pieces]
-        stacked = sp.vstack(rows, format="csr") if sp.issparse(rows[0]) else np.concatenate(rows)
+        stacked = self.family.stack_rows(rows)
         self.traffic.add(2 * np.asarray(thresholds).nbytes * len(self.parts),
                          sum(p[0].nbytes + p[1].nbytes + p[3].nbytes + p[4].nbytes
                              for p in pieces))
@@ -186,8 +185,7 @@ class DaskPartitions:
             order.append(sel)
         pieces = self._gather(futures)
         pos = np.argsort(np.concatenate(order), kind="stable")
-        stacked = sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) \
-            else np.concatenate(pieces)
+        stacked = self.family.stack_rows(pieces)
         return stacked[pos]
 
     def pack(self, params):

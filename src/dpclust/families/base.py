@@ -598,6 +598,15 @@ class ConjugateFamily(ABC):
         """Rows ``index`` of ``X`` (working form)."""
         return X[index]
 
+    def stack_rows(self, parts: list):
+        """The rows of several parts of the data (working form), one part after the other:
+        how rows gathered from the workers of a Dask cluster are put together."""
+        import scipy.sparse as sp
+
+        if sp.issparse(parts[0]):
+            return sp.vstack(parts, format="csr")
+        return np.concatenate(parts)
+
     def stats_at(self, X, rows, labels, n_clusters: int) -> NamedTuple:
         """Statistics of the points ``rows`` of ``X`` in clusters ``labels`` (one per row):
         ``stats(subset(X, rows), labels, n_clusters)``, which a family may compute without

@@ -278,6 +278,9 @@ class TableFamily(ConjugateFamily):
     def subset(self, X, index):
         return X[np.asarray(index) if not isinstance(index, slice) else index]
 
+    def stack_rows(self, parts: list) -> TableData:
+        return TableData.stack(parts)
+
     # -------------------------------------------------------------- posterior
     def posterior(self, stats):
         mn, kn, an, bn = _m.normal_gamma_posterior(stats, self.hyper)

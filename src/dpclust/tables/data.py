@@ -118,6 +118,12 @@ class TableData:
         return TableData(self.real[rows], self.code[rows], self.count[rows], self.weight[rows],
                          self.schema)
 
+    @staticmethod
+    def stack(parts: list) -> "TableData":
+        """The rows of several tables with the same schema, one after the other."""
+        return TableData(*(np.concatenate([getattr(p, f) for p in parts])
+                           for f in ("real", "code", "count", "weight")), parts[0].schema)
+
     def with_weight(self, weight) -> "TableData":
         return replace(self, weight=np.asarray(weight, dtype=np.float64))
 

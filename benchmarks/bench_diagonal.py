@@ -20,8 +20,10 @@ Parts (``--parts``):
   median over iterations after the first (``trace_.seconds``), so compile time and the
   first iteration are left out; each fit is profiled (cProfile; the work is in compiled
   kernels, so its overhead is small) to say which kernel the time goes to.
-* ``nmi``: both families, the same sampler (``"auto"``: sub-cluster from 5,000 points),
-  the same iterations and seed, on (a) ten well-separated Gaussians with diagonal
+* ``nmi``: both families, the same sampler (``"auto"``: collapsed Gibbs below 5,000
+  points, so at the default ``--nmi-n 4000``; from 5,000 the sub-cluster sampler runs up to
+  16 rounds of sequential moves an iteration, ~1 s an iteration for either family even at
+  d = 2 on two loaded cores, too slow for twelve fits here), the same iterations and seed, on (a) ten well-separated Gaussians with diagonal
   covariances and (b) ``make_gaussian_mixture`` (random rotations: correlated
   coordinates, ellipses up to 5:1, where a diagonal model needs more clusters), d = 2,
   10, 50: NMI against the truth (scikit-learn's ``normalized_mutual_info_score`` of the
@@ -145,6 +147,9 @@ def timed_fit(X, family, sampler, n_iter, seed=0, profile=False):
             if fn in KERNELS:
                 kern[KERNELS[fn]] = kern.get(KERNELS[fn], 0.0) + v[2]  # tottime
         out["kernels_s_per_iter"] = {k: v / n_iter for k, v in kern.items()}
+        top = sorted(st.items(), key=lambda kv: -kv[1][2])[:6]
+        out["top_s_per_iter"] = [[f"{Path(f).name}:{fn}", v[2] / n_iter]
+                                 for (f, _, fn), v in top]
     return out
 
 
@@ -195,7 +200,9 @@ def part_speed(args):
               f"{r['ns_per_row_iter']:.0f} ns per row and iteration, first "
               f"{r['first_iter_s']:.2f} s, fit {r['fit_s']:.1f} s, K={r['k']}, "
               f"NMI {r['nmi']:.3f}, peak RSS {r['peak_rss_mib']:.0f} MiB\n"
-              f"    s / iteration by kernel: {kern}", flush=True)
+              f"    s / iteration by kernel: {kern}\n    top functions (own time, s / "
+              f"iteration): " + ", ".join(f"{a} {b:.3f}" for a, b in r["top_s_per_iter"]),
+              flush=True)
     base = runs[0]["ns_per_row_iter"]
     for r in runs:
         r["ratio_to_diagonal_auto"] = r["ns_per_row_iter"] / base
@@ -253,6 +260,11 @@ def write_markdown(d, path):
             kk = r.get("kernels_s_per_iter", {})
             md.append(f"| {r['label']} | " + " | ".join(
                 f"{kk[v]:.3f}" if v in kk else "–" for v in KERNELS.values()) + " |")
+        md += ["", "Top functions by own time (s / iteration, fit included):", ""]
+        for r in s["runs"]:
+            if r.get("top_s_per_iter"):
+                md.append(f"* {r['label']}: " + ", ".join(
+                    f"`{a}` {b:.3f}" for a, b in r["top_s_per_iter"]))
         md.append("")
     m = d.get("nmi")
     if m:
@@ -274,7 +286,7 @@ def main(argv=None):
     p.add_argument("--n-iter", type=int, default=12, help="iterations of the speed part")
     p.add_argument("--full-n", type=int, default=20_000,
                    help="rows the full-covariance family gets in the speed part")
-    p.add_argument("--nmi-n", type=int, default=10_000)
+    p.add_argument("--nmi-n", type=int, default=4_000)
     p.add_argument("--nmi-iter", type=int, default=60)
     args = p.parse_args(argv)
     parts = {"speed": part_speed, "nmi": part_nmi}

@@ -3,7 +3,8 @@ each per-row operation is the Normal-Inverse-Wishart kernel's on the real block 
 table kernel's on the other columns, (see :class:`dpclust.families.base.FamilyKernel`).
 
 Layout: ``kdata = (X_real,) + table kdata`` (1 + 5 arrays), ``kstats`` = the Gaussian
-kernel's 10 arrays then the table kernel's 9, ``khyper`` = the Gaussian kernel's 4 arrays then the table kernel's 5;
+kernel's 10 arrays then the table kernel's 13, ``khyper`` = the Gaussian kernel's 4 arrays
+then the table kernel's 5;
 for the pass, ``kdata = (X_real, shift) + table kdata`` and ``kparams`` = the Gaussian pass's
 5 arrays then the table pass's 6, and a raw-statistics row is the Gaussian's then the
 table's.

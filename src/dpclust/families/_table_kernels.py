@@ -26,21 +26,45 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #           (its index within its column plus the column's offset), -1 missing;
 #           count (n, dp), NaN missing;  weight (n,);  log_fact (n,) = sum_j log x_ij!)
 # kstats = (rows (cap,), gn, gmean, gm2 (cap, dg), cn (cap, dc), cc (cap, C),
-#           pn, ps (cap, dp), plf (cap,))
+#           pn, ps (cap, dp), plf (cap,),
+#           tc, tmu, tsc, te (cap, dg): each real column's Student-t predictive of a row of
+#           weight 1, log t(x) = tc - te log(1 + tsc (x - tmu)^2), kept with the slot)
 # khyper = (g (4, dg): kappa0, a0, b0, a0 log b0 - lgamma(a0);
 #           alpha (C,), alpha_sum (dc,), offsets (dc + 1,) int64;
 #           p (3, dp): shape a, rate b, a log b - lgamma(a))
 
 
 @njit(cache=True, _nrt=False)
+def _refresh_t(kstats, k, j, khyper):
+    """Slot k's Student-t predictive of real column j for a row of weight 1: ``2 a_n``
+    degrees of freedom, location ``m_n``, squared scale ``b_n (kappa_n + 1) / (a_n
+    kappa_n)`` (the ratio of marginals in closed form), kept as ``tc - te log(1 + tsc (x -
+    tmu)^2)`` so that a prediction costs one logarithm a cell."""
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
+    g = khyper[0]
+    kappa0 = g[0, j]
+    n = gn[k, j]
+    mean = gmean[k, j]
+    kn = kappa0 + n
+    an = g[1, j] + 0.5 * n
+    bn = g[2, j] + 0.5 * gm2[k, j] + 0.5 * kappa0 * n * mean * mean / kn
+    tmu[k, j] = n * mean / kn
+    tsc[k, j] = kn / (2.0 * bn * (kn + 1.0))
+    te[k, j] = an + 0.5
+    tc[k, j] = (math.lgamma(an + 0.5) - math.lgamma(an)
+                - 0.5 * math.log(2.0 * math.pi * bn * (kn + 1.0) / kn))
+
+
+@njit(cache=True, _nrt=False)
 def _tab_reset(kstats, k, khyper):
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     rows[k] = 0.0
     plf[k] = 0.0
     for j in range(gn.shape[1]):
         gn[k, j] = 0.0
         gmean[k, j] = 0.0
         gm2[k, j] = 0.0
+        _refresh_t(kstats, k, j, khyper)
     for j in range(cn.shape[1]):
         cn[k, j] = 0.0
     for c in range(cc.shape[1]):
@@ -53,7 +77,7 @@ def _tab_reset(kstats, k, khyper):
 @njit(cache=True, _nrt=False)
 def _tab_add(kdata, i, kstats, k, khyper):
     real, code, count, weight, log_fact = kdata
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     w = weight[i]
     rows[k] += 1.0
     for j in range(real.shape[1]):
@@ -64,6 +88,7 @@ def _tab_add(kdata, i, kstats, k, khyper):
             gmean[k, j] += w * delta / n1
             gm2[k, j] += w * delta * (x - gmean[k, j])
             gn[k, j] = n1
+            _refresh_t(kstats, k, j, khyper)
     for j in range(code.shape[1]):
         c = code[i, j]
         if c >= 0:
@@ -80,7 +105,7 @@ def _tab_add(kdata, i, kstats, k, khyper):
 @njit(cache=True, _nrt=False)
 def _tab_remove(kdata, i, kstats, k, khyper):
     real, code, count, weight, log_fact = kdata
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     if rows[k] <= 1.0:
         _tab_reset(kstats, k, khyper)
         return
@@ -99,6 +124,7 @@ def _tab_remove(kdata, i, kstats, k, khyper):
                 gmean[k, j] = (gn[k, j] * old - w * x) / n0
                 gm2[k, j] = max(gm2[k, j] - w * (x - gmean[k, j]) * (x - old), 0.0)
                 gn[k, j] = n0
+            _refresh_t(kstats, k, j, khyper)
     for j in range(code.shape[1]):
         c = code[i, j]
         if c >= 0:
@@ -140,7 +166,7 @@ def gamma_poisson_log_marginal(n, s, a, b, const):
 
 @njit(cache=True, _nrt=False)
 def _tab_log_marginal(kstats, k, khyper):
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     g, alpha, alpha_sum, offsets, p = khyper
     s = 0.0
     for j in range(gn.shape[1]):
@@ -163,13 +189,16 @@ def _tab_log_predictive(kdata, i, kstats, k, khyper):
     """``log f(x_i | X_k)``: a ratio of marginals per observed cell (for ``w = 1`` the
     Student-t, the categorical share and the negative binomial)."""
     real, code, count, weight, log_fact = kdata
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     g, alpha, alpha_sum, offsets, p = khyper
     w = weight[i]
     s = -w * log_fact[i]
     for j in range(real.shape[1]):
         x = real[i, j]
-        if x == x:
+        if x == x and w == 1.0:
+            d = x - tmu[k, j]
+            s += tc[k, j] - te[k, j] * math.log1p(tsc[k, j] * d * d)
+        elif x == x:
             kappa0 = g[0, j]
             n = gn[k, j]
             mean = gmean[k, j]
@@ -207,7 +236,7 @@ def _tab_log_predictive(kdata, i, kstats, k, khyper):
 @njit(cache=True, _nrt=False)
 def _tab_log_join_gain(kstats, a, b, khyper):
     """``log f(X_a ∪ X_b) - log f(X_a) - log f(X_b)`` from the two slots' statistics."""
-    rows, gn, gmean, gm2, cn, cc, pn, ps, plf = kstats
+    rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     g, alpha, alpha_sum, offsets, p = khyper
     if rows[a] == 0.0 or rows[b] == 0.0:
         return 0.0
@@ -309,3 +338,46 @@ def _tab_accumulate(kdata, i, acc, slot):
             acc[slot, base2 + j] += w
             acc[slot, base2 + dp + j] += w * x
     acc[slot, width - 1] += w * log_fact[i]
+
+
+# ------------------------------------------------------------ batched statistics
+@njit(cache=True)
+def table_stats_kernel(real, code, count, weight, log_fact, offsets, labels, rows, gn, gmean,
+                       gm2, cn, cc, pn, ps, plf):
+    """Every cluster's statistics (the NumPy face's ``TableStats``, arrays zeroed by the
+    caller) in two passes over the rows: weighted sums, then the centred sums of squares
+    about each cluster's mean (no cancellation far from the origin).  ``code`` holds each
+    level's index within its column."""
+    n = real.shape[0]
+    for i in range(n):
+        k = labels[i]
+        w = weight[i]
+        rows[k] += 1.0
+        for j in range(real.shape[1]):
+            x = real[i, j]
+            if x == x:
+                gn[k, j] += w
+                gmean[k, j] += w * x
+        for j in range(code.shape[1]):
+            c = code[i, j]
+            if c >= 0:
+                cn[k, j] += w
+                cc[k, offsets[j] + c] += w
+        for j in range(count.shape[1]):
+            x = count[i, j]
+            if x == x:
+                pn[k, j] += w
+                ps[k, j] += w * x
+        plf[k] += w * log_fact[i]
+    for k in range(gn.shape[0]):
+        for j in range(gn.shape[1]):
+            if gn[k, j] > 0.0:
+                gmean[k, j] /= gn[k, j]
+    for i in range(n):
+        k = labels[i]
+        w = weight[i]
+        for j in range(real.shape[1]):
+            x = real[i, j]
+            if x == x:
+                d = x - gmean[k, j]
+                gm2[k, j] += w * d * d

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import gammaln
 
+from ._table_kernels import table_stats_kernel
 from .base import log_gamma
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -96,37 +97,18 @@ def level_column(offsets: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------ statistics
 def table_stats(X, labels, n_clusters, offsets) -> TableStats:
-    """Statistics of the rows of ``X`` (:class:`~dpclust.tables.TableData`) per cluster."""
-    labels = np.asarray(labels, dtype=np.intp)
-    K = int(n_clusters)
-    w = X.weight
-    rows = np.bincount(labels, minlength=K).astype(np.float64)
-    seen = ~np.isnan(X.real)
-    ww = np.where(seen, w[:, None], 0.0)
-    xr = np.where(seen, X.real, 0.0)
-    gn = _sum_by(labels, ww, K)
-    gsum = _sum_by(labels, ww * xr, K)
-    gmean = np.divide(gsum, gn, out=np.zeros_like(gsum), where=gn > 0)
-    dev = np.where(seen, X.real - gmean[labels], 0.0)
-    gm2 = _sum_by(labels, ww * dev * dev, K)
-    coded = X.code >= 0
-    cw = np.where(coded, w[:, None], 0.0)
-    cn = _sum_by(labels, cw, K)
-    C = int(offsets[-1])
-    cc = np.zeros(K * C)
-    flat = labels[:, None] * C + offsets[:-1][None, :] + X.code
-    np.add.at(cc, flat[coded], cw[coded])
-    pseen = ~np.isnan(X.count)
-    pw = np.where(pseen, w[:, None], 0.0)
-    pn = _sum_by(labels, pw, K)
-    ps = _sum_by(labels, pw * np.where(pseen, X.count, 0.0), K)
-    plf = np.bincount(labels, weights=w * X.log_fact, minlength=K)
-    return TableStats(rows, gn, gmean, gm2, cn, cc.reshape(K, C), pn, ps, plf)
-
-
-def _sum_by(labels, values, K):
-    out = np.zeros((K, values.shape[1]))
-    np.add.at(out, labels, values)
+    """Statistics of the rows of ``X`` (:class:`~dpclust.tables.TableData`) per cluster
+    (one compiled pass, :func:`~dpclust.families._table_kernels.table_stats_kernel`)."""
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    out = empty_stats(int(n_clusters), X.real.shape[1], X.code.shape[1], int(offsets[-1]),
+                      X.count.shape[1])
+    f64 = np.float64
+    table_stats_kernel(np.ascontiguousarray(X.real, dtype=f64),
+                       np.ascontiguousarray(X.code, dtype=np.int64),
+                       np.ascontiguousarray(X.count, dtype=f64),
+                       np.ascontiguousarray(X.weight, dtype=f64),
+                       np.ascontiguousarray(X.log_fact, dtype=f64),
+                       np.ascontiguousarray(offsets, dtype=np.int64), labels, *out)
     return out
 
 

@@ -372,7 +372,8 @@ class TableFamily(ConjugateFamily):
             z = np.zeros
             return (z(capacity), z((capacity, dg)), z((capacity, dg)), z((capacity, dg)),
                     z((capacity, dc)), z((capacity, C)), z((capacity, dp)), z((capacity, dp)),
-                    z(capacity))
+                    z(capacity), z((capacity, dg)), z((capacity, dg)), z((capacity, dg)),
+                    z((capacity, dg)))
 
         return FamilyKernel(data=self._kdata(X), hyper=self._khyper(), alloc=alloc,
                             reset=_k._tab_reset, add=_k._tab_add, remove=_k._tab_remove,

@@ -153,11 +153,15 @@ class TableFamily(ConjugateFamily):
 
     def summarize(self, X: TableData) -> TableSummary:
         s = _m.table_stats(X, np.zeros(len(X), dtype=np.intp), 1, X.schema.offsets)
-        complete = ~np.isnan(X.real).any(axis=1)
-        real = None if not complete.all() else NormalInverseWishart().summarize(X.real)
+        real = complete_real = None
+        dg = X.real.shape[1]
+        if self.kind is None and (self.covariance == "full"
+                                  or (self.covariance == "auto" and 2 <= dg < 50)):
+            complete = ~np.isnan(X.real).any(axis=1)
+            complete_real = NormalInverseWishart().summarize(X.real[complete])
+            real = complete_real if complete.all() else None
         return TableSummary(X.schema, len(X), s.gn[0], s.gmean[0], s.gm2[0], s.pn[0], s.ps[0],
-                            real, bool(np.any(X.weight != 1.0)),
-                            NormalInverseWishart().summarize(X.real[complete]))
+                            real, bool(np.any(X.weight != 1.0)), complete_real)
 
     def merge_summaries(self, a: TableSummary, b: TableSummary) -> TableSummary:
         if not a.schema.same_columns(b.schema):

@@ -363,3 +363,17 @@ def test_full_covariance_predicts_new_rows_with_holes():
                             np.ones(1), holed.schema)
             return np.exp(fam.log_predictive(row, take(stats, [k]))[0, 0])
         assert got[0, k] == pytest.approx(np.log(quad(density, -40, 40, limit=200)[0]), rel=1e-6)
+
+
+@pytest.mark.parametrize("family", ["auto", {"colour": "categorical"},
+                                    TableFamily(kinds=KINDS, covariance="diagonal")])
+def test_a_fitted_table_model_saves_and_loads(family, tmp_path):
+    from dpclust import DPMixture
+
+    df = pd.concat([FULL] * 6, ignore_index=True)
+    df.loc[2, "height"] = np.nan
+    model = DPMixture(family=family, n_iter=10, random_state=0, progress=False).fit(df)
+    model.save(tmp_path / "model.npz")
+    again = DPMixture.load(tmp_path / "model.npz")
+    np.testing.assert_allclose(again.score_samples(df), model.score_samples(df))
+    assert type(again.family_) is type(model.family_)

@@ -150,7 +150,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         the fitted attributes need (the statistics of the predictive draws' clusters, not
         the training data); it cannot be resumed (use ``checkpoint=`` for that)."""
         check_is_fitted(self, "labels_")
-        params = {k: v for k, v in self.get_params().items() if k not in ("callback", "client")}
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("callback", "client")}
         state = {k: v for k, v in vars(self).items()
                  if k not in params and k not in ("callback", "client", "_X_fit", "_recipe")}
         if (_collapsible(self.family_) and state.get("_predictive_stats") is None

@@ -43,35 +43,26 @@ _NG = len(GaussianStats._fields)
 _NP = len(GaussianParams._fields)
 
 
-class GaussianTableStats(NamedTuple):
-    """The real block's :class:`~dpclust.families.gaussian.GaussianStats` (``g_*``) beside
-    the other columns' :class:`~dpclust.families._table_math.TableStats`."""
-
-    g_n: np.ndarray
-    g_mean: np.ndarray
-    g_scatter: np.ndarray
-    rows: np.ndarray
-    gn: np.ndarray
-    gmean: np.ndarray
-    gm2: np.ndarray
-    cn: np.ndarray
-    cc: np.ndarray
-    pn: np.ndarray
-    ps: np.ndarray
-    plf: np.ndarray
+def _product(name: str, gaussian, table, doc: str):
+    """A NamedTuple of the Gaussian block's fields (prefixed ``g_``) then the table's."""
+    fields = [(f"g_{f}", np.ndarray) for f in gaussian._fields]
+    fields += [(f, np.ndarray) for f in table._fields]
+    cls = NamedTuple(name, fields)
+    cls.__doc__ = doc
+    cls.__module__ = __name__
+    return cls
 
 
-class GaussianTableParams(NamedTuple):
-    """The real block's mean, covariance and its Cholesky factor beside the other columns'
-    :class:`~dpclust.families._table_math.TableParams`."""
-
-    g_mean: np.ndarray
-    g_cov: np.ndarray
-    g_chol: np.ndarray
-    mean: np.ndarray
-    precision: np.ndarray
-    log_prob: np.ndarray
-    log_rate: np.ndarray
+GaussianTableStats = _product(
+    "GaussianTableStats", GaussianStats, TableStats,
+    "The real block's :class:`~dpclust.families.gaussian.GaussianStats` (``g_n``, "
+    "``g_mean``, ``g_scatter``) beside the other columns' "
+    ":class:`~dpclust.families._table_math.TableStats`.")
+GaussianTableParams = _product(
+    "GaussianTableParams", GaussianParams, TableParams,
+    "The real block's mean, covariance and its Cholesky factor (``g_mean``, ``g_cov``, "
+    "``g_chol``) beside the other columns' :class:`~dpclust.families._table_math."
+    "TableParams`.")
 
 
 def _split(t):

@@ -193,11 +193,21 @@ def _tab_log_predictive(kdata, i, kstats, k, khyper):
     g, alpha, alpha_sum, offsets, p = khyper
     w = weight[i]
     s = -w * log_fact[i]
+    # a row of weight 1: sum_j tc - te log(1 + u_j), with the factors (1 + u_j) of equal
+    # exponents multiplied before one logarithm (the exponents differ only where the
+    # columns' observed counts do)
+    prod = 1.0
+    e = 0.0
     for j in range(real.shape[1]):
         x = real[i, j]
         if x == x and w == 1.0:
             d = x - tmu[k, j]
-            s += tc[k, j] - te[k, j] * math.log1p(tsc[k, j] * d * d)
+            if te[k, j] != e or prod > 1e150:
+                s -= e * math.log(prod)
+                prod = 1.0
+                e = te[k, j]
+            prod *= 1.0 + tsc[k, j] * d * d
+            s += tc[k, j]
         elif x == x:
             kappa0 = g[0, j]
             n = gn[k, j]
@@ -214,6 +224,7 @@ def _tab_log_predictive(kdata, i, kstats, k, khyper):
             bn1 = g[2, j] + 0.5 * m21 + 0.5 * kappa0 * n1 * mean1 * mean1 / kn1
             s += (math.lgamma(an1) - math.lgamma(an) + an * math.log(bn) - an1 * math.log(bn1)
                   + 0.5 * math.log(kn / kn1) - 0.5 * w * _LOG_2PI)
+    s -= e * math.log(prod)
     for j in range(code.shape[1]):
         c = code[i, j]
         if c >= 0:

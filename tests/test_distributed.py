@@ -183,7 +183,8 @@ def test_documents_give_the_in_process_chain(client):
     _same_chain(ref, m)
 
 
-def test_tables_with_holes_give_the_in_process_chain(client):
+@pytest.mark.slow  # 16 s (the workers compile the table kernels); Dask's identity is in
+def test_tables_with_holes_give_the_in_process_chain(client):  # the default run (arrays)
     """A DataFrame of mixed columns with holes (the table family): the rows the sampler
     gathers from the workers are tables, stacked by the family."""
     import pandas as pd

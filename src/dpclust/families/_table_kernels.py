@@ -42,12 +42,9 @@ def _refresh_t(kstats, k, j, khyper):
     tmu)^2)`` so that a prediction costs one logarithm a cell."""
     rows, gn, gmean, gm2, cn, cc, pn, ps, plf, tc, tmu, tsc, te = kstats
     g = khyper[0]
-    kappa0 = g[0, j]
     n = gn[k, j]
     mean = gmean[k, j]
-    kn = kappa0 + n
-    an = g[1, j] + 0.5 * n
-    bn = g[2, j] + 0.5 * gm2[k, j] + 0.5 * kappa0 * n * mean * mean / kn
+    kn, an, bn = normal_gamma_posterior(n, mean, gm2[k, j], g[0, j], g[1, j], g[2, j])
     tmu[k, j] = n * mean / kn
     tsc[k, j] = kn / (2.0 * bn * (kn + 1.0))
     te[k, j] = an + 0.5
@@ -140,6 +137,14 @@ def _tab_remove(kdata, i, kstats, k, khyper):
 
 # ----------------------------------------------------- one column's log marginal
 @njit(cache=True, _nrt=False)
+def normal_gamma_posterior(n, mean, m2, kappa0, a0, b0):
+    """``(kappa_n, a_n, b_n)`` of a real column's cells in one cluster (weighted count
+    ``n``, mean and centred sum of squares ``m2``, shifted by the prior mean)."""
+    kn = kappa0 + n
+    return kn, a0 + 0.5 * n, b0 + 0.5 * m2 + 0.5 * kappa0 * n * mean * mean / kn
+
+
+@njit(cache=True, _nrt=False)
 def normal_gamma_log_marginal(n, mean, m2, kappa0, a0, b0, const):
     """``log f`` of a real column's cells in one cluster (weighted count ``n``, mean and
     centred sum of squares ``m2``, in units shifted by the prior mean), Normal–Gamma prior
@@ -147,9 +152,7 @@ def normal_gamma_log_marginal(n, mean, m2, kappa0, a0, b0, const):
     - lgamma(a0)``."""
     if n <= 0.0:
         return 0.0
-    kn = kappa0 + n
-    an = a0 + 0.5 * n
-    bn = b0 + 0.5 * m2 + 0.5 * kappa0 * n * mean * mean / kn
+    kn, an, bn = normal_gamma_posterior(n, mean, m2, kappa0, a0, b0)
     return (const + math.lgamma(an) - an * math.log(bn) + 0.5 * math.log(kappa0 / kn)
             - 0.5 * n * _LOG_2PI)
 
@@ -208,22 +211,15 @@ def _tab_log_predictive(kdata, i, kstats, k, khyper):
                 e = te[k, j]
             prod *= 1.0 + tsc[k, j] * d * d
             s += tc[k, j]
-        elif x == x:
-            kappa0 = g[0, j]
+        elif x == x:  # another weight: the ratio of the marginals with and without x
             n = gn[k, j]
             mean = gmean[k, j]
-            kn = kappa0 + n
-            an = g[1, j] + 0.5 * n
-            bn = g[2, j] + 0.5 * gm2[k, j] + 0.5 * kappa0 * n * mean * mean / kn
-            # the same cluster with x added w times
             n1 = n + w
             mean1 = mean + w * (x - mean) / n1
             m21 = gm2[k, j] + w * (x - mean) * (x - mean1)
-            kn1 = kappa0 + n1
-            an1 = an + 0.5 * w
-            bn1 = g[2, j] + 0.5 * m21 + 0.5 * kappa0 * n1 * mean1 * mean1 / kn1
-            s += (math.lgamma(an1) - math.lgamma(an) + an * math.log(bn) - an1 * math.log(bn1)
-                  + 0.5 * math.log(kn / kn1) - 0.5 * w * _LOG_2PI)
+            s += (normal_gamma_log_marginal(n1, mean1, m21, g[0, j], g[1, j], g[2, j], g[3, j])
+                  - normal_gamma_log_marginal(n, mean, gm2[k, j], g[0, j], g[1, j], g[2, j],
+                                              g[3, j]))
     s -= e * math.log(prod)
     for j in range(code.shape[1]):
         c = code[i, j]

@@ -31,12 +31,14 @@ def test_default_matches_exact_posterior():
 
 
 def test_instantiated_pass_matches_exact_posterior():
-    # measured TV 0.030 at 10,000 steps, 0.020 at 40,000
-    tv = tv_to_exact(INSTANTIATED, "gaussian", 5, 20_000, seed=7)
+    # measured TV 0.030 at 10,000 steps, 0.020 at 40,000 (10,000 in the default run: the
+    # suite's time; the table families' slow tests run the pass 10,000 steps more)
+    tv = tv_to_exact(INSTANTIATED, "gaussian", 5, 10_000, seed=7)
     assert tv < 0.045, tv
 
 
-def test_default_matches_exact_posterior_multinomial():
+@pytest.mark.slow  # 35 s; the default run keeps the Gaussian case and the documents'
+def test_default_matches_exact_posterior_multinomial():  # agreement with collapsed Gibbs
     # measured TV 0.013 at 100,000 steps
     tv = tv_to_exact(EXACT, "multinomial", 5, 20_000, seed=7)
     assert tv < 0.045, tv

@@ -566,3 +566,10 @@ def test_a_fused_cluster_takes_the_colour_of_its_largest_raw_cluster():
     clash = plots.fused_colours([55, 20], np.array([[30, 25], [0, 20]]))
     assert clash[1] == raw[0]  # the larger fused cluster keeps raw 0's colour
     assert clash[0] not in (raw[0], raw[1]) and clash[0] == plots.CLUSTER_PALETTE[2]
+
+
+def test_lists_of_names_read_as_text_not_json():
+    from dpclust.report.text import _fmt_value
+
+    assert _fmt_value(["island", "sex", 3]) == "island, sex, 3"
+    assert _fmt_value({"a": 1}) == '{"a": 1}'

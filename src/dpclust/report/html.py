@@ -194,6 +194,8 @@ td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-spac
   white-space:nowrap; margin-left:4px; }
 tr.foot td { border-top:2px solid var(--line); color:var(--muted); }
 table.kv th { width:45%; background:none; font-weight:500; color:var(--muted); }
+table.kv td { overflow-wrap:anywhere; }
+.tables > .panel { min-width:0; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
   font-size:.92em; }
 .swatch { display:inline-block; width:.9em; height:.9em; border-radius:2px;

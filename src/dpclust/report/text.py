@@ -57,6 +57,9 @@ def _fmt_value(value: Any) -> str:
         return value
     if isinstance(value, np.ndarray):
         value = value.tolist()
+    if isinstance(value, (list, tuple)) and all(
+            v is None or isinstance(v, (str, bool, int, float)) for v in value):
+        return ", ".join(_fmt_value(v) for v in value)  # a list of names or numbers
     try:
         return json.dumps(value, default=json_default)
     except (TypeError, ValueError):

@@ -35,8 +35,8 @@ from ._gaussian_table_kernels import (gt_accumulate, gt_add, gt_log_join_gain,
 
 from ._table_math import TableParams, TableStats
 from .base import ClusterSummary, FamilyKernel, PassKernel, take
-from .gaussian import GaussianParams, GaussianStats, NormalInverseWishart, _lower_inverses
-from .table import TableFamily
+from .gaussian import GaussianParams, GaussianStats, _lower_inverses
+from .table import TableFamily, _pairwise_log_bc
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 _NG = len(GaussianStats._fields)
@@ -80,9 +80,6 @@ class GaussianTable(TableFamily):
     weights)."""
 
     supports_weights = False
-
-    def _niw(self) -> NormalInverseWishart:
-        return self.niw_
 
     @staticmethod
     def _rest(X: TableData) -> TableData:
@@ -257,8 +254,6 @@ class GaussianTable(TableFamily):
     # ------------------------------------------------------------- distances
     def hellinger(self, params) -> np.ndarray:
         g, t = _split(params)
-        from .table import _pairwise_log_bc
-
         bc = np.clip(1.0 - self.niw_.hellinger(g) ** 2, 1e-300, 1.0)
         log_bc = np.log(bc) + _pairwise_log_bc(t, self.hyper.offsets)
         return np.sqrt(np.clip(1.0 - np.exp(log_bc), 0.0, 1.0))

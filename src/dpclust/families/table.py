@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 from ..tables import Schema, TableData, check_table
 from . import _table_kernels as _k
@@ -63,10 +64,6 @@ class TableSummary(NamedTuple):
     #: the Gaussian family's summary of the rows whose real columns are complete (the
     #: correlations of the full covariance's default scale when some cells are missing)
     complete_real: Any = None
-
-
-def _positive_or_none(text):
-    return positive_float(text)
 
 
 @register_family
@@ -359,8 +356,6 @@ class TableFamily(ConjugateFamily):
 
     def _khyper(self) -> tuple:
         h = self.hyper
-        from scipy.special import gammaln
-
         g = np.vstack([h.kappa0, h.a0, h.b0, h.a0 * np.log(h.b0) - gammaln(h.a0)]) \
             if len(h.m0) else np.zeros((4, 0))
         p = np.vstack([h.shape, h.rate, h.shape * np.log(h.rate) - gammaln(h.shape)]) \

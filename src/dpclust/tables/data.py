@@ -10,6 +10,7 @@ Its :class:`Schema` says which column of the user's table went where, and how ea
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -127,9 +128,10 @@ class TableData:
     def with_weight(self, weight) -> "TableData":
         return replace(self, weight=np.asarray(weight, dtype=np.float64))
 
-    @property
+    @cached_property
     def log_fact(self) -> np.ndarray:
-        """``sum_j log x_ij!`` over each row's observed count cells."""
+        """``sum_j log x_ij!`` over each row's observed count cells (computed once per
+        table: the statistics read it every iteration)."""
         return np.where(np.isnan(self.count), 0.0, gammaln(self.count + 1.0)).sum(axis=1)
 
     def missing(self) -> np.ndarray:

@@ -194,6 +194,77 @@ class DaskPartitions:
     def unpack(self, acc):
         return self.pass_kernel.unpack(acc)
 
+    # ------------------------------------------------ sequential moves (_partitioned_moves)
+    @cached_property
+    def _kernel_hyper(self):
+        """The collapsed kernel's hyperparameters for the whole data set's size (what the
+        anchors' kernel on the client needs; the same on every partition)."""
+        return self.family.partition_kernel(self._empty, sum(self.rows)).hyper
+
+    def seed(self, spec):
+        """Every sequential move's sides started from its anchors, on the client from the
+        anchors' rows (:meth:`LocalPartitions.seed`)."""
+        from ..samplers._partitioned_moves import seed_carry
+
+        pins = np.concatenate([spec.pins[b, :k] for b, k in enumerate(spec.n_sides)])
+        X = self.rows_of(pins)
+        kern = self.family.partition_kernel(X, len(pins))._replace(hyper=self._kernel_hyper)
+        return seed_carry(kern, spec, np.arange(len(pins), dtype=np.int64))
+
+    def sequential(self, spec, labels, codes, carry):
+        """The sequential moves of ``spec``: ``P`` hops of one task a partition, each hop's
+        statistics handed on worker to worker, then one task a partition that writes the
+        codes and counts the sides; one gather of the final statistics
+        (:meth:`LocalPartitions.sequential`)."""
+        from ..samplers._partitioned_moves import combine_sides, merge_carries
+
+        P = len(self.parts)
+        box = self._submit(_w.unbox, _w.Box(spec))
+        prev = [self._submit(_w.unbox, _w.Box(carry))]
+        hops = [[] for _ in range(P)]
+        for h in range(P):
+            outs = []
+            for p in range(P):
+                hop = self._submit(_w.sequential_hop, self.parts[p], box, labels.futures[p],
+                                   p, h, prev)
+                hops[p].append(hop)
+                outs.append(self._submit(_w.carry_of, hop))
+            prev = outs
+        finals = [self._submit(_w.sequential_finish, self.parts[p], box, labels.futures[p],
+                               hops[p]) for p in range(P)]
+        pieces = self._gather(prev + [self._submit(_side_stats, f) for f in finals])
+        carries, sides = pieces[:P], pieces[P:]
+        self.traffic.add(spec.nbytes + carry.nbytes,
+                         sum(c.nbytes for c in carries)
+                         + sum(sum(np.asarray(a).nbytes for a in s.stats) + s.first.nbytes
+                               for s in sides))
+        final = merge_carries(spec, carries, np.arange(spec.n_moves))
+        return (Handle(finals, 0), Handle(finals, 1), final,
+                combine_sides(self.family, sides))
+
+    def sample_members(self, labels, c, anchor, count, key):
+        """:meth:`LocalPartitions.sample_members`, from each partition's smallest keys."""
+        from ..samplers._partitioned_moves import combine_members
+
+        parts = self._gather([self._submit(_w.sample_members, part, s, labels.index, int(c),
+                                           int(anchor), int(count), int(key))
+                              for part, s in zip(self.parts, labels.futures)])
+        return combine_members(parts, count)
+
+    def first_rows(self, labels, n_clusters):
+        from ..samplers._partitioned_moves import combine_first
+
+        return combine_first(self._gather([
+            self._submit(_w.first_rows, part, s, labels.index, int(n_clusters))
+            for part, s in zip(self.parts, labels.futures)]))
+
+    def relabel_split(self, labels, codes, c, side_map, label_map):
+        codes = codes if codes is not None else labels
+        states = [self._submit(_w.relabel_split, s, labels.index, k, codes.index, int(c),
+                               side_map, label_map)
+                  for s, k in zip(labels.futures, codes.futures)]
+        return Handle(states, 0), Handle(states, 1)
+
     # ------------------------------------------------------------ the estimator
     def keep(self, labels: Handle, n_clusters: int) -> HeldDraw:
         return HeldDraw([self._submit(_w.keep, s) for s in labels.futures], n_clusters)
@@ -234,6 +305,10 @@ class DaskPartitions:
             self._submit(_w.draw_tables, [d.futures[p] for d in draws], ks)
             for p in range(len(self.parts))])
         return expected_loss_choice(per_part, ks, sum(self.rows), loss)
+
+
+def _side_stats(final):
+    return final[2]
 
 
 def expected_loss_choice(per_part, ks, n, loss):
@@ -432,7 +507,7 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                              "has no data summaries")
         summary = m[1] if summary is None else family.merge_summaries(summary, m[1])
     resolved = family.resolve_summary(summary)
-    parts = [submit(_rebase, r, int(a), resolved, summary, pure=False)
+    parts = [submit(_rebase, r, int(a), resolved, summary, int(row0[-1]), pure=False)
              for r, a in zip(raw, row0[:-1])]
     fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
     data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])
@@ -442,8 +517,8 @@ def load_partitions(client, X, family, partitions=None, columns=None):
     return data, resolved, fingerprint
 
 
-def _rebase(part, row0, family, summary):
-    part = _w.with_kernel(part, family, summary)
+def _rebase(part, row0, family, summary, n_total):
+    part = _w.with_kernel(part, family, summary, n_total)
     part.row0 = int(row0)
     return part
 

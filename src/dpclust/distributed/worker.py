@@ -9,28 +9,43 @@ failure and get the same result.  The heavy lifting is the shared code of
 from __future__ import annotations
 
 import hashlib
+from functools import cached_property
 
 import numpy as np
 
 from ..utils.checks import DataError
 from ..samplers import _partitioned as _p
+from ..samplers import _partitioned_moves as _m
 from ..utils.safe_io import data_fingerprint
 
 
 class Part:
     """One partition on a worker: its rows in the family's working form, where they start
-    in the whole data set, and (once the family is resolved) the pass kernel."""
+    in the whole data set, and (once the family is resolved) the pass kernel and the
+    number of rows of the whole data set."""
 
-    def __init__(self, name: str, row0: int, X, family, pk=None):
+    def __init__(self, name: str, row0: int, X, family, pk=None, n_total: int = 0):
         self.name = name
         self.row0 = int(row0)
         self.X = X
         self.family = family
         self.pk = pk
+        self.n_total = int(n_total)
 
     @property
     def n(self) -> int:
         return self.family.n_points(self.X)
+
+    @cached_property
+    def kernel(self):
+        """The family's collapsed kernel of these rows (the sequential moves), made once
+        on the worker that holds them."""
+        return self.family.partition_kernel(self.X, self.n_total)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("kernel", None)  # made again where the partition lands
+        return state
 
 
 def _worker_threads():
@@ -62,9 +77,11 @@ def describe(part: Part):
     return part.n, fam.summarize(X), data_fingerprint(X), fam.subset(X, np.zeros(0, np.int64))
 
 
-def with_kernel(part: Part, family, summary) -> Part:
-    """The partition with the resolved family and its pass kernel."""
-    return Part(part.name, part.row0, part.X, family, family.pass_kernel(part.X, summary))
+def with_kernel(part: Part, family, summary, n_total: int = 0) -> Part:
+    """The partition with the resolved family, its pass kernel and the whole data set's
+    number of rows."""
+    return Part(part.name, part.row0, part.X, family, family.pass_kernel(part.X, summary),
+                n_total)
 
 
 def start(part: Part, key: int, n_clusters: int, bounds, chunk0: int, labels=None):
@@ -103,6 +120,39 @@ def select(part: Part, state, thresholds, anchors, key: int, key2: int):
                                                     part.row0)
     return (local + part.row0, np.asarray(state[0])[local], part.family.subset(part.X, local),
             best_key, best_row)
+
+
+def sequential_hop(part: Part, box, state, p: int, h: int, carries):
+    """Hop ``h`` of the sequential moves on this partition (partition ``p``; ``state[0]``:
+    its labels): :func:`~dpclust.samplers._partitioned_moves.sequential_hop`."""
+    carries = [c.value if isinstance(c, Box) else c for c in carries]
+    with _p.threads(_worker_threads()):
+        return _m.sequential_hop(part.kernel, part.family, box.value, state[0], part.row0, 0,
+                                 p, h, carries)
+
+
+def carry_of(hop):
+    """What a hop hands to the next: its moves' statistics (a few kilobytes)."""
+    return hop[0]
+
+
+def sequential_finish(part: Part, box, state, hops):
+    """``(labels, codes, SideStats)`` once every hop has visited this partition."""
+    codes, sides = _m.sequential_finish(part.family, part.X, box.value, state[1],
+                                        [h[1] for h in hops], part.row0, 0)
+    return state[0], codes, sides
+
+
+def sample_members(part: Part, state, index: int, c: int, anchor: int, count: int, key: int):
+    return _m.sample_members(state[index], c, anchor, count, key, part.row0)
+
+
+def first_rows(part: Part, state, index: int, n_clusters: int):
+    return _m.first_rows(state[index], n_clusters, part.row0)
+
+
+def relabel_split(state, index: int, coded, code_index: int, c: int, side_map, label_map):
+    return _m.relabel_split(state[index], coded[code_index], c, side_map, label_map)
 
 
 def part_stats(result):

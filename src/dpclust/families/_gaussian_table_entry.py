@@ -98,8 +98,19 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
                                    _k.gt_log_predictive, _k.gt_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
+                      counts, logq, codes, lanes, lane_start, logw, seed):
+    for lane in prange(lane_start.shape[0] - 1):
+        _sk.sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
+                                  states, counts, logq, codes,
+                                  lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane],
+                                  seed, _k.gt_reset, _k.gt_add, _k.gt_log_predictive)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
                 "sequential_moves": _sequential_moves,
-                "sequential_multiway": _sequential_multiway, "collapsed_groups": _collapsed_groups}
+                "sequential_multiway": _sequential_multiway,
+                "sequential_sides": _sequential_sides, "collapsed_groups": _collapsed_groups}

@@ -613,6 +613,13 @@ class ConjugateFamily(ABC):
         copying the rows."""
         return self.stats(self.subset(X, rows), labels, n_clusters)
 
+    def partition_kernel(self, X, n_total: int) -> FamilyKernel:
+        """The collapsed kernel of ``X``, one part of a data set of ``n_total`` points:
+        :meth:`kernel`, with any table indexed by a cluster's size made for clusters of up
+        to ``n_total`` points (a sequential allocation on partitioned data goes on from one
+        part to the next)."""
+        return self.kernel(X)
+
     def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel | None:
         """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
         (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random

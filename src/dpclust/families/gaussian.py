@@ -451,12 +451,15 @@ class NormalInverseWishart(ConjugateFamily):
         on the dimension."""
         return int(n_samples) <= COLLAPSED_PASS_MAX
 
-    def kernel(self, X) -> FamilyKernel:
+    def kernel(self, X, n_max: int | None = None) -> FamilyKernel:
+        """The collapsed kernel; its count tables cover clusters of up to ``n_max`` points
+        (None: all of ``X``)."""
         m0, kappa0, nu0, S0 = self._hyper()
         L0 = np.linalg.cholesky(S0)
         d = m0.shape[0]
+        n_max = self.n_points(X) if n_max is None else int(n_max)
         hyper = (m0, L0, np.array([kappa0, nu0, log_det_chol(L0)]),
-                 _count_tables(kappa0, nu0, d, self.n_points(X)))
+                 _count_tables(kappa0, nu0, d, n_max))
 
         def alloc(capacity: int):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros(capacity),
@@ -470,6 +473,9 @@ class NormalInverseWishart(ConjugateFamily):
                             log_marginal=_k._niw_log_marginal,
                             entry_points=ENTRY_POINTS,
                             log_join_gain=_k._niw_log_join_gain)
+
+    def partition_kernel(self, X, n_total: int) -> FamilyKernel:
+        return self.kernel(X, n_max=n_total)
 
     def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel:
         X = kern.data[0]
@@ -782,10 +788,21 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
                                    _k._niw_log_predictive, _k._niw_log_marginal)
 
 
+@njit(cache=True, parallel=True)
+def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
+                      counts, logq, codes, lanes, lane_start, logw, seed):
+    for lane in prange(lane_start.shape[0] - 1):
+        _sk.sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
+                                  states, counts, logq, codes,
+                                  lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane],
+                                  seed, _k._niw_reset, _k._niw_add, _k._niw_log_predictive)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
                 "sequential_moves": _sequential_moves,
-                "sequential_multiway": _sequential_multiway, "collapsed_groups": _collapsed_groups}
+                "sequential_multiway": _sequential_multiway,
+                "sequential_sides": _sequential_sides, "collapsed_groups": _collapsed_groups}
 ENTRY_POINTS_2D = dict(ENTRY_POINTS, data_pass=_subcluster_pass_2d,
                        launch_pass=_launch_pass_2d)

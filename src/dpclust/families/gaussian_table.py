@@ -195,9 +195,9 @@ class GaussianTable(TableFamily):
         return out
 
     # ---------------------------------------------------------------- kernels
-    def kernel(self, X) -> FamilyKernel:
+    def kernel(self, X, n_max: int | None = None) -> FamilyKernel:
         X = self._check(X)
-        g = self.niw_.kernel(X.real)
+        g = self.niw_.kernel(X.real, n_max=n_max)
         t = TableFamily.kernel(self, self._rest(X))
 
         def alloc(capacity: int):
@@ -207,6 +207,9 @@ class GaussianTable(TableFamily):
                             reset=gt_reset, add=gt_add, remove=gt_remove,
                             log_predictive=gt_log_predictive, log_marginal=gt_log_marginal,
                             entry_points=ENTRY_POINTS, log_join_gain=gt_log_join_gain)
+
+    def partition_kernel(self, X, n_total: int) -> FamilyKernel:
+        return self.kernel(X, n_max=n_total)
 
     def pass_kernel(self, X, summary=None) -> PassKernel:
         X = self._check(X)

@@ -369,6 +369,13 @@ class LocalPartitions:
         self._n_jobs = n_jobs
         return self
 
+    def _threads(self):
+        """``n_jobs`` threads, or one on a few thousand points, where a parallel region
+        costs more than its work (the thread count never changes a result)."""
+        from ._partitioned_moves import SERIAL_ROWS
+
+        return threads(1 if self.row0[-1] < SERIAL_ROWS else self._n_jobs)
+
     def start(self, key: int, n_clusters: int, labels=None, n_slots: int = 4):
         """Starting labels and sub-labels (whole data set)."""
         _, bounds = self._layout(n_slots)
@@ -384,7 +391,7 @@ class LocalPartitions:
         labels_out = np.empty(n, dtype=np.int64)
         codes = np.empty(n, dtype=np.int8)
         anchors = np.ascontiguousarray(spec.anchors, dtype=np.int64)
-        with threads(self._n_jobs):
+        with self._threads():
             run_chunks(pk, spec, labels, sub, bounds, seeds, anchors, labels_out, codes,
                        outputs)
         parts = []
@@ -422,7 +429,7 @@ class LocalPartitions:
         seeds = _sk.chunk_seeds(spec.key, len(bounds) - 1)
         outputs = launch_outputs(len(bounds) - 1, spec, pk.n_stats)
         codes = np.zeros(len(labels), dtype=np.int8) if codes is None else np.array(codes)
-        with threads(self._n_jobs):
+        with self._threads():
             run_launch_chunks(pk, spec, labels, bounds, seeds, codes, outputs)
         parts = []
         for b, c0 in layout:
@@ -444,6 +451,61 @@ class LocalPartitions:
 
     def unpack(self, acc):
         return self.pass_kernel.unpack(acc)
+
+    # ------------------------------------------------ sequential moves (_partitioned_moves)
+    def seed(self, spec):
+        """Every sequential move's sides started from its anchors (a :class:`~dpclust.
+        samplers._partitioned_moves.Carry`)."""
+        from ._partitioned_moves import seed_carry
+
+        pins = np.concatenate([spec.pins[b, :k] for b, k in enumerate(spec.n_sides)])
+        return seed_carry(self.model.kernel, spec, pins)
+
+    def sequential(self, spec, labels, codes, carry):
+        """The sequential moves of ``spec`` from ``carry``, hop by hop over the partitions as
+        on a Dask cluster: ``(labels, codes, carry, SideStats)``."""
+        from ._partitioned_moves import (combine_sides, merge_carries, sequential_finish,
+                                         sequential_hop)
+
+        fam, kern = self.model.family, self.model.kernel
+        P = len(self.rows)
+        edges = self.row0
+        prev = [carry]
+        pieces = [[] for _ in range(P)]
+        with self._threads():
+            for h in range(P):
+                outs = []
+                for p in range(P):
+                    a, b = int(edges[p]), int(edges[p + 1])
+                    out, piece = sequential_hop(kern, fam, spec, labels[a:b], a, a, p, h, prev)
+                    outs.append(out)
+                    pieces[p].append(piece)
+                prev = outs
+        new_codes, sides = [], []
+        for p in range(P):
+            a, b = int(edges[p]), int(edges[p + 1])
+            c, s = sequential_finish(fam, self.model.X, spec, codes[a:b], pieces[p], a, a)
+            new_codes.append(c)
+            sides.append(s)
+        final = merge_carries(spec, prev, np.arange(spec.n_moves))
+        return labels, np.concatenate(new_codes), final, combine_sides(fam, sides)
+
+    def sample_members(self, labels, c, anchor, count, key):
+        """``count`` uniform members of cluster ``c`` other than ``anchor``, in a uniform
+        order (the smallest point keys)."""
+        from ._partitioned_moves import combine_members, sample_members
+
+        return combine_members([sample_members(labels, c, anchor, count, key, 0)], count)
+
+    def first_rows(self, labels, n_clusters):
+        from ._partitioned_moves import first_rows
+
+        return first_rows(labels, n_clusters, 0)
+
+    def relabel_split(self, labels, codes, c, side_map, label_map):
+        from ._partitioned_moves import relabel_split
+
+        return relabel_split(labels, codes, c, side_map, label_map)
 
 
 class threads:

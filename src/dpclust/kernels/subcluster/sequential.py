@@ -283,3 +283,93 @@ def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None):
                              np.asarray(seeds, dtype=np.uint64), lanes[0], lanes[1], sides,
                              logq, counts, logf, *extra)
     return sides, logq, counts, logf
+
+
+# ------------------------------------------------------------ allocations on partitions
+@njit(cache=True, _nrt=False)
+def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
+                          counts, logq, codes, moves, logw, seed, reset, add, log_predictive):
+    """Go on with the sequential allocations of the moves ``moves`` (one thread's lane) from
+    where an earlier part of the data left them: move b's sides are the slots ``slot0[b] ..
+    slot0[b] + n_sides[b] - 1`` of ``kstats``, of sizes ``counts[b]``; its points
+    ``rows[start[b]:start[b + 1]]`` go in that order to side s with probability ``n_s f(x |
+    X_s) / sum_a n_a f(x | X_a)``, drawn from stream ``states[b]`` (``fixed[t] < 0``) or the
+    given side ``fixed[t]`` (scored); ``log q`` is added to ``logq[b]``, the stream's state
+    written back.  ``seed``: reset the sides first and add the points to their given sides
+    without scoring (the anchors that start a move).  ``logw``: scratch of length >= the
+    largest ``n_sides``."""
+    for at in range(moves.shape[0]):
+        b = moves[at]
+        s0 = slot0[b]
+        m = n_sides[b]
+        state = states[b]
+        lq = 0.0
+        if seed:
+            for a in range(m):
+                reset(kstats, s0 + a, khyper)
+        for t in range(start[b], start[b + 1]):
+            r = rows[t]
+            s = fixed[t]
+            if not seed:
+                top = -np.inf
+                for a in range(m):
+                    w = math.log(counts[b, a]) + log_predictive(kdata, r, kstats, s0 + a, khyper)
+                    logw[a] = w
+                    if w > top:
+                        top = w
+                total = 0.0
+                for a in range(m):
+                    logw[a] = math.exp(logw[a] - top)
+                    total += logw[a]
+                if s < 0:
+                    state, u = next_uniform(state)
+                    u *= total
+                    s = m - 1
+                    acc = 0.0
+                    for a in range(m - 1):
+                        acc += logw[a]
+                        if u < acc:
+                            s = a
+                            break
+                lq += math.log(logw[s] / total)
+            codes[t] = s
+            add(kdata, r, kstats, s0 + s, khyper)
+            counts[b, s] += 1.0
+        states[b] = state
+        logq[b] += lq
+
+
+@njit(cache=True, parallel=True)
+def sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states, counts,
+                     logq, codes, lanes, lane_start, logw, seed, reset, add, log_predictive):
+    """:func:`sequential_sides_lane` for every lane of moves (:func:`move_lanes`), one
+    thread each (generic over the family's collapsed functions; built-in families call it
+    from cached entry points)."""
+    for lane in prange(lane_start.shape[0] - 1):
+        sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
+                              states, counts, logq, codes,
+                              lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane], seed,
+                              reset, add, log_predictive)
+
+
+def continue_allocation(kern, kstats, rows, start, fixed, slot0, n_sides, states, counts, logq,
+                        seed=False, lanes=None):
+    """Run :func:`sequential_sides` for the family kernel ``kern`` (its cached entry point
+    ``"sequential_sides"``, or the generic kernel): updates ``kstats``, ``states``,
+    ``counts`` and ``logq`` in place and returns the sides given to ``rows``.  The caller
+    chooses the thread count."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    if lanes is None:
+        lanes = move_lanes(np.diff(start), numba.get_num_threads())
+    sides = np.empty(len(rows), dtype=np.int64)
+    width = max(int(np.max(n_sides)) if len(n_sides) else 1, 1)
+    logw = np.empty((max(len(lanes[1]) - 1, 1), width))
+    fn = (kern.entry_points or {}).get("sequential_sides")
+    extra = () if fn is not None else (kern.reset, kern.add, kern.log_predictive)
+    (fn or sequential_sides)(kern.data, kstats, kern.hyper, rows, start,
+                             np.ascontiguousarray(fixed, dtype=np.int64),
+                             np.ascontiguousarray(slot0, dtype=np.int64),
+                             np.ascontiguousarray(n_sides, dtype=np.int64), states, counts,
+                             logq, sides, lanes[0], lanes[1], logw, bool(seed), *extra)
+    return sides

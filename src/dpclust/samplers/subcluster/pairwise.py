@@ -27,8 +27,8 @@ from ...families.base import concatenate, take
 from .launch import _ONE_SIDED, launch_components, staged_proposal
 from .ratios import (_log_anchored_split, _log_split_target, _merge_log_ratios, _p_split,
                      _pairs_max, _split_log_ratio)
-from .schedule import data_side, group_count, pinch_probability, sequential_here
-from .sequential import sequential_proposal
+from .schedule import data_side, group_count, partitioned, pinch_probability, sequential_here
+from .sequential import partitioned_proposal, sequential_proposal
 from .slots import _pairs_combined
 from .state import SubclusterState, _state_of_clusters
 
@@ -188,10 +188,18 @@ def launch_moves(cfg, rng, model, state: SubclusterState):
                           side_of, pins, seeds, size, kind == "pinch")
     seq_sides = None
     if seq.any():
-        run, seq_sides = sequential_proposal(cfg, rng, model, data, state.labels, run, moves,
-                                             np.flatnonzero(seq), side_of, pins)
+        propose = partitioned_proposal if partitioned(model) else _local_proposal
+        run, seq_sides = propose(cfg, rng, model, data, run, moves, np.flatnonzero(seq),
+                                 side_of, pins)
     return apply_launch_moves(cfg, rng, model, data, state, run, moves, stats, n, n_groups,
                               alpha, pins, ready, seq_sides)
+
+
+def _local_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
+    """:func:`~dpclust.samplers.subcluster.sequential.sequential_proposal` on the run's
+    labels (the points in this process)."""
+    return sequential_proposal(cfg, rng, model, data, run.labels, run, moves, seq, side_of,
+                               pins)
 
 
 def _move_layout(moves, anchors, n, K):

@@ -18,9 +18,10 @@ from ..crp import crp_log_prior
 from .approximate import approximate_moves, choose_random_split
 from .clusters import _smaller_key, clusters_after_pass, relabel
 from .multiway import MULTIWAY_RATE, multiway_move
+from .multiway_parts import multiway_move_parts
 from .pairwise import launch_moves, pair_log_probs, targeted_pairs_max
 from .passes import accepted_pass, draw_parameters, run_pass
-from .schedule import data_side, multiway_here, rounds
+from .schedule import data_side, multiway_here, partitioned, rounds
 from .slots import _pair_rows, _pairs_combined
 from .state import SubclusterState
 
@@ -408,7 +409,8 @@ class SubclusterSplitMerge:
                 n_splits += splits
                 n_merges += merges
         if multiway_here(self, model) and rng.random() < MULTIWAY_RATE:
-            new_state, splits, merges = multiway_move(self, rng, model, new_state)
+            move = multiway_move_parts if partitioned(model) else multiway_move
+            new_state, splits, merges = move(self, rng, model, new_state)
             n_splits += splits
             n_merges += merges
         k_new = len(new_state.age)

@@ -28,11 +28,17 @@ def _in_one_process(model) -> bool:
     return getattr(model, "partition_rows", ()) is None and model.kernel is not None
 
 
+def partitioned(model) -> bool:
+    """Whether the model's points are in partitions (on a Dask cluster, or in-process with
+    its partition layout, whose chain must be the cluster's)."""
+    return getattr(model, "partition_rows", ()) is not None
+
+
 def sequential_here(cfg, model) -> bool:
-    """Whether this run's moves may be sequential: they need a move's points in one
-    process, so not on a Dask cluster, nor in-process with its partition layout (whose
-    chain must be the cluster's)."""
-    if cfg.sequential is False or not _in_one_process(model):
+    """Whether this run's moves may be sequential: in one process, or on partitioned data
+    (a move then visits the partitions in turn,
+    :mod:`dpclust.samplers._partitioned_moves`)."""
+    if cfg.sequential is False or not (partitioned(model) or _in_one_process(model)):
         return False
     if cfg.sequential is None:  # not where the pass is blocked (many dimensions) ...
         pk = model.pass_kernel  # ... unless it is collapsed (a few thousand points)
@@ -86,5 +92,5 @@ def pinch_probability(cfg, n_samples: int) -> float:
 
 
 def multiway_here(cfg, model) -> bool:
-    """Whether this run makes multi-way moves (``multiway``; sequential moves only)."""
+    """Whether this run makes multi-way moves (``multiway``; with sequential moves)."""
     return int(cfg.multiway) >= 3 and sequential_here(cfg, model)

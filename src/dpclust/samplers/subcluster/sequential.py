@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...families.base import take
 from ...kernels import subcluster as _sk
 from .._partitioned import threads
 from .slots import _pair_rows
@@ -103,3 +104,56 @@ def _rows_stats(fam, data, copied, rows, local, labels, n_clusters):
     if copied is None:
         return data.stats_at(rows, labels, n_clusters)
     return fam.stats_at(copied, local, labels, n_clusters)
+
+
+def partitioned_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
+    """:func:`sequential_proposal` on data in partitions (a Dask cluster, or this process
+    with its partition layout): each move visits the partitions in a cyclic order from a
+    uniformly chosen one, its points in a uniform order within each (see
+    :mod:`dpclust.samplers._partitioned_moves`).  Returns ``run`` with the moves' sides
+    (codes), counts, ``logq`` and the sides' log marginals, and a :class:`_PartitionSides`."""
+    from .._partitioned_moves import SequentialSpec
+
+    fam = model.family
+    K = len(side_of)
+    B = len(seq)
+    move_of = np.full(K, -1, dtype=np.int64)
+    for a, b in enumerate(seq):
+        for c in moves[b].members:
+            move_of[c] = a
+    fixed_side = np.where(move_of >= 0, side_of, -1).astype(np.int64)
+    n_parts = len(data.rows)
+    spec = SequentialSpec(move_of, fixed_side, np.full(B, 2, dtype=np.int64),
+                          np.ascontiguousarray(pins[seq], dtype=np.int64),
+                          rng.integers(n_parts, size=B).astype(np.int64),
+                          int(rng.integers(2**63)), n_parts)
+    labels, codes, carry, sides = data.sequential(spec, run.labels, run.codes,
+                                                  data.seed(spec))
+    rows2 = _pair_rows(seq)
+    cnt = run.counts.copy()
+    cnt[K + rows2] = np.rint(carry.counts[:, :2]).astype(cnt.dtype).ravel()
+    lq = run.logq.copy()
+    lq[2 * np.asarray(seq)] = carry.logq
+    lf = np.full(len(run.logq), np.nan)
+    lf[rows2] = fam.log_marginal(sides.stats)
+    return (run._replace(labels=labels, codes=codes, counts=cnt, logq=lq, logf=lf),
+            _PartitionSides(sides, seq))
+
+
+class _PartitionSides:
+    """The sides drawn by the sequential moves ``seq`` on partitioned data: their statistics
+    and first members, counted on the partitions (:class:`~dpclust.samplers.
+    _partitioned_moves.SideStats`, two slots a move)."""
+
+    def __init__(self, sides, seq):
+        self.sides = sides
+        self.at = {int(b): a for a, b in enumerate(seq)}
+
+    def __contains__(self, b) -> bool:
+        return int(b) in self.at
+
+    def halves(self, b):
+        a = self.at[int(b)]
+        first = self.sides.first
+        return (take(self.sides.stats, [2 * a, 2 * a + 1]),
+                (int(first[2 * a]), int(first[2 * a + 1])))

@@ -1,0 +1,305 @@
+"""Sequential allocations of the sub-cluster sampler's moves on data split into partitions.
+
+A sequential move (Dahl 2003) allocates its points one at a time, each to a side with
+probability proportional to the side's size times its collapsed predictive given the points
+already there.  On partitioned data a move's points are in several partitions, and only the
+sides' statistics need to travel: a move visits the partitions one after another (a
+*hop* each), allocating the points it has there in a uniformly random order, and hands its
+sides' statistics, sizes, ``log q`` and random stream to the next.  The order of the points
+is an auxiliary variable of the same law for a move and its reverse (the partitions in a
+cyclic order from a uniformly chosen one, the points of each in a uniform order), so the
+moves stay exact.  Moves start at different partitions, so that in every hop each partition
+works on its share of the moves: ``P`` hops of ``P`` tasks, all partitions busy.
+
+Every function here is pure and gives the same numbers wherever it runs: in this process
+(:class:`~dpclust.samplers._partitioned.LocalPartitions`) or on the workers of a Dask
+cluster (:mod:`dpclust.distributed`).
+
+References
+----------
+Dahl, D. B. (2003). An improved merge-split sampler for conjugate Dirichlet process mixture
+    models. Technical report 1086, University of Wisconsin (sequential allocation).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from ..kernels import subcluster as _sk
+
+
+#: hops over fewer rows than this run on one thread (a parallel region costs more than
+#: the work: 5 points, 6,000 steps of the moves alone took 45 s on one thread against over
+#: 600 s on two busy cores)
+SERIAL_ROWS = 4096
+
+
+class _serial_when_small:
+    """Run numba's parallel regions on one thread while the work is below
+    :data:`SERIAL_ROWS` rows (the thread count never changes a result)."""
+
+    def __init__(self, n_rows: int):
+        self.small = n_rows < SERIAL_ROWS
+
+    def __enter__(self):
+        if self.small:
+            self.old = numba.get_num_threads()
+            numba.set_num_threads(1)
+
+    def __exit__(self, *exc: object):
+        if self.small:
+            numba.set_num_threads(self.old)
+
+
+class SequentialSpec(NamedTuple):
+    """What every partition receives for the sequential moves of one round.
+
+    ``move_of`` (K,): the move of each cluster (-1: none); ``side_of`` (K,): the side that a
+    merge's cluster gives its points (-1: drawn, a split); ``n_sides`` (B,): sides of each
+    move (2, or m for a multi-way move); ``pins`` (B, M): the global rows that start each
+    side (-1 past ``n_sides``); ``rot`` (B,): the partition where each move starts;
+    ``key``: the stream key of the orders and draws; ``n_parts``: the number of partitions.
+    """
+
+    move_of: np.ndarray
+    side_of: np.ndarray
+    n_sides: np.ndarray
+    pins: np.ndarray
+    rot: np.ndarray
+    key: int
+    n_parts: int
+
+    @property
+    def n_moves(self) -> int:
+        return len(self.n_sides)
+
+    @property
+    def slot0(self) -> np.ndarray:
+        """First slot of each move's sides when they are laid out one move after another."""
+        return np.concatenate([[0], np.cumsum(self.n_sides)[:-1]]).astype(np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(np.asarray(a).nbytes for a in self[:5]))
+
+
+class Carry(NamedTuple):
+    """Moves handed from one hop to the next: ``moves`` (b,), their sides' collapsed
+    statistics ``kstats`` (slots one move after another), sizes ``counts`` (b, M), ``logq``
+    (b,) and random streams ``states`` (b,)."""
+
+    moves: np.ndarray
+    kstats: tuple
+    counts: np.ndarray
+    logq: np.ndarray
+    states: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self.kstats) + self.counts.nbytes + self.logq.nbytes
+                   + self.states.nbytes + self.moves.nbytes)
+
+
+class SideStats(NamedTuple):
+    """One partition's (or the whole data set's) statistics of every move's sides (family
+    statistics, slots one move after another) and each side's smallest global row (-1:
+    none there)."""
+
+    stats: tuple
+    first: np.ndarray
+
+
+def _slots(spec: SequentialSpec, moves, stride=None):
+    """Slots of the sides of ``moves``: one after another, or move a at ``stride * a``."""
+    n = spec.n_sides[moves]
+    if stride is None:
+        base = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+    else:
+        base = stride * np.arange(len(moves), dtype=np.int64)
+    return np.concatenate([b + np.arange(k) for b, k in zip(base, n)]).astype(np.int64) \
+        if len(moves) else np.zeros(0, np.int64)
+
+
+def merge_carries(spec: SequentialSpec, carries, moves) -> Carry:
+    """The moves ``moves`` (in that order) out of several carries."""
+    carries = [c for c in carries if len(c.moves)] or list(carries[:1])
+    allm = np.concatenate([c.moves for c in carries])
+    kstats = tuple(np.concatenate([c.kstats[i] for c in carries])
+                   for i in range(len(carries[0].kstats)))
+    counts = np.concatenate([c.counts for c in carries])
+    logq = np.concatenate([c.logq for c in carries])
+    states = np.concatenate([c.states for c in carries])
+    where = np.full(spec.n_moves, -1, dtype=np.int64)
+    where[allm] = np.arange(len(allm))
+    at = where[moves]
+    if np.any(at < 0):
+        raise RuntimeError("a sequential move's statistics were lost between partitions")
+    offset = np.concatenate([[0], np.cumsum(spec.n_sides[allm])]).astype(np.int64)
+    slots = (np.concatenate([np.arange(offset[a], offset[a + 1]) for a in at]).astype(np.int64)
+             if len(at) else np.zeros(0, np.int64))
+    return Carry(np.asarray(moves, dtype=np.int64), tuple(a[slots] for a in kstats),
+                 counts[at], logq[at], states[at])
+
+
+def _run(kern, spec, carry: Carry, rows, start, fixed, seed=False):
+    """Allocate ``rows`` (grouped by the carry's moves, ``start``) from the carry's state;
+    returns the new carry and the sides given to the rows."""
+    moves = carry.moves
+    work = kern.alloc(_sk.SLOT_STRIDE * max(len(moves), 1))
+    dest = _slots(spec, moves, _sk.SLOT_STRIDE)
+    for w, c in zip(work, carry.kstats):
+        w[dest] = c
+    counts, logq, states = carry.counts.copy(), carry.logq.copy(), carry.states.copy()
+    sides = _sk.continue_allocation(kern, work, rows, start, fixed,
+                                    _sk.SLOT_STRIDE * np.arange(len(moves), dtype=np.int64),
+                                    spec.n_sides[moves], states, counts, logq, seed=seed)
+    return Carry(moves, tuple(w[dest] for w in work), counts, logq, states), sides
+
+
+def seed_carry(kern, spec: SequentialSpec, pin_rows) -> Carry:
+    """Every move's sides started from their anchors: ``pin_rows[t]``, the row of ``kern``
+    holding the t-th anchor of ``spec.pins`` (row by row, the first ``n_sides`` of each)."""
+    B = spec.n_moves
+    width = spec.pins.shape[1]
+    moves = np.arange(B, dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(spec.n_sides)]).astype(np.int64)
+    fixed = np.concatenate([np.arange(k) for k in spec.n_sides]).astype(np.int64)
+    states = _sk.chunk_seeds(spec.key, (spec.n_parts + 1) * B)[spec.n_parts * B:].copy()
+    S = int(spec.n_sides.sum())
+    empty = Carry(moves, tuple(np.zeros((S,) + a.shape[1:]) for a in kern.alloc(0)),
+                  np.zeros((B, width)), np.zeros(B), states)
+    with _serial_when_small(len(pin_rows)):
+        carry, _ = _run(kern, spec, empty, pin_rows, start, fixed, seed=True)
+    return carry
+
+
+def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: int, p: int,
+                   h: int, carries):
+    """Hop ``h`` on partition ``p`` (global rows ``row0 ..``, rows ``base ..`` of
+    ``kern``): the moves that start at partition ``(p - h) mod P`` allocate their points
+    here, from the carries of the previous hop.  Returns ``(carry, piece)`` with ``piece =
+    (moves, start, local rows, sides)``; the caller chooses the thread count."""
+    P = spec.n_parts
+    B = spec.n_moves
+    moves = np.flatnonzero((spec.rot + h) % P == p).astype(np.int64)
+    carry = merge_carries(spec, carries, moves)
+    labels = np.asarray(labels, dtype=np.int64)
+    local = np.full(B, -1, dtype=np.int64)
+    local[moves] = np.arange(len(moves))
+    move_of = np.where(spec.move_of >= 0, local[np.maximum(spec.move_of, 0)], -1)
+    a_of = move_of[labels]
+    keep = a_of >= 0
+    pins = spec.pins.ravel() - row0
+    pins = pins[(spec.pins.ravel() >= 0) & (pins >= 0) & (pins < len(labels))]
+    keep[pins] = False
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(a_of[rows], kind="stable")]
+    start = np.concatenate([[0], np.cumsum(np.bincount(a_of[rows], minlength=len(moves)))])
+    start = start.astype(np.int64)
+    fixed = np.ascontiguousarray(spec.side_of[labels[rows]], dtype=np.int64)
+    if len(rows) == 0:
+        return carry, (moves, start, rows, np.zeros(0, np.int8))
+    seeds = _sk.chunk_seeds(spec.key, (P + 1) * B)[p * B + moves]
+    with _serial_when_small(len(rows)):
+        lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
+        _sk.shuffle_moves(rows, fixed, start, seeds, *lanes)
+        krows = rows + base
+        gathered = family.gathered_kernel(kern, krows)
+        if gathered is not None:
+            kern, krows = gathered, np.arange(len(rows), dtype=np.int64)
+        carry, sides = _run(kern, spec, carry, krows, start, fixed)
+    return carry, (moves, start, rows, sides.astype(np.int8))
+
+
+def sequential_finish(family, X, spec: SequentialSpec, codes, pieces, row0: int, base: int):
+    """A partition's codes once every hop is done (the sides of the moves' points, their
+    anchors' sides) and its :class:`SideStats` (statistics read from ``X`` at rows ``base
+    ..``, in increasing row order)."""
+    codes = np.array(codes, dtype=np.int8)
+    n = len(codes)
+    S = int(spec.n_sides.sum())
+    slot0 = spec.slot0
+    rows, slots = [], []
+    for moves, start, local, sides in pieces:
+        codes[local] = sides
+        rows.append(local)
+        slots.append(slot0[np.repeat(moves, np.diff(start))] + sides)
+    pins = spec.pins - row0
+    b, a = np.nonzero((spec.pins >= 0) & (pins >= 0) & (pins < n))
+    codes[pins[b, a]] = a
+    rows.append(pins[b, a])
+    slots.append(slot0[b] + a)
+    rows = np.concatenate(rows).astype(np.int64)
+    slots = np.concatenate(slots).astype(np.int64)
+    order = np.argsort(rows, kind="stable")
+    rows, slots = rows[order], slots[order]
+    with _serial_when_small(len(rows)):
+        stats = family.stats_at(X, rows + base, slots, S)
+    first = np.full(S, -1, dtype=np.int64)
+    if len(rows):
+        # rows are increasing: a slot's first row is where it first appears
+        seen, at = np.unique(slots, return_index=True)
+        first[seen] = rows[at] + row0
+    return codes, SideStats(stats, first)
+
+
+def combine_sides(family, parts) -> SideStats:
+    """The partitions' :class:`SideStats` in partition order."""
+    stats = parts[0].stats
+    first = parts[0].first.copy()
+    for p in parts[1:]:
+        stats = family.combine(stats, p.stats)
+        take = (first < 0) | ((p.first >= 0) & (p.first < first))
+        first = np.where(take, p.first, first)
+    return SideStats(stats, first)
+
+
+# ------------------------------------------------------------ multi-way moves' helpers
+def sample_members(labels, c: int, anchor: int, count: int, key: int, row0: int):
+    """``(keys, rows)``: the ``count`` members of cluster ``c`` other than ``anchor`` (global
+    rows) with the smallest point keys among this partition's rows."""
+    rows = np.flatnonzero(np.asarray(labels) == c).astype(np.int64) + row0
+    rows = rows[rows != anchor]
+    keys = _sk.point_keys(np.uint64(key), rows)
+    pick = np.argsort(keys, kind="stable")[:count]
+    return keys[pick], rows[pick]
+
+
+def combine_members(parts, count: int) -> np.ndarray:
+    """The ``count`` rows with the smallest keys over the partitions' :func:`sample_members`,
+    in the order of their keys (an ordered uniform sample without replacement)."""
+    keys = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] for p in parts])
+    return rows[np.argsort(keys, kind="stable")[:count]]
+
+
+def first_rows(labels, n_clusters: int, row0: int) -> np.ndarray:
+    """The smallest global row of each cluster in this partition (-1: none)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    first = np.full(n_clusters, -1, dtype=np.int64)
+    seen, at = np.unique(labels, return_index=True)
+    first[seen] = at + row0
+    return first
+
+
+def combine_first(parts) -> np.ndarray:
+    """:func:`first_rows` of several partitions, in partition order."""
+    first = parts[0].copy()
+    for p in parts[1:]:
+        take = (first < 0) | ((p >= 0) & (p < first))
+        first = np.where(take, p, first)
+    return first
+
+
+def relabel_split(labels, codes, c: int, side_map, label_map):
+    """Labels after a multi-way move: ``label_map[z]``, and for the points of cluster ``c``
+    (c >= 0: a split) ``side_map[code]``; sub-labels zero."""
+    labels = np.asarray(labels, dtype=np.int64)
+    z = np.asarray(label_map, dtype=np.int64)[labels]
+    if c >= 0:
+        mask = labels == c
+        z[mask] = np.asarray(side_map, dtype=np.int64)[np.asarray(codes)[mask]]
+    return z, np.zeros(len(z), dtype=np.int8)

@@ -147,8 +147,24 @@ def test_errors_name_the_partition(client, tmp_path):
         DPMixture(backend="dask", client=client, n_iter=2).fit(str(tmp_path))
     with pytest.raises(ValueError, match="sub-cluster"):
         DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2).fit(np.ones((9, 2)))
-    with pytest.raises(ValueError, match="kmeans"):
-        DPMixture(backend="dask", client=client, init="kmeans").fit(np.ones((9, 2)))
+
+
+def test_the_k_means_start_gives_the_in_process_chain(client, data):
+    """The default start on a cluster is k-means on a sample of the rows, each partition
+    assigning its rows to the nearest centre: the in-process run with the same partitions
+    starts from the same labels, and on separated blobs they are the blobs."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    X, y = data
+    kw = dict(KW, init="auto", init_clusters=4, n_iter=6, burn_in=0)
+    local = DPMixture(partitions=ROWS, **kw).fit(X)
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
+    _same_chain(local, on_dask)
+    assert normalized_mutual_info_score(y, on_dask.trace_.labels[0]) > 0.9
+    small = DPMixture(backend="dask", client=client, partitions=ROWS, init="kmeans",
+                      **{k: v for k, v in kw.items() if k != "init"}).fit(X)
+    _same_chain(local, small)
 
 
 # slow: the default run keeps the estimator's contract tests on the cluster

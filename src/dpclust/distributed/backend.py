@@ -123,12 +123,29 @@ class DaskPartitions:
 
     # ------------------------------------------------------------ the sampler
     def start(self, key, n_clusters, labels=None, n_slots=4):
-        if labels is not None:
-            raise ValueError("starting labels cannot be given on a Dask cluster: use "
-                             "init='random'")
-        states = [self._submit(_w.start, part, int(key), int(n_clusters), b, c0)
-                  for part, (b, c0) in zip(self.parts, self._layout(n_slots))]
+        """Starting labels (uniform over ``n_clusters``, or ``labels``: one future a
+        partition, as :meth:`nearest` gives them, or an array of all rows) and sub-labels."""
+        if labels is None:
+            labels = [None] * len(self.parts)
+        elif isinstance(labels, np.ndarray):
+            labels = [labels[a:b] for a, b in zip(self.row0[:-1], self.row0[1:])]
+        states = [self._submit(_w.start, part, int(key), int(n_clusters), b, c0, z)
+                  for part, (b, c0), z in zip(self.parts, self._layout(n_slots), labels)]
         return Handle(states, 0), Handle(states, 1)
+
+    def init_sample(self, key: int, rate: float):
+        """The rows of the k-means start's sample gathered from the partitions, in the
+        order of the data (:meth:`LocalPartitions.init_sample`)."""
+        pieces = self._gather([self._submit(_w.init_sample, part, int(key), float(rate))
+                               for part in self.parts])
+        return self.family.stack_rows(pieces)
+
+    def nearest(self, centres, reference):
+        """Every partition's starting labels (one future each): its rows' nearest
+        ``centres`` on the scale of the sample ``reference``."""
+        box = self._submit(_w.unbox, _w.Box(np.asarray(centres)))
+        ref = self._submit(_w.unbox, _w.Box(reference))
+        return [self._submit(_w.nearest, part, box, ref) for part in self.parts]
 
     def run_pass(self, spec, labels, sub):
         box = self._submit(_w.unbox, _w.Box(spec))

@@ -71,6 +71,18 @@ def start(part: Part, key: int, n_clusters: int, bounds, chunk0: int, labels=Non
     return _p.start_partition(key, n_clusters, part.n, bounds, chunk0, labels)
 
 
+def init_sample(part: Part, key: int, rate: float):
+    """This partition's rows in the k-means start's sample (working form)."""
+    local = _p.sample_partition(part.n, part.row0, key, rate)
+    return part.family.subset(part.X, local)
+
+
+def nearest(part: Part, box, reference):
+    """This partition's starting labels: each row's nearest of the centres ``box.value``
+    (:func:`dpclust.samplers._partitioned.start_labels`; ``reference``: the sample)."""
+    return _p.start_labels(part.family, part.X, box.value, reference.value)
+
+
 def restore(part: Part, labels, sub):
     """Labels and sub-labels given by the client (a resumed run)."""
     if len(labels) != part.n:

@@ -103,6 +103,46 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit):
     _same_chain(local_fit, m)
 
 
+def test_a_worker_killed_after_a_checkpoint_changes_nothing(client, data, local_fit,
+                                                            tmp_path):
+    """After a checkpoint the chain's state and kept draws are new roots made from what
+    was written: a worker lost then is rebuilt from them, and the chain goes on the same."""
+    X, _ = data
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+
+    def kill(it, state, info):
+        if it == 12:  # after the checkpoint of iteration 10 (kept draws from iteration 8)
+            _kill_workers(client)
+
+    m = DPMixture(backend="dask", client=client, callback=kill, checkpoint=tmp_path / "c",
+                  checkpoint_every=5, **KW).fit(dX)
+    _same_chain(local_fit, m)
+
+
+def _scheduler_tasks(client):
+    return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+
+@pytest.mark.slow  # 2 x 120 iterations on the cluster (a minute or two)
+def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
+    """Without checkpoints the scheduler keeps every task since the start (each partition's
+    state is a chain of tasks); with them it forgets the tasks before the last one."""
+    X, _ = data
+    every, counts = 20, {True: [], False: []}
+    for cut in (True, False):
+        def probe(it, state, info, cut=cut):
+            if (it + 1) % every == 0:
+                counts[cut].append(_scheduler_tasks(client))
+
+        kw = dict(KW, n_iter=120, burn_in=60, max_draws=4, store_labels=False)
+        DPMixture(backend="dask", client=client, partitions=ROWS, callback=probe,
+                  checkpoint=tmp_path / "c" if cut else None,
+                  checkpoint_every=every if cut else None, **kw).fit(X)
+    with_cut, without = counts[True], counts[False]
+    assert max(with_cut[2:]) <= with_cut[1] + 60, with_cut
+    assert without[-1] > without[1] + 200, without
+
+
 # slow: test_a_lost_source_stops_with_a_checkpoint resumes from a checkpoint on the cluster
 @pytest.mark.slow
 def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):

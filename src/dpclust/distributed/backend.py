@@ -43,11 +43,13 @@ class Handle:
 
 
 class HeldDraw:
-    """A kept partition, held on the workers as int32 labels (one future a partition)."""
+    """A kept partition, held on the workers as int32 labels (one future a partition);
+    ``root``: made from labels sent by the client (no chain of tasks behind it)."""
 
-    def __init__(self, futures, n_clusters: int):
+    def __init__(self, futures, n_clusters: int, root: bool = False):
         self.futures = list(futures)
         self.n_clusters = int(n_clusters)
+        self.root = bool(root)
 
 
 class Traffic:
@@ -224,14 +226,17 @@ class DaskPartitions:
 
     def scatter_state(self, labels, sub):
         """Labels and sub-labels from the client onto their partitions (a resumed run)."""
+        labels = np.asarray(labels, dtype=np.int32)  # the task holds them: 5 bytes a row
         states = [self._submit(_w.restore, part, labels[a:b], sub[a:b])
                   for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
         return Handle(states, 0), Handle(states, 1)
 
     def scatter_draw(self, labels, n_clusters):
-        states = [self._submit(_w.restore, part, labels[a:b], np.zeros(b - a, np.int8))
-                  for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
-        return self.keep(Handle(states, 0), n_clusters)
+        """A kept draw from the client onto its partitions, as int32 labels in the task
+        (a new root: a lost worker gets it back from the scheduler)."""
+        draws = [self._submit(_w.held, part, np.asarray(labels[a:b], dtype=np.int32))
+                 for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
+        return HeldDraw(draws, n_clusters, root=True)
 
     def cluster_stats(self, draw: HeldDraw):
         fam = self.family

@@ -90,6 +90,13 @@ def restore(part: Part, labels, sub):
     return np.asarray(labels, dtype=np.int64), np.asarray(sub, dtype=np.int8)
 
 
+def held(part: Part, labels):
+    """A kept draw given by the client (a resumed run, or a lineage cut at a checkpoint)."""
+    if len(labels) != part.n:
+        raise ValueError(f"{part.name}: {len(labels)} labels for {part.n} rows")
+    return np.asarray(labels, dtype=np.int32)
+
+
 def run_pass(part: Part, box, state, bounds, chunk0: int):
     """``(labels, codes, PartStats)`` of one pass; ``state[0]``/``state[1]`` are the labels
     and sub-labels (or codes) left by the previous step."""

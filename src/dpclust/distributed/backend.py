@@ -11,9 +11,12 @@ estimator's model (the interface of :class:`~dpclust.samplers.MixtureModel`).
 from its source (a file, a dask array block, or rows shipped with the task), so when a
 worker dies Dask recomputes what it held on the others: the data are read again and the
 lost iterations replayed with the same random streams, and the chain goes on exactly as it
-would have.  If that is impossible (the source is gone, a task keeps killing its workers)
-the run stops with :class:`WorkerLost`, after writing the last complete iteration to the
-checkpoint when one was asked for.
+would have.  A checkpoint cuts that chain (:func:`dpclust.chains.trace.cut_lineage`): the
+state and kept draws just written become new root tasks holding their labels (5 and 4
+bytes a row on the scheduler), the scheduler forgets the tasks before them, and a loss
+after it replays from there.  If that is impossible (the source is gone, a task keeps
+killing its workers) the run stops with :class:`WorkerLost`, after writing the last
+complete iteration to the checkpoint when one was asked for.
 """
 
 from __future__ import annotations

@@ -30,8 +30,7 @@ from ..priors import PartitionPrior, get_prior
 from ..diagnostics import advice, convergence
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
-                    records_trace,
-                    reservoir_add, resolve_max_draws, size_summaries)
+                    records_trace, reservoir_add, resolve_max_draws, size_summaries)
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000

@@ -75,6 +75,20 @@ def _dask():
     return distributed
 
 
+def task_key(fn) -> tuple:
+    """A new task's key: ``("dpclust", "<function>-<uuid>")``.
+
+    Dask groups tasks by a key's first element, so every task of a run is in one task
+    group, which the partitions' tasks keep alive.  With keys of their own (Dask's
+    ``"<function>-<uuid>"``) a group ends whenever its last task is forgotten and the next
+    task of that function opens a new one, and the scheduler's spans keep every group
+    ever opened (dask/distributed#7977): a few a round trip, a scheduler that grows over a
+    long run however its tasks are cut."""
+    import uuid
+
+    return ("dpclust", f"{getattr(fn, '__name__', 'task')}-{uuid.uuid4().hex}")
+
+
 def _lost_errors():
     distributed = _dask()
     out = [distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker]
@@ -117,7 +131,7 @@ class DaskPartitions:
                                    self.pass_kernel.n_stats)
 
     def _submit(self, fn, *args, **kwargs):
-        return self.client.submit(fn, *args, pure=False, **kwargs)
+        return self.client.submit(fn, *args, key=task_key(fn), **kwargs)
 
     def _gather(self, futures):
         try:
@@ -443,11 +457,11 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                    for a, b in itertools.pairwise(edges)]
     # load and validate; row offsets are fixed once every partition's size is known
     if block_futures is not None:
-        raw = [submit(_w.prepare, s, family, 0, b, pure=False)
+        raw = [submit(_w.prepare, s, family, 0, b, key=task_key(_w.prepare))
                for s, b in zip(sources, block_futures)]
     else:
-        raw = [submit(_w.prepare, s, family, 0, pure=False) for s in sources]
-    meta = client.gather([submit(_w.describe, r, pure=False) for r in raw])
+        raw = [submit(_w.prepare, s, family, 0, key=task_key(_w.prepare)) for s in sources]
+    meta = client.gather([submit(_w.describe, r, key=task_key(_w.describe)) for r in raw])
     rows = [m[0] for m in meta]
     row0 = np.concatenate([[0], np.cumsum(rows)])
     summary = None
@@ -457,7 +471,7 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                              "has no data summaries")
         summary = m[1] if summary is None else family.merge_summaries(summary, m[1])
     resolved = family.resolve_summary(summary)
-    parts = [submit(_rebase, r, int(a), resolved, summary, pure=False)
+    parts = [submit(_rebase, r, int(a), resolved, summary, key=task_key(_rebase))
              for r, a in zip(raw, row0[:-1])]
     fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
     data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])

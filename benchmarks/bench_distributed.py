@@ -17,6 +17,13 @@ same chain (identical labels at every kept iteration).
 
 Printed, and written to ``benchmarks/results/distributed.{json,md}`` (``--quick``: a
 smaller N, ``distributed_quick.*``).
+
+``--lineage``: the scheduler over a long run instead (:func:`run_lineage`): 2,000 points,
+2,000 iterations on 2 workers, with a checkpoint every 50 iterations (after which the chain's
+tasks are cut to new roots) and without; every 50 iterations the number of tasks the
+scheduler holds and its process's resident memory (the scheduler runs in a process of its
+own, ``dask scheduler``).  Written to ``benchmarks/results/distributed_lineage.{json,md}``
+(``--quick``: 200 iterations, a probe every 20).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import argparse
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -127,13 +135,147 @@ def write_markdown(results, path):
     path.write_text("\n".join(lines) + "\n")
 
 
+def _scheduler_process(tmp):
+    """A ``dask scheduler`` process and ``N_WORKERS`` worker processes of 1 thread, and a
+    client; returns ``(client, close)``."""
+    import os
+    import subprocess
+
+    from distributed import Client
+
+    bin_dir = Path(sys.executable).parent
+    dask_cli = str(bin_dir / "dask") if (bin_dir / "dask").exists() else "dask"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    file = str(Path(tmp) / "scheduler.json")
+    procs = [subprocess.Popen([dask_cli, "scheduler", "--scheduler-file", file, "--port", "0",
+                               "--dashboard-address", ":0", "--no-show"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    for _ in range(50):
+        if Path(file).exists():
+            break
+        time.sleep(0.2)
+    procs.append(subprocess.Popen([dask_cli, "worker", "--scheduler-file", file, "--nworkers",
+                                   str(N_WORKERS), "--nthreads", "1", "--no-dashboard"],
+                                  env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL))
+    client = Client(scheduler_file=file)
+    client.wait_for_workers(N_WORKERS, timeout=120)
+
+    def close():
+        client.close()
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(timeout=30)
+
+    return client, close
+
+
+def _scheduler_probe(dask_scheduler):
+    """``(tasks, resident bytes, task groups held by the spans)`` of the scheduler."""
+    import psutil
+
+    spans = dask_scheduler.extensions.get("spans")
+    groups = -1 if spans is None else sum(len(s.groups) for s in spans.spans.values())
+    return len(dask_scheduler.tasks), psutil.Process().memory_info().rss, groups
+
+
+def run_lineage(quick):
+    """The scheduler's tasks and memory over a long run with and without checkpoints."""
+    n, n_iter, every = 2_000, (200 if quick else 2_000), (20 if quick else 50)
+    X, _ = make_gaussian_mixture(n_samples=n, n_clusters=4, random_state=0)
+    out = {"n": n, "n_iter": n_iter, "every": every, "n_workers": N_WORKERS, "partitions": 2}
+    runs = {}
+    for cut in (False, True):
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # short chains have not converged
+            client, close = _scheduler_process(tmp)
+            try:
+                # the workers load the compiled kernels once: not part of the run
+                DPMixture(backend="dask", client=client, n_iter=2, partitions=2).fit(X[:500])
+                probes = [(0, *client.run_on_scheduler(_scheduler_probe))]
+
+                def probe(it, state, info):
+                    if (it + 1) % every == 0:
+                        probes.append((it + 1, *client.run_on_scheduler(_scheduler_probe)))
+
+                t0 = time.perf_counter()
+                m = DPMixture(backend="dask", client=client, partitions=2, n_iter=n_iter,
+                              random_state=0, callback=probe,
+                              checkpoint=Path(tmp) / "chain.ckpt" if cut else None,
+                              checkpoint_every=every if cut else None).fit(X)
+                fit_s = time.perf_counter() - t0
+            finally:
+                close()
+        name = "checkpoints" if cut else "no_checkpoints"
+        its, tasks, rss, groups = (list(c) for c in zip(*probes))
+        runs[name] = {"iterations": its, "tasks": tasks, "scheduler_rss": rss,
+                      "span_groups": groups,
+                      "fit_s": fit_s, "K": int(m.n_clusters_),
+                      "log_joint": m.trace_.log_joint.tolist(), "labels": m.labels_}
+        print(f"  {name}: fit {fit_s:.0f} s, K = {m.n_clusters_}; scheduler tasks "
+              f"{tasks[1]} -> {tasks[-1]} (max {max(tasks)}), memory "
+              f"{rss[1] / 2**20:.0f} -> {rss[-1] / 2**20:.0f} MiB, task groups in spans "
+              f"{groups[1]} -> {groups[-1]}", flush=True)
+    a, b = runs["checkpoints"], runs["no_checkpoints"]
+    out["same_chain"] = bool(np.array_equal(a["log_joint"], b["log_joint"])
+                             and np.array_equal(a.pop("labels"), b.pop("labels")))
+    print(f"  same chain with and without the cuts: {out['same_chain']}", flush=True)
+    out.update(runs)
+    return out
+
+
+def _at(run, name, j):
+    values = run.get(name)
+    return "?" if values is None else values[j]
+
+
+def write_lineage_markdown(results, path):
+    r = results.get("lineage")
+    if not r:
+        return
+    lines = ["# The Dask scheduler over a long run: lineage cut at checkpoints", "",
+             (f"{r['n']:,} points, {r['n_iter']:,} iterations, {r['n_workers']} workers x 1 "
+              f"thread, {r['partitions']} partitions; with a checkpoint every {r['every']} "
+              "iterations (the chain's state and kept draws rebuilt as new root tasks from "
+              "what was written) and without.  Same chain with and without: "
+              f"{'yes' if r['same_chain'] else 'NO'}."), "",
+             "| iteration | tasks, no checkpoints | tasks, checkpoints | scheduler MiB, no "
+             "checkpoints | scheduler MiB, checkpoints | task groups in the spans, no "
+             "checkpoints / checkpoints |",
+             "|---|---|---|---|---|---|"]
+    a, b = r["no_checkpoints"], r["checkpoints"]
+    step = max(1, (len(a["iterations"]) - 1) // 10)
+    for j in sorted(set(range(0, len(a["iterations"]), step)) | {len(a["iterations"]) - 1}):
+        lines.append(f"| {a['iterations'][j]} | {a['tasks'][j]} | {b['tasks'][j]} | "
+                     f"{a['scheduler_rss'][j] / 2**20:.0f} | "
+                     f"{b['scheduler_rss'][j] / 2**20:.0f} | "
+                     f"{_at(a, 'span_groups', j)} / {_at(b, 'span_groups', j)} |")
+    lines += ["", (f"Fit: {a['fit_s']:.0f} s without checkpoints, {b['fit_s']:.0f} s with "
+                   f"them (K = {a['K']} and {b['K']}).  Iteration 0: after a 2-iteration "
+                   "warm-up fit on the same scheduler.  Memory: the resident set of the "
+                   "`dask scheduler` process.  Task groups in the spans: what Dask's spans "
+                   "keep of tasks long forgotten (dask/distributed#7977); every dpclust task "
+                   "is in one group (`distributed.backend.task_key`), so they stay flat.")]
+    m = results.get("machine", {})
+    lines += ["", f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} CPUs."]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="N / 20, 10 iterations")
     p.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     p.add_argument("--iters", type=int, default=30)
+    p.add_argument("--lineage", action="store_true",
+                   help="the scheduler's tasks and memory over a long run, with and without "
+                        "checkpoints (instead of the parts)")
     args = p.parse_args(argv)
     n_iter = 10 if args.quick else args.iters
+    if args.lineage:
+        run_parts(["lineage"], lambda part: run_lineage(args.quick),
+                  RESULTS / "distributed_lineage", args.quick, lambda: None,
+                  write_lineage_markdown)
+        return
 
     def warm_up():
         DPMixture(sampler="subcluster", n_iter=2, partitions=2).fit(

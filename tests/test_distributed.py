@@ -103,6 +103,46 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit):
     _same_chain(local_fit, m)
 
 
+def test_a_worker_killed_after_a_checkpoint_changes_nothing(client, data, local_fit,
+                                                            tmp_path):
+    """After a checkpoint the chain's state and kept draws are new roots made from what
+    was written: a worker lost then is rebuilt from them, and the chain goes on the same."""
+    X, _ = data
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+
+    def kill(it, state, info):
+        if it == 12:  # after the checkpoint of iteration 10 (kept draws from iteration 8)
+            _kill_workers(client)
+
+    m = DPMixture(backend="dask", client=client, callback=kill, checkpoint=tmp_path / "c",
+                  checkpoint_every=5, **KW).fit(dX)
+    _same_chain(local_fit, m)
+
+
+def _scheduler_tasks(client):
+    return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+
+@pytest.mark.slow  # 2 x 120 iterations on the cluster (a minute or two)
+def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
+    """Without checkpoints the scheduler keeps every task since the start (each partition's
+    state is a chain of tasks); with them it forgets the tasks before the last one."""
+    X, _ = data
+    every, counts = 20, {True: [], False: []}
+    for cut in (True, False):
+        def probe(it, state, info, cut=cut):
+            if (it + 1) % every == 0:
+                counts[cut].append(_scheduler_tasks(client))
+
+        kw = dict(KW, n_iter=120, burn_in=60, max_draws=4, store_labels=False)
+        DPMixture(backend="dask", client=client, partitions=ROWS, callback=probe,
+                  checkpoint=tmp_path / "c" if cut else None,
+                  checkpoint_every=every if cut else None, **kw).fit(X)
+    with_cut, without = counts[True], counts[False]
+    assert max(with_cut[2:]) <= with_cut[1] + 60, with_cut
+    assert without[-1] > without[1] + 200, without
+
+
 # slow: test_a_lost_source_stops_with_a_checkpoint resumes from a checkpoint on the cluster
 @pytest.mark.slow
 def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):
@@ -147,8 +187,24 @@ def test_errors_name_the_partition(client, tmp_path):
         DPMixture(backend="dask", client=client, n_iter=2).fit(str(tmp_path))
     with pytest.raises(ValueError, match="sub-cluster"):
         DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2).fit(np.ones((9, 2)))
-    with pytest.raises(ValueError, match="kmeans"):
-        DPMixture(backend="dask", client=client, init="kmeans").fit(np.ones((9, 2)))
+
+
+def test_the_k_means_start_gives_the_in_process_chain(client, data):
+    """The default start on a cluster is k-means on a sample of the rows, each partition
+    assigning its rows to the nearest centre: the in-process run with the same partitions
+    starts from the same labels, and on separated blobs they are the blobs."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    X, y = data
+    kw = dict(KW, init="auto", init_clusters=4, n_iter=6, burn_in=0)
+    local = DPMixture(partitions=ROWS, **kw).fit(X)
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
+    _same_chain(local, on_dask)
+    assert normalized_mutual_info_score(y, on_dask.trace_.labels[0]) > 0.9
+    small = DPMixture(backend="dask", client=client, partitions=ROWS, init="kmeans",
+                      **{k: v for k, v in kw.items() if k != "init"}).fit(X)
+    _same_chain(local, small)
 
 
 # slow: the default run keeps the estimator's contract tests on the cluster

@@ -29,8 +29,8 @@ from ..partitions import cluster_presence, point_certainty, posterior_similarity
 from ..priors import PartitionPrior, get_prior
 from ..diagnostics import advice, convergence
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
-from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, detach, records_trace,
-                    reservoir_add, resolve_max_draws, size_summaries)
+from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
+                    records_trace, reservoir_add, resolve_max_draws, size_summaries)
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
@@ -309,7 +309,7 @@ class ChainEstimator(BaseEstimator):
                         and self.callback(it, prog.snapshot.state, info) is False):
                     stop = True  # the other chains finish this iteration
             if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
-                saved[0] = self._save(progs, model, fingerprint)
+                saved[0] = self._save(progs, model, fingerprint, cut=True)
 
     def _n_workers(self, model, n_chains: int) -> int:
         """Processes for the chains: ``n_jobs`` (None: 1, -1: every core), at most one per
@@ -366,9 +366,11 @@ class ChainEstimator(BaseEstimator):
                                   reservoir)
         return info
 
-    def _save(self, progs, model, fingerprint) -> int:
+    def _save(self, progs, model, fingerprint, cut: bool = False) -> int:
         """Write the checkpoint (every chain's last complete iteration); returns the
-        iteration all of them hold."""
+        iteration all of them hold.  ``cut``: then rebuild the chains' state and kept draws
+        on a Dask cluster from what was written (:func:`~.trace.cut_lineage`), so that the
+        scheduler forgets the tasks before the checkpoint."""
         consistent = [detach(model, p.consistent()) for p in progs]
         save_checkpoint(self.checkpoint, {
             "format": CHECKPOINT_FORMAT, "version": __version__,
@@ -376,6 +378,9 @@ class ChainEstimator(BaseEstimator):
                        if k not in ("callback", "client")},
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
+        if cut:
+            for p, c in zip(progs, consistent):
+                p.snapshot = cut_lineage(model, p, c)
         return min(p.snapshot.iteration for p in consistent)
 
     def _summarise_chain(self, model, progs):

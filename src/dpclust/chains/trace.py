@@ -186,6 +186,23 @@ def attach(model, prog: Progress) -> Progress:
                      lambda z, it: model.attach(z, int(prog.records[it][1])))
 
 
+def cut_lineage(model, prog: Progress, saved: Progress) -> Snapshot:
+    """``prog``'s snapshot with its state and kept draws rebuilt on the model's workers from
+    ``saved`` (``detach(model, prog)``, what the checkpoint just written holds), as new roots:
+    a Dask cluster then forgets the tasks that made them, and rebuilds a lost partition from
+    these arrays instead of replaying the chain from its start.  Draws rebuilt at an earlier
+    checkpoint are roots already and stay; in-process nothing changes."""
+    snap = prog.snapshot
+    if model.X is not None:
+        return snap
+    stride, held = snap.reservoir
+    _, saved_held = saved.snapshot.reservoir
+    held = tuple((i, it, z if getattr(z, "root", False)
+                  else model.attach(zs, int(prog.records[it][1])), params)
+                 for (i, it, z, params), (_, _, zs, _) in zip(held, saved_held))
+    return snap._replace(state=model.attach(saved.snapshot.state), reservoir=(stride, held))
+
+
 #: a cluster counts as large when it holds at least this share of the points
 LARGE_CLUSTER_SHARE = 0.01
 

@@ -503,10 +503,6 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
     if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
         raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
                          f"sampler, not --sampler {config.sampler}")
-    init = config.init
-    if (args.scheduler or args.workers) and init == "kmeans":
-        raise UsageError("--init kmeans runs in-process only; on a Dask cluster the chain "
-                         "starts from random clusters")
     return replace(config, sampler="subcluster" if config.sampler == "auto" else config.sampler,
                    scheduler=args.scheduler, workers=args.workers, partitions=args.partitions)
 

@@ -11,9 +11,12 @@ estimator's model (the interface of :class:`~dpclust.samplers.MixtureModel`).
 from its source (a file, a dask array block, or rows shipped with the task), so when a
 worker dies Dask recomputes what it held on the others: the data are read again and the
 lost iterations replayed with the same random streams, and the chain goes on exactly as it
-would have.  If that is impossible (the source is gone, a task keeps killing its workers)
-the run stops with :class:`WorkerLost`, after writing the last complete iteration to the
-checkpoint when one was asked for.
+would have.  A checkpoint cuts that chain (:func:`dpclust.chains.trace.cut_lineage`): the
+state and kept draws just written become new root tasks holding their labels (5 and 4
+bytes a row on the scheduler), the scheduler forgets the tasks before them, and a loss
+after it replays from there.  If that is impossible (the source is gone, a task keeps
+killing its workers) the run stops with :class:`WorkerLost`, after writing the last
+complete iteration to the checkpoint when one was asked for.
 """
 
 from __future__ import annotations
@@ -43,11 +46,13 @@ class Handle:
 
 
 class HeldDraw:
-    """A kept partition, held on the workers as int32 labels (one future a partition)."""
+    """A kept partition, held on the workers as int32 labels (one future a partition);
+    ``root``: made from labels sent by the client (no chain of tasks behind it)."""
 
-    def __init__(self, futures, n_clusters: int):
+    def __init__(self, futures, n_clusters: int, root: bool = False):
         self.futures = list(futures)
         self.n_clusters = int(n_clusters)
+        self.root = bool(root)
 
 
 class Traffic:
@@ -68,6 +73,20 @@ def _dask():
     except ImportError:
         raise ImportError("backend='dask' needs Dask: pip install 'dpclust[dask]'") from None
     return distributed
+
+
+def task_key(fn) -> tuple:
+    """A new task's key: ``("dpclust", "<function>-<uuid>")``.
+
+    Dask groups tasks by a key's first element, so every task of a run is in one task
+    group, which the partitions' tasks keep alive.  With keys of their own (Dask's
+    ``"<function>-<uuid>"``) a group ends whenever its last task is forgotten and the next
+    task of that function opens a new one, and the scheduler's spans keep every group
+    ever opened (dask/distributed#7977): a few a round trip, a scheduler that grows over a
+    long run however its tasks are cut."""
+    import uuid
+
+    return ("dpclust", f"{getattr(fn, '__name__', 'task')}-{uuid.uuid4().hex}")
 
 
 def _lost_errors():
@@ -112,7 +131,7 @@ class DaskPartitions:
                                    self.pass_kernel.n_stats)
 
     def _submit(self, fn, *args, **kwargs):
-        return self.client.submit(fn, *args, pure=False, **kwargs)
+        return self.client.submit(fn, *args, key=task_key(fn), **kwargs)
 
     def _gather(self, futures):
         try:
@@ -123,12 +142,29 @@ class DaskPartitions:
 
     # ------------------------------------------------------------ the sampler
     def start(self, key, n_clusters, labels=None, n_slots=4):
-        if labels is not None:
-            raise ValueError("starting labels cannot be given on a Dask cluster: use "
-                             "init='random'")
-        states = [self._submit(_w.start, part, int(key), int(n_clusters), b, c0)
-                  for part, (b, c0) in zip(self.parts, self._layout(n_slots))]
+        """Starting labels (uniform over ``n_clusters``, or ``labels``: one future a
+        partition, as :meth:`nearest` gives them, or an array of all rows) and sub-labels."""
+        if labels is None:
+            labels = [None] * len(self.parts)
+        elif isinstance(labels, np.ndarray):
+            labels = [labels[a:b] for a, b in zip(self.row0[:-1], self.row0[1:])]
+        states = [self._submit(_w.start, part, int(key), int(n_clusters), b, c0, z)
+                  for part, (b, c0), z in zip(self.parts, self._layout(n_slots), labels)]
         return Handle(states, 0), Handle(states, 1)
+
+    def init_sample(self, key: int, rate: float):
+        """The rows of the k-means start's sample gathered from the partitions, in the
+        order of the data (:meth:`LocalPartitions.init_sample`)."""
+        pieces = self._gather([self._submit(_w.init_sample, part, int(key), float(rate))
+                               for part in self.parts])
+        return self.family.stack_rows(pieces)
+
+    def nearest(self, centres, reference):
+        """Every partition's starting labels (one future each): its rows' nearest
+        ``centres`` on the scale of the sample ``reference``."""
+        box = self._submit(_w.unbox, _w.Box(np.asarray(centres)))
+        ref = self._submit(_w.unbox, _w.Box(reference))
+        return [self._submit(_w.nearest, part, box, ref) for part in self.parts]
 
     def run_pass(self, spec, labels, sub):
         box = self._submit(_w.unbox, _w.Box(spec))
@@ -278,14 +314,17 @@ class DaskPartitions:
 
     def scatter_state(self, labels, sub):
         """Labels and sub-labels from the client onto their partitions (a resumed run)."""
+        labels = np.asarray(labels, dtype=np.int32)  # the task holds them: 5 bytes a row
         states = [self._submit(_w.restore, part, labels[a:b], sub[a:b])
                   for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
         return Handle(states, 0), Handle(states, 1)
 
     def scatter_draw(self, labels, n_clusters):
-        states = [self._submit(_w.restore, part, labels[a:b], np.zeros(b - a, np.int8))
-                  for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
-        return self.keep(Handle(states, 0), n_clusters)
+        """A kept draw from the client onto its partitions, as int32 labels in the task
+        (a new root: a lost worker gets it back from the scheduler)."""
+        draws = [self._submit(_w.held, part, np.asarray(labels[a:b], dtype=np.int32))
+                 for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
+        return HeldDraw(draws, n_clusters, root=True)
 
     def cluster_stats(self, draw: HeldDraw):
         fam = self.family
@@ -493,11 +532,11 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                    for a, b in itertools.pairwise(edges)]
     # load and validate; row offsets are fixed once every partition's size is known
     if block_futures is not None:
-        raw = [submit(_w.prepare, s, family, 0, b, pure=False)
+        raw = [submit(_w.prepare, s, family, 0, b, key=task_key(_w.prepare))
                for s, b in zip(sources, block_futures)]
     else:
-        raw = [submit(_w.prepare, s, family, 0, pure=False) for s in sources]
-    meta = client.gather([submit(_w.describe, r, pure=False) for r in raw])
+        raw = [submit(_w.prepare, s, family, 0, key=task_key(_w.prepare)) for s in sources]
+    meta = client.gather([submit(_w.describe, r, key=task_key(_w.describe)) for r in raw])
     rows = [m[0] for m in meta]
     row0 = np.concatenate([[0], np.cumsum(rows)])
     summary = None
@@ -507,7 +546,8 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                              "has no data summaries")
         summary = m[1] if summary is None else family.merge_summaries(summary, m[1])
     resolved = family.resolve_summary(summary)
-    parts = [submit(_rebase, r, int(a), resolved, summary, int(row0[-1]), pure=False)
+    parts = [submit(_rebase, r, int(a), resolved, summary, int(row0[-1]),
+                    key=task_key(_rebase))
              for r, a in zip(raw, row0[:-1])]
     fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
     data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])

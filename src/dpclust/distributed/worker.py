@@ -88,11 +88,30 @@ def start(part: Part, key: int, n_clusters: int, bounds, chunk0: int, labels=Non
     return _p.start_partition(key, n_clusters, part.n, bounds, chunk0, labels)
 
 
+def init_sample(part: Part, key: int, rate: float):
+    """This partition's rows in the k-means start's sample (working form)."""
+    local = _p.sample_partition(part.n, part.row0, key, rate)
+    return part.family.subset(part.X, local)
+
+
+def nearest(part: Part, box, reference):
+    """This partition's starting labels: each row's nearest of the centres ``box.value``
+    (:func:`dpclust.samplers._partitioned.start_labels`; ``reference``: the sample)."""
+    return _p.start_labels(part.family, part.X, box.value, reference.value)
+
+
 def restore(part: Part, labels, sub):
     """Labels and sub-labels given by the client (a resumed run)."""
     if len(labels) != part.n:
         raise ValueError(f"{part.name}: {len(labels)} labels for {part.n} rows")
     return np.asarray(labels, dtype=np.int64), np.asarray(sub, dtype=np.int8)
+
+
+def held(part: Part, labels):
+    """A kept draw given by the client (a resumed run, or a lineage cut at a checkpoint)."""
+    if len(labels) != part.n:
+        raise ValueError(f"{part.name}: {len(labels)} labels for {part.n} rows")
+    return np.asarray(labels, dtype=np.int32)
 
 
 def run_pass(part: Part, box, state, bounds, chunk0: int):

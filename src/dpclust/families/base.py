@@ -641,6 +641,14 @@ class ConjugateFamily(ABC):
         sensible starting partition (``init="kmeans"``); ``None`` when there is none."""
         return X
 
+    def init_features_like(self, X, reference):
+        """:meth:`init_features` of the rows ``X`` on the scale that the sample
+        ``reference`` (rows in working form) sets: the k-means start of partitioned data
+        finds its centres on a sample and assigns every partition's rows to them.  The same
+        as ``init_features(X)`` for features made row by row (the default); a family whose
+        features are scaled by the data overrides it."""
+        return self.init_features(X)
+
     def get_params(self) -> dict:
         """Constructor arguments, for display and serialisation."""
         raise NotImplementedError

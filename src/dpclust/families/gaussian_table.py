@@ -238,12 +238,13 @@ class GaussianTable(TableFamily):
                           unpack=unpack, log_likelihood=gt_log_likelihoods,
                           accumulate=gt_accumulate, entry_points=ENTRY_POINTS)
 
-    def init_features(self, X: TableData) -> np.ndarray:
-        """The real columns standardised beside the other columns' features."""
+    def init_features_like(self, X: TableData, reference: TableData) -> np.ndarray:
+        """The real columns standardised (by ``reference``'s) beside the other columns'
+        features."""
         rest = self._rest(X)
-        parts = [_standardise_complete(X.real)]
+        parts = [_standardise_complete(X.real, reference.real)]
         if rest.code.shape[1] or rest.count.shape[1]:
-            parts.append(TableFamily.init_features(self, rest))
+            parts.append(TableFamily.init_features_like(self, rest, self._rest(reference)))
         return np.hstack(parts)
 
     def seed_subclusters(self, stats, rng):
@@ -270,6 +271,6 @@ class GaussianTable(TableFamily):
             self, {k: v for k, v in params.items() if k != "covariances"})
 
 
-def _standardise_complete(a: np.ndarray) -> np.ndarray:
-    sd = a.std(axis=0)
-    return (a - a.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+def _standardise_complete(a: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    sd = reference.std(axis=0)
+    return (a - reference.mean(axis=0)) / np.where(sd > 0, sd, 1.0)

@@ -322,13 +322,14 @@ class GaussianTableHoles(GaussianTable):
         return self._completed_posterior(row, x[None, :], np.zeros(1, dtype=np.int64), 1, rng)
 
     # ------------------------------------------------------- describing itself
-    def init_features(self, X: TableData) -> np.ndarray:
-        """The real columns standardised (holes at the column mean) beside the other
-        columns' features."""
+    def init_features_like(self, X: TableData, reference: TableData) -> np.ndarray:
+        """The real columns standardised by ``reference``'s (holes at the column mean)
+        beside the other columns' features."""
         rest = self._rest(X)
-        parts = [_standardise(X.real)]
+        parts = [_standardise(X.real, reference.real)]
         if rest.code.shape[1] or rest.count.shape[1]:
-            parts.append(super(GaussianTable, self).init_features(rest))
+            parts.append(super(GaussianTable, self).init_features_like(
+                rest, self._rest(reference)))
         return np.hstack(parts)
 
     def describe_params(self, params) -> dict:

@@ -414,9 +414,13 @@ class TableFamily(ConjugateFamily):
     def init_features(self, X: TableData) -> np.ndarray:
         """Real columns standardised (holes at the column mean), levels one-hot, counts as
         standardised ``log(1 + x)``: a matrix k-means can start from."""
+        return self.init_features_like(X, X)
+
+    def init_features_like(self, X: TableData, reference: TableData) -> np.ndarray:
+        """:meth:`init_features` of ``X`` standardised by the columns of ``reference``."""
         parts = []
         if X.real.shape[1]:
-            parts.append(_standardise(X.real))
+            parts.append(_standardise(X.real, reference.real))
         offsets = self.hyper.offsets
         if len(offsets) > 1:
             hot = np.zeros((len(X), int(offsets[-1])))
@@ -426,7 +430,7 @@ class TableFamily(ConjugateFamily):
                 hot[rows, offsets[j] + c[rows]] = np.sqrt(0.5)
             parts.append(hot)
         if X.count.shape[1]:
-            parts.append(_standardise(np.log1p(X.count)))
+            parts.append(_standardise(np.log1p(X.count), np.log1p(reference.count)))
         return np.hstack(parts)
 
     def seed_subclusters(self, stats, rng):
@@ -489,9 +493,12 @@ class TableFamily(ConjugateFamily):
         return ClusterSummary(block)
 
 
-def _standardise(a: np.ndarray) -> np.ndarray:
-    mean = np.nanmean(a, axis=0)
-    sd = np.nanstd(a, axis=0)
+def _standardise(a: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
+    """``a`` standardised by the columns' mean and deviation in ``reference`` (default:
+    ``a``), holes at 0."""
+    reference = a if reference is None else reference
+    mean = np.nanmean(reference, axis=0)
+    sd = np.nanstd(reference, axis=0)
     sd = np.where(sd > 0, sd, 1.0)
     return np.where(np.isnan(a), 0.0, (a - mean) / sd)
 

@@ -323,6 +323,82 @@ def start_partition(key: int, n_clusters: int, n_rows: int, bounds, chunk0: int,
     return z, s
 
 
+#: rows of the sample that the k-means start of partitioned data runs on
+KMEANS_SAMPLE = 20_000
+
+
+class StartLabels(NamedTuple):
+    """A starting labelling held by the data side (an array in-process, one future a
+    partition on a Dask cluster) over ``n_clusters`` labels, some of which may be empty."""
+
+    labels: object
+    n_clusters: int
+
+
+def sample_rate(n_rows: int, sample_size: int) -> float:
+    """The share of the rows that a uniform sample of about ``sample_size`` rows keeps."""
+    return min(1.0, float(sample_size) / max(int(n_rows), 1))
+
+
+def sample_partition(n_rows: int, row0: int, key: int, rate: float) -> np.ndarray:
+    """Local rows of one partition (global rows ``row0 ..``) in the start's sample: those
+    whose uniform key (:func:`~dpclust.kernels.streams.point_key` of ``key`` and the global
+    row) is below ``rate``, so that the sample does not depend on the partitions."""
+    rows = np.arange(int(row0), int(row0) + int(n_rows), dtype=np.int64)
+    return np.flatnonzero(_sk.point_keys(np.uint64(key), rows) < rate)
+
+
+def nearest_centre(features, centres, chunk: int = 4096) -> np.ndarray:
+    """The nearest centre (squared Euclidean distance; the first of ties) of every row of
+    ``features`` (dense or sparse).  Each row's distances are computed from that row alone,
+    in the same operations whatever rows come with it, so a partition's labels do not
+    depend on the partitions."""
+    import scipy.sparse as sp
+
+    centres = np.asarray(centres, dtype=np.float64)
+    n = features.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    if sp.issparse(features):
+        F = sp.csr_matrix(features, dtype=np.float64)
+        norms = np.asarray(F.multiply(F).sum(axis=1)).ravel()
+        d2 = norms[:, None] - 2.0 * np.asarray(F @ centres.T) + (centres ** 2).sum(axis=1)
+        out[:] = np.argmin(d2, axis=1)
+        return out
+    F = np.asarray(features, dtype=np.float64)
+    k, d = centres.shape
+    step = max(1, min(chunk, (1 << 22) // max(k * d, 1)))
+    for a in range(0, n, step):
+        diff = F[a:a + step, None, :] - centres[None, :, :]
+        out[a:a + step] = np.argmin((diff * diff).sum(axis=2), axis=1)
+    return out
+
+
+def kmeans_start(rng, data, family, n_clusters: int, sample_size: int = KMEANS_SAMPLE):
+    """The k-means start of partitioned data (in-process or on a Dask cluster, the same
+    labels): k-means++ seeds and Lloyd iterations
+    (:func:`~dpclust.samplers.base.kmeans_centres`) on a uniform sample of about
+    ``sample_size`` rows gathered from the partitions (``family.init_features`` of the
+    sample), then every row to its nearest centre where it lies.  Returns a
+    :class:`StartLabels`, or None when the family has no features for k-means."""
+    from .base import kmeans_centres
+
+    key = int(rng.integers(2**63))
+    sample = data.init_sample(key, sample_rate(sum(data.rows), sample_size))
+    features = family.init_features(sample)
+    if features is None:
+        return None
+    centres = kmeans_centres(rng, features, n_clusters)
+    if len(centres) == 0:  # no row in the sample: one cluster
+        return StartLabels(data.nearest(np.zeros((1, features.shape[1])), sample), 1)
+    return StartLabels(data.nearest(centres, sample), len(centres))
+
+
+def start_labels(family, X, centres, reference) -> np.ndarray:
+    """Rows ``X``'s nearest ``centres`` in the features of k-means, on the scale that
+    ``family.init_features_like`` gives them beside the sample ``reference``."""
+    return nearest_centre(family.init_features_like(X, reference), centres)
+
+
 def relabel_partition(labels, codes, label_map, sub_map):
     """Labels and sub-labels after the moves: ``label_map[4 z + code]`` (see
     :func:`~dpclust.kernels.subcluster.relabel_pass`)."""
@@ -380,6 +456,20 @@ class LocalPartitions:
         """Starting labels and sub-labels (whole data set)."""
         _, bounds = self._layout(n_slots)
         return start_partition(key, n_clusters, int(self.row0[-1]), bounds, 0, labels)
+
+    def init_sample(self, key: int, rate: float):
+        """The rows of the k-means start's sample (:func:`sample_partition`), in the
+        family's working form, in the order of the data."""
+        parts = [sample_partition(b - a, a, key, rate) + a
+                 for a, b in zip(self.row0[:-1], self.row0[1:])]
+        return self.rows_of(np.concatenate(parts))
+
+    def nearest(self, centres, reference):
+        """Every row's nearest centre (:func:`start_labels`), partition by partition."""
+        fam, X = self.model.family, self.model.X
+        return np.concatenate([
+            start_labels(fam, fam.subset(X, np.arange(a, b)), centres, reference)
+            for a, b in zip(self.row0[:-1], self.row0[1:])])
 
     def run_pass(self, spec: PassSpec, labels, sub):
         """``(labels, codes, PartStats)`` of the whole data set."""

@@ -323,6 +323,25 @@ def kmeans_labels(rng, features, n_clusters: int, max_iter: int = 20) -> np.ndar
     return relabel(np.asarray(labels, dtype=np.int64))[0]
 
 
+def kmeans_centres(rng, features, n_clusters: int, max_iter: int = 20) -> np.ndarray:
+    """The centres of k-means (k-means++ seeds, at most ``max_iter`` Lloyd iterations) on
+    ``features``, shape ``(min(n_clusters, n_rows), n_features)``: the k-means of
+    :func:`kmeans_labels`, for a start whose points are assigned elsewhere (the sampled
+    k-means of :func:`dpclust.samplers._partitioned.kmeans_start`)."""
+    from sklearn.cluster import KMeans
+
+    k = int(min(n_clusters, features.shape[0]))
+    seed = int(rng.integers(2**31 - 1))
+    if k <= 1:
+        centre = np.asarray(features.mean(axis=0), dtype=np.float64).reshape(1, -1)
+        return centre[:k]
+    km = KMeans(n_clusters=k, n_init=1, max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning: fewer distinct points than k
+        km.fit(features)
+    return np.asarray(km.cluster_centers_, dtype=np.float64)
+
+
 def initial_labels(rng, n_samples: int, labels=None, n_clusters: int = 1) -> np.ndarray:
     """Starting partition: the given labels, or a uniform random one over ``n_clusters``."""
     if labels is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...families.base import take
-from .._partitioned import PassSpec
+from .._partitioned import PassSpec, StartLabels
 from ..base import MixtureModel, StepInfo, initial_labels
 from ..crp import crp_log_prior
 from .approximate import approximate_moves, choose_random_split
@@ -341,16 +341,23 @@ class SubclusterSplitMerge:
     # ------------------------------------------------------------------- init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> SubclusterState:
-        """Labels uniform over ``n_clusters`` (or ``labels``) and sub-labels at random, both
-        drawn from the chunks' streams, so that they are the same on any backend; then one
-        pass that keeps them gives the statistics, the canonical numbering and the anchors."""
+        """Labels uniform over ``n_clusters`` (or ``labels``: an array, or a
+        :class:`~dpclust.samplers._partitioned.StartLabels` that the data side holds, such as
+        the k-means start of partitioned data) and sub-labels at random, both drawn from the
+        chunks' streams, so that they are the same on any backend; then one pass that keeps
+        them gives the statistics, the canonical numbering and the anchors (empty starting
+        clusters are dropped there)."""
         n = model.n_samples
         data = data_side(self, model)
         if n_clusters < 1:
             raise ValueError(f"the initial number of clusters must be >= 1, got {n_clusters}")
-        if labels is not None:
+        if isinstance(labels, StartLabels):
+            k0, labels = int(labels.n_clusters), labels.labels
+        elif labels is not None:
             labels = initial_labels(rng, n, labels)
-        k0 = int(labels.max()) + 1 if labels is not None else int(min(n_clusters, n))
+            k0 = int(labels.max()) + 1
+        else:
+            k0 = int(min(n_clusters, n))
         key = int(rng.integers(2**63))
         z, sub = data.start(key, k0, labels, n_slots=2 * k0 + 2)
         zeros = np.zeros(k0)

@@ -90,8 +90,13 @@ def _cases():
                               alpha=GammaPrior(1.0, 1.0)), X)
         cases[f"{fam}-subcluster-approx"] = (
             lambda f=fam: _dp(family=f, sampler="subcluster-approx"), X)
+        # the partitioned moves as they were written (EM launches); the default's sequential
+        # moves on partitions are the "-partitions-sequential" cases
         cases[f"{fam}-subcluster-partitions"] = (
-            lambda f=fam: _dp(family=f, sampler="subcluster", partitions=2, init="random"), X)
+            lambda f=fam: _dp(family=f, sampler=SubclusterSplitMerge(sequential=False),
+                              partitions=2, init="random"), X)
+        cases[f"{fam}-subcluster-partitions-sequential"] = (
+            lambda f=fam: _dp(family=f, sampler="subcluster", partitions=3), X)
     cases["gaussian-gibbs-2chains"] = (lambda: _dp(sampler="gibbs", n_chains=2, n_jobs=1), g)
     cases["gaussian-subcluster-supercluster"] = (
         lambda: _dp(sampler=SubclusterSplitMerge(super_clusters=True, data_pass="instantiated")),

@@ -90,6 +90,35 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
 
 
 @njit(cache=True, _nrt=False)
+def choose_side(kdata, kstats, khyper, r, s0, m, logw, state, s, log_predictive):
+    """Point r's side among the m sides in slots ``s0 ..``: ``logw[a]`` holds ``log n_a``
+    on entry; side a has probability ``n_a f(x_r | X_a) / sum_b n_b f(x_r | X_b)``, drawn
+    from stream ``state`` when ``s < 0``, else s (scored).  Returns ``(state, side, log of
+    its probability)``."""
+    top = -np.inf
+    for a in range(m):
+        w = logw[a] + log_predictive(kdata, r, kstats, s0 + a, khyper)
+        logw[a] = w
+        if w > top:
+            top = w
+    total = 0.0
+    for a in range(m):
+        logw[a] = math.exp(logw[a] - top)
+        total += logw[a]
+    if s < 0:
+        state, u = next_uniform(state)
+        u *= total
+        s = m - 1
+        acc = 0.0
+        for a in range(m - 1):
+            acc += logw[a]
+            if u < acc:
+                s = a
+                break
+    return state, s, math.log(logw[s] / total)
+
+
+@njit(cache=True, _nrt=False)
 def sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, logw, counts,
                         logf, reset, add, log_predictive, log_marginal):
     """Allocate ``rows`` in that order among ``m = len(pins)`` sides, side s in slot s seeded
@@ -105,28 +134,11 @@ def sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, 
     log_q = 0.0
     for t in range(rows.shape[0]):
         r = rows[t]
-        top = -np.inf
         for a in range(m):
-            w = math.log(counts[a]) + log_predictive(kdata, r, kstats, a, khyper)
-            logw[a] = w
-            if w > top:
-                top = w
-        total = 0.0
-        for a in range(m):
-            logw[a] = math.exp(logw[a] - top)
-            total += logw[a]
-        s = fixed[t]
-        if s < 0:
-            state, u = next_uniform(state)
-            u *= total
-            s = m - 1
-            acc = 0.0
-            for a in range(m - 1):
-                acc += logw[a]
-                if u < acc:
-                    s = a
-                    break
-        log_q += math.log(logw[s] / total)
+            logw[a] = math.log(counts[a])
+        state, s, lp = choose_side(kdata, kstats, khyper, r, 0, m, logw, state, fixed[t],
+                                   log_predictive)
+        log_q += lp
         codes[t] = s
         add(kdata, r, kstats, s, khyper)
         counts[s] += 1.0
@@ -311,27 +323,11 @@ def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_si
             r = rows[t]
             s = fixed[t]
             if not seed:
-                top = -np.inf
                 for a in range(m):
-                    w = math.log(counts[b, a]) + log_predictive(kdata, r, kstats, s0 + a, khyper)
-                    logw[a] = w
-                    if w > top:
-                        top = w
-                total = 0.0
-                for a in range(m):
-                    logw[a] = math.exp(logw[a] - top)
-                    total += logw[a]
-                if s < 0:
-                    state, u = next_uniform(state)
-                    u *= total
-                    s = m - 1
-                    acc = 0.0
-                    for a in range(m - 1):
-                        acc += logw[a]
-                        if u < acc:
-                            s = a
-                            break
-                lq += math.log(logw[s] / total)
+                    logw[a] = math.log(counts[b, a])
+                state, s, lp = choose_side(kdata, kstats, khyper, r, s0, m, logw, state, s,
+                                           log_predictive)
+                lq += lp
             codes[t] = s
             add(kdata, r, kstats, s0 + s, khyper)
             counts[b, s] += 1.0

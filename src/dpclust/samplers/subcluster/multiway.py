@@ -82,6 +82,61 @@ def multiway_ratio(cfg, n_parts, logf_parts, logf_c, log_q, K_before, log_set, a
     return target + anchors + reverse - forward
 
 
+def split_log_ratio(cfg, fam, stats, n, c, parts, counts, logf, log_q, alpha):
+    """Log Hastings ratio of splitting cluster ``c`` into ``parts`` (their statistics, sizes
+    ``counts`` and log marginals ``logf``; ``log_q`` of the allocation), or None where the
+    reverse merge would not be proposed (the pairs exceed the pair-score budget)."""
+    K = len(n)
+    rest = np.delete(np.arange(K), c)
+    post = concatenate(take(stats, rest), parts)
+    P = join_probs(fam, post, np.concatenate([n[rest], counts]).astype(float), alpha)
+    if P is None:
+        return None
+    m = len(counts)
+    log_set = log_set_prob(P, list(range(K - 1, K - 1 + m)))
+    logf_c = float(fam.log_marginal(take(stats, [c]))[0])
+    return multiway_ratio(cfg, counts, logf, logf_c, log_q, K, log_set, alpha)
+
+
+def split_slots(stats, parts, anchors, c, pins):
+    """Slot statistics and anchors after splitting cluster ``c`` into ``parts``: part 0 in
+    c's slot, the others appended, anchored at ``pins``."""
+    m = len(pins)
+    anchors = np.concatenate([anchors, pins[1:]])
+    anchors[c] = pins[0]
+    slots = concatenate(stats, take(parts, np.arange(1, m)))
+    return _with_rows(slots, [c], take(parts, [0])), anchors
+
+
+def choose_merge_set(cfg, rng, fam, stats, n, alpha):
+    """A multi-way merge set grown around a uniformly chosen cluster: ``(members, order,
+    log P(set))`` with ``order`` its clusters in a uniform order (side s is ``order[s]``),
+    or None (fewer than 3 or more than ``multiway`` clusters, or too many pairs)."""
+    K = len(n)
+    if K < 3:
+        return None
+    P = join_probs(fam, stats, n.astype(float), alpha)
+    if P is None:
+        return None
+    u = int(rng.integers(K))
+    joins = rng.random(K) < P[u]
+    joins[u] = True
+    members = np.flatnonzero(joins)
+    m = len(members)
+    if m < 3 or m > int(cfg.multiway):
+        return None
+    log_set = log_set_prob(P, members.tolist())
+    return members, members[rng.permutation(m)], log_set
+
+
+def merge_slots(fam, stats, order):
+    """``(slot statistics, the union's statistics, keep)`` after merging the clusters
+    ``order`` into ``keep = order[0]`` (whose anchor, side 0's, the union keeps)."""
+    keep = int(order[0])
+    both = _stats_of(fam, stats, order)
+    return _with_rows(stats, [keep], both), both, keep
+
+
 def multiway_move(cfg, rng, model, state: SubclusterState):
     """One multi-way split or merge on all the clusters (``multiway``); returns ``(state,
     n_splits, n_merges)``."""
@@ -115,27 +170,17 @@ def _multiway_split(cfg, rng, model, state, stats, n, labels, seed):
     kern, local_rows, local_pins, copied = _copied_rows(model, rows, pins)
     sides, log_q, counts, logf = _sk.multiway_allocation(
         kern, local_rows, np.full(len(rows), -1, dtype=np.int64), local_pins, seed)
-    rest = np.delete(np.arange(K), c)
     parts = _rows_stats(fam, data_side(cfg, model), copied, np.concatenate([rows, pins]),
                         np.concatenate([local_rows, local_pins]),
                         np.concatenate([sides, np.arange(m)]), m)
-    post = concatenate(take(stats, rest), parts)
-    P = join_probs(fam, post, np.concatenate([n[rest], counts]).astype(float), alpha)
-    if P is None:
-        return state, 0, 0  # the reverse merge would not be proposed
-    log_set = log_set_prob(P, list(range(K - 1, K - 1 + m)))
-    logf_c = float(fam.log_marginal(take(stats, [c]))[0])
-    log_r = multiway_ratio(cfg, counts, logf, logf_c, log_q, K, log_set, alpha)
-    if not math.log(rng.random()) < log_r:
+    log_r = split_log_ratio(cfg, fam, stats, n, c, parts, counts, logf, log_q, alpha)
+    if log_r is None or not math.log(rng.random()) < log_r:
         return state, 0, 0
     new = labels.copy()
     new_ids = np.concatenate([[c], K + np.arange(m - 1)])
     new[rows] = new_ids[sides]
     new[pins] = new_ids
-    anchors = np.concatenate([state.anchors, pins[1:]])
-    anchors[c] = pins[0]
-    slots = concatenate(stats, take(parts, np.arange(1, m)))
-    slots = _with_rows(slots, [c], take(parts, [0]))
+    slots, anchors = split_slots(stats, parts, state.anchors, c, pins)
     return canonical_state(fam, state, new, slots, anchors), 1, 0
 
 
@@ -146,20 +191,11 @@ def _multiway_merge(cfg, rng, model, state, stats, n, labels, seed):
     fam = model.family
     K = len(state.age)
     alpha = state.alpha
-    if K < 3:
+    chosen = choose_merge_set(cfg, rng, fam, stats, n, alpha)
+    if chosen is None:
         return state, 0, 0
-    P = join_probs(fam, stats, n.astype(float), alpha)
-    if P is None:
-        return state, 0, 0
-    u = int(rng.integers(K))
-    joins = rng.random(K) < P[u]
-    joins[u] = True
-    members = np.flatnonzero(joins)
+    members, order, log_set = chosen
     m = len(members)
-    if m < 3 or m > int(cfg.multiway):
-        return state, 0, 0
-    log_set = log_set_prob(P, members.tolist())
-    order = members[rng.permutation(m)]  # side s is cluster order[s]
     side_of = np.full(K, -1, dtype=np.int64)
     side_of[order] = np.arange(m)
     sides_all = side_of[labels]
@@ -169,18 +205,14 @@ def _multiway_merge(cfg, rng, model, state, stats, n, labels, seed):
     kern, local_rows, local_pins, _ = _copied_rows(model, rows, pins)
     _, log_q, counts, logf = _sk.multiway_allocation(kern, local_rows, sides_all[rows],
                                                      local_pins, seed)
-    both = _stats_of(fam, stats, order)
+    slots, both, keep = merge_slots(fam, stats, order)
     logf_c = float(fam.log_marginal(both)[0])
     log_r = -multiway_ratio(cfg, counts, logf, logf_c, log_q, K - m + 1, log_set, alpha)
     if not math.log(rng.random()) < log_r:
         return state, 0, 0
-    keep = int(order[0])
     label_map = np.arange(K, dtype=np.int64)
     label_map[order] = keep
-    anchors = state.anchors.copy()
-    anchors[keep] = pins[0]
-    slots = _with_rows(stats, [keep], both)
-    return canonical_state(fam, state, label_map[labels], slots, anchors), 0, 1
+    return canonical_state(fam, state, label_map[labels], slots, state.anchors), 0, 1
 
 
 def canonical_state(fam, state, labels, slot_stats, anchors):

@@ -11,11 +11,12 @@ import math
 
 import numpy as np
 
-from ...families.base import concatenate, take
+from ...families.base import take
 from .._partitioned_moves import SequentialSpec
-from .multiway import MULTIWAY_SPLIT, join_probs, log_set_prob, multiway_ratio
+from .multiway import (MULTIWAY_SPLIT, choose_merge_set, merge_slots, multiway_ratio,
+                       split_log_ratio, split_slots)
 from .schedule import data_side
-from .slots import _pairs_combined, _stats_of, _with_rows
+from .slots import _pairs_combined
 from .state import _state_of_clusters
 
 
@@ -51,7 +52,6 @@ def _split(cfg, rng, model, state, stats, n):
     fam = model.family
     data = data_side(cfg, model)
     K = len(state.age)
-    alpha = state.alpha
     c = int(rng.integers(K))
     m = int(rng.integers(3, int(cfg.multiway) + 1))
     if n[c] < m:
@@ -64,25 +64,15 @@ def _split(cfg, rng, model, state, stats, n):
     labels, codes, counts, log_q, sides = _allocate(rng, data, state, move_of,
                                                     np.full(K, -1, dtype=np.int64), pins)
     parts = sides.stats
-    rest = np.delete(np.arange(K), c)
-    post = concatenate(take(stats, rest), parts)
-    P = join_probs(fam, post, np.concatenate([n[rest], counts]).astype(float), alpha)
-    if P is None:
-        return state, 0, 0  # the reverse merge would not be proposed
-    log_set = log_set_prob(P, list(range(K - 1, K - 1 + m)))
-    logf_c = float(fam.log_marginal(take(stats, [c]))[0])
-    log_r = multiway_ratio(cfg, counts, fam.log_marginal(parts), logf_c, log_q, K, log_set,
-                           alpha)
-    if not math.log(rng.random()) < log_r:
+    log_r = split_log_ratio(cfg, fam, stats, n, c, parts, counts, fam.log_marginal(parts),
+                            log_q, state.alpha)
+    if log_r is None or not math.log(rng.random()) < log_r:
         return state, 0, 0
     new_ids = np.concatenate([[c], K + np.arange(m - 1)]).astype(np.int64)
     first = data.first_rows(state.labels, K)
     first = np.concatenate([first, np.zeros(m - 1, dtype=np.int64)])
     first[new_ids] = sides.first
-    anchors = np.concatenate([state.anchors, pins[1:]])
-    anchors[c] = pins[0]
-    slots = concatenate(stats, take(parts, np.arange(1, m)))
-    slots = _with_rows(slots, [c], take(parts, [0]))
+    slots, anchors = split_slots(stats, parts, state.anchors, c, pins)
     new_id = _canonical(first)
     labels, sub = data.relabel_split(labels, codes, c, new_id[new_ids],
                                      new_id[np.arange(K)])
@@ -95,46 +85,32 @@ def _merge(cfg, rng, model, state, stats, n):
     fam = model.family
     data = data_side(cfg, model)
     K = len(state.age)
-    alpha = state.alpha
-    if K < 3:
+    chosen = choose_merge_set(cfg, rng, fam, stats, n, state.alpha)
+    if chosen is None:
         return state, 0, 0
-    P = join_probs(fam, stats, n.astype(float), alpha)
-    if P is None:
-        return state, 0, 0
-    u = int(rng.integers(K))
-    joins = rng.random(K) < P[u]
-    joins[u] = True
-    members = np.flatnonzero(joins)
+    members, order, log_set = chosen
     m = len(members)
-    if m < 3 or m > int(cfg.multiway):
-        return state, 0, 0
-    log_set = log_set_prob(P, members.tolist())
-    order = members[rng.permutation(m)]  # side s is cluster order[s]
     move_of = np.full(K, -1, dtype=np.int64)
     move_of[order] = 0
     side_of = np.full(K, -1, dtype=np.int64)
     side_of[order] = np.arange(m)
     pins = state.anchors[order].astype(np.int64)
     _, _, counts, log_q, sides = _allocate(rng, data, state, move_of, side_of, pins)
-    both = _stats_of(fam, stats, order)
+    slots, both, keep = merge_slots(fam, stats, order)
     logf_c = float(fam.log_marginal(both)[0])
     log_r = -multiway_ratio(cfg, counts, fam.log_marginal(sides.stats), logf_c, log_q,
-                            K - m + 1, log_set, alpha)
+                            K - m + 1, log_set, state.alpha)
     if not math.log(rng.random()) < log_r:
         return state, 0, 0
-    keep = int(order[0])
     label_map = np.arange(K, dtype=np.int64)
     label_map[order] = keep
-    anchors = state.anchors.copy()
-    anchors[keep] = pins[0]
-    slots = _with_rows(stats, [keep], both)
     # clusters are numbered by first member: the union's is that of its lowest number
     first = np.arange(K, dtype=np.int64)
     first[order] = -1
     first[keep] = members.min()
     new_id = _canonical(first)
     labels, sub = data.relabel_split(state.labels, None, -1, None, new_id[label_map])
-    return _state(fam, state, labels, sub, slots, anchors, new_id), 0, 1
+    return _state(fam, state, labels, sub, slots, state.anchors, new_id), 0, 1
 
 
 def _canonical(first) -> np.ndarray:

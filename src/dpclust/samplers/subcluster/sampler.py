@@ -179,12 +179,14 @@ class SubclusterSplitMerge:
         scalar work per point and the EM launches' BLAS passes are several times cheaper
         (N = 10^5, d = 64: 0.29 s an iteration against 0.16 s), unless the data pass is
         collapsed (a few thousand points, ``data_pass``: on digits in 50 dimensions
-        sequential moves end at a log joint of -2.013e5 against -2.039e5).  In-process only: on a Dask
+        sequential moves end at a log joint of -2.013e5 against -2.039e5).  On a Dask
         cluster, and in-process with its partition layout (``DPMixture(partitions=...)``),
-        the EM launches are used, so that the two chains are the same.
+        a move visits the partitions in turn (:mod:`dpclust.samplers._partitioned_moves`):
+        20,000 points from six Gaussians, two partitions, 30 iterations from k-means: six
+        clusters and NMI 1.000 (EM launches from ten random clusters: 46 and 0.83).
     multiway : int, default=10
         Largest number of clusters a multi-way move merges, or splits one into (0: none).
-        With sequential moves (in-process), half the iterations (``MULTIWAY_RATE``) propose
+        With sequential moves (on partitions too), half the iterations (``MULTIWAY_RATE``) propose
         one move on all the clusters: with probability ``MULTIWAY_SPLIT`` (1/4) split a
         uniformly chosen cluster into m parts (m uniform on 3 .. ``multiway``, the m - 1
         further anchors ordered uniform members, the rest allocated sequentially among m

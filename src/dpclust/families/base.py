@@ -624,9 +624,14 @@ class ConjugateFamily(ABC):
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
     kmeans_start = True
 
-    def collapsed_pass(self, n_samples: int) -> bool:
+    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
         """Whether the sub-cluster sampler's data pass is collapsed by default on
-        ``n_samples`` points (``SubclusterSplitMerge(data_pass=None)``; both are exact)."""
+        ``n_samples`` points (``SubclusterSplitMerge(data_pass=None)``; both are exact).
+
+        ``n_rounds`` is the number of rounds of sequential split-merge moves an iteration
+        would make with it (:func:`~dpclust.samplers.subcluster.schedule.rounds`), for a
+        family whose choice weighs the cost of an iteration.  The answer may depend on the
+        model's size only, never on the chain's state."""
         return False
 
     def init_features(self, X):

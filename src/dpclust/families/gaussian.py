@@ -40,8 +40,17 @@ BLOCKED_MIN_FEATURES = 8
 BLOCK_ROWS = 2048
 #: the sub-cluster sampler's data pass is collapsed up to this many points (its cost per
 #: point is a rank-one update and K predictive densities, O(K d^2) scalar work, where the
-#: instantiated pass of many points is a few GEMMs)
+#: instantiated pass of many points is a few GEMMs) ...
 COLLAPSED_PASS_MAX = 10_000
+#: ... and, from BLOCKED_MIN_FEATURES features (where the instantiated pass and its launch
+#: moves run on BLAS, and the collapsed pass brings sequential moves with it), while the
+#: modelled work of an iteration, ``N (1 + rounds) (d^2 + COLLAPSED_POINT_WORK)``, stays
+#: within this budget (:meth:`NormalInverseWishart.collapsed_pass`)
+COLLAPSED_WORK_MAX = 10_000_000
+#: the work of placing one point (a predictive density or a sequential allocation) besides
+#: its O(d^2) solves, in units of d^2 (measured: an iteration of the collapsed path on 4,000
+#: points costs 2.9 times as much at d = 50 as at d = 10, on one thread)
+COLLAPSED_POINT_WORK = 1_000
 #: above this many features the run summary lists the first ones of each cluster's mean and
 #: leaves the means and variances to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`
 MAX_SUMMARY_FEATURES = 50
@@ -438,18 +447,42 @@ class NormalInverseWishart(ConjugateFamily):
         return {"means": post.mean, "covariances": post.scale / denom[:, None, None]}
 
     # ---------------------------------------------------------------- kernels
-    def collapsed_pass(self, n_samples: int) -> bool:
-        """Up to ``COLLAPSED_PASS_MAX`` points: scikit-learn's digits in 50 principal
-        components (1,797 images), 30 s from 10 clusters: log joint -2.013e5 collapsed (with
-        sequential moves) against -2.117e5 instantiated (collapsed Gibbs with SAMS moves:
-        -2.021e5).  In many dimensions an iteration costs 10-20 times more than the
-        instantiated pass's, but in equal time it is as far or further (ten Gaussians, 10 s
-        from one cluster, log joint collapsed against instantiated: N = 10^4, d = 64:
-        -645,549 against -645,764; N = 5,000, d = 64: -352,652 against -352,314; N = 2,000,
-        d = 64: -162,339 against -170,648, where the instantiated pass's launches never split
-        the one cluster; d = 16 and 32: both at the truth), so the threshold does not depend
-        on the dimension."""
-        return int(n_samples) <= COLLAPSED_PASS_MAX
+    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
+        """Whether the collapsed pass is the default, by its modelled cost.
+
+        Below ``BLOCKED_MIN_FEATURES`` features both passes score points one at a time
+        and the moves are sequential either way: collapsed up to ``COLLAPSED_PASS_MAX``
+        points.  From there the instantiated pass scores blocks of points with BLAS and its
+        moves are launches, while the collapsed pass places every point with O(d^2) scalar
+        work and brings ``n_rounds`` rounds of sequential moves (each places the moved
+        clusters' points once more, O(d^2) each): collapsed only while
+        ``N (1 + n_rounds) (d^2 + COLLAPSED_POINT_WORK) <= COLLAPSED_WORK_MAX``, i.e. up to
+        ~1,500 points at d = 10, ~1,200 at d = 24, ~700 at d = 50, where an iteration costs
+        about what the instantiated path's does on a few times more points.  A rule on N
+        alone (collapsed up to 10,000 points at any d) made the default's time fall with N:
+        200 iterations on 7,000 PCA-50 images took 217 s against 29 s on 21,000 (two
+        cores); ten Gaussians, d = 50, seconds per iteration collapsed against instantiated
+        (the latter with its launches, two loaded cores): 0.36 / 0.14 at N = 1,000, 0.79 /
+        0.12 at 2,000, 1.48 / 0.11 at 4,000; at d = 10: 0.13 / 0.04, 0.59 / 0.11, 0.93 /
+        0.08 (the collapsed path's cost grows with the rounds, ``ceil(N / 300)`` there).
+        The choice depends on the model's size only, never on the state, so the sampler
+        stays a mixture of kernels chosen independently of it.
+
+        In equal time the collapsed pass is as far or further than the instantiated one in
+        many dimensions (scikit-learn's digits in 50 principal components, 1,797 images, 30
+        s from 10 clusters: log joint -2.013e5 collapsed with sequential moves against
+        -2.117e5 instantiated; ten Gaussians, 10 s from one cluster, d = 64: N = 2,000,
+        -162,339 against -170,648, where the instantiated pass's launches never split the
+        one cluster); ``SubclusterSplitMerge(data_pass="collapsed")`` keeps it for such
+        runs.  The default's fixed number of iterations is cheaper instantiated there."""
+        n = int(n_samples)
+        if n > COLLAPSED_PASS_MAX:
+            return False
+        d = self.n_features()
+        if d < BLOCKED_MIN_FEATURES:
+            return True
+        work = n * (1 + max(int(n_rounds), 0)) * (d * d + COLLAPSED_POINT_WORK)
+        return work <= COLLAPSED_WORK_MAX
 
     def kernel(self, X) -> FamilyKernel:
         m0, kappa0, nu0, S0 = self._hyper()

@@ -51,7 +51,12 @@ def collapsed_here(cfg, model) -> bool:
         return False
     if cfg.data_pass == "collapsed":
         return True
-    n_rounds = rounds(dataclasses.replace(cfg, sequential=True), model)
+    pk = model.pass_kernel
+    if cfg.sequential is None and pk is not None and int(pk.block) > 0:
+        # sequential moves come with the collapsed pass only: count them as they would be
+        n_rounds = rounds(dataclasses.replace(cfg, sequential=True), model)
+    else:  # the moves do not depend on the pass
+        n_rounds = rounds(cfg, model)
     return model.family.collapsed_pass(model.n_samples, n_rounds)
 
 

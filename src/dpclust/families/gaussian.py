@@ -448,33 +448,57 @@ class NormalInverseWishart(ConjugateFamily):
 
     # ---------------------------------------------------------------- kernels
     def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
-        """Whether the collapsed pass is the default, by its modelled cost.
+        """Whether the sub-cluster sampler's data pass is collapsed by default, by the
+        modelled cost of an iteration.
 
-        Below ``BLOCKED_MIN_FEATURES`` features both passes score points one at a time
-        and the moves are sequential either way: collapsed up to ``COLLAPSED_PASS_MAX``
-        points.  From there the instantiated pass scores blocks of points with BLAS and its
-        moves are launches, while the collapsed pass places every point with O(d^2) scalar
-        work and brings ``n_rounds`` rounds of sequential moves (each places the moved
-        clusters' points once more, O(d^2) each): collapsed only while
-        ``N (1 + n_rounds) (d^2 + COLLAPSED_POINT_WORK) <= COLLAPSED_WORK_MAX``, i.e. up to
-        ~1,500 points at d = 10, ~1,200 at d = 24, ~700 at d = 50, where an iteration costs
-        about what the instantiated path's does on a few times more points.  A rule on N
-        alone (collapsed up to 10,000 points at any d) made the default's time fall with N:
-        200 iterations on 7,000 PCA-50 images took 217 s against 29 s on 21,000 (two
-        cores); ten Gaussians, d = 50, seconds per iteration collapsed against instantiated
-        (the latter with its launches, two loaded cores): 0.36 / 0.14 at N = 1,000, 0.79 /
-        0.12 at 2,000, 1.48 / 0.11 at 4,000; at d = 10: 0.13 / 0.04, 0.59 / 0.11, 0.93 /
-        0.08 (the collapsed path's cost grows with the rounds, ``ceil(N / 300)`` there).
-        The choice depends on the model's size only, never on the state, so the sampler
-        stays a mixture of kernels chosen independently of it.
+        Parameters
+        ----------
+        n_samples : int
+            Points of the model, N.
+        n_rounds : int, default=1
+            Rounds of sequential moves an iteration makes with the collapsed pass.
 
-        In equal time the collapsed pass is as far or further than the instantiated one in
-        many dimensions (scikit-learn's digits in 50 principal components, 1,797 images, 30
-        s from 10 clusters: log joint -2.013e5 collapsed with sequential moves against
-        -2.117e5 instantiated; ten Gaussians, 10 s from one cluster, d = 64: N = 2,000,
-        -162,339 against -170,648, where the instantiated pass's launches never split the
-        one cluster); ``SubclusterSplitMerge(data_pass="collapsed")`` keeps it for such
-        runs.  The default's fixed number of iterations is cheaper instantiated there."""
+        Returns
+        -------
+        bool
+            Below ``BLOCKED_MIN_FEATURES`` features, ``N <= COLLAPSED_PASS_MAX``; from there
+            ``N <= COLLAPSED_PASS_MAX`` and ``N (1 + n_rounds) (d^2 + COLLAPSED_POINT_WORK)
+            <= COLLAPSED_WORK_MAX`` (up to ~1,500 points at d = 10, ~1,200 at d = 24, ~700
+            at d = 50).  A function of the model's size only, never of the state, so that
+            the sampler stays a mixture of kernels chosen independently of it.
+
+        Notes
+        -----
+        Below 8 features both passes score points one at a time and the moves are
+        sequential either way.  From 8 the instantiated pass scores blocks of points with
+        BLAS and its moves are launches, while the collapsed pass places every point with
+        O(d^2) scalar work and brings ``n_rounds`` rounds of sequential moves (each places
+        the moved clusters' points once more), so its iteration costs several times more
+        and the more so as N grows.  A rule on N alone (collapsed up to 10,000 points at any
+        d) made the default's time fall with N: 200 iterations on 7,000 PCA-50 images took
+        217 s against 29 s on 21,000 (two cores).  Ten Gaussians, seconds per iteration
+        collapsed against instantiated (two loaded cores): d = 50, 0.36 / 0.14 at N =
+        1,000, 0.79 / 0.12 at 2,000, 1.48 / 0.11 at 4,000; d = 10, 0.13 / 0.04, 0.59 / 0.11,
+        0.93 / 0.08 (the rounds are ``ceil(N / 300)`` there); on one thread d = 50 cost 2.9
+        times d = 10 at 4,000 points (``COLLAPSED_POINT_WORK``).
+
+        ``benchmarks/bench_default_cost.py`` (20 iterations, same run): the default fit's
+        time over the old rule's at 7,000 and 10,000 rows, 0.096 and 0.102 at d = 10, 0.102
+        and 0.197 at d = 50, 0.059 on 5,000 MNIST digits at PCA-50; over its own time at
+        70,000 rows, 0.25 and 0.34 (d = 10), 0.46 and 0.69 (d = 50), where the old rule gave
+        2.6, 3.3 and 4.5, 3.5.  In the same time (7,000 rows, 200 iterations against the old
+        pass's 20) NMI 0.868 against 0.868 at d = 10, 0.997 against 1.000 at d = 50.
+
+        In equal time the collapsed pass can be further than the instantiated one in many
+        dimensions (scikit-learn's digits in 50 principal components, 1,797 images, 30 s
+        from 10 clusters: log joint -2.013e5 collapsed with sequential moves against
+        -2.117e5 instantiated; ten Gaussians, 10 s from one cluster, d = 64, N = 2,000:
+        -162,339 against -170,648, where the launches never split the one cluster);
+        ``SubclusterSplitMerge(data_pass="collapsed")`` keeps it for such runs.  With the
+        default's 200 iterations on those digits the instantiated pass took 0.28 and 0.19
+        of the collapsed pass's time (two seeds), NMI 0.784 and 0.758 against 0.703 and
+        0.754.
+        """
         n = int(n_samples)
         if n > COLLAPSED_PASS_MAX:
             return False

@@ -38,18 +38,12 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #: d = 64: the data pass 50 -> 43 ms from 256 rows)
 BLOCKED_MIN_FEATURES = 8
 BLOCK_ROWS = 2048
-#: the sub-cluster sampler's data pass is collapsed up to this many points (its cost per
-#: point is a rank-one update and K predictive densities, O(K d^2) scalar work, where the
-#: instantiated pass of many points is a few GEMMs) ...
+#: the sub-cluster sampler's pass is collapsed up to COLLAPSED_PASS_MAX points and, from
+#: BLOCKED_MIN_FEATURES features, while N (1 + rounds) (d^2 + COLLAPSED_POINT_WORK) is within
+#: COLLAPSED_WORK_MAX (a point's work besides its O(d^2) solves, in units of d^2: on one
+#: thread the collapsed path cost 2.9 times as much at d = 50 as at d = 10, N = 4,000)
 COLLAPSED_PASS_MAX = 10_000
-#: ... and, from BLOCKED_MIN_FEATURES features (where the instantiated pass and its launch
-#: moves run on BLAS, and the collapsed pass brings sequential moves with it), while the
-#: modelled work of an iteration, ``N (1 + rounds) (d^2 + COLLAPSED_POINT_WORK)``, stays
-#: within this budget (:meth:`NormalInverseWishart.collapsed_pass`)
 COLLAPSED_WORK_MAX = 10_000_000
-#: the work of placing one point (a predictive density or a sequential allocation) besides
-#: its O(d^2) solves, in units of d^2 (measured: an iteration of the collapsed path on 4,000
-#: points costs 2.9 times as much at d = 50 as at d = 10, on one thread)
 COLLAPSED_POINT_WORK = 1_000
 #: above this many features the run summary lists the first ones of each cluster's mean and
 #: leaves the means and variances to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`
@@ -448,65 +442,20 @@ class NormalInverseWishart(ConjugateFamily):
 
     # ---------------------------------------------------------------- kernels
     def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
-        """Whether the sub-cluster sampler's data pass is collapsed by default, by the
-        modelled cost of an iteration.
-
-        Parameters
-        ----------
-        n_samples : int
-            Points of the model, N.
-        n_rounds : int, default=1
-            Rounds of sequential moves an iteration makes with the collapsed pass.
-
-        Returns
-        -------
-        bool
-            Below ``BLOCKED_MIN_FEATURES`` features, ``N <= COLLAPSED_PASS_MAX``; from there
-            ``N <= COLLAPSED_PASS_MAX`` and ``N (1 + n_rounds) (d^2 + COLLAPSED_POINT_WORK)
-            <= COLLAPSED_WORK_MAX`` (up to ~1,500 points at d = 10, ~1,200 at d = 24, ~700
-            at d = 50).  A function of the model's size only, never of the state, so that
-            the sampler stays a mixture of kernels chosen independently of it.
-
-        Notes
-        -----
-        Below 8 features both passes score points one at a time and the moves are
-        sequential either way.  From 8 the instantiated pass scores blocks of points with
-        BLAS and its moves are launches, while the collapsed pass places every point with
-        O(d^2) scalar work and brings ``n_rounds`` rounds of sequential moves (each places
-        the moved clusters' points once more), so its iteration costs several times more
-        and the more so as N grows.  A rule on N alone (collapsed up to 10,000 points at any
-        d) made the default's time fall with N: 200 iterations on 7,000 PCA-50 images took
-        217 s against 29 s on 21,000 (two cores).  Ten Gaussians, seconds per iteration
-        collapsed against instantiated (two loaded cores): d = 50, 0.36 / 0.14 at N =
-        1,000, 0.79 / 0.12 at 2,000, 1.48 / 0.11 at 4,000; d = 10, 0.13 / 0.04, 0.59 / 0.11,
-        0.93 / 0.08 (the rounds are ``ceil(N / 300)`` there); on one thread d = 50 cost 2.9
-        times d = 10 at 4,000 points (``COLLAPSED_POINT_WORK``).
-
-        ``benchmarks/bench_default_cost.py`` (20 iterations, same run): the default fit's
-        time over the old rule's at 7,000 and 10,000 rows, 0.096 and 0.102 at d = 10, 0.102
-        and 0.197 at d = 50, 0.059 on 5,000 MNIST digits at PCA-50; over its own time at
-        70,000 rows, 0.25 and 0.34 (d = 10), 0.46 and 0.69 (d = 50), where the old rule gave
-        2.6, 3.3 and 4.5, 3.5.  In the same time (7,000 rows, 200 iterations against the old
-        pass's 20) NMI 0.868 against 0.868 at d = 10, 0.997 against 1.000 at d = 50.
-
-        In equal time the collapsed pass can be further than the instantiated one in many
-        dimensions (scikit-learn's digits in 50 principal components, 1,797 images, 30 s
-        from 10 clusters: log joint -2.013e5 collapsed with sequential moves against
-        -2.117e5 instantiated; ten Gaussians, 10 s from one cluster, d = 64, N = 2,000:
-        -162,339 against -170,648, where the launches never split the one cluster);
-        ``SubclusterSplitMerge(data_pass="collapsed")`` keeps it for such runs.  With the
-        default's 200 iterations on those digits the instantiated pass took 0.28 and 0.19
-        of the collapsed pass's time (two seeds), NMI 0.784 and 0.758 against 0.703 and
-        0.754.
-        """
-        n = int(n_samples)
-        if n > COLLAPSED_PASS_MAX:
-            return False
-        d = self.n_features()
-        if d < BLOCKED_MIN_FEATURES:
-            return True
+        """By modelled cost: ``N <= COLLAPSED_PASS_MAX`` and, from ``BLOCKED_MIN_FEATURES``
+        features (the instantiated pass on BLAS, the collapsed one O(d^2) scalar work a
+        point with ``n_rounds`` rounds of sequential moves), ``N (1 + n_rounds) (d^2 +
+        COLLAPSED_POINT_WORK) <= COLLAPSED_WORK_MAX``: ~1,500 points at d = 10, ~700 at d =
+        50.  On N alone, 7,000 PCA-50 images took 7x the time of 21,000; seconds an
+        iteration collapsed / instantiated, d = 50: 0.36 / 0.14 at N = 1,000, 1.48 / 0.11 at
+        4,000 (two loaded cores).  ``benchmarks/bench_default_cost.py``: 0.10-0.20 of the old
+        time at 7,000-10,000 rows, d = 10 and 50 (0.059 on 5,000 MNIST digits at PCA-50); in
+        the same time NMI 0.868 against 0.868 (d = 10), 0.997 against 1.000 (d = 50).  In
+        equal time the collapsed pass can be further (digits at PCA-50, 30 s: log joint
+        -2.013e5 against -2.117e5): ``data_pass="collapsed"`` keeps it."""
+        n, d = int(n_samples), self.n_features()
         work = n * (1 + max(int(n_rounds), 0)) * (d * d + COLLAPSED_POINT_WORK)
-        return work <= COLLAPSED_WORK_MAX
+        return n <= COLLAPSED_PASS_MAX and (d < BLOCKED_MIN_FEATURES or work <= COLLAPSED_WORK_MAX)
 
     def kernel(self, X) -> FamilyKernel:
         m0, kappa0, nu0, S0 = self._hyper()

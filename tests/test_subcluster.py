@@ -656,6 +656,45 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     assert m.trace_.n_accepted_splits.sum() >= 2 and nmi(m.labels_, y) > 0.75
 
 
+def test_default_pass_is_chosen_by_model_size_and_cost_alone():
+    """The default pass (``data_pass=None``) depends on N, d and the configuration only:
+    the same whatever the state's clusters (the sampler stays a mixture of kernels chosen
+    independently of the state), collapsed on small data, and from 8 features
+    instantiated once its modelled cost grows, never collapsed at a larger N after
+    instantiated at a smaller one (no cliff in the time: PCA-50 images, 7,000 rows ran the
+    collapsed pass, 7x the time of 21,000)."""
+    from dpclust.samplers.subcluster.passes import draw_parameters
+    from dpclust.samplers.subcluster.schedule import collapsed_here, sequential_here
+
+    rng = np.random.default_rng(0)
+
+    def model(n, d):
+        X = rng.standard_normal((n, d))
+        return MixtureModel(NormalInverseWishart().resolve(X), X)
+
+    sizes = (300, 500, 1_000, 2_000, 5_000, 7_000, 10_000, 21_000)
+    for d in (2, 10, 24, 50, 64):
+        chosen = [collapsed_here(EXACT, model(n, d)) for n in sizes]
+        assert chosen[0] and not chosen[-1]
+        assert chosen == sorted(chosen, reverse=True), (d, chosen)  # one switch, downward
+        assert all(chosen[:-1]) == (d < 8)  # low d: collapsed up to 10,000 points
+    for n in (5_000, 7_000, 10_000):  # the default's range (below 5,000: collapsed Gibbs)
+        m = model(n, 50)
+        assert not collapsed_here(EXACT, m) and not sequential_here(EXACT, m)
+    assert collapsed_here(SubclusterSplitMerge(data_pass="collapsed"), model(7_000, 50))
+    m = model(400, 50)
+    assert collapsed_here(EXACT, m) and sequential_here(EXACT, m)
+    docs = make_documents(n_docs=60, n_topics=2, vocab_size=30, random_state=0)[0]
+    assert collapsed_here(EXACT, MixtureModel(DirichletMultinomial().resolve(docs), docs))
+    # the pass an iteration draws does not follow the number of clusters
+    for n in (400, 3_000):
+        m = model(n, 50)
+        for k in (1, 4, 12):
+            state = EXACT.init(np.random.default_rng(k), m, n_clusters=k)
+            draws = draw_parameters(EXACT, np.random.default_rng(k), m, state)
+            assert draws.collapsed == collapsed_here(EXACT, m) == (n == 400)
+
+
 def test_numpy_reference_pass_draws_labels_without_sub_clusters():
     """update 3 (the default's labels-only pass) moves points in the NumPy pass too."""
     from dpclust.samplers._partitioned import PassSpec

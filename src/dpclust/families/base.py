@@ -631,9 +631,24 @@ class ConjugateFamily(ABC):
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
     kmeans_start = True
 
-    def collapsed_pass(self, n_samples: int) -> bool:
-        """Whether the sub-cluster sampler's data pass is collapsed by default on
-        ``n_samples`` points (``SubclusterSplitMerge(data_pass=None)``; both are exact)."""
+    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
+        """Whether the sub-cluster sampler's data pass is collapsed by default
+        (``SubclusterSplitMerge(data_pass=None)``; both are exact).
+
+        Parameters
+        ----------
+        n_samples : int
+            Points of the model.
+        n_rounds : int, default=1
+            Rounds of sequential split-merge moves an iteration would make with the
+            collapsed pass (:func:`~dpclust.samplers.subcluster.schedule.rounds`), for a
+            family that weighs the cost of an iteration.
+
+        Returns
+        -------
+        bool
+            A function of the model's size only, never of the chain's state (so that the
+            sampler stays a mixture of kernels chosen independently of it)."""
         return False
 
     def init_features(self, X):

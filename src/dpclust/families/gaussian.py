@@ -38,10 +38,13 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #: d = 64: the data pass 50 -> 43 ms from 256 rows)
 BLOCKED_MIN_FEATURES = 8
 BLOCK_ROWS = 2048
-#: the sub-cluster sampler's data pass is collapsed up to this many points (its cost per
-#: point is a rank-one update and K predictive densities, O(K d^2) scalar work, where the
-#: instantiated pass of many points is a few GEMMs)
+#: the sub-cluster sampler's pass is collapsed up to COLLAPSED_PASS_MAX points and, from
+#: BLOCKED_MIN_FEATURES features, while N (1 + rounds) (d^2 + COLLAPSED_POINT_WORK) is within
+#: COLLAPSED_WORK_MAX (a point's work besides its O(d^2) solves, in units of d^2: on one
+#: thread the collapsed path cost 2.9 times as much at d = 50 as at d = 10, N = 4,000)
 COLLAPSED_PASS_MAX = 10_000
+COLLAPSED_WORK_MAX = 10_000_000
+COLLAPSED_POINT_WORK = 1_000
 #: above this many features the run summary lists the first ones of each cluster's mean and
 #: leaves the means and variances to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`
 MAX_SUMMARY_FEATURES = 50
@@ -438,18 +441,21 @@ class NormalInverseWishart(ConjugateFamily):
         return {"means": post.mean, "covariances": post.scale / denom[:, None, None]}
 
     # ---------------------------------------------------------------- kernels
-    def collapsed_pass(self, n_samples: int) -> bool:
-        """Up to ``COLLAPSED_PASS_MAX`` points: scikit-learn's digits in 50 principal
-        components (1,797 images), 30 s from 10 clusters: log joint -2.013e5 collapsed (with
-        sequential moves) against -2.117e5 instantiated (collapsed Gibbs with SAMS moves:
-        -2.021e5).  In many dimensions an iteration costs 10-20 times more than the
-        instantiated pass's, but in equal time it is as far or further (ten Gaussians, 10 s
-        from one cluster, log joint collapsed against instantiated: N = 10^4, d = 64:
-        -645,549 against -645,764; N = 5,000, d = 64: -352,652 against -352,314; N = 2,000,
-        d = 64: -162,339 against -170,648, where the instantiated pass's launches never split
-        the one cluster; d = 16 and 32: both at the truth), so the threshold does not depend
-        on the dimension."""
-        return int(n_samples) <= COLLAPSED_PASS_MAX
+    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
+        """By modelled cost: ``N <= COLLAPSED_PASS_MAX`` and, from ``BLOCKED_MIN_FEATURES``
+        features (the instantiated pass on BLAS, the collapsed one O(d^2) scalar work a
+        point with ``n_rounds`` rounds of sequential moves), ``N (1 + n_rounds) (d^2 +
+        COLLAPSED_POINT_WORK) <= COLLAPSED_WORK_MAX``: ~1,500 points at d = 10, ~700 at d =
+        50.  On N alone, 7,000 PCA-50 images took 7x the time of 21,000; seconds an
+        iteration collapsed / instantiated, d = 50: 0.36 / 0.14 at N = 1,000, 1.48 / 0.11 at
+        4,000 (two loaded cores).  ``benchmarks/bench_default_cost.py``: 0.10-0.20 of the old
+        time at 7,000-10,000 rows, d = 10 and 50 (0.059 on 5,000 MNIST digits at PCA-50); in
+        the same time NMI 0.868 against 0.868 (d = 10), 0.997 against 1.000 (d = 50).  In
+        equal time the collapsed pass can be further (digits at PCA-50, 30 s: log joint
+        -2.013e5 against -2.117e5): ``data_pass="collapsed"`` keeps it."""
+        n, d = int(n_samples), self.n_features()
+        work = n * (1 + max(int(n_rounds), 0)) * (d * d + COLLAPSED_POINT_WORK)
+        return n <= COLLAPSED_PASS_MAX and (d < BLOCKED_MIN_FEATURES or work <= COLLAPSED_WORK_MAX)
 
     def kernel(self, X, n_max: int | None = None) -> FamilyKernel:
         """The collapsed kernel; its count tables cover clusters of up to ``n_max`` points

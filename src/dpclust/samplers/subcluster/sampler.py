@@ -153,8 +153,11 @@ class SubclusterSplitMerge:
         words make the cluster's word distribution favour it: a median of 49 nats a
         document on 20 Newsgroups at beta = 0.1), so that the instantiated pass barely moves
         documents, while the collapsed one weighs each against the others' counts.  None:
-        collapsed where the family's ``collapsed_pass(N)`` says so (documents always,
-        Gaussians up to 10,000 points) when the sampler runs in-process, else instantiated.
+        collapsed where the family's ``collapsed_pass(N, rounds)`` says so from the model's
+        size (documents always; Gaussians up to 10,000 points below 8 features, and from 8
+        while the modelled cost of the collapsed pass and its sequential moves stays small:
+        up to ~1,500 points at d = 10, ~700 at d = 50) when the sampler runs in-process,
+        else instantiated.
     pass_groups : int or None, default=None
         Groups of clusters of the collapsed pass (each point moves among its group's
         clusters; the groups run on separate threads).  None: 1 or 2 at random (state
@@ -178,8 +181,8 @@ class SubclusterSplitMerge:
         (Gaussians with 8 or more features), where a sequential allocation costs O(d^2)
         scalar work per point and the EM launches' BLAS passes are several times cheaper
         (N = 10^5, d = 64: 0.29 s an iteration against 0.16 s), unless the data pass is
-        collapsed (a few thousand points, ``data_pass``: on digits in 50 dimensions
-        sequential moves end at a log joint of -2.013e5 against -2.039e5).  On a Dask
+        collapsed (small data, ``data_pass``: on digits in 50 dimensions sequential moves
+        end at a log joint of -2.013e5 against -2.039e5 in 30 s).  On a Dask
         cluster, and in-process with its partition layout (``DPMixture(partitions=...)``),
         a move visits the partitions in turn (:mod:`dpclust.samplers._partitioned_moves`):
         20,000 points from six Gaussians, two partitions, 30 iterations from k-means: six

@@ -7,6 +7,7 @@ moves stay a mixture of kernels chosen independently of the state).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 #: with sequential moves on this many points or more (where one round of moves runs an
@@ -41,18 +42,28 @@ def sequential_here(cfg, model) -> bool:
     if cfg.sequential is False or not (partitioned(model) or _in_one_process(model)):
         return False
     if cfg.sequential is None:  # not where the pass is blocked (many dimensions) ...
-        pk = model.pass_kernel  # ... unless it is collapsed (a few thousand points)
+        pk = model.pass_kernel  # ... unless it is collapsed (small data: its cost model)
         return pk is None or int(pk.block) == 0 or collapsed_here(cfg, model)
     return True
 
 
 def collapsed_here(cfg, model) -> bool:
     """Whether the data pass is collapsed (``data_pass``): it needs the points in one
-    process, like the sequential moves."""
+    process, like the sequential moves.  By default the family decides from the model's
+    size and the rounds of sequential moves that the collapsed pass would bring (``rounds``
+    with sequential moves), which it may weigh against the instantiated path's cost
+    (:meth:`~dpclust.families.base.ConjugateFamily.collapsed_pass`); never from the state."""
     if cfg.data_pass == "instantiated" or not _in_one_process(model):
         return False
-    return cfg.data_pass == "collapsed" or (
-        cfg.data_pass is None and model.family.collapsed_pass(model.n_samples))
+    if cfg.data_pass == "collapsed":
+        return True
+    pk = model.pass_kernel
+    if cfg.sequential is None and pk is not None and int(pk.block) > 0:
+        # sequential moves come with the collapsed pass only: count them as they would be
+        n_rounds = rounds(dataclasses.replace(cfg, sequential=True), model)
+    else:  # the moves do not depend on the pass
+        n_rounds = rounds(cfg, model)
+    return model.family.collapsed_pass(model.n_samples, n_rounds)
 
 
 def rounds(cfg, model) -> int:

@@ -112,13 +112,11 @@ class SideStats(NamedTuple):
     first: np.ndarray
 
 
-def _slots(spec: SequentialSpec, moves, stride=None):
-    """Slots of the sides of ``moves``: one after another, or move a at ``stride * a``."""
+def _strided_slots(spec: SequentialSpec, moves):
+    """Slots of the sides of ``moves`` when move a's start at ``SLOT_STRIDE * a`` (moves on
+    different threads then never share a cache line)."""
     n = spec.n_sides[moves]
-    if stride is None:
-        base = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
-    else:
-        base = stride * np.arange(len(moves), dtype=np.int64)
+    base = _sk.SLOT_STRIDE * np.arange(len(moves), dtype=np.int64)
     return np.concatenate([b + np.arange(k) for b, k in zip(base, n)]).astype(np.int64) \
         if len(moves) else np.zeros(0, np.int64)
 
@@ -149,7 +147,7 @@ def _run(kern, spec, carry: Carry, rows, start, fixed, seed=False):
     returns the new carry and the sides given to the rows."""
     moves = carry.moves
     work = kern.alloc(_sk.SLOT_STRIDE * max(len(moves), 1))
-    dest = _slots(spec, moves, _sk.SLOT_STRIDE)
+    dest = _strided_slots(spec, moves)
     for w, c in zip(work, carry.kstats):
         w[dest] = c
     counts, logq, states = carry.counts.copy(), carry.logq.copy(), carry.states.copy()

@@ -2,16 +2,18 @@
 
 Parts (``--parts``, default both):
 
-* ``n1e6_d2``: N = 10⁶ points in 2 dimensions;
-* ``n4e6_d8``: N = 4·10⁶ points in 8 dimensions.
+* ``n2e4_d3``: N = 2·10⁴ points in 3 dimensions, 2 shards (one per worker);
+* ``n1e6_d2``: N = 10⁶ points in 2 dimensions, 8 shards;
+* ``n4e6_d8``: N = 4·10⁶ points in 8 dimensions, 8 shards.
 
-Each part draws ten Gaussians (``make_gaussian_mixture``), writes them as 8 ``.npy`` shards
+Each part draws ten Gaussians (``make_gaussian_mixture``), writes them as ``.npy`` shards
 (one partition each) and runs the same chain twice: in-process with ``partitions=`` the
 shards' sizes, on all cores, and on a ``LocalCluster`` of 2 worker processes with 1 thread
 each, reading the shards on the workers (the client never holds the data).  Both start from
 10 random clusters with alpha = 10, ``random_state=0``.  Figures: wall seconds per
 iteration (median over the iterations after the first five, from ``trace_.seconds``),
-the bytes of cluster parameters sent and statistics gathered per iteration
+also of the in-process default without partitions, the round trips (the client waits for
+the workers) and tasks per iteration, the bytes of cluster parameters sent and statistics gathered per iteration
 (``DPMixture.transfer_``), the final number of clusters, and whether the two runs are the
 same chain (identical labels at every kept iteration).
 
@@ -44,8 +46,9 @@ from dpclust import DPMixture
 from dpclust.datasets import make_gaussian_mixture
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PARTS = {"n1e6_d2": (1_000_000, 2), "n4e6_d8": (4_000_000, 8)}
-N_SHARDS = 8
+#: N, d and the number of shards (partitions) of each part
+PARTS = {"n2e4_d3": (20_000, 3, 2), "n1e6_d2": (1_000_000, 2, 8),
+         "n4e6_d8": (4_000_000, 8, 8)}
 N_WORKERS = 2
 
 
@@ -57,7 +60,7 @@ def _per_iteration(model, skip=5):
 def run_part(part, quick, n_iter):
     from dpclust.distributed import local_client
 
-    n, d = PARTS[part]
+    n, d, n_shards = PARTS[part]
     if quick:
         n //= 20
     t0 = time.perf_counter()
@@ -67,7 +70,7 @@ def run_part(part, quick, n_iter):
     kw = {"sampler": "subcluster", "alpha": 10.0, "n_iter": n_iter, "burn_in": n_iter - 3,
           "init": "random", "init_clusters": 10, "random_state": 0, "store_labels": True}
     with tempfile.TemporaryDirectory() as tmp:
-        shards = np.array_split(X, N_SHARDS)
+        shards = np.array_split(X, n_shards)
         for p, part_x in enumerate(shards):
             np.save(Path(tmp) / f"part-{p:02d}.npy", part_x)
         rows = [len(s) for s in shards]
@@ -76,6 +79,9 @@ def run_part(part, quick, n_iter):
         local = DPMixture(partitions=rows, **kw).fit(X)
         local_fit = time.perf_counter() - t0
         local_it, local_all = _per_iteration(local)
+        default_it = _per_iteration(DPMixture(**kw).fit(X))[0]
+        print(f"  in-process default (no partitions): {default_it * 1e3:.0f} ms per "
+              f"iteration", flush=True)
         print(f"  in-process: {local_it * 1e3:.0f} ms per iteration, fit {local_fit:.1f} s, "
               f"K = {local.n_clusters_}", flush=True)
         del X
@@ -94,43 +100,49 @@ def run_part(part, quick, n_iter):
     dist_it, dist_all = _per_iteration(dist)
     t = dist.transfer_
     n_passes = len(t["params_bytes"])
-    sent = float(np.sum(t["params_bytes"]) * min(N_WORKERS, N_SHARDS)) / n_iter
+    sent = float(np.sum(t["params_bytes"]) * min(N_WORKERS, n_shards)) / n_iter
     received = float(np.sum(t["stats_bytes"])) / n_iter
+    trips, tasks = t["round_trips"] / n_iter, t["tasks"] / n_iter
     same = bool(np.array_equal(local.trace_.labels, dist.trace_.labels)
                 and np.array_equal(local.labels_, dist.labels_))
-    print(f"  dask ({N_WORKERS} workers x 1 thread, {N_SHARDS} shards): "
+    print(f"  dask ({N_WORKERS} workers x 1 thread, {n_shards} shards): "
           f"{dist_it * 1e3:.0f} ms per iteration, fit {dist_fit:.1f} s, K = "
           f"{dist.n_clusters_}; per iteration {sent / 1024:.1f} KiB of parameters sent, "
-          f"{received / 1024:.1f} KiB of statistics gathered ({n_passes} passes); "
-          f"same chain: {same}", flush=True)
-    return {"n": n, "d": d, "n_iter": n_iter, "n_shards": N_SHARDS, "n_workers": N_WORKERS,
+          f"{received / 1024:.1f} KiB of statistics gathered ({n_passes} passes), "
+          f"{trips:.1f} round trips, {tasks:.0f} tasks; same chain: {same}", flush=True)
+    return {"n": n, "d": d, "n_iter": n_iter, "n_shards": n_shards, "n_workers": N_WORKERS,
             "local_s_per_iter": local_it, "local_fit_s": local_fit, "local_K": local.n_clusters_,
             "dask_s_per_iter": dist_it, "dask_fit_s": dist_fit, "dask_K": dist.n_clusters_,
             "bytes_sent_per_iter": sent, "bytes_received_per_iter": received,
-            "passes": n_passes, "same_chain": same,
+            "passes": n_passes, "same_chain": same, "round_trips_per_iter": trips,
+            "tasks_per_iter": tasks, "local_default_s_per_iter": default_it,
             "local_seconds": local_all, "dask_seconds": dist_all,
             "K_trace": local.trace_.n_clusters.tolist()}
 
 
 def write_markdown(results, path):
     lines = ["# Sub-cluster sampler: in-process against a 2-worker local Dask cluster", "",
-             ("| N | d | in-process s/iter | Dask s/iter | ratio | parameters sent / iter | "
-              "statistics gathered / iter | final K | same chain |"),
-             "|---|---|---|---|---|---|---|---|---|"]
+             ("| N | d | shards | in-process s/iter (same partitions) | Dask s/iter | ratio | "
+              "in-process default s/iter | ratio to it | sent / iter | gathered / iter | "
+              "round trips / iter | tasks / iter | final K | same chain |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for part in PARTS:
         r = results.get(part)
-        if not r:
-            continue
+        if not r or "local_default_s_per_iter" not in r:
+            continue  # a run from before these columns: run the part again
         lines.append(
-            f"| {r['n']:,} | {r['d']} | {r['local_s_per_iter']:.3f} | "
+            f"| {r['n']:,} | {r['d']} | {r['n_shards']} | {r['local_s_per_iter']:.3f} | "
             f"{r['dask_s_per_iter']:.3f} | {r['dask_s_per_iter'] / r['local_s_per_iter']:.2f} | "
+            f"{r['local_default_s_per_iter']:.3f} | "
+            f"{r['dask_s_per_iter'] / r['local_default_s_per_iter']:.2f} | "
             f"{r['bytes_sent_per_iter'] / 1024:.1f} KiB | "
-            f"{r['bytes_received_per_iter'] / 1024:.1f} KiB | {r['dask_K']} | "
+            f"{r['bytes_received_per_iter'] / 1024:.1f} KiB | {r['round_trips_per_iter']:.1f} | "
+            f"{r['tasks_per_iter']:.0f} | {r['dask_K']} | "
             f"{'yes' if r['same_chain'] else 'NO'} |")
     m = results.get("machine", {})
     lines += ["", (f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} CPUs; "
               f"{N_WORKERS} worker processes x 1 thread against in-process on all CPUs; "
-              f"{N_SHARDS} `.npy` shards read by the workers; alpha = 10, 10 random starting "
+              "`.npy` shards read by the workers; alpha = 10, 10 random starting "
               "clusters, seed 0.  Seconds per iteration: median after the first five.")]
     path.write_text("\n".join(lines) + "\n")
 

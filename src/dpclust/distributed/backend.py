@@ -33,6 +33,17 @@ from . import worker as _w
 from .sources import DaskBlock, InMemory, file_source, shard_files
 
 
+#: :meth:`DaskPartitions.rows_of` reads at most this many rows through the rows kept on
+#: the client (more are fetched directly), and keeps at most ``ROW_CACHE_SIZE``
+ROW_CACHE_READ = 4096
+ROW_CACHE_SIZE = 65536
+
+#: a round's sequential moves collect their points on the workers that allocate them while
+#: those points' data stay under this many bytes (one task level instead of a hop per
+#: partition: the same numbers), else their statistics hop from partition to partition
+COLLECT_BYTES = 64 * 2**20
+
+
 class WorkerLost(RuntimeError):
     """The cluster lost state it cannot recompute; the run stopped (see the message)."""
 
@@ -56,11 +67,14 @@ class HeldDraw:
 
 
 class Traffic:
-    """Bytes of cluster parameters sent and statistics received, per pass."""
+    """Bytes of cluster parameters sent and statistics received, per pass, and the round
+    trips (gathers: the client waits for the workers) and tasks of the whole run."""
 
     def __init__(self):
         self.sent = []
         self.received = []
+        self.round_trips = 0
+        self.tasks = 0
 
     def add(self, sent: int, received: int):
         self.sent.append(int(sent))
@@ -116,6 +130,8 @@ class DaskPartitions:
         self._empty = empty
         self._chunk_size = 4096
         self.traffic = Traffic()
+        self._row_cache = {}
+        self.row_bytes = 8.0  # bytes of a row, measured when the data are loaded
 
     @cached_property
     def pass_kernel(self):
@@ -131,9 +147,11 @@ class DaskPartitions:
                                    self.pass_kernel.n_stats)
 
     def _submit(self, fn, *args, **kwargs):
+        self.traffic.tasks += 1
         return self.client.submit(fn, *args, key=task_key(fn), **kwargs)
 
     def _gather(self, futures):
+        self.traffic.round_trips += 1
         try:
             return self.client.gather(futures)
         except _lost_errors() as exc:
@@ -181,13 +199,21 @@ class DaskPartitions:
 
     def select(self, key, key2, thresholds, anchors, labels):
         """The launch subsamples' global rows, labels and rows, gathered in partition order,
-        and the second anchors (what :meth:`LocalPartitions.select` returns)."""
+        and the second anchors (what :meth:`LocalPartitions.select` returns).  Each
+        partition sends with them the rows of its candidates for the second anchors and of
+        the anchors the client has not seen, which the moves' launches then read from
+        :meth:`rows_of` without another round trip."""
+        anchors = np.asarray(anchors, dtype=np.int64)
+        want = np.array([a for a in anchors[np.asarray(thresholds) > 0].tolist()
+                         if a not in self._row_cache], dtype=np.int64)
         futures = [self._submit(_w.select, part, state, thresholds, anchors, int(key),
-                                int(key2))
+                                int(key2), want)
                    for part, state in zip(self.parts, labels.futures)]
         pieces = self._gather(futures)
         rows = [p[2] for p in pieces]
         stacked = self.family.stack_rows(rows)
+        for p in pieces:
+            self._remember(*p[5])
         self.traffic.add(2 * np.asarray(thresholds).nbytes * len(self.parts),
                          sum(p[0].nbytes + p[1].nbytes + p[3].nbytes + p[4].nbytes
                              for p in pieces))
@@ -196,23 +222,47 @@ class DaskPartitions:
                 stacked, second)
 
     def launch_pass(self, spec, labels, codes=None):
+        results = self._launch_tasks(spec, labels, codes)
+        stats = self._gather([self._submit(_w.part_stats, r) for r in results])
+        self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
+        return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)
+
+    def _launch_tasks(self, spec, labels, codes=None):
+        """The launch pass's task on each partition (``codes``: a Handle of the sides that
+        an earlier stage left)."""
         box = self._submit(_w.unbox, _w.Box(spec))
         layout = _p.partition_layout(self.rows, self._chunk_size, 2 * spec.n_moves,
                                      self.pass_kernel.n_stats)
         before = [None] * len(self.parts) if codes is None else codes.futures
-        results = [self._submit(_w.launch_pass, part, box, state, b, c0, prev)
-                   for part, state, (b, c0), prev in zip(self.parts, labels.futures, layout,
-                                                         before)]
-        stats = self._gather([self._submit(_w.part_stats, r) for r in results])
-        self.traffic.add(spec.nbytes, sum(s.nbytes for s in stats))
-        return Handle(results, 0), Handle(results, 1), _p.combine_parts(stats)
+        return [self._submit(_w.launch_pass, part, box, state, b, c0, prev)
+                for part, state, (b, c0), prev in zip(self.parts, labels.futures, layout,
+                                                      before)]
 
     def stats_at(self, index, labels, n_clusters):
         """Statistics of the data rows ``index`` (global) in clusters ``labels``."""
         return self.family.stats(self.rows_of(index), labels, n_clusters)
 
     def rows_of(self, index):
+        """The data rows ``index`` (global) in the family's working form.  A few rows (the
+        moves' anchors) are read from the rows kept on the client, fetched when missing;
+        the data never change, so what is kept stays right."""
         index = np.asarray(index, dtype=np.int64)
+        if len(index) > ROW_CACHE_READ:
+            return self._fetch_rows(index)
+        missing = np.unique([r for r in index.tolist() if r not in self._row_cache])
+        if len(missing):
+            self._remember(missing, self._fetch_rows(missing))
+        return self.family.stack_rows([self._row_cache[r] for r in index.tolist()])
+
+    def _remember(self, index, rows):
+        """Keep the data rows ``index`` (global; ``rows`` their working form), at most
+        :data:`ROW_CACHE_SIZE` of them."""
+        if len(self._row_cache) + len(index) > ROW_CACHE_SIZE:
+            self._row_cache.clear()
+        for i, r in enumerate(np.asarray(index, dtype=np.int64).tolist()):
+            self._row_cache[r] = self.family.subset(rows, np.array([i]))
+
+    def _fetch_rows(self, index):
         which = np.searchsorted(self.row0, index, side="right") - 1
         futures, order = [], []
         for p in np.unique(which):
@@ -247,15 +297,53 @@ class DaskPartitions:
         kern = self.family.partition_kernel(X, len(pins))._replace(hyper=self._kernel_hyper)
         return seed_carry(kern, spec, np.arange(len(pins), dtype=np.int64))
 
-    def sequential(self, spec, labels, codes, carry):
-        """The sequential moves of ``spec``: ``P`` hops of one task a partition, each hop's
-        statistics handed on worker to worker, then one task a partition that writes the
-        codes and counts the sides; one gather of the final statistics
-        (:meth:`LocalPartitions.sequential`)."""
+    def propose(self, launch, spec, labels, codes, carry, moving=None):
+        """One round's proposal in one round trip (:meth:`LocalPartitions.propose`): the
+        launch pass (one task a partition), and beside it the sequential moves: their
+        points collected where they are allocated while ``moving`` (their number; None: all
+        the points) rows' data stay under :data:`COLLECT_BYTES`
+        (:meth:`_collected`), else ``P`` hops of one task a partition (:meth:`_hops`);
+        then one task a partition writes the codes (the launch pass's where it ran) and
+        counts the sides.  One gather of the statistics."""
         from ..samplers._partitioned_moves import combine_sides, merge_carries
 
         P = len(self.parts)
-        box = self._submit(_w.unbox, _w.Box(spec))
+        wanted, stats, results = [], [], None
+        sent = 0
+        if launch is not None:
+            results = self._launch_tasks(launch, labels, codes)
+            stats = [self._submit(_w.part_stats, r) for r in results]
+            codes = Handle(results, 1)
+            sent += launch.nbytes
+            wanted += stats
+        if spec is not None:
+            box = self._submit(_w.unbox, _w.Box(spec))
+            moving = sum(self.rows) if moving is None else int(moving)
+            if moving * self.row_bytes <= COLLECT_BYTES:
+                carries, finals = self._collected(box, spec, carry, labels, codes)
+            else:
+                carries, finals = self._hops(box, carry, labels, codes)
+            sent += spec.nbytes + carry.nbytes
+            wanted += carries + [self._submit(_side_stats, f) for f in finals]
+        pieces = self._gather(wanted)
+        part = _p.combine_parts(pieces[:len(stats)]) if stats else None
+        received = sum(s.nbytes for s in pieces[:len(stats)])
+        if spec is None:
+            self.traffic.add(sent, received)
+            return Handle(results, 0), Handle(results, 1), part, None, None
+        carries, sides = pieces[len(stats):len(pieces) - P], pieces[len(pieces) - P:]
+        self.traffic.add(sent, received + sum(c.nbytes for c in carries)
+                         + sum(sum(np.asarray(a).nbytes for a in s.stats) + s.first.nbytes
+                               + s.clusters.nbytes for s in sides))
+        final = merge_carries(spec, carries, np.arange(spec.n_moves))
+        return (Handle(finals, 0), Handle(finals, 1), part, final,
+                combine_sides(self.family, sides))
+
+    def _hops(self, box, carry, labels, codes):
+        """The sequential moves hop by hop: each move visits the partitions in turn, its
+        statistics handed on worker to worker.  Returns the last hop's carries and the
+        finishing tasks."""
+        P = len(self.parts)
         prev = [self._submit(_w.unbox, _w.Box(carry))]
         hops = [[] for _ in range(P)]
         for h in range(P):
@@ -267,16 +355,36 @@ class DaskPartitions:
                 outs.append(self._submit(_w.carry_of, hop))
             prev = outs
         finals = [self._submit(_w.sequential_finish, self.parts[p], box, labels.futures[p],
-                               hops[p]) for p in range(P)]
-        pieces = self._gather(prev + [self._submit(_side_stats, f) for f in finals])
-        carries, sides = pieces[:P], pieces[P:]
-        self.traffic.add(spec.nbytes + carry.nbytes,
-                         sum(c.nbytes for c in carries)
-                         + sum(sum(np.asarray(a).nbytes for a in s.stats) + s.first.nbytes
-                               for s in sides))
-        final = merge_carries(spec, carries, np.arange(spec.n_moves))
-        return (Handle(finals, 0), Handle(finals, 1), final,
-                combine_sides(self.family, sides))
+                               None if codes is None else codes.futures[p],
+                               0 if codes is None else codes.index, hops[p])
+                  for p in range(P)]
+        return prev, finals
+
+    def _collected(self, box, spec, carry, labels, codes):
+        """The sequential moves with their points collected: each partition sends its
+        points of the moves, a task per worker allocates a share of the moves in their
+        partitions' order (the same numbers as the hops), and each partition writes its
+        sides.  Three task levels whatever the number of partitions."""
+        P = len(self.parts)
+        points = [self._submit(_w.collect_points, self.parts[p], box, labels.futures[p], p)
+                  for p in range(P)]
+        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        G = max(1, min(spec.n_moves, n_workers))
+        family = self._submit(_w.unbox, _w.Box(self.family))
+        carry_box = self._submit(_w.unbox, _w.Box(carry))
+        groups = [self._submit(_w.collected_allocation, family, box, carry_box,
+                               sum(self.rows), np.arange(g, spec.n_moves, G), *points)
+                  for g in range(G)]
+        finals = [self._submit(_w.collected_finish, self.parts[p], box, labels.futures[p],
+                               None if codes is None else codes.futures[p],
+                               0 if codes is None else codes.index, p, *groups)
+                  for p in range(P)]
+        return [self._submit(_w.carry_of, g) for g in groups], finals
+
+    def sequential(self, spec, labels, codes, carry):
+        """The sequential moves of ``spec`` alone (:meth:`LocalPartitions.sequential`)."""
+        labels, codes, _, carry, sides = self.propose(None, spec, labels, codes, carry)
+        return labels, codes, carry, sides
 
     def sample_members(self, labels, c, anchor, count, key):
         """:meth:`LocalPartitions.sample_members`, from each partition's smallest keys."""
@@ -551,6 +659,7 @@ def load_partitions(client, X, family, partitions=None, columns=None):
              for r, a in zip(raw, row0[:-1])]
     fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
     data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])
+    data.row_bytes = sum(m[4] for m in meta) / max(sum(rows), 1)
     if data.pass_kernel is None:
         raise ValueError(f"{type(resolved).__name__} has no pass kernel: the sub-cluster "
                          "sampler cannot run it on a Dask cluster")

@@ -72,9 +72,10 @@ def prepare(source, family, row0: int, block=None) -> Part:
 
 
 def describe(part: Part):
-    """``(rows, summary, fingerprint, empty rows)``: what the client needs to know."""
+    """``(rows, summary, fingerprint, empty rows, bytes)``: what the client needs to know."""
     fam, X = part.family, part.X
-    return part.n, fam.summarize(X), data_fingerprint(X), fam.subset(X, np.zeros(0, np.int64))
+    return (part.n, fam.summarize(X), data_fingerprint(X), fam.subset(X, np.zeros(0, np.int64)),
+            data_bytes(part))
 
 
 def with_kernel(part: Part, family, summary, n_total: int = 0) -> Part:
@@ -132,13 +133,17 @@ def launch_pass(part: Part, box, state, bounds, chunk0: int, before=None):
                                    None if before is None else before[1])
 
 
-def select(part: Part, state, thresholds, anchors, key: int, key2: int):
-    """``(global rows, labels, rows, best_key, best_row)`` of this partition's points in the
-    launch subsamples and its candidates for the second anchors."""
+def select(part: Part, state, thresholds, anchors, key: int, key2: int, want=None):
+    """``(global rows, labels, rows, best_key, best_row, (global rows, rows))`` of this
+    partition's points in the launch subsamples, its candidates for the second anchors, and
+    the data of those candidates and of the rows ``want`` (global) that it holds."""
     local, best_key, best_row = _p.select_partition(state[0], thresholds, anchors, key, key2,
                                                     part.row0)
+    extra = np.concatenate([best_row[best_row >= 0],
+                            np.asarray([] if want is None else want, dtype=np.int64)])
+    extra = np.unique(extra[(extra >= part.row0) & (extra < part.row0 + part.n)])
     return (local + part.row0, np.asarray(state[0])[local], part.family.subset(part.X, local),
-            best_key, best_row)
+            best_key, best_row, (extra, part.family.subset(part.X, extra - part.row0)))
 
 
 def sequential_hop(part: Part, box, state, p: int, h: int, carries):
@@ -150,14 +155,53 @@ def sequential_hop(part: Part, box, state, p: int, h: int, carries):
                                  p, h, carries)
 
 
+def collect_points(part: Part, box, state, p: int):
+    """This partition's points of every sequential move, in allocation order, with their
+    data (:func:`~dpclust.samplers._partitioned_moves.collect_points`)."""
+    return _m.collect_points(part.family, part.X, box.value, state[0], part.row0, 0, p)
+
+
+def collected_allocation(family_box, box, carry_box, n_total: int, moves, *points):
+    """The sequential allocation of ``moves`` from every partition's points (:func:`~dpclust.
+    samplers._partitioned_moves.collected_allocation`): ``(carry, sides per partition)``."""
+    with _p.threads(_worker_threads()):
+        return _m.collected_allocation(family_box.value, box.value, n_total, carry_box.value,
+                                       points, moves)
+
+
+def collected_finish(part: Part, box, state, coded, code_index: int, p: int, *groups):
+    """``(labels, codes, SideStats)`` of this partition from the collected allocations."""
+    spec = box.value
+    piece = _m.collected_piece(spec, state[0], part.row0, p,
+                               [(g[0].moves, g[1][p]) for g in groups])
+    codes = None if coded is None else coded[code_index]
+    codes, sides = _m.sequential_finish(part.family, part.X, spec, state[0], codes, [piece],
+                                        part.row0, 0)
+    return state[0], codes, sides
+
+
+def data_bytes(part: Part) -> int:
+    """Bytes of this partition's rows (what collecting them elsewhere would move)."""
+    X = part.X
+    if hasattr(X, "indptr"):
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    if hasattr(X, "nbytes"):
+        return int(X.nbytes)
+    import pickle
+
+    return len(pickle.dumps(X, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def carry_of(hop):
     """What a hop hands to the next: its moves' statistics (a few kilobytes)."""
     return hop[0]
 
 
-def sequential_finish(part: Part, box, state, hops):
-    """``(labels, codes, SideStats)`` once every hop has visited this partition."""
-    codes, sides = _m.sequential_finish(part.family, part.X, box.value, state[1],
+def sequential_finish(part: Part, box, state, coded, code_index: int, hops):
+    """``(labels, codes, SideStats)`` once every hop has visited this partition
+    (``coded[code_index]``: the codes kept elsewhere; ``coded`` None: zeros)."""
+    codes = None if coded is None else coded[code_index]
+    codes, sides = _m.sequential_finish(part.family, part.X, box.value, state[0], codes,
                                         [h[1] for h in hops], part.row0, 0)
     return state[0], codes, sides
 

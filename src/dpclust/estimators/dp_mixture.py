@@ -247,7 +247,8 @@ class DPMixture(MixtureEstimator):
     transfer_ : dict
         Only with ``backend="dask"``: ``params_bytes`` (the cluster parameters sent for
         each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
-        statistics gathered from all partitions) per pass, and ``n_partitions``.
+        statistics gathered from all partitions) per pass, ``n_partitions``, and the whole
+        run's ``round_trips`` (times the client waited for the workers) and ``tasks``.
 
     Notes
     -----

@@ -109,7 +109,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         if traffic is not None:
             self.transfer_ = {"params_bytes": np.array(traffic.sent),
                               "stats_bytes": np.array(traffic.received),
-                              "n_partitions": len(model.partitions.rows)}
+                              "n_partitions": len(model.partitions.rows),
+                              "round_trips": int(traffic.round_trips),
+                              "tasks": int(traffic.tasks)}
         fam = model.family
         self.family_ = fam
         self.n_features_in_ = fam.n_features()

@@ -551,6 +551,22 @@ class LocalPartitions:
         pins = np.concatenate([spec.pins[b, :k] for b, k in enumerate(spec.n_sides)])
         return seed_carry(self.model.kernel, spec, pins)
 
+    def propose(self, launch, spec, labels, codes, carry, moving=None):
+        """One round's proposal: the launch pass ``launch`` (a :class:`LaunchSpec`; None: no
+        launched move) and the sequential moves of ``spec`` from ``carry`` (None: none),
+        hop by hop over the partitions as on a Dask cluster.  Returns ``(labels, codes,
+        PartStats of the launch or None, carry, SideStats)`` (the last two None without
+        sequential moves); ``codes``: the sides kept where neither allocates (None:
+        zeros); ``moving``: the number of the moves' points (how a cluster chooses to
+        run them; the result is the same)."""
+        part = None
+        if launch is not None:
+            labels, codes, part = self.launch_pass(launch, labels, codes)
+        if spec is None:
+            return labels, codes, part, None, None
+        labels, codes, carry, sides = self.sequential(spec, labels, codes, carry)
+        return labels, codes, part, carry, sides
+
     def sequential(self, spec, labels, codes, carry):
         """The sequential moves of ``spec`` from ``carry``, hop by hop over the partitions as
         on a Dask cluster: ``(labels, codes, carry, SideStats)``."""
@@ -574,7 +590,8 @@ class LocalPartitions:
         new_codes, sides = [], []
         for p in range(P):
             a, b = int(edges[p]), int(edges[p + 1])
-            c, s = sequential_finish(fam, self.model.X, spec, codes[a:b], pieces[p], a, a)
+            c, s = sequential_finish(fam, self.model.X, spec, labels[a:b],
+                                     None if codes is None else codes[a:b], pieces[p], a, a)
             new_codes.append(c)
             sides.append(s)
         final = merge_carries(spec, prev, np.arange(spec.n_moves))

@@ -105,11 +105,13 @@ class Carry(NamedTuple):
 
 class SideStats(NamedTuple):
     """One partition's (or the whole data set's) statistics of every move's sides (family
-    statistics, slots one move after another) and each side's smallest global row (-1:
-    none there)."""
+    statistics, slots one move after another), each side's smallest global row, and each
+    cluster's smallest global row before the moves (``clusters``; -1: none there), which the
+    canonical numbering after the moves needs."""
 
     stats: tuple
     first: np.ndarray
+    clusters: np.ndarray
 
 
 def _strided_slots(spec: SequentialSpec, moves):
@@ -174,16 +176,13 @@ def seed_carry(kern, spec: SequentialSpec, pin_rows) -> Carry:
     return carry
 
 
-def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: int, p: int,
-                   h: int, carries):
-    """Hop ``h`` on partition ``p`` (global rows ``row0 ..``, rows ``base ..`` of
-    ``kern``): the moves that start at partition ``(p - h) mod P`` allocate their points
-    here, from the carries of the previous hop.  Returns ``(carry, piece)`` with ``piece =
-    (moves, start, local rows, sides)``; the caller chooses the thread count."""
+def move_rows(spec: SequentialSpec, labels, row0: int, p: int, moves):
+    """``(rows, start, fixed)``: the local rows of partition ``p`` (global rows ``row0
+    ..``) holding points of ``moves`` other than the anchors, grouped by move (``start``)
+    in the uniform order in which a move allocates them (drawn from the move's stream of
+    this partition), and the side each is fixed to (-1: drawn)."""
     P = spec.n_parts
     B = spec.n_moves
-    moves = np.flatnonzero((spec.rot + h) % P == p).astype(np.int64)
-    carry = merge_carries(spec, carries, moves)
     labels = np.asarray(labels, dtype=np.int64)
     local = np.full(B, -1, dtype=np.int64)
     local[moves] = np.arange(len(moves))
@@ -198,12 +197,26 @@ def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: 
     start = np.concatenate([[0], np.cumsum(np.bincount(a_of[rows], minlength=len(moves)))])
     start = start.astype(np.int64)
     fixed = np.ascontiguousarray(spec.side_of[labels[rows]], dtype=np.int64)
+    if len(rows):
+        seeds = _sk.chunk_seeds(spec.key, (P + 1) * B)[p * B + np.asarray(moves, np.int64)]
+        with _serial_when_small(len(rows)):
+            lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
+            _sk.shuffle_moves(rows, fixed, start, seeds, *lanes)
+    return rows, start, fixed
+
+
+def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: int, p: int,
+                   h: int, carries):
+    """Hop ``h`` on partition ``p`` (global rows ``row0 ..``, rows ``base ..`` of
+    ``kern``): the moves that start at partition ``(p - h) mod P`` allocate their points
+    here, from the carries of the previous hop.  Returns ``(carry, piece)`` with ``piece =
+    (moves, start, local rows, sides)``; the caller chooses the thread count."""
+    moves = np.flatnonzero((spec.rot + h) % spec.n_parts == p).astype(np.int64)
+    carry = merge_carries(spec, carries, moves)
+    rows, start, fixed = move_rows(spec, labels, row0, p, moves)
     if len(rows) == 0:
         return carry, (moves, start, rows, np.zeros(0, np.int8))
-    seeds = _sk.chunk_seeds(spec.key, (P + 1) * B)[p * B + moves]
     with _serial_when_small(len(rows)):
-        lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
-        _sk.shuffle_moves(rows, fixed, start, seeds, *lanes)
         krows = rows + base
         gathered = family.gathered_kernel(kern, krows)
         if gathered is not None:
@@ -212,12 +225,88 @@ def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: 
     return carry, (moves, start, rows, sides.astype(np.int8))
 
 
-def sequential_finish(family, X, spec: SequentialSpec, codes, pieces, row0: int, base: int):
+# ------------------------------------------------------- the moves' points collected
+class MovePoints(NamedTuple):
+    """One partition's points of every sequential move (:func:`move_rows` with all the
+    moves): where each move's start (``start``, (B + 1,)), their fixed sides and their
+    data rows in working form, in allocation order."""
+
+    start: np.ndarray
+    fixed: np.ndarray
+    X: object
+
+
+def collect_points(family, X, spec: SequentialSpec, labels, row0: int, base: int, p: int):
+    """This partition's :class:`MovePoints` (rows of ``X`` from ``base``)."""
+    rows, start, fixed = move_rows(spec, labels, row0, p, np.arange(spec.n_moves))
+    return MovePoints(start, fixed, family.subset(X, rows + base))
+
+
+def collected_allocation(family, spec: SequentialSpec, n_total: int, carry: Carry, points,
+                         moves):
+    """The sequential allocation of ``moves`` from the points of every partition collected
+    in one place (``points``: a :class:`MovePoints` per partition): each move takes the
+    partitions in its cyclic order, so that its points, order, random stream and
+    arithmetic are those of the hops (:func:`sequential_hop`) and the result is the
+    same, with no hop between partitions.  Returns ``(carry of moves, sides)`` with
+    ``sides[q]`` the sides of partition q's points of ``moves``, move by move."""
+    P = spec.n_parts
+    moves = np.asarray(moves, dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum([family.n_points(pt.X) for pt in points])])
+    order, fixed, sizes, where = [], [], [], []
+    for b in moves:
+        size = 0
+        for h in range(P):
+            q = int((spec.rot[b] + h) % P)
+            lo, hi = int(points[q].start[b]), int(points[q].start[b + 1])
+            order.append(offset[q] + np.arange(lo, hi))
+            fixed.append(points[q].fixed[lo:hi])
+            where.append((q, hi - lo))
+            size += hi - lo
+        sizes.append(size)
+    krows = np.concatenate(order).astype(np.int64) if order else np.zeros(0, np.int64)
+    fixed = np.concatenate(fixed).astype(np.int64) if fixed else np.zeros(0, np.int64)
+    start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    kern = family.partition_kernel(family.stack_rows([pt.X for pt in points]), n_total)
+    gathered = family.gathered_kernel(kern, krows)
+    if gathered is not None:
+        kern, krows = gathered, np.arange(len(krows), dtype=np.int64)
+    with _serial_when_small(len(krows)):
+        carry, sides = _run(kern, spec, merge_carries(spec, [carry], moves), krows, start,
+                            fixed)
+    sides = sides.astype(np.int8)
+    out = [[] for _ in range(P)]
+    at = 0
+    for q, count in where:
+        out[q].append(sides[at:at + count])
+        at += count
+    return carry, [np.concatenate(o) if o else np.zeros(0, np.int8) for o in out]
+
+
+def collected_piece(spec: SequentialSpec, labels, row0: int, p: int, groups):
+    """Partition ``p``'s piece for :func:`sequential_finish` from the collected
+    allocations ``groups`` (``(moves, sides)`` pairs, ``sides`` this partition's, move by
+    move): its rows of every move and their sides, as one hop would give them."""
+    B = spec.n_moves
+    rows, start, _ = move_rows(spec, labels, row0, p, np.arange(B))
+    sides = np.zeros(len(rows), dtype=np.int8)
+    for moves, part in groups:
+        at = 0
+        for b in moves:
+            lo, hi = start[b], start[b + 1]
+            sides[lo:hi] = part[at:at + hi - lo]
+            at += hi - lo
+    return (np.arange(B, dtype=np.int64), start, rows, sides)
+
+
+def sequential_finish(family, X, spec: SequentialSpec, labels, codes, pieces, row0: int,
+                      base: int):
     """A partition's codes once every hop is done (the sides of the moves' points, their
-    anchors' sides) and its :class:`SideStats` (statistics read from ``X`` at rows ``base
-    ..``, in increasing row order)."""
-    codes = np.array(codes, dtype=np.int8)
-    n = len(codes)
+    anchors' sides; ``codes`` None: zeros elsewhere) and its :class:`SideStats`
+    (statistics read from ``X`` at rows ``base ..``, in increasing row order; the first
+    rows of the clusters of ``labels``)."""
+    n = len(labels)
+    codes = np.zeros(n, dtype=np.int8) if codes is None else np.array(codes, dtype=np.int8)
     S = int(spec.n_sides.sum())
     slot0 = spec.slot0
     rows, slots = [], []
@@ -241,18 +330,16 @@ def sequential_finish(family, X, spec: SequentialSpec, codes, pieces, row0: int,
         # rows are increasing: a slot's first row is where it first appears
         seen, at = np.unique(slots, return_index=True)
         first[seen] = rows[at] + row0
-    return codes, SideStats(stats, first)
+    return codes, SideStats(stats, first, first_rows(labels, len(spec.move_of), row0))
 
 
 def combine_sides(family, parts) -> SideStats:
     """The partitions' :class:`SideStats` in partition order."""
     stats = parts[0].stats
-    first = parts[0].first.copy()
     for p in parts[1:]:
         stats = family.combine(stats, p.stats)
-        take = (first < 0) | ((p.first >= 0) & (p.first < first))
-        first = np.where(take, p.first, first)
-    return SideStats(stats, first)
+    return SideStats(stats, combine_first([p.first for p in parts]),
+                     combine_first([p.clusters for p in parts]))
 
 
 # ------------------------------------------------------------ multi-way moves' helpers
@@ -276,11 +363,10 @@ def combine_members(parts, count: int) -> np.ndarray:
 
 def first_rows(labels, n_clusters: int, row0: int) -> np.ndarray:
     """The smallest global row of each cluster in this partition (-1: none)."""
-    labels = np.asarray(labels, dtype=np.int64)
-    first = np.full(n_clusters, -1, dtype=np.int64)
-    seen, at = np.unique(labels, return_index=True)
-    first[seen] = at + row0
-    return first
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    first = np.full(n_clusters, len(labels), dtype=np.int64)
+    _sk.first_members(labels, first)
+    return np.where(first < len(labels), first + row0, -1)
 
 
 def combine_first(parts) -> np.ndarray:

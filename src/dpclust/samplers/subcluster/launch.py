@@ -157,15 +157,27 @@ def launch_params(rng, fam, run, size, K):
 def launch_run(rng, model, data, labels, params, log_w, block_of, side_of, pins, mode,
                stages=None, stage_key=0, codes=None):
     """One launch pass of ``mode`` over ``data`` (all the points, or a subsample)."""
-    K = len(block_of)
-    B = log_w.shape[0]
-    spec = LaunchSpec(None, log_w, block_of, side_of, pins, int(mode),
-                      int(rng.integers(2**63)), K + 2 * B, stages, int(stage_key))
+    spec = launch_spec(rng, log_w, block_of, side_of, pins, mode, stages, stage_key)
     if data.pass_kernel is None:
         X = data.X if isinstance(data, _SubsampleRows) else model.X
         return _reference_launch(rng, model.family, X, params, spec, labels, codes)
     spec = spec._replace(kparams=data.pack(params))
     labels, codes, part = data.launch_pass(spec, labels, codes)
+    return launch_result(data, labels, codes, part)
+
+
+def launch_spec(rng, log_w, block_of, side_of, pins, mode, stages=None,
+                stage_key=0) -> LaunchSpec:
+    """The :class:`LaunchSpec` of one launch pass, its parameters not packed yet (draws
+    the pass's stream key)."""
+    K = len(block_of)
+    B = log_w.shape[0]
+    return LaunchSpec(None, log_w, block_of, side_of, pins, int(mode),
+                      int(rng.integers(2**63)), K + 2 * B, stages, int(stage_key))
+
+
+def launch_result(data, labels, codes, part) -> LaunchResult:
+    """A launch pass's :class:`LaunchResult` from the data side's statistics."""
     return LaunchResult(labels, codes, data.unpack(part.acc), part.cnt, part.first,
                         part.res, part.ll, part.rkey)
 

@@ -32,17 +32,17 @@ def multiway_move_parts(cfg, rng, model, state):
     return _merge(cfg, rng, model, state, stats, n)
 
 
-def _allocate(rng, data, state, move_of, side_of, pins):
-    """The sequential allocation of one move with sides anchored at ``pins``: ``(labels,
-    codes, counts, log q, the sides' statistics and first rows)``."""
+def _allocate(rng, data, state, move_of, side_of, pins, moving):
+    """The sequential allocation of one move with sides anchored at ``pins`` (``moving``
+    points): ``(labels, codes, counts, log q, the sides' statistics and first rows)``."""
     m = len(pins)
     n_parts = len(data.rows)
     spec = SequentialSpec(move_of, side_of, np.array([m], dtype=np.int64),
                           np.asarray(pins, dtype=np.int64)[None, :],
                           np.array([rng.integers(n_parts)], dtype=np.int64),
                           int(rng.integers(2**63)), n_parts)
-    labels, codes, carry, sides = data.sequential(spec, state.labels, state.sublabels,
-                                                  data.seed(spec))
+    labels, codes, _, carry, sides = data.propose(None, spec, state.labels, None,
+                                                  data.seed(spec), moving)
     return labels, codes, carry.counts[0, :m], float(carry.logq[0]), sides
 
 
@@ -62,15 +62,14 @@ def _split(cfg, rng, model, state, stats, n):
     move_of = np.full(K, -1, dtype=np.int64)
     move_of[c] = 0
     labels, codes, counts, log_q, sides = _allocate(rng, data, state, move_of,
-                                                    np.full(K, -1, dtype=np.int64), pins)
+                                                    np.full(K, -1, dtype=np.int64), pins, n[c])
     parts = sides.stats
     log_r = split_log_ratio(cfg, fam, stats, n, c, parts, counts, fam.log_marginal(parts),
                             log_q, state.alpha)
     if log_r is None or not math.log(rng.random()) < log_r:
         return state, 0, 0
     new_ids = np.concatenate([[c], K + np.arange(m - 1)]).astype(np.int64)
-    first = data.first_rows(state.labels, K)
-    first = np.concatenate([first, np.zeros(m - 1, dtype=np.int64)])
+    first = np.concatenate([sides.clusters, np.zeros(m - 1, dtype=np.int64)])
     first[new_ids] = sides.first
     slots, anchors = split_slots(stats, parts, state.anchors, c, pins)
     new_id = _canonical(first)
@@ -95,7 +94,8 @@ def _merge(cfg, rng, model, state, stats, n):
     side_of = np.full(K, -1, dtype=np.int64)
     side_of[order] = np.arange(m)
     pins = state.anchors[order].astype(np.int64)
-    _, _, counts, log_q, sides = _allocate(rng, data, state, move_of, side_of, pins)
+    _, _, counts, log_q, sides = _allocate(rng, data, state, move_of, side_of, pins,
+                                           n[order].sum())
     slots, both, keep = merge_slots(fam, stats, order)
     logf_c = float(fam.log_marginal(both)[0])
     log_r = -multiway_ratio(cfg, counts, fam.log_marginal(sides.stats), logf_c, log_q,

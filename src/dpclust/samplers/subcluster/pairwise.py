@@ -28,7 +28,7 @@ from .launch import _ONE_SIDED, launch_components, staged_proposal
 from .ratios import (_log_anchored_split, _log_split_target, _merge_log_ratios, _p_split,
                      _pairs_max, _split_log_ratio)
 from .schedule import data_side, group_count, partitioned, pinch_probability, sequential_here
-from .sequential import partitioned_proposal, sequential_proposal
+from .sequential import partitioned_proposal, partitioned_round, sequential_proposal
 from .slots import _pairs_combined
 from .state import SubclusterState, _state_of_clusters
 
@@ -184,6 +184,12 @@ def launch_moves(cfg, rng, model, state: SubclusterState):
     seq = ready & (kind == "sequential")
     launched = ready & ~seq
     block_of = np.where(moving & launched[np.maximum(block_of, 0)], block_of, -1)
+    if partitioned(model) and int(cfg.stages) == 1:
+        run, seq_sides = partitioned_round(rng, model, data, state.labels, params, log_w,
+                                           block_of, side_of, pins, moves,
+                                           np.flatnonzero(seq), n)
+        return apply_launch_moves(cfg, rng, model, data, state, run, moves, stats, n,
+                                  n_groups, alpha, pins, ready, seq_sides)
     run = staged_proposal(cfg, rng, model, data, state.labels, params, log_w, block_of,
                           side_of, pins, seeds, size, kind == "pinch")
     seq_sides = None

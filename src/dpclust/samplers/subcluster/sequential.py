@@ -17,6 +17,7 @@ from ...families.base import take
 from ...kernels import subcluster as _sk
 from .._partitioned import threads
 from .slots import _pair_rows
+from .state import LaunchResult
 
 
 def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of, pins):
@@ -112,9 +113,56 @@ def partitioned_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
     uniformly chosen one, its points in a uniform order within each (see
     :mod:`dpclust.samplers._partitioned_moves`).  Returns ``run`` with the moves' sides
     (codes), counts, ``logq`` and the sides' log marginals, and a :class:`_PartitionSides`."""
+    spec = _sequential_spec(rng, data, moves, seq, side_of, pins)
+    labels, codes, carry, sides = data.sequential(spec, run.labels, run.codes,
+                                                  data.seed(spec))
+    return _with_sides(model.family, run._replace(labels=labels, codes=codes), carry, sides,
+                       seq, len(side_of))
+
+
+def partitioned_round(rng, model, data, labels, params, log_w, block_of, side_of, pins, moves,
+                      seq, n):
+    """The proposal of one round of moves on partitioned data in one call of the data side
+    (one round trip on a Dask cluster): the launch pass of the launched moves (the one
+    stage of :func:`~dpclust.samplers.subcluster.launch.staged_proposal`, left out when
+    there are none) beside the sequential moves ``seq`` (:func:`partitioned_proposal`).
+    The same random draws and the same result as the one after the other.  Returns
+    ``(run, sides)`` (``sides`` None without sequential moves); ``n``: the clusters'
+    sizes."""
+    from .launch import launch_result, launch_spec
+
+    K = len(block_of)
+    B = log_w.shape[0]
+    stage_key = int(rng.integers(2**63))
+    launch = launch_spec(rng, log_w, block_of, side_of, pins, 2, np.tile([0.0, 2.0], (B, 1)),
+                         stage_key)
+    launch = launch._replace(kparams=data.pack(params)) if np.any(block_of >= 0) else None
+    spec = carry = None
+    moving = 0
+    if len(seq):
+        spec = _sequential_spec(rng, data, moves, seq, side_of, pins)
+        carry = data.seed(spec)
+        moving = int(np.asarray(n)[spec.move_of >= 0].sum())
+    labels, codes, part, carry, sides = data.propose(launch, spec, labels, None, carry,
+                                                     moving)
+    if part is not None:
+        run = launch_result(data, labels, codes, part)
+    else:  # what a launch pass that moves no point counts: every point in its cluster
+        run = LaunchResult(labels, codes, model.family.empty_stats(2 * B),
+                           np.concatenate([n, np.zeros(2 * B, np.int64)]),
+                           np.concatenate([sides.clusters, np.full(2 * B, -1, np.int64)]),
+                           np.full(K + 2 * B, -1, np.int64), np.zeros(2 * B),
+                           np.ones(K + 2 * B))
+    if spec is None:
+        return run, None
+    return _with_sides(model.family, run, carry, sides, seq, K)
+
+
+def _sequential_spec(rng, data, moves, seq, side_of, pins):
+    """The :class:`~dpclust.samplers._partitioned_moves.SequentialSpec` of the pairwise
+    sequential moves ``seq`` (draws each move's first partition and the stream key)."""
     from .._partitioned_moves import SequentialSpec
 
-    fam = model.family
     K = len(side_of)
     B = len(seq)
     move_of = np.full(K, -1, dtype=np.int64)
@@ -123,12 +171,15 @@ def partitioned_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
             move_of[c] = a
     fixed_side = np.where(move_of >= 0, side_of, -1).astype(np.int64)
     n_parts = len(data.rows)
-    spec = SequentialSpec(move_of, fixed_side, np.full(B, 2, dtype=np.int64),
+    return SequentialSpec(move_of, fixed_side, np.full(B, 2, dtype=np.int64),
                           np.ascontiguousarray(pins[seq], dtype=np.int64),
                           rng.integers(n_parts, size=B).astype(np.int64),
                           int(rng.integers(2**63)), n_parts)
-    labels, codes, carry, sides = data.sequential(spec, run.labels, run.codes,
-                                                  data.seed(spec))
+
+
+def _with_sides(fam, run, carry, sides, seq, K):
+    """``run`` with the sequential moves' counts, ``logq`` and sides' log marginals, and
+    their :class:`_PartitionSides`."""
     rows2 = _pair_rows(seq)
     cnt = run.counts.copy()
     cnt[K + rows2] = np.rint(carry.counts[:, :2]).astype(cnt.dtype).ravel()
@@ -136,8 +187,7 @@ def partitioned_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
     lq[2 * np.asarray(seq)] = carry.logq
     lf = np.full(len(run.logq), np.nan)
     lf[rows2] = fam.log_marginal(sides.stats)
-    return (run._replace(labels=labels, codes=codes, counts=cnt, logq=lq, logf=lf),
-            _PartitionSides(sides, seq))
+    return (run._replace(counts=cnt, logq=lq, logf=lf), _PartitionSides(sides, seq))
 
 
 class _PartitionSides:

@@ -24,9 +24,10 @@ UCI bag-of-words corpora, so each set is drawn from a model fitted to what is at
     reproduces the corpus's between-topic divergence (the token-weighted mean KL divergence
     of each topic's empirical word distribution from the corpus's, matched by simulation
     with the corpus's own tokens per topic, so that sampling noise is in both).
-``make_corpus(params, n_docs, vocab_size, mean_length, rng)``
+``make_corpus(params, n_docs, vocab_size, mean_length, rng, concentration)``
     Documents from that model at any shape: the vocabulary's background is Zipf with the
-    fitted exponent over ``vocab_size`` words, topics are ``Dirichlet(c b)``, document
+    fitted exponent over ``vocab_size`` words, topics are ``Dirichlet(c b)`` (``c`` from
+    :func:`concentration_at`: the one that keeps the fitted divergence at that vocabulary), document
     lengths keep the fitted log-normal spread, scaled to ``mean_length`` tokens on average,
     and the words of a document are drawn from its topic.
 
@@ -42,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["CorpusParams", "DEFAULT_PARAMS", "TARGETS", "bayes_error", "fit_corpus",
-           "make_corpus", "make_mnist_like"]
+__all__ = ["CorpusParams", "DEFAULT_PARAMS", "TARGETS", "bayes_error", "concentration_at",
+           "fit_corpus", "make_corpus", "make_mnist_like"]
 
 #: (documents, vocabulary, mean tokens per document) of the paper's corpora
 TARGETS = {"enron": (39_861, 28_102, 160.0), "nyt": (300_000, 102_660, 333.0),
@@ -74,6 +75,9 @@ class CorpusParams:
     divergence : float
         The token-weighted mean KL divergence (nats) of the topics from the corpus that
         ``concentration`` reproduces.
+    n_tokens : int
+        Tokens of the fitted corpus (its topics' tokens in the simulations that match the
+        divergence).
     source : str
         Where the figures come from.
     """
@@ -84,6 +88,7 @@ class CorpusParams:
     topic_weights: tuple
     concentration: float
     divergence: float
+    n_tokens: int
     source: str
 
     @property
@@ -98,7 +103,7 @@ DEFAULT_PARAMS = CorpusParams(
     topic_weights=(0.04259, 0.05156, 0.05076, 0.05209, 0.05102, 0.05253, 0.05165, 0.05253,
                    0.05289, 0.05271, 0.05307, 0.05271, 0.05244, 0.05271, 0.05262, 0.05315,
                    0.04836, 0.05005, 0.04117, 0.03337),
-    concentration=15557.0, divergence=0.5247,
+    concentration=15557.0, divergence=0.5247, n_tokens=2_765_300,
     source="default (the fit to 20 Newsgroups, seed 0)")
 
 
@@ -246,7 +251,17 @@ def fit_corpus(X, labels, rng, source="fit") -> CorpusParams:
                         log_length_mean=round(float(log_len.mean()), 4),
                         log_length_sd=round(float(log_len.std()), 4),
                         topic_weights=tuple(round(float(w), 5) for w in weights),
-                        concentration=round(c, 1), divergence=round(target, 4), source=source)
+                        concentration=round(c, 1), divergence=round(target, 4),
+                        n_tokens=int(lengths.sum()), source=source)
+
+
+def concentration_at(params: CorpusParams, vocab_size: int, rng) -> float:
+    """The topic concentration that keeps the fitted between-topic divergence over a
+    vocabulary of ``vocab_size`` words (with the fitted corpus's tokens per topic): the
+    same ``c`` over more words spreads each topic's deviations over more of them."""
+    background = zipf_background(vocab_size, params.zipf_exponent)
+    tokens = np.asarray(params.topic_weights) / np.sum(params.topic_weights) * params.n_tokens
+    return fit_concentration(rng, background, tokens, params.divergence)
 
 
 def _document_lengths(rng, params, n_docs, mean_length):
@@ -258,7 +273,7 @@ def _document_lengths(rng, params, n_docs, mean_length):
 
 
 def make_corpus(params: CorpusParams, n_docs, vocab_size, mean_length=None, *, rng,
-                block_tokens=20_000_000):
+                concentration=None, block_tokens=20_000_000):
     """Draw documents from the topic model ``params`` at the shape ``(n_docs, vocab_size)``.
 
     Parameters
@@ -268,6 +283,9 @@ def make_corpus(params: CorpusParams, n_docs, vocab_size, mean_length=None, *, r
     mean_length : float or None
         Mean tokens per document (None: the fitted corpus's).
     rng : numpy.random.Generator
+    concentration : float or None
+        Topic concentration (None: the fitted one; :func:`concentration_at` gives the one
+        that keeps the fitted divergence at ``vocab_size`` words).
     block_tokens : int
         Tokens drawn at a time (bounds the memory of the draw).
 
@@ -279,7 +297,8 @@ def make_corpus(params: CorpusParams, n_docs, vocab_size, mean_length=None, *, r
         The topic of each document.
     """
     background = zipf_background(vocab_size, params.zipf_exponent)
-    topics = draw_topics(rng, background, params.concentration, params.n_topics)
+    c = params.concentration if concentration is None else concentration
+    topics = draw_topics(rng, background, c, params.n_topics)
     weights = np.asarray(params.topic_weights) / np.sum(params.topic_weights)
     sizes = 1 + rng.multinomial(n_docs - params.n_topics, weights)
     y = rng.permutation(np.repeat(np.arange(params.n_topics, dtype=np.int64), sizes))

@@ -102,7 +102,8 @@ def run_part(part, quick, n_iter):
     n_passes = len(t["params_bytes"])
     sent = float(np.sum(t["params_bytes"]) * min(N_WORKERS, n_shards)) / n_iter
     received = float(np.sum(t["stats_bytes"])) / n_iter
-    trips, tasks = t["round_trips"] / n_iter, t["tasks"] / n_iter
+    trips = t.get("round_trips", np.nan) / n_iter
+    tasks = t.get("tasks", np.nan) / n_iter
     same = bool(np.array_equal(local.trace_.labels, dist.trace_.labels)
                 and np.array_equal(local.labels_, dist.labels_))
     print(f"  dask ({N_WORKERS} workers x 1 thread, {n_shards} shards): "

@@ -88,3 +88,67 @@ def test_partitions_find_what_in_process_finds():
     X, y = make_gaussian_mixture(n_samples=3000, n_clusters=6, n_features=3, random_state=0)
     m = DPMixture(n_iter=40, partitions=2, init="random", random_state=0).fit(X)
     assert m.n_clusters_ <= 8 and nmi(m.labels_, y) > 0.95, (m.n_clusters_, nmi(m.labels_, y))
+
+
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_collected_allocation_gives_the_hops_numbers(family):
+    """A Dask cluster may collect the moves' points where they are allocated instead of
+    handing the moves' statistics from partition to partition: the same sides, sizes,
+    ``log q`` and statistics to the last bit."""
+    from dpclust.samplers._partitioned_moves import (SequentialSpec, collect_points,
+                                                     collected_allocation, collected_piece,
+                                                     merge_carries, seed_carry,
+                                                     sequential_finish, sequential_hop)
+
+    make_family, prep = FAMILIES[family]
+    if family == "gaussian":
+        raw, _ = make_gaussian_mixture(n_samples=600, n_clusters=4, n_features=2,
+                                       random_state=1)
+    else:
+        from dpclust.datasets import make_documents
+
+        raw, _ = make_documents(n_docs=300, random_state=1)
+    X = prep(raw)
+    fam = make_family(raw)
+    n = fam.n_points(X)
+    rng = np.random.default_rng(4)
+    labels = rng.integers(4, size=n)
+    cut = np.array([0, n // 3, n // 2, n])  # three partitions of unequal sizes
+    P = len(cut) - 1
+    # move 0 splits cluster 0, move 1 merges clusters 1 (side 0) and 3 (side 1)
+    pins = np.array([[np.flatnonzero(labels == 0)[0], np.flatnonzero(labels == 0)[-1]],
+                     [np.flatnonzero(labels == 1)[0], np.flatnonzero(labels == 3)[0]]])
+    spec = SequentialSpec(np.array([0, 1, -1, 1]), np.array([-1, 0, -1, 1]),
+                          np.array([2, 2]), pins, np.array([2, 0]), 12345, P)
+    kern = fam.partition_kernel(X, n)
+    carry = seed_carry(kern, spec, pins.ravel())
+    # the hops, as in-process
+    prev, pieces = [carry], [[] for _ in range(P)]
+    for h in range(P):
+        outs = []
+        for p in range(P):
+            a = int(cut[p])
+            out, piece = sequential_hop(kern, fam, spec, labels[a:cut[p + 1]], a, a, p, h, prev)
+            outs.append(out)
+            pieces[p].append(piece)
+        prev = outs
+    hops = merge_carries(spec, prev, np.arange(2))
+    # collected, in two groups of moves
+    points = [collect_points(fam, fam.subset(X, np.arange(cut[p], cut[p + 1])), spec,
+                             labels[cut[p]:cut[p + 1]], int(cut[p]), 0, p) for p in range(P)]
+    groups = [collected_allocation(fam, spec, n, carry, points, [b]) for b in (1, 0)]
+    collected = merge_carries(spec, [g[0] for g in groups], np.arange(2))
+    np.testing.assert_array_equal(collected.counts, hops.counts)
+    np.testing.assert_array_equal(collected.logq, hops.logq)
+    for a, b in zip(collected.kstats, hops.kstats):
+        np.testing.assert_array_equal(a, b)
+    for p in range(P):
+        a, b = int(cut[p]), int(cut[p + 1])
+        piece = collected_piece(spec, labels[a:b], a, p,
+                                [(g[0].moves, g[1][p]) for g in groups])
+        codes_c, sides_c = sequential_finish(fam, X, spec, labels[a:b], None, [piece], a, a)
+        codes_h, sides_h = sequential_finish(fam, X, spec, labels[a:b], None, pieces[p], a, a)
+        np.testing.assert_array_equal(codes_c, codes_h)
+        np.testing.assert_array_equal(sides_c.first, sides_h.first)
+        for u, v in zip(sides_c.stats, sides_h.stats):
+            np.testing.assert_array_equal(u, v)

@@ -245,41 +245,40 @@ def collect_points(family, X, spec: SequentialSpec, labels, row0: int, base: int
 def collected_allocation(family, spec: SequentialSpec, n_total: int, carry: Carry, points,
                          moves):
     """The sequential allocation of ``moves`` from the points of every partition collected
-    in one place (``points``: a :class:`MovePoints` per partition): each move takes the
-    partitions in its cyclic order, so that its points, order, random stream and
-    arithmetic are those of the hops (:func:`sequential_hop`) and the result is the
-    same, with no hop between partitions.  Returns ``(carry of moves, sides)`` with
-    ``sides[q]`` the sides of partition q's points of ``moves``, move by move."""
+    in one place (``points``: a :class:`MovePoints` per partition): hop by hop as
+    :func:`sequential_hop` runs them, each move taking in hop h its points of partition
+    ``(rot + h) mod P``, so that its points, order, random stream and arithmetic are those
+    of the hops and the result is the same to the last bit, with no hand-over between
+    partitions.  Returns ``(carry of moves, sides)`` with ``sides[q]`` the sides of
+    partition q's points of ``moves``, move by move."""
     P = spec.n_parts
     moves = np.asarray(moves, dtype=np.int64)
     offset = np.concatenate([[0], np.cumsum([family.n_points(pt.X) for pt in points])])
-    order, fixed, sizes, where = [], [], [], []
-    for b in moves:
-        size = 0
-        for h in range(P):
-            q = int((spec.rot[b] + h) % P)
-            lo, hi = int(points[q].start[b]), int(points[q].start[b + 1])
-            order.append(offset[q] + np.arange(lo, hi))
-            fixed.append(points[q].fixed[lo:hi])
-            where.append((q, hi - lo))
-            size += hi - lo
-        sizes.append(size)
-    krows = np.concatenate(order).astype(np.int64) if order else np.zeros(0, np.int64)
-    fixed = np.concatenate(fixed).astype(np.int64) if fixed else np.zeros(0, np.int64)
-    start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     kern = family.partition_kernel(family.stack_rows([pt.X for pt in points]), n_total)
-    gathered = family.gathered_kernel(kern, krows)
-    if gathered is not None:
-        kern, krows = gathered, np.arange(len(krows), dtype=np.int64)
-    with _serial_when_small(len(krows)):
-        carry, sides = _run(kern, spec, merge_carries(spec, [carry], moves), krows, start,
-                            fixed)
-    sides = sides.astype(np.int8)
-    out = [[] for _ in range(P)]
-    at = 0
-    for q, count in where:
-        out[q].append(sides[at:at + count])
-        at += count
+    carry = merge_carries(spec, [carry], moves)
+    out = [[None] * len(moves) for _ in range(P)]
+    for h in range(P):
+        where = (spec.rot[moves] + h) % P
+        lo = np.array([points[q].start[b] for q, b in zip(where, moves)], dtype=np.int64)
+        hi = np.array([points[q].start[b + 1] for q, b in zip(where, moves)], dtype=np.int64)
+        krows = np.concatenate([offset[q] + np.arange(u, v)
+                                for q, u, v in zip(where, lo, hi)]).astype(np.int64)
+        if len(krows) == 0:
+            for a, q in enumerate(where):
+                out[q][a] = np.zeros(0, np.int8)
+            continue
+        fixed = np.concatenate([points[q].fixed[u:v]
+                                for q, u, v in zip(where, lo, hi)]).astype(np.int64)
+        start = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
+        with _serial_when_small(len(krows)):
+            hop_kern, rows = kern, krows
+            gathered = family.gathered_kernel(kern, krows)
+            if gathered is not None:
+                hop_kern, rows = gathered, np.arange(len(krows), dtype=np.int64)
+            carry, sides = _run(hop_kern, spec, carry, rows, start, fixed)
+        sides = sides.astype(np.int8)
+        for a, q in enumerate(where):
+            out[q][a] = sides[start[a]:start[a + 1]]
     return carry, [np.concatenate(o) if o else np.zeros(0, np.int8) for o in out]
 
 

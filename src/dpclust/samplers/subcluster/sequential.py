@@ -136,7 +136,10 @@ def partitioned_round(rng, model, data, labels, params, log_w, block_of, side_of
     stage_key = int(rng.integers(2**63))
     launch = launch_spec(rng, log_w, block_of, side_of, pins, 2, np.tile([0.0, 2.0], (B, 1)),
                          stage_key)
-    launch = launch._replace(kparams=data.pack(params)) if np.any(block_of >= 0) else None
+    # without launched moves the pass is left out (its counts come with the sequential
+    # moves' sides); a round with neither keeps it, to count the clusters
+    launched = np.any(block_of >= 0) or not len(seq)
+    launch = launch._replace(kparams=data.pack(params)) if launched else None
     spec = carry = None
     moving = 0
     if len(seq):

@@ -13,9 +13,9 @@ each, reading the shards on the workers (the client never holds the data).  Both
 10 random clusters with alpha = 10, ``random_state=0``.  Figures: wall seconds per
 iteration (median over the iterations after the first five, from ``trace_.seconds``),
 also of the in-process default without partitions, the round trips (the client waits for
-the workers) and tasks per iteration, the bytes of cluster parameters sent and statistics gathered per iteration
-(``DPMixture.transfer_``), the final number of clusters, and whether the two runs are the
-same chain (identical labels at every kept iteration).
+the workers) and tasks per iteration, the bytes of cluster parameters sent and statistics
+gathered per iteration (``DPMixture.transfer_``), the final number of clusters, and whether
+the two runs are the same chain (identical labels at every kept iteration).
 
 Printed, and written to ``benchmarks/results/distributed.{json,md}`` (``--quick``: a
 smaller N, ``distributed_quick.*``).

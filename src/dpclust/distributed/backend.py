@@ -395,13 +395,6 @@ class DaskPartitions:
                               for part, s in zip(self.parts, labels.futures)])
         return combine_members(parts, count)
 
-    def first_rows(self, labels, n_clusters):
-        from ..samplers._partitioned_moves import combine_first
-
-        return combine_first(self._gather([
-            self._submit(_w.first_rows, part, s, labels.index, int(n_clusters))
-            for part, s in zip(self.parts, labels.futures)]))
-
     def relabel_split(self, labels, codes, c, side_map, label_map):
         codes = codes if codes is not None else labels
         states = [self._submit(_w.relabel_split, s, labels.index, k, codes.index, int(c),

@@ -210,10 +210,6 @@ def sample_members(part: Part, state, index: int, c: int, anchor: int, count: in
     return _m.sample_members(state[index], c, anchor, count, key, part.row0)
 
 
-def first_rows(part: Part, state, index: int, n_clusters: int):
-    return _m.first_rows(state[index], n_clusters, part.row0)
-
-
 def relabel_split(state, index: int, coded, code_index: int, c: int, side_map, label_map):
     return _m.relabel_split(state[index], coded[code_index], c, side_map, label_map)
 

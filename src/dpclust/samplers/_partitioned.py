@@ -604,11 +604,6 @@ class LocalPartitions:
 
         return combine_members([sample_members(labels, c, anchor, count, key, 0)], count)
 
-    def first_rows(self, labels, n_clusters):
-        from ._partitioned_moves import first_rows
-
-        return first_rows(labels, n_clusters, 0)
-
     def relabel_split(self, labels, codes, c, side_map, label_map):
         from ._partitioned_moves import relabel_split
 

@@ -214,15 +214,22 @@ def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: 
     moves = np.flatnonzero((spec.rot + h) % spec.n_parts == p).astype(np.int64)
     carry = merge_carries(spec, carries, moves)
     rows, start, fixed = move_rows(spec, labels, row0, p, moves)
-    if len(rows) == 0:
-        return carry, (moves, start, rows, np.zeros(0, np.int8))
-    with _serial_when_small(len(rows)):
-        krows = rows + base
+    carry, sides = _allocate_rows(family, kern, spec, carry, rows + base, start, fixed)
+    return carry, (moves, start, rows, sides)
+
+
+def _allocate_rows(family, kern, spec: SequentialSpec, carry: Carry, krows, start, fixed):
+    """The carry's moves go on allocating rows ``krows`` of ``kern`` (grouped by move,
+    ``start``), from a copy of those rows in that order where the family makes one:
+    ``(carry, sides as int8)``."""
+    if len(krows) == 0:
+        return carry, np.zeros(0, np.int8)
+    with _serial_when_small(len(krows)):
         gathered = family.gathered_kernel(kern, krows)
         if gathered is not None:
-            kern, krows = gathered, np.arange(len(rows), dtype=np.int64)
+            kern, krows = gathered, np.arange(len(krows), dtype=np.int64)
         carry, sides = _run(kern, spec, carry, krows, start, fixed)
-    return carry, (moves, start, rows, sides.astype(np.int8))
+    return carry, sides.astype(np.int8)
 
 
 # ------------------------------------------------------- the moves' points collected
@@ -263,20 +270,10 @@ def collected_allocation(family, spec: SequentialSpec, n_total: int, carry: Carr
         hi = np.array([points[q].start[b + 1] for q, b in zip(where, moves)], dtype=np.int64)
         krows = np.concatenate([offset[q] + np.arange(u, v)
                                 for q, u, v in zip(where, lo, hi)]).astype(np.int64)
-        if len(krows) == 0:
-            for a, q in enumerate(where):
-                out[q][a] = np.zeros(0, np.int8)
-            continue
         fixed = np.concatenate([points[q].fixed[u:v]
                                 for q, u, v in zip(where, lo, hi)]).astype(np.int64)
         start = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
-        with _serial_when_small(len(krows)):
-            hop_kern, rows = kern, krows
-            gathered = family.gathered_kernel(kern, krows)
-            if gathered is not None:
-                hop_kern, rows = gathered, np.arange(len(krows), dtype=np.int64)
-            carry, sides = _run(hop_kern, spec, carry, rows, start, fixed)
-        sides = sides.astype(np.int8)
+        carry, sides = _allocate_rows(family, kern, spec, carry, krows, start, fixed)
         for a, q in enumerate(where):
             out[q][a] = sides[start[a]:start[a + 1]]
     return carry, [np.concatenate(o) if o else np.zeros(0, np.int8) for o in out]

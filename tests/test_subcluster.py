@@ -64,6 +64,24 @@ def test_sequential_moves_alone_match_exact_posterior(family):
     assert tv < 0.03, tv
 
 
+#: the restricted Gibbs scan moves alone (Jain & Neal's launch from a random split)
+SCANS_ALONE = SubclusterSplitMerge(restricted_gibbs=False, pinch=0.0, scan_moves=1.0, scans=2)
+
+
+def test_scan_moves_alone_match_exact_posterior():
+    """The restricted Gibbs scan moves (every move a scan move, no pass, no pinches) on
+    documents, the family that makes them by default."""
+    tv = tv_to_exact(SCANS_ALONE, "multinomial", 5, 20_000, seed=13)
+    assert tv < 0.045, tv
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_scan_moves_alone_match_exact_posterior_long(family):
+    tv = tv_to_exact(SCANS_ALONE, family, 5, 100_000, seed=8)
+    assert tv < 0.03, tv
+
+
 #: the multi-way moves (3- to 5-way splits and merges on 5 points) with the random pair
 #: move alone, which keeps the chain irreducible
 MULTIWAY_ALONE = SubclusterSplitMerge(split_merge=False, random_split_merge=True,

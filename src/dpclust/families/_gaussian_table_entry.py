@@ -72,13 +72,13 @@ def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
 
 
 @njit(cache=True, parallel=True)
-def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
-                      lane_start, codes, logq, counts, logf):
+def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans,
+                      lanes, lane_start, codes, logq, counts, logf):
     for lane in prange(lane_start.shape[0] - 1):
-        _sk.sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+        _sk.sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans,
                             lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
-                            logf, _k.gt_reset, _k.gt_add, _k.gt_log_predictive,
-                            _k.gt_log_marginal)
+                            logf, _k.gt_reset, _k.gt_add, _k.gt_remove,
+                            _k.gt_log_predictive, _k.gt_log_marginal)
 
 
 @njit(cache=True, parallel=True)

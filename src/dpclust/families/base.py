@@ -630,6 +630,9 @@ class ConjugateFamily(ABC):
 
     #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
     kmeans_start = True
+    #: the share of the sub-cluster sampler's sequential moves made by default as restricted
+    #: Gibbs scan moves from a random launch (``SubclusterSplitMerge(scan_moves=None)``)
+    scan_moves = 0.0
 
     def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
         """Whether the sub-cluster sampler's data pass is collapsed by default

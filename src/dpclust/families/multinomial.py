@@ -118,6 +118,14 @@ class DirichletMultinomial(ConjugateFamily):
     #: ``init="auto"`` starts the sub-cluster sampler at random, not from k-means on word
     #: proportions, which on 20 Newsgroups ended lower (NMI 0.24 against 0.34)
     kmeans_start = False
+    #: half the sub-cluster sampler's sequential moves are restricted Gibbs scan moves: a
+    #: sequential allocation of documents gives the whole move to the side that gets the first
+    #: few (with 28,102 words at beta = 0.1 a side that has seen more tokens predicts every
+    #: next document better), so that no split of one cluster is ever accepted; 5,000
+    #: Enron-shaped documents (20 topics) from one cluster: K 1 after 20 iterations, with
+    #: scan moves K 13 after one iteration and 20 after two, log joint above the generating
+    #: labels'
+    scan_moves = 0.5
 
     def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
         """Always: sampled word distributions pin each document to its cluster (its own
@@ -503,13 +511,13 @@ def _launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
 
 
 @njit(cache=True, parallel=True)
-def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
-                      lane_start, codes, logq, counts, logf):
+def _sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans,
+                      lanes, lane_start, codes, logq, counts, logf):
     for lane in prange(lane_start.shape[0] - 1):
-        _sk.sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+        _sk.sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans,
                             lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
-                            logf, _k._dm_reset, _k._dm_add, _k._dm_log_predictive,
-                            _k._dm_log_marginal)
+                            logf, _k._dm_reset, _k._dm_add, _k._dm_remove,
+                            _k._dm_log_predictive, _k._dm_log_marginal)
 
 
 @njit(cache=True, parallel=True)

@@ -181,17 +181,87 @@ SLOT_STRIDE = 16
 
 
 @njit(cache=True, _nrt=False)
-def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, moves, codes,
-                    logq, counts, logf, reset, add, log_predictive, log_marginal):
-    """:func:`sequential_move` for the moves ``moves`` one after another (one thread's
-    lane), move b in slots ``SLOT_STRIDE b`` and the next, its sides' sizes and log
-    marginals written to ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]``."""
+def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes, n_scans,
+              reset, add, remove, log_predictive):
+    """Jain & Neal's restricted Gibbs split-merge proposal for ``rows[lo:hi]`` between slots
+    ``slot`` (holding point i) and ``slot + 1`` (point j): a launch state drawn from the
+    move's points alone (each point on a uniformly random side, then ``n_scans``
+    intermediate restricted Gibbs scans in the order of ``rows``, each point drawn with
+    probability ``n_{s,-x} f(x | X_{s,-x})``), then a final scan that draws each point's
+    side (``fixed[t] < 0``) or scores the given side ``fixed[t]``.  ``codes[lo:hi]`` holds
+    the current sides during the scans and the final ones after; returns ``(state, log q,
+    n_0, n_1)`` with log q the final scan's log probability (Jain & Neal 2004, eq. 3.7).
+
+    The launch depends on the points, i and j only, with the same law for a split and its
+    reverse merge, so its density cancels from the Hastings ratio.  Where a sequential
+    allocation decides the sides from the first few points (thousands of words on sparse
+    counts: each side predicts every next document better the more tokens it holds), the
+    launch's sides start from half the points each."""
+    reset(kstats, slot, khyper)
+    reset(kstats, slot + 1, khyper)
+    add(kdata, i, kstats, slot, khyper)
+    add(kdata, j, kstats, slot + 1, khyper)
+    n0 = 1.0
+    n1 = 1.0
+    for t in range(lo, hi):
+        state, u = next_uniform(state)
+        s = 1 if u < 0.5 else 0
+        codes[t] = s
+        add(kdata, rows[t], kstats, slot + s, khyper)
+        if s == 1:
+            n1 += 1.0
+        else:
+            n0 += 1.0
+    log_q = 0.0
+    for scan in range(n_scans + 1):
+        last = scan == n_scans
+        for t in range(lo, hi):
+            r = rows[t]
+            old = codes[t]
+            remove(kdata, r, kstats, slot + old, khyper)
+            if old == 1:
+                n1 -= 1.0
+            else:
+                n0 -= 1.0
+            g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
+                 - log_predictive(kdata, r, kstats, slot, khyper))
+            e = math.exp(-abs(g))
+            s = fixed[t] if last else -1
+            if s < 0:
+                state, u = next_uniform(state)
+                p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
+                s = 1 if u < p1 else 0
+            if last:
+                against = g if s == 0 else -g
+                log_q -= math.log1p(e) + (against if against > 0.0 else 0.0)
+            codes[t] = s
+            add(kdata, r, kstats, slot + s, khyper)
+            if s == 1:
+                n1 += 1.0
+            else:
+                n0 += 1.0
+    return state, log_q, n0, n1
+
+
+@njit(cache=True, _nrt=False)
+def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans, moves,
+                    codes, logq, counts, logf, reset, add, remove, log_predictive,
+                    log_marginal):
+    """:func:`sequential_move` (``scans[b] < 0``) or :func:`scan_move` with ``scans[b]``
+    intermediate scans for the moves ``moves`` one after another (one thread's lane), move
+    b in slots ``SLOT_STRIDE b`` and the next, its sides' sizes and log marginals written to
+    ``counts[2b:2b + 2]`` and ``logf[2b:2b + 2]``."""
     for at in range(moves.shape[0]):
         b = moves[at]
         slot = SLOT_STRIDE * b
-        _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
-                                        fixed, pins[b, 0], pins[b, 1], slot, seeds[b], codes,
-                                        reset, add, log_predictive)
+        if scans[b] < 0:
+            _, lq, n0, n1 = sequential_move(kdata, kstats, khyper, rows, start[b],
+                                            start[b + 1], fixed, pins[b, 0], pins[b, 1], slot,
+                                            seeds[b], codes, reset, add, log_predictive)
+        else:
+            _, lq, n0, n1 = scan_move(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                      fixed, pins[b, 0], pins[b, 1], slot, seeds[b], codes,
+                                      scans[b], reset, add, remove, log_predictive)
         logq[b] = lq
         counts[2 * b] = n0
         counts[2 * b + 1] = n1
@@ -200,16 +270,16 @@ def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, move
 
 
 @njit(cache=True, parallel=True)
-def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, lanes,
-                     lane_start, codes, logq, counts, logf, reset, add, log_predictive,
-                     log_marginal):
+def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans, lanes,
+                     lane_start, codes, logq, counts, logf, reset, add, remove,
+                     log_predictive, log_marginal):
     """:func:`sequential_lane` for every lane of moves (``lanes[lane_start[l]:
     lane_start[l + 1]]``, :func:`move_lanes`), one thread each (generic over the family's
     collapsed functions; built-in families call it from cached entry points)."""
     for lane in prange(lane_start.shape[0] - 1):
-        sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds,
+        sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans,
                         lanes[lane_start[lane]:lane_start[lane + 1]], codes, logq, counts,
-                        logf, reset, add, log_predictive, log_marginal)
+                        logf, reset, add, remove, log_predictive, log_marginal)
 
 
 def move_lanes(sizes, n_lanes):
@@ -269,22 +339,25 @@ def rows_by_move(labels, move_of, side_of, pins):
     return rows, start, fixed
 
 
-def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None):
+def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None, scans=None):
     """``(sides, logq, counts, logf)`` of the sequential moves ``b`` (rows ``rows[start[b]:
     start[b + 1]]`` in that order, anchors ``pins[b]``, fixed sides ``fixed`` or -1 to draw,
     stream ``seeds[b]``) for the family kernel ``kern``: its cached entry point, or the
     generic :func:`sequential_moves`.  ``counts`` and ``logf`` hold the sides' sizes and log
-    marginals (``2b``, ``2b + 1``); ``lanes``: :func:`move_lanes` (made here if None).  The
-    caller chooses the thread count."""
+    marginals (``2b``, ``2b + 1``); ``lanes``: :func:`move_lanes` (made here if None);
+    ``scans[b]``: move b's intermediate restricted Gibbs scans (:func:`scan_move`), or -1
+    (None: all) for a sequential allocation.  The caller chooses the thread count."""
     n_moves = len(start) - 1
     kstats = kern.alloc(SLOT_STRIDE * max(n_moves, 1))
     sides = np.empty(len(rows), dtype=np.int64)
     logq = np.zeros(n_moves)
     counts = np.zeros(2 * n_moves)
     logf = np.zeros(2 * n_moves)
+    scans = (np.full(n_moves, -1, dtype=np.int64) if scans is None
+             else np.ascontiguousarray(scans, dtype=np.int64))
     fn = (kern.entry_points or {}).get("sequential_moves")
     extra = (() if fn is not None
-             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+             else (kern.reset, kern.add, kern.remove, kern.log_predictive, kern.log_marginal))
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     fixed = np.ascontiguousarray(fixed, dtype=np.int64)
     start = np.ascontiguousarray(start, dtype=np.int64)
@@ -292,8 +365,8 @@ def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None):
         lanes = move_lanes(np.diff(start), numba.get_num_threads())
     (fn or sequential_moves)(kern.data, kstats, kern.hyper, rows, start, fixed,
                              np.ascontiguousarray(pins, dtype=np.int64),
-                             np.asarray(seeds, dtype=np.uint64), lanes[0], lanes[1], sides,
-                             logq, counts, logf, *extra)
+                             np.asarray(seeds, dtype=np.uint64), scans, lanes[0], lanes[1],
+                             sides, logq, counts, logf, *extra)
     return sides, logq, counts, logf
 
 

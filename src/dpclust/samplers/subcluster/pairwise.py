@@ -27,7 +27,8 @@ from ...families.base import concatenate, take
 from .launch import _ONE_SIDED, launch_components, staged_proposal
 from .ratios import (_log_anchored_split, _log_split_target, _merge_log_ratios, _p_split,
                      _pairs_max, _split_log_ratio)
-from .schedule import data_side, group_count, partitioned, pinch_probability, sequential_here
+from .schedule import (data_side, group_count, partitioned, pinch_probability,
+                       scan_probability, sequential_here)
 from .sequential import partitioned_proposal, partitioned_round, sequential_proposal
 from .slots import _pairs_combined
 from .state import SubclusterState, _state_of_clusters
@@ -45,6 +46,7 @@ class _Move(NamedTuple):
     launch: str
     group: tuple = ()
     log_pair: float = 0.0  # a merge's: log P(its pair | its group)
+    scans: int = -1  # a sequential move's restricted Gibbs scans (-1: sequential allocation)
 
 
 def targeted_pairs_max(cfg, stats) -> int:
@@ -94,14 +96,15 @@ def pair_log_probs(cfg, fam, stats, n, alpha, groups):
 
 
 def choose_moves(cfg, rng, fam, stats, n, alpha, n_groups: int, sequential: bool = False,
-                 pinch: float = 0.5):
+                 pinch: float = 0.5, scan: float = 0.0):
     """Each cluster joins one of ``n_groups`` groups uniformly; each non-empty group of
     ``K_g`` clusters proposes one move: a split of a uniformly chosen cluster (always
     when ``K_g = 1``, else with probability 1/2) or the merge of a uniformly chosen
     pair, whose side 0 (the cluster whose anchor the merged cluster keeps) is chosen
     uniformly (the smaller for the one-sided launches).  Each move's launch is a pinch
     with probability ``pinch``, a grow with probability ``grow``, else sequential (with
-    ``sequential``) or EM.  The pair is uniform, or targeted (``merge_pairs``)."""
+    ``sequential``; with probability ``scan`` a restricted Gibbs scan move of ``scans``
+    intermediate scans) or EM.  The pair is uniform, or targeted (``merge_pairs``)."""
     K = len(n)
     group = rng.integers(n_groups, size=K)
     moves = []
@@ -112,13 +115,18 @@ def choose_moves(cfg, rng, fam, stats, n, alpha, n_groups: int, sequential: bool
         u = rng.random()
         launch = ("pinch" if u < pinch else "grow" if u < pinch + cfg.grow
                   else "sequential" if sequential else "em")
+        # the scan moves: a share ``scan`` of the sequential moves, from the same draw
+        scans = (int(cfg.scans) if launch == "sequential"
+                 and u >= 1.0 - scan * (1.0 - pinch - cfg.grow) else -1)
         if k_g == 1 or rng.random() < _p_split(k_g):
             c = int(members[rng.integers(k_g)])
             if n[c] >= 2:  # a single point cannot be split (nor can the reverse merge)
-                moves.append(_Move("split", (c,), k_g, launch, tuple(members.tolist())))
+                moves.append(_Move("split", (c,), k_g, launch, tuple(members.tolist()),
+                                   scans=scans))
         else:
             merging.append(len(moves))
-            moves.append(_Move("merge", (), k_g, launch, tuple(members.tolist())))
+            moves.append(_Move("merge", (), k_g, launch, tuple(members.tolist()),
+                               scans=scans))
     if merging:
         first, second, log_p = pair_log_probs(
             cfg, fam, stats, n, alpha / n_groups, [moves[b].group for b in merging])
@@ -156,7 +164,8 @@ def launch_moves(cfg, rng, model, state: SubclusterState):
     n = np.rint(fam.count(stats)).astype(np.int64)
     n_groups = group_count(cfg, rng, model)
     moves = choose_moves(cfg, rng, fam, stats, n, alpha, n_groups,
-                         sequential_here(cfg, model), pinch_probability(cfg, model.n_samples))
+                         sequential_here(cfg, model), pinch_probability(cfg, model.n_samples),
+                         scan_probability(cfg, model))
     if not moves:
         return state, 0, 0
     block_of, side_of, pins, size = _move_layout(moves, state.anchors, n, K)

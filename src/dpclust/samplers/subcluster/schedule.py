@@ -102,6 +102,17 @@ def pinch_probability(cfg, n_samples: int) -> float:
     return max(0.05, 0.5 * min(1.0, math.sqrt(1e4 / max(int(n_samples), 1))))
 
 
+def scan_probability(cfg, model) -> float:
+    """The share of the sequential moves made as restricted Gibbs scan moves: ``scan_moves``,
+    or by default the family's ``scan_moves`` (sparse counts: 1/2; else 0); 0 on
+    partitioned data, where a move's points are not in one process."""
+    if partitioned(model) or not _in_one_process(model):
+        return 0.0
+    if cfg.scan_moves is not None:
+        return float(cfg.scan_moves)
+    return float(getattr(model.family, "scan_moves", 0.0))
+
+
 def multiway_here(cfg, model) -> bool:
     """Whether this run makes multi-way moves (``multiway``; with sequential moves)."""
     return int(cfg.multiway) >= 3 and sequential_here(cfg, model)

@@ -24,7 +24,8 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
     """The sequential moves ``seq`` (indices into ``moves``): each move's points other
     than its anchors in a uniformly random order (an auxiliary variable drawn afresh,
     the same law for a move and its reverse), allocated by :func:`~dpclust.kernels.
-    subcluster.sequential_move`, one thread per move.  Returns ``run`` with
+    subcluster.sequential_move` (or, for the moves with ``scans >= 0``, restricted Gibbs
+    scans, :func:`~dpclust.kernels.subcluster.scan_move`), one thread per move.  Returns ``run`` with
     their sides (codes), counts, ``logq`` and the sides' log marginals (``logf``), and a
     :class:`_SequentialSides` that counts a side's statistics when a move needs them."""
     K = len(side_of)
@@ -42,8 +43,9 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
         lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, order_seeds, *lanes)
         kern, local_rows, local_pins, copied = _copied_rows(model, rows, spins)
+        scans = np.array([moves[b].scans for b in seq], dtype=np.int64)
         sides, logq, counts, logf = _sk.sequential_allocation(
-            kern, local_rows, start, fixed, local_pins, seeds, lanes)
+            kern, local_rows, start, fixed, local_pins, seeds, lanes, scans)
     codes = np.array(run.codes)
     codes[rows] = sides
     codes[spins[:, 0]] = 0

@@ -25,8 +25,8 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
     than its anchors in a uniformly random order (an auxiliary variable drawn afresh,
     the same law for a move and its reverse), allocated by :func:`~dpclust.kernels.
     subcluster.sequential_move` (or, for the moves with ``scans >= 0``, restricted Gibbs
-    scans, :func:`~dpclust.kernels.subcluster.scan_move`), one thread per move.  Returns ``run`` with
-    their sides (codes), counts, ``logq`` and the sides' log marginals (``logf``), and a
+    scans, :func:`~dpclust.kernels.subcluster.scan_move`), one thread per move.  Returns
+    ``run`` with their sides (codes), counts, ``logq`` and the sides' log marginals (``logf``), and a
     :class:`_SequentialSides` that counts a side's statistics when a move needs them."""
     K = len(side_of)
     move_of = np.full(K, -1, dtype=np.int64)

@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-slow bench clean
+.PHONY: install demo test test-slow bench docs docs-quick clean
 
 install: $(STAMP)
 
@@ -27,8 +27,18 @@ test: install
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
 
+# the documentation, warnings as errors; the gallery's examples run (a few minutes)
+docs: install
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "Open docs/_build/html/index.html"
+
+# the same without running the gallery (what the test suite checks)
+docs-quick: install
+	DPCLUST_DOCS_QUICK=1 $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
 bench: install
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo_output build *.egg-info src/*.egg-info
+	rm -rf $(VENV) demo_output build *.egg-info src/*.egg-info docs/_build \
+		docs/api/generated docs/auto_examples docs/benchmarks/results

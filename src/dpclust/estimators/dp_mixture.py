@@ -199,7 +199,7 @@ class DPMixture(MixtureEstimator):
         variation of information (or Binder loss) to the other kept draws.
     n_clusters_ : int
         Number of clusters in ``labels_``.
-    weights_ : ndarray of shape (n_clusters_,)
+    weights_ : ndarray of shape (n_clusters,)
         Posterior mean mixing weights given ``labels_``: the prior's probability that one
         more point joins each cluster (for the DP ``N_k / (N + alpha)``); ``weight_new_``
         (for the DP ``alpha / (N + alpha)``) is the mass left for a new cluster.
@@ -222,13 +222,13 @@ class DPMixture(MixtureEstimator):
         Each point's posterior probability of lying in the core of its cluster of
         ``labels_`` (:func:`dpclust.partitions.point_certainty` over the pooled kept
         draws); None on a Dask cluster.
-    cluster_presence_ : ndarray of shape (n_clusters_,) or None
+    cluster_presence_ : ndarray of shape (n_clusters,) or None
         Each cluster's share of the pooled kept draws that have a cluster made mostly of its
         points and holding most of them (:func:`dpclust.partitions.cluster_presence`): how
         surely the posterior supports it; None on a Dask cluster.
     convergence_ : dict
         The verdict of :func:`dpclust.diagnostics.convergence` on the kept iterations:
-        per quantity (``log_joint``, ``n_clusters``, ``size_entropy``, and ``alpha`` when
+        per quantity (``log_likelihood``, ``n_clusters``, ``size_entropy``, and ``alpha`` when
         resampled) the rank-normalised split ``rhat``, ``ess_bulk``, ``ess_tail`` and
         ``converged`` (R-hat < 1.01, both ESS >= 100 per chain; Vehtari et al. 2021), and
         overall ``converged`` and ``failing``.  A run that has not converged warns

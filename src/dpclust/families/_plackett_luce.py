@@ -209,7 +209,7 @@ def scaled_dirichlet_draw(rng, alpha, rate) -> np.ndarray:
 
 def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:
     """The log density of :func:`scaled_dirichlet_draw` at ``log p`` (Lebesgue measure on
-    ``p_1 .. p_{n-1}``): ``log Gamma(A) - sum log Gamma(alpha_j) + sum alpha_j log r_j +
+    ``p_1, ..., p_{n-1}``): ``log Gamma(A) - sum log Gamma(alpha_j) + sum alpha_j log r_j +
     sum (alpha_j - 1) log p_j - A log(sum r_j p_j)``, ``A = sum alpha_j``."""
     log_p = np.asarray(log_p, dtype=np.float64)
     alpha = np.asarray(alpha, dtype=np.float64)
@@ -223,7 +223,7 @@ def scaled_dirichlet_log_density(log_p, alpha, rate) -> float:
 
 
 def log_dirichlet_density(log_p, shape: float) -> np.ndarray:
-    """``log Dir(p; shape, ..., shape)`` (Lebesgue measure on ``p_1 .. p_{n-1}``) for each
+    """``log Dir(p; shape, ..., shape)`` (Lebesgue measure on ``p_1, ..., p_{n-1}``) for each
     row of ``log_p``."""
     log_p = np.atleast_2d(np.asarray(log_p, dtype=np.float64))
     n = log_p.shape[1]

@@ -293,24 +293,24 @@ class ConjugateFamily(ABC):
 
     The batched NumPy contract, with ``K`` clusters on the first axis of every statistic:
 
-    ==================================  =====================================================
-    ``stats(X, labels, n_clusters)``    sufficient statistics per cluster
-    ``empty_stats(n_clusters)``         statistics of empty clusters
-    ``combine(a, b)`` / ``subtract``    statistics of the union / difference of point sets
-    ``count(stats)``                    number of points per cluster, shape (K,)
-    ``posterior(stats)``                posterior hyperparameters, batched
-    ``log_marginal(stats)``             ``log f(X_k)``, shape (K,)
-    ``log_predictive(X, stats)``        ``log f(x_i | X_k)``, shape (n, K)
-    ``sample_posterior(stats, rng)``    ``theta_k ~ p(theta | X_k)``, batched parameters
-    ``point_params(stats, rng)``        a central parameter of each posterior (same form)
-    ``log_likelihood(X, params)``       ``log f(x_i; theta_k)``, shape (n, K)
-    ``sample_data(params, k, rng)``     one point from ``f(.; theta_{k_j})`` per entry of k
-    ``mean_params(stats)``              posterior-mean parameters, for reporting
-    ``kernel(X)``                       the numba face, :class:`FamilyKernel`
-    ``pass_kernel(X, summary)``         optional numba face with instantiated parameters
-    ``summarize(X)`` / ``merge_summaries``  what ``resolve`` needs of the data, by parts
-    ``divergence(params)``              optional symmetric KL divergences between components
-    ==================================  =====================================================
+    ========================================  =====================================================
+    ``stats(X, labels, n_clusters)``          sufficient statistics per cluster
+    ``empty_stats(n_clusters)``               statistics of empty clusters
+    ``combine(a, b)`` / ``subtract``          statistics of the union / difference of point sets
+    ``count(stats)``                          number of points per cluster, shape (K,)
+    ``posterior(stats)``                      posterior hyperparameters, batched
+    ``log_marginal(stats)``                   ``log f(X_k)``, shape (K,)
+    ``log_predictive(X, stats)``              ``log f(x_i | X_k)``, shape (n, K)
+    ``sample_posterior(stats, rng)``          ``theta_k ~ p(theta | X_k)``, batched parameters
+    ``point_params(stats, rng)``              a central parameter of each posterior (same form)
+    ``log_likelihood(X, params)``             ``log f(x_i; theta_k)``, shape (n, K)
+    ``sample_data(params, k, rng)``           one point from ``f(.; theta_{k_j})`` per entry of k
+    ``mean_params(stats)``                    posterior-mean parameters, for reporting
+    ``kernel(X)``                             the numba face, :class:`FamilyKernel`
+    ``pass_kernel(X, summary)``               optional numba face with instantiated parameters
+    ``summarize(X)`` / ``merge_summaries``    what ``resolve`` needs of the data, by parts
+    ``divergence(params)``                    optional symmetric KL divergences between components
+    ========================================  =====================================================
     """
 
     #: short name used by the estimator and the command line (:func:`register_family`)

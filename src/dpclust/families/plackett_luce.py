@@ -258,7 +258,7 @@ class PlackettLuce(RankingsFamily):
 
     # ------------------------------------------------- coarsened posteriors
     def log_prior(self, params: PLParams) -> np.ndarray:
-        """``log Dir(p_k; a)`` per component (Lebesgue measure on ``p_1 .. p_{n-1}``, the
+        """``log Dir(p_k; a)`` per component (Lebesgue measure on ``p_1, ..., p_{n-1}``, the
         coordinates of :meth:`soft_proposal`'s density)."""
         self._need_resolved()
         return _pl.log_dirichlet_density(params.log_worths, float(self.worth_shape))
@@ -287,7 +287,7 @@ class PlackettLuce(RankingsFamily):
         :data:`SOFT_WEIGHTS`): the Gamma conditional of the worths given the expected
         latents at ``given`` from the rankings weighted by ``weights``
         (:func:`~dpclust.families._pl_kernels.soft_sums`); ``(params, log q)`` with
-        ``log q`` the mixture's density (Lebesgue measure on ``p_1 .. p_{n-1}``)."""
+        ``log q`` the mixture's density (Lebesgue measure on ``p_1, ..., p_{n-1}``)."""
         n, a = self._n, float(self.worth_shape)
         chosen, exposure = np.empty(n), np.empty(n)
         soft_sums(X.orders, X.lengths, np.asarray(weights, dtype=np.float64),

@@ -1,0 +1,36 @@
+"""
+Reading convergence: several chains, R-hat and ESS
+==================================================
+
+Four chains on the same data, run in parallel processes.  dpclust checks R-hat and the
+effective sample sizes of the log joint, the number of clusters and the entropy of the
+cluster sizes (Vehtari et al. 2021), and the chains go to ArviZ for anything else.
+"""
+
+import arviz as az
+import matplotlib.pyplot as plt
+
+from dpclust import DPMixture
+from dpclust.datasets import make_gaussian_mixture
+
+X, y = make_gaussian_mixture(n_samples=600, n_clusters=4, random_state=1)
+# until_converged: go on in blocks of n_iter until the rule passes, or max_iter is spent
+model = DPMixture(n_chains=4, n_iter=300, until_converged=True, max_iter=1200,
+                  random_state=0).fit(X)
+print(f"{model.n_iter_} iterations a chain, K = {model.n_clusters_}")
+
+verdict = model.convergence_
+print("converged:", verdict["converged"], "| failing:", verdict["failing"])
+for name in ("log_likelihood", "n_clusters", "size_entropy"):
+    q = verdict[name]
+    print(f"{name:>13}: R-hat {q['rhat']:.3f}, bulk ESS {q['ess_bulk']:.0f}, "
+          f"tail ESS {q['ess_tail']:.0f}")
+
+# %%
+# A verdict that fails names the quantities and what to do (more iterations, or a sampler
+# with split-merge moves).  The four chains' traces of K and the log-likelihood, with ArviZ:
+# chains that agree overlap.
+idata = model.to_arviz()
+az.plot_trace(idata, var_names=["n_clusters", "log_likelihood"], compact=False, figsize=(10, 5))
+plt.tight_layout()
+plt.show()

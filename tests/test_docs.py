@@ -1,0 +1,32 @@
+"""The documentation builds: Sphinx with warnings as errors, the gallery's examples not run
+(``make docs`` runs them), so that a docstring, a page or a link that breaks the build is
+caught by the suite."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_documentation_builds_without_warnings(tmp_path):
+    pytest.importorskip("sphinx", reason="the docs extra is not installed")
+    out = tmp_path / "html"
+    env = dict(os.environ, DPCLUST_DOCS_QUICK="1")
+    run = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-d", str(tmp_path / "doctrees"), str(ROOT / "docs"), str(out)],
+        capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    index = (out / "index.html").read_text()
+    assert "dpclust" in index
+    # the API reference is generated from the docstrings
+    page = out / "api" / "generated" / "dpclust.DPMixture.html"
+    assert page.exists()
+    assert "n_clusters_" in page.read_text()
+    # the user guide and the benchmark pages are there
+    assert (out / "user_guide" / "convergence.html").exists()
+    assert any((out / "benchmarks" / "results").glob("*.html"))

@@ -4,6 +4,12 @@ The API reference is generated from the numpydoc docstrings (autosummary), the u
 written in Markdown (MyST), and the gallery (``examples/``) is run at build time by
 sphinx-gallery.  ``DPCLUST_DOCS_QUICK=1`` builds everything but runs no example (the quick
 build that ``make test`` checks).
+
+Why Sphinx rather than MkDocs: the docstrings are numpydoc reStructuredText already, and
+numpydoc, autosummary and sphinx-gallery are what scikit-learn, PyMC and ArviZ build with, so
+the API reference and the gallery come from the tools the field's users know, with
+cross-references between them; MyST keeps the user guide in Markdown, readable on the
+repository as well.
 """
 
 from __future__ import annotations

@@ -44,9 +44,12 @@ def test_diagnose_independent_draws_pass_and_stuck_chains_fail():
 
 
 def test_diagnose_constant_quantities():
-    same = np.full((3, 50), 4.0)
-    assert diagnose(same) == {"rhat": 1.0, "ess_bulk": 150.0, "ess_tail": 150.0,
+    same = np.full((3, 100), 4.0)
+    assert diagnose(same) == {"rhat": 1.0, "ess_bulk": 300.0, "ess_tail": 300.0,
                               "converged": True}
+    # as many effective draws as draws, but fewer than the rule asks of any chain
+    assert diagnose(np.full((3, 50), 4.0))["ess_bulk"] == 150.0
+    assert not diagnose(np.full((3, 50), 4.0))["converged"]
     apart = np.full((2, 50), 4.0)
     apart[1] = 5.0  # each chain constant, not the same constant
     v = diagnose(apart)

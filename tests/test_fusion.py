@@ -366,6 +366,8 @@ def test_diagnose_draws_judges_only_what_the_draws_can_show():
     few = diagnose_draws(rng.normal(size=(2, 10)), draws_text="d", thinned=True)
     assert not few["judged"] and "too few" in few["reason"] and math.isnan(few["rhat"])
     same = diagnose_draws(np.full((2, 30), 4.0), draws_text="d", thinned=True)
+    assert not same["judged"] and "lower bounds" in same["reason"]  # 30 draws: ESS <= 30
+    same = diagnose_draws(np.full((2, 100), 4.0), draws_text="d", thinned=True)
     assert same["judged"] and same["converged"]
     apart = diagnose_draws(np.repeat([[4.0], [5.0]], 30, axis=1), draws_text="d",
                            thinned=True)

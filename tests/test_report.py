@@ -572,4 +572,6 @@ def test_lists_of_names_read_as_text_not_json():
     from dpclust.report.text import _fmt_value
 
     assert _fmt_value(["island", "sex", 3]) == "island, sex, 3"
-    assert _fmt_value({"a": 1}) == '{"a": 1}'
+    # records read as text too (the rankings' subsample showed as JSON in the data card)
+    assert _fmt_value({"n": 600, "of": 29988, "seed": 0}) == "n: 600, of: 29,988, seed: 0"
+    assert _fmt_value([{"a_b": 1}, {"c": [1, 2]}]) == "a b: 1; c: 1, 2"

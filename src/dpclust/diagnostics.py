@@ -107,9 +107,10 @@ def diagnose(draws) -> dict:
     if n < (8 if C == 1 else 4) or not np.isfinite(x).all():
         return {"rhat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan,
                 "converged": False}
-    if np.ptp(x) == 0.0:  # one value throughout
+    if np.ptp(x) == 0.0:  # one value throughout: as many effective draws as draws, which
+        # the rule asks of any chain (10 draws of one value once passed it)
         return {"rhat": 1.0, "ess_bulk": float(C * n), "ess_tail": float(C * n),
-                "converged": True}
+                "converged": bool(n >= ESS_PER_CHAIN)}
     from arviz_stats.base import array_stats
 
     # one chain: its halves as two chains, so that split R-hat compares its quarters

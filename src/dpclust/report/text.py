@@ -3,9 +3,8 @@ and the small building blocks (key-value tables, panels) of its sections."""
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -60,10 +59,13 @@ def _fmt_value(value: Any) -> str:
     if isinstance(value, (list, tuple)) and all(
             v is None or isinstance(v, (str, bool, int, float)) for v in value):
         return ", ".join(_fmt_value(v) for v in value)  # a list of names or numbers
-    try:
-        return json.dumps(value, default=json_default)
-    except (TypeError, ValueError):
-        return str(value)
+    # a record reads as "name: value, ..." (a reader never sees JSON or a Python repr)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{str(k).replace('_', ' ')}: {_fmt_value(v)}"
+                         for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_fmt_value(v) for v in value)
+    return str(value)
 
 
 def _fmt_seconds(seconds: Any) -> str:

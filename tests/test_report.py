@@ -575,3 +575,18 @@ def test_lists_of_names_read_as_text_not_json():
     # records read as text too (the rankings' subsample showed as JSON in the data card)
     assert _fmt_value({"n": 600, "of": 29988, "seed": 0}) == "n: 600, of: 29,988, seed: 0"
     assert _fmt_value([{"a_b": 1}, {"c": [1, 2]}]) == "a b: 1; c: 1, 2"
+
+
+def test_blocs_table_names_candidates_with_shares_and_theta_1(rankings_fit):
+    summary, trace, labels, theta, names, order = rankings_fit
+    summary["blocs"] = [
+        {"cluster": 1, "share": 0.25, "rankings": 25, "presence": 0.9,
+         "first_preferences": [["candidate 2", 0.6], ["candidate 4", 0.3]],
+         "candidates": [["candidate 2", 0.9]],
+         "transfers": {"from": "candidate 2", "to": [["candidate 4", 0.5]], "stop": 0.1}}]
+    page = render_html(summary, {}, labels=labels)
+    blocs = page[page.index('id="blocs"'):page.index("</table>", page.index('id="blocs"'))]
+    assert "<th class=\"num\">θ₁</th>" in blocs
+    assert f'<td class="num">{theta[1, 0]:.2f}</td>' in blocs
+    assert "candidate 2 60%" in blocs and "25.0%" in blocs
+    assert "{" not in blocs  # no record shown as JSON

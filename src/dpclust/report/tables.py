@@ -5,6 +5,8 @@ the rankings' blocks), the clusters (columns from each family's
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -277,6 +279,19 @@ def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
             f'<p class="hint">{hint}</p></div>')
 
 
+def _first_thetas(summary: Mapping[str, Any]) -> list | None:
+    """Each cluster's Generalized Mallows θ at the first rank, or None (other families)."""
+    theta = (summary.get("cluster_params") or {}).get("theta")
+    if theta is None:
+        return None
+    rows = [np.atleast_1d(np.asarray(t, dtype=np.float64)) for t in theta]
+    return [float(t[0]) if t.size else math.nan for t in rows] or None
+
+
+def _theta_text(theta: list, k: int) -> str:
+    return f"{theta[k]:.2f}" if k < len(theta) and math.isfinite(theta[k]) else "—"
+
+
 def _blocs_table(summary: Mapping[str, Any]) -> str:
     """The clusters with at least 1 % of the rankings ("blocs"), largest first, read from
     their ballots (:func:`dpclust.rankings.blocs.describe_blocs`): first preferences,
@@ -291,6 +306,7 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
     colours = plots.colours_by_size(np.arange(len(sizes)), sizes) if sizes else {}
     grouped = any(b.get("groups") for b in blocs)
     group = (summary.get("data") or {}).get("group_column") or "group"
+    theta = _first_thetas(summary)
     rows, n_unsure = [], 0
     for b in blocs:
         k = int(b["cluster"])
@@ -308,7 +324,8 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
                     f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
                     f'<td class="num">{int(b["rankings"]):,}</td>'
                     f'<td class="num">{sure}</td>'
-                    f'<td>{_shares(b.get("first_preferences"))}</td>'
+                    + (f'<td class="num">{_theta_text(theta, k)}</td>' if theta else "")
+                    + f'<td>{_shares(b.get("first_preferences"))}</td>'
                     f'<td>{_shares(b.get("candidates"))}</td>'
                     f'<td><i>{_esc(transfers.get("from", ""))}</i> → {moves}</td>'
                     + (f'<td>{_shares(b.get("groups"))}</td>' if grouped else "")
@@ -322,12 +339,18 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
             "its ballots and holding most of them. Below 50% the posterior does not "
             "support the bloc as drawn")
     hint += (f" ({n_unsure} of them)." if n_unsure else ".")
+    if theta:
+        hint += (" <i>θ₁</i> is the bloc's Generalized Mallows dispersion at the first rank: "
+                 "the larger, the more its voters agree on their first choice (0: no more "
+                 "than chance).")
     if flagged:
         hint += (" A <b>near-uniform</b> cluster (" + _esc(own.get("near_uniform_rule", ""))
                  + ") has a central ranking that means little.")
     return ('<h2>Blocs</h2><div class="panel" id="blocs"><table><thead><tr>'
             '<th class="num">cluster</th><th class="num">share</th><th class="num">rankings'
-            '</th><th class="num">in draws</th><th>first preferences</th><th>candidates '
+            '</th><th class="num">in draws</th>'
+            + ('<th class="num">θ₁</th>' if theta else "")
+            + '<th>first preferences</th><th>candidates '
             '(in first three)</th><th>transfers from the leading first choice</th>'
             + (f"<th>strongest in ({_esc(group)}: the bloc's share of its ballots)</th>"
                if grouped else "")

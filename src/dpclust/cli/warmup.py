@@ -1,0 +1,121 @@
+"""Compile dpclust's numba kernels before the first fit: ``python -m dpclust.cli.warmup``.
+
+numba compiles a kernel the first time it runs and keeps the machine code on disk (each
+module's ``__pycache__``), so that later processes load it instead.  A fresh install has no
+cache, and its first fit waits for the compiler (about half a minute on the demo).  This
+runs a few iterations of each path a default fit takes, on small data made here (the
+bundled ballots for rankings), so that the compiled kernels are on disk before a user's
+first fit; ``make install`` runs it.  ``--all`` covers every family and sampler.
+
+Each case runs in this process, one after another; a case that fails is reported and the
+others go on (the warm-up never stops an install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+
+
+def _gaussian(n=120, d=2):
+    from ..datasets import make_gaussian_mixture
+
+    return make_gaussian_mixture(n_samples=n, n_clusters=3, n_features=d, random_state=0)[0]
+
+
+def _documents():
+    from ..datasets import make_documents
+
+    return make_documents(n_docs=80, n_topics=3, vocab_size=60, random_state=0)[0]
+
+
+def _table():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=80), "yes": rng.random(80) < 0.5,
+                       "kind": rng.choice(["a", "b", "c"], size=80)})
+    return df.mask(rng.random(df.shape) < 0.1)
+
+
+def _ballots():
+    from ..datasets import load_dublin_west
+
+    X = load_dublin_west()
+    return X[:150]
+
+
+def _subcluster(**kwargs):
+    from ..samplers import SubclusterSplitMerge
+
+    return SubclusterSplitMerge(**kwargs)
+
+
+#: (name, family, sampler, data): what a default fit runs (``"auto"`` picks Gibbs below
+#: 5,000 points and the sub-cluster sampler from there, whose pass is collapsed on small
+#: Gaussian data and instantiated on large), and what the demo runs
+DEFAULT_CASES = (
+    ("gaussian, gibbs", "gaussian", "gibbs", _gaussian),
+    ("gaussian, gibbs+sams", "gaussian", "gibbs+sams", _gaussian),
+    ("gaussian, subcluster (collapsed pass)", "gaussian",
+     lambda: _subcluster(data_pass="collapsed"), _gaussian),
+    ("gaussian, subcluster (instantiated pass)", "gaussian",
+     lambda: _subcluster(data_pass="instantiated"), _gaussian),
+    ("gaussian 10-D, subcluster (blocked pass)", "gaussian",
+     lambda: _subcluster(data_pass="instantiated"), lambda: _gaussian(400, 10)),
+    ("documents, gibbs", "multinomial", "gibbs", _documents),
+    ("documents, subcluster", "multinomial", "subcluster", _documents),
+    ("table with holes, gibbs", "auto", "gibbs", _table),
+    ("rankings, plackett-luce", "plackett-luce", "auto", _ballots),
+)
+#: the rest of ``--all``
+MORE_CASES = (
+    ("gaussian, explicit", "gaussian", "explicit", _gaussian),
+    ("gaussian, fsd", "gaussian", "fsd", _gaussian),
+    ("documents, gibbs+sams", "multinomial", "gibbs+sams", _documents),
+    ("table with holes, subcluster", "auto", "subcluster", _table),
+    ("rankings, mallows", "mallows", "auto", _ballots),
+    ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),
+)
+
+
+def warm_up(cases=DEFAULT_CASES, out=sys.stdout) -> dict:
+    """Run each case (a few iterations); returns ``{name: seconds or the error}``."""
+    from ..estimators import DPMixture
+
+    took = {}
+    for name, family, sampler, data in cases:
+        t0 = time.perf_counter()
+        try:
+            X = data()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a few iterations never converge
+                DPMixture(family=family, sampler=sampler() if callable(sampler) else sampler,
+                          n_iter=4, random_state=0).fit(X)
+            took[name] = time.perf_counter() - t0
+            print(f"  {name}: {took[name]:.1f} s", file=out, flush=True)
+        except Exception as err:  # noqa: BLE001 - a warm-up never stops an install
+            took[name] = f"{type(err).__name__}: {err}"
+            print(f"  {name}: not warmed ({took[name]})", file=out, flush=True)
+    return took
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dpclust.cli.warmup",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--all", action="store_true", help="every family and sampler")
+    args = p.parse_args(argv)
+    cases = DEFAULT_CASES + (MORE_CASES if args.all else ())
+    print("dpclust: compiling the kernels of a first fit (kept on disk for later runs)",
+          flush=True)
+    t0 = time.perf_counter()
+    warm_up(cases)
+    print(f"dpclust: compiled in {time.perf_counter() - t0:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -190,7 +190,7 @@ def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, cod
     probability ``n_{s,-x} f(x | X_{s,-x})``), then a final scan that draws each point's
     side (``fixed[t] < 0``) or scores the given side ``fixed[t]``.  ``codes[lo:hi]`` holds
     the current sides during the scans and the final ones after; returns ``(state, log q,
-    n_0, n_1)`` with log q the final scan's log probability (Jain & Neal 2004, eq. 3.7).
+    n_0, n_1)`` with log q the final scan's log probability (Jain & Neal 2004, section 3).
 
     The launch depends on the points, i and j only, with the same law for a split and its
     reverse merge, so its density cancels from the Hastings ratio.  Where a sequential

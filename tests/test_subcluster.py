@@ -70,9 +70,10 @@ SCANS_ALONE = SubclusterSplitMerge(restricted_gibbs=False, pinch=0.0, scan_moves
 
 def test_scan_moves_alone_match_exact_posterior():
     """The restricted Gibbs scan moves (every move a scan move, no pass, no pinches) on
-    documents, the family that makes them by default."""
-    tv = tv_to_exact(SCANS_ALONE, "multinomial", 5, 20_000, seed=13)
-    assert tv < 0.045, tv
+    documents, the family that makes them by default.  Measured TV 0.033 at 10,000 steps;
+    a q with half its log gives 0.072 (seed 7), 0.054 (seed 13)."""
+    tv = tv_to_exact(SCANS_ALONE, "multinomial", 5, 10_000, seed=7)
+    assert tv < 0.05, tv
 
 
 @pytest.mark.slow

@@ -52,6 +52,34 @@ def shuffle_moves(rows, fixed, start, seeds, lanes, lane_start):
 
 
 @njit(cache=True, _nrt=False)
+def _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add):
+    """Slots ``slot`` and ``slot + 1`` emptied and seeded with points i and j."""
+    reset(kstats, slot, khyper)
+    reset(kstats, slot + 1, khyper)
+    add(kdata, i, kstats, slot, khyper)
+    add(kdata, j, kstats, slot + 1, khyper)
+
+
+@njit(cache=True, _nrt=False)
+def one_of_two(kdata, kstats, khyper, r, slot, n0, n1, s, state, log_predictive):
+    """Point r's side between slots ``slot`` (``n0`` points) and ``slot + 1`` (``n1``), with
+    probability ``n_s f(x_r | X_s) / (n_0 f(x_r | X_0) + n_1 f(x_r | X_1))``: drawn from
+    stream ``state`` when ``s < 0``, else s (scored).  Returns ``(state, side, log of its
+    probability)``."""
+    # side 1 with probability sigmoid(g), g its log odds: one exp and one log1p
+    g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
+         - log_predictive(kdata, r, kstats, slot, khyper))
+    e = math.exp(-abs(g))
+    if s < 0:
+        state, u = next_uniform(state)
+        p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
+        s = 1 if u < p1 else 0
+    # log p(s) = -log1p(exp(-g)) for side 1, -log1p(exp(g)) for side 0
+    against = g if s == 0 else -g  # the log odds against the side taken
+    return state, s, -(math.log1p(e) + (against if against > 0.0 else 0.0))
+
+
+@njit(cache=True, _nrt=False)
 def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes,
                     reset, add, log_predictive):
     """Allocate ``rows[lo:hi]`` in that order between slots ``slot`` (seeded with point i)
@@ -59,27 +87,15 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
     X_0) + n_1 f(x | X_1))``, drawn (``fixed[t] < 0``) or the given side ``fixed[t]``
     (scored).  Writes ``codes[t]``; returns ``(state, log q, n_0, n_1)``, the slots holding
     the sides."""
-    reset(kstats, slot, khyper)
-    reset(kstats, slot + 1, khyper)
-    add(kdata, i, kstats, slot, khyper)
-    add(kdata, j, kstats, slot + 1, khyper)
+    _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add)
     n0 = 1.0
     n1 = 1.0
     log_q = 0.0
     for t in range(lo, hi):
         r = rows[t]
-        # side 1 with probability sigmoid(g), g its log odds: one exp and one log1p
-        g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
-             - log_predictive(kdata, r, kstats, slot, khyper))
-        e = math.exp(-abs(g))
-        s = fixed[t]
-        if s < 0:
-            state, u = next_uniform(state)
-            p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
-            s = 1 if u < p1 else 0
-        # log p(s) = -log1p(exp(-g)) for side 1, -log1p(exp(g)) for side 0
-        against = g if s == 0 else -g  # the log odds against the side taken
-        log_q -= math.log1p(e) + (against if against > 0.0 else 0.0)
+        state, s, lp = one_of_two(kdata, kstats, khyper, r, slot, n0, n1, fixed[t], state,
+                                  log_predictive)
+        log_q += lp
         codes[t] = s
         add(kdata, r, kstats, slot + s, khyper)
         if s == 1:
@@ -197,10 +213,7 @@ def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, cod
     allocation decides the sides from the first few points (thousands of words on sparse
     counts: each side predicts every next document better the more tokens it holds), the
     launch's sides start from half the points each."""
-    reset(kstats, slot, khyper)
-    reset(kstats, slot + 1, khyper)
-    add(kdata, i, kstats, slot, khyper)
-    add(kdata, j, kstats, slot + 1, khyper)
+    _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add)
     n0 = 1.0
     n1 = 1.0
     for t in range(lo, hi):
@@ -223,17 +236,10 @@ def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, cod
                 n1 -= 1.0
             else:
                 n0 -= 1.0
-            g = (math.log(n1 / n0) + log_predictive(kdata, r, kstats, slot + 1, khyper)
-                 - log_predictive(kdata, r, kstats, slot, khyper))
-            e = math.exp(-abs(g))
-            s = fixed[t] if last else -1
-            if s < 0:
-                state, u = next_uniform(state)
-                p1 = 1.0 / (1.0 + e) if g >= 0.0 else e / (1.0 + e)
-                s = 1 if u < p1 else 0
+            state, s, lp = one_of_two(kdata, kstats, khyper, r, slot, n0, n1,
+                                      fixed[t] if last else -1, state, log_predictive)
             if last:
-                against = g if s == 0 else -g
-                log_q -= math.log1p(e) + (against if against > 0.0 else 0.0)
+                log_q += lp
             codes[t] = s
             add(kdata, r, kstats, slot + s, khyper)
             if s == 1:

@@ -49,7 +49,7 @@ RANKINGS_MIXING = ("under the exact posterior the number of mid-sized clusters o
                    "ballots (no mixture of Mallows or Plackett-Luce components fits them "
                    "exactly); the coarsened posterior "
                    "(coarsening='auto', CLI --coarsening auto) keeps K steady as ballots are "
-                   "added and mixes far faster (README, 'When the model does not fit')")
+                   "added and mixes far faster (user guide, 'When the model does not fit')")
 
 #: the quantities of the trace that get a verdict, in the order they are reported
 QUANTITIES = ("log_likelihood", "n_clusters", "size_entropy", "alpha")

@@ -56,7 +56,7 @@ class DPMixture(MixtureEstimator):
         ``alpha``; :class:`~dpclust.priors.PitmanYor` (``"pitman-yor:D,S"``),
         :class:`~dpclust.priors.MixtureOfFiniteMixtures` (``"mfm:GAMMA,poisson:MU"``) or
         :class:`~dpclust.priors.FiniteDirichlet` (``"finite:K"``) change what the model
-        says about the number of clusters (the README's "How many clusters?").  The
+        says about the number of clusters (the user guide's "How many clusters?").  The
         estimator keeps its name for all of them: the Dirichlet process is its default.
         Collapsed Gibbs, explicit Gibbs and Gibbs+SAMS fit every prior (``"auto"`` picks
         Gibbs+SAMS for a prior other than the DP); the sub-cluster sampler and the

@@ -1,7 +1,7 @@
 """Component families: a likelihood with its conjugate prior, behind one contract.
 
 See :class:`dpclust.families.base.ConjugateFamily` for the contract and
-``docs``/README "Adding a family" for how to implement a new one: a family registers by name
+the user guide's "Adding a family" for how to implement a new one: a family registers by name
 in its own module (:func:`register_family`), which fills :data:`FAMILIES`.
 """
 

@@ -275,7 +275,7 @@ class SubclusterSplitMerge:
     scan_moves: float | None = None
     scans: int = 4
     name = "subcluster"
-    #: what the estimator reads (see README "Adding a sampler"): the Dirichlet process only
+    #: what the estimator reads (see the user guide, "Adding a sampler"): the Dirichlet process only
     #: (its ratios are written with the DP's algebra: groups with alpha/P, Dirichlet
     #: weights), families with a collapsed form, data in partitions, a k-means start
     priors = ("dp",)

@@ -279,17 +279,10 @@ def _table1(summary: Mapping[str, Any], sizes: list[int]) -> str:
             f'<p class="hint">{hint}</p></div>')
 
 
-def _first_thetas(summary: Mapping[str, Any]) -> list | None:
-    """Each cluster's Generalized Mallows θ at the first rank, or None (other families)."""
-    theta = (summary.get("cluster_params") or {}).get("theta")
-    if theta is None:
-        return None
-    rows = [np.atleast_1d(np.asarray(t, dtype=np.float64)) for t in theta]
-    return [float(t[0]) if t.size else math.nan for t in rows] or None
-
-
-def _theta_text(theta: list, k: int) -> str:
-    return f"{theta[k]:.2f}" if k < len(theta) and math.isfinite(theta[k]) else "—"
+def _theta_1(theta, k: int) -> str:
+    """Cluster k's θ at the first rank as text (— where it has none)."""
+    t = theta_at(theta, k, 0)
+    return "—" if t is None or not math.isfinite(t) else f"{t:.2f}"
 
 
 def _blocs_table(summary: Mapping[str, Any]) -> str:
@@ -306,7 +299,7 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
     colours = plots.colours_by_size(np.arange(len(sizes)), sizes) if sizes else {}
     grouped = any(b.get("groups") for b in blocs)
     group = (summary.get("data") or {}).get("group_column") or "group"
-    theta = _first_thetas(summary)
+    theta = (summary.get("cluster_params") or {}).get("theta")  # Mallows only
     rows, n_unsure = [], 0
     for b in blocs:
         k = int(b["cluster"])
@@ -324,7 +317,7 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
                     f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
                     f'<td class="num">{int(b["rankings"]):,}</td>'
                     f'<td class="num">{sure}</td>'
-                    + (f'<td class="num">{_theta_text(theta, k)}</td>' if theta else "")
+                    + (f'<td class="num">{_theta_1(theta, k)}</td>' if theta else "")
                     + f'<td>{_shares(b.get("first_preferences"))}</td>'
                     f'<td>{_shares(b.get("candidates"))}</td>'
                     f'<td><i>{_esc(transfers.get("from", ""))}</i> → {moves}</td>'

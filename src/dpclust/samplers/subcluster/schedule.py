@@ -106,7 +106,7 @@ def scan_probability(cfg, model) -> float:
     """The share of the sequential moves made as restricted Gibbs scan moves: ``scan_moves``,
     or by default the family's ``scan_moves`` (sparse counts: 1/2; else 0); 0 on
     partitioned data, where a move's points are not in one process."""
-    if partitioned(model) or not _in_one_process(model):
+    if not _in_one_process(model):  # partitioned data are never in one process
         return 0.0
     if cfg.scan_moves is not None:
         return float(cfg.scan_moves)

@@ -64,7 +64,8 @@ def ranking_data():
 def _dp(**kw):
     from dpclust import DPMixture
 
-    base = dict(n_iter=14, burn_in=0, store_labels=True, random_state=3, progress=False)
+    base = dict(n_iter=14, burn_in=0, store_labels=True, random_state=3, progress=False,
+                n_chains=1)
     base.update(kw)
     return DPMixture(**base)
 
@@ -112,7 +113,7 @@ def _cases():
     t = np.arange(150.0)
     cases["gaussian-ddcrp"] = (
         lambda: DDCRPMixture(family="gaussian", decay="window:20", positions=t, n_iter=14,
-                             burn_in=0, store_labels=True, random_state=3), g)
+                             burn_in=0, store_labels=True, random_state=3, n_chains=1), g)
     return cases
 
 

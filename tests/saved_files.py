@@ -22,10 +22,10 @@ DDCRP_CHECKPOINT = DATA / "checkpoint_ddcrp_c0826e1.npz"
 
 #: the runs behind the files (a resumed run with a larger ``n_iter`` is checked against a
 #: fresh run of that length)
-DP_KW = dict(n_iter=6, burn_in=2, random_state=0)
-DP_MODEL_KW = dict(n_iter=10, random_state=0)
+DP_KW = dict(n_iter=6, burn_in=2, random_state=0, n_chains=1)
+DP_MODEL_KW = dict(n_iter=10, random_state=0, n_chains=1)
 DDCRP_KW = dict(family="gaussian", decay="window:20", positions=np.arange(60.0), n_iter=6,
-                burn_in=2, random_state=0)
+                burn_in=2, random_state=0, n_chains=1)
 
 
 def data() -> np.ndarray:

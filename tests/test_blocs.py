@@ -58,8 +58,8 @@ def test_report_shows_the_blocs_of_either_family(tmp_path, family):
     path = tmp_path / "ballots.csv"
     path.write_text("\n".join(",".join(r) for r in rows) + "\n")
     out = tmp_path / "out"
-    assert main(["fit", str(path), "--family", family, "--iters", "40", "--seed", "1",
-                 "--out", str(out), "--no-progress", "--no-plots"]) in (0, None)
+    assert main(["fit", str(path), "--family", family, "--chains", "1", "--iters", "40",
+                 "--seed", "1", "--out", str(out), "--no-progress", "--no-plots"]) in (0, None)
     page = (out / "report.html").read_text()
     blocs = page[page.index('id="blocs"'):]
     blocs = blocs[:blocs.index("</div>")]
@@ -68,7 +68,7 @@ def test_report_shows_the_blocs_of_either_family(tmp_path, family):
     # no raw JSON of the blocs on the page (outside the collapsed full summary)
     shown = page[:page.index("<details><summary>Full summary")]
     assert "[{" not in shown and "{&quot;" not in shown
-    est = DPMixture(family=family, n_iter=40, random_state=1).fit(
+    est = DPMixture(family=family, n_iter=40, random_state=1, n_chains=1).fit(
         Rankings([[0, 1, 2]] * 30 + [[3, 2, 1]] * 30, 4))
     assert est.cluster_presence_.shape == (est.n_clusters_,)
 

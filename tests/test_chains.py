@@ -69,7 +69,7 @@ def test_easy_run_is_converged_without_a_warning(easy):
     X, _ = easy
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        m = DPMixture(n_iter=1000, random_state=0).fit(X)
+        m = DPMixture(n_iter=1000, random_state=0, n_chains=1).fit(X)
     conv = m.convergence_
     assert conv["converged"] and conv["failing"] == []
     assert set(conv) >= {"log_likelihood", "n_clusters", "size_entropy", "converged", "rule"}
@@ -80,7 +80,7 @@ def test_easy_run_is_converged_without_a_warning(easy):
 def test_short_run_from_one_cluster_warns_and_names_what_fails(easy):
     X, _ = easy
     with pytest.warns(UserWarning, match="has not converged") as rec:
-        m = DPMixture(n_iter=12, init_clusters=1, random_state=0).fit(X)
+        m = DPMixture(n_iter=12, init_clusters=1, random_state=0, n_chains=1).fit(X)
     assert not m.convergence_["converged"]
     msg = str(rec[0].message)
     assert "the log-likelihood" in msg and "n_chains=4" in msg and "more iterations" in msg
@@ -120,7 +120,7 @@ def test_several_chains_shapes_pooling_and_reproducibility(easy):
 def test_one_chain_keeps_its_shapes_and_stream(easy):
     X, _ = easy
     X = X[:200]
-    a = _fit_quietly(DPMixture(n_iter=20, random_state=3), X)
+    a = _fit_quietly(DPMixture(n_iter=20, random_state=3, n_chains=1), X)
     b = _fit_quietly(DPMixture(n_iter=20, random_state=3, n_chains=1), X)
     assert a.trace_.log_joint.shape == (20,) and a.trace_.n_chains == 1
     np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
@@ -144,7 +144,7 @@ def test_to_arviz_gives_the_kept_draws_of_every_chain(easy):
         warnings.simplefilter("ignore")
         r = az.rhat(idata, var_names=["log_likelihood"])["log_likelihood"].values
     assert float(r) == pytest.approx(m.convergence_["log_likelihood"]["rhat"])
-    one = _fit_quietly(DPMixture(n_iter=20, random_state=0), X[:100]).to_arviz()
+    one = _fit_quietly(DPMixture(n_iter=20, random_state=0, n_chains=1), X[:100]).to_arviz()
     assert one.posterior["log_joint"].shape == (1, 10)
     assert "labels" not in one.posterior
 
@@ -193,12 +193,12 @@ def test_ddcrp_several_chains(easy):
 
 def test_n_chains_is_checked():
     with pytest.raises(ValueError, match="n_chains"):
-        DPMixture(n_chains=0).fit(np.zeros((5, 2)) + np.arange(5)[:, None])
+        DPMixture(n_chains=0, n_iter=200).fit(np.zeros((5, 2)) + np.arange(5)[:, None])
 
 
 def test_convergence_of_a_trace_and_advice(easy):
     X, _ = easy
-    m = _fit_quietly(DPMixture(n_iter=12, init_clusters=1, random_state=0), X)
+    m = _fit_quietly(DPMixture(n_iter=12, init_clusters=1, random_state=0, n_chains=1), X)
     conv = convergence(m.trace_, alpha_resampled=False)
     assert conv == m.convergence_
     text = advice(conv)
@@ -278,7 +278,7 @@ def test_a_worker_error_is_raised_here_with_its_traceback():
     from dpclust._chains import ChainWorkers
     from dpclust.utils.checks import DataError
 
-    est = DPMixture(n_iter=5)
+    est = DPMixture(n_iter=5, n_chains=1)
     bad = np.array([[0.0, np.nan], [1.0, 2.0]])  # the worker's validation refuses it
     with pytest.raises(DataError, match="NaN") as info:
         ChainWorkers(est, (bad, None, None), [None, None], 2, 10)
@@ -312,7 +312,7 @@ def test_until_converged_doubles_the_run_until_the_rule_passes(easy):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         m = DPMixture(n_iter=100, until_converged=True, max_iter=3200,
-                      random_state=0).fit(X)
+                      random_state=0, n_chains=1).fit(X)
     assert m.convergence_["converged"]
     assert m.n_iter_ in (200, 400, 800, 1600, 3200)  # doubled from 100
     assert m.trace_.log_joint.shape == (m.n_iter_,)
@@ -320,7 +320,7 @@ def test_until_converged_doubles_the_run_until_the_rule_passes(easy):
     assert m.trace_.kept[0] == m.n_iter_ // 2
     assert m.convergence_["n_draws"] == m.n_iter_ // 2
     # the verdict of the first 100 iterations alone fails
-    short = _fit_quietly(DPMixture(n_iter=100, random_state=0), X)
+    short = _fit_quietly(DPMixture(n_iter=100, random_state=0, n_chains=1), X)
     assert not short.convergence_["converged"]
     np.testing.assert_array_equal(m.trace_.log_joint[:100], short.trace_.log_joint)
 
@@ -337,5 +337,111 @@ def test_until_converged_stops_at_max_iter_and_says_so(easy):
 def test_until_converged_with_a_fixed_burn_in_keeps_it(easy):
     X, _ = easy
     m = _fit_quietly(DPMixture(n_iter=20, burn_in=5, until_converged=True, max_iter=40,
-                               random_state=0), X[:200])
+                               random_state=0, n_chains=1), X[:200])
     assert m.trace_.kept[0] == 5
+
+
+# ------------------------------------------------------------------- the defaults
+def test_defaults_are_four_chains_that_go_on_until_they_converge(easy):
+    """The default fit on easy data: four chains, made longer until the rule passes, and
+    no warning."""
+    X, _ = easy
+    est = DPMixture(random_state=0)
+    assert est.n_chains == 4 and est.n_iter is None and est._until_converged()
+    assert est._max_iter(200) == 50_000 and est.max_time == 300.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        m = est.fit(X[:400])
+    assert m.convergence_["converged"] and m.convergence_["n_chains"] == 4
+    assert m.n_iter_ >= 200 and m.n_clusters_ == 3
+    assert m.trace_.kept[0] == m.n_iter_ // 2
+    # an explicit n_iter is a run of that length, as before
+    assert not DPMixture(n_iter=300)._until_converged()
+    assert DPMixture(n_iter=300, until_converged=True)._max_iter(300) == 3000
+
+
+def _verdict(ess, rhat=1.0, failing=("n_clusters",), n_chains=4):
+    conv = {"n_chains": n_chains, "failing": list(failing)}
+    for q in failing:
+        conv[q] = {"rhat": rhat, "ess_bulk": ess, "ess_tail": ess}
+    return conv
+
+
+def test_longer_asks_for_what_the_smallest_ess_needs_within_the_budget():
+    est = DPMixture(max_time=None)
+    # 4 chains need ESS 400: at 300, 1.2 x 400 / 300 = 1.6 times longer
+    assert est._longer(_verdict(300.0), 1000, 50_000, 0.01, 5.0) == 1600
+    # at least 1.5 times, at most 4
+    assert est._longer(_verdict(390.0), 1000, 50_000, 0.01, 5.0) == 1500
+    assert est._longer(_verdict(10.0), 1000, 50_000, 0.01, 5.0) == 4000
+    assert est._longer(_verdict(float("nan")), 1000, 50_000, 0.01, 5.0) == 4000
+    # an R-hat that fails asks for twice at least
+    assert est._longer(_verdict(390.0, rhat=1.05), 1000, 50_000, 0.01, 5.0) == 2000
+    # capped by max_iter; nothing if less than a quarter longer
+    assert est._longer(_verdict(100.0), 1000, 3000, 0.01, 5.0) == 3000
+    assert est._longer(_verdict(100.0), 1000, 1200, 0.01, 5.0) is None
+    # max_time: 10 s left at 0.01 s an iteration fit 1,000 more
+    timed = DPMixture(max_time=20.0)
+    assert timed._longer(_verdict(100.0), 1000, 50_000, 0.01, 10.0) == 2000
+    assert timed._longer(_verdict(100.0), 1000, 50_000, 0.01, 19.9) is None
+
+
+def test_max_time_stops_a_run_that_will_not_converge_in_time(easy):
+    X, _ = easy
+    with pytest.warns(UserWarning, match="has not converged"):
+        m = DPMixture(init_clusters=1, max_time=1e-3, random_state=0, n_chains=2,
+                      n_jobs=1).fit(X[:300])
+    assert m.n_iter_ == 200  # the first length, then no room for more
+
+
+def test_chains_move_to_processes_when_the_run_proves_long(easy, monkeypatch):
+    """``n_jobs=None``: the chains start here and move to processes once the rest of the
+    run would take longer than ``PROCESSES_PAY_AFTER`` here; the chains are the same."""
+    from dpclust.chains import runner
+    from dpclust.chains.processes import available_cores
+
+    X, _ = easy
+    kw = dict(n_iter=60, n_chains=2, random_state=3)
+    here = _fit_quietly(DPMixture(n_jobs=1, **kw), X)
+    assert here.n_processes_ == 1
+    monkeypatch.setattr(runner, "PROCESSES_PAY_AFTER", 0.0)
+    monkeypatch.setattr(runner, "_PROBE_SECONDS", 0.0)  # one round here, then processes
+    moved = _fit_quietly(DPMixture(**kw), X)
+    assert moved.n_processes_ == min(2, available_cores())
+    np.testing.assert_array_equal(moved.trace_.log_joint, here.trace_.log_joint)
+    np.testing.assert_array_equal(moved.labels_, here.labels_)
+    # short runs stay in this process
+    monkeypatch.setattr(runner, "PROCESSES_PAY_AFTER", 1e9)
+    assert _fit_quietly(DPMixture(**kw), X).n_processes_ == 1
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("def main():\n    print(can_start_processes())\n\nmain()\n", "False"),
+    ("def main():\n    print(can_start_processes())\n\nif __name__ == '__main__':\n"
+     "    main()\n", "True"),
+    ("if '__main__' == __name__:\n    print(can_start_processes())\n", "True"),
+])
+def test_processes_start_only_where_the_script_is_guarded(tmp_path, body, expected):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text("from dpclust.chains.processes import can_start_processes\n" + body)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.stdout.strip() == expected, run.stderr
+    code = "from dpclust.chains.processes import can_start_processes as c; print(c())"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.stdout.strip() == "True"  # no main file to import again
+
+
+def test_the_progress_bar_shows_r_hat_and_ess(easy, monkeypatch, capsys):
+    from dpclust.chains import runner
+
+    X, _ = easy
+    monkeypatch.setattr(runner, "_VERDICT_EVERY", 0.0)
+    _fit_quietly(DPMixture(n_iter=120, n_chains=2, n_jobs=1, progress=True,
+                           random_state=0), X[:300])
+    err = capsys.readouterr().err
+    assert "R-hat=" in err and "ESS=" in err and "/200" in err  # 2 chains need 200

@@ -16,9 +16,10 @@ import scipy.sparse as sp
 
 import dpclust
 from dpclust import cli
-from dpclust.cli import main
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.metrics import ari, nmi
+
+from cli_helpers import run
 
 try:
     import matplotlib  # noqa: F401
@@ -42,13 +43,6 @@ OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.h
 
 # --------------------------------------------------------------------------------------------
 # helpers and data
-
-
-def run(capsys, *argv):
-    """``main(argv)``; returns (exit status, stdout, stderr)."""
-    status = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def read_labels(out: Path) -> np.ndarray:
@@ -1256,7 +1250,8 @@ def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     assert status == 0, err
     s = summary_of(out)
     assert s["settings"]["n_iter"] == 48 and s["settings"]["burn_in"] == 24
-    assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12}
+    assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12,
+                                                "max_time": 300.0}
     status, _, err = run(capsys, "fit", *FAST, "--max-iters", "48", "--out", out)
     assert status == 2 and "--until-converged" in err
 

@@ -12,6 +12,8 @@ import pytest
 
 from dpclust.cli import main
 
+from cli_helpers import as_written, run
+
 try:
     import pandas as pd
     import pyarrow  # noqa: F401
@@ -22,13 +24,6 @@ except ImportError:
 
 FAST = ["--iters", "12", "--no-progress", "--no-plots"]
 N_ROWS = 30
-
-
-def run(capsys, *argv):
-    """``main(argv)``; returns (exit status, stdout, stderr)."""
-    status = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def summary_of(out: Path) -> dict:
@@ -66,9 +61,9 @@ def messy(tmp_path_factory) -> Path:
 def auto_run(messy, tmp_path_factory):
     """``dpclust fit survey.csv --family auto --truth group`` (the weights column left out)."""
     out = tmp_path_factory.mktemp("auto")
-    status = main([str(a) for a in ("fit", messy, "--family", "auto", "--truth", "group",
-                                    "--columns", "id,age,smoker,colour,member,income,visits",
-                                    *FAST, "--out", out)])
+    status = main(as_written(("fit", messy, "--family", "auto", "--truth", "group",
+                              "--columns", "id,age,smoker,colour,member,income,visits",
+                              *FAST, "--out", out)))
     return status, out
 
 

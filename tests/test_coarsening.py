@@ -24,7 +24,7 @@ def data():
 def _fit(X, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return DPMixture(n_iter=60, random_state=0, **kw).fit(X)
+        return DPMixture(n_iter=60, random_state=0, n_chains=1, **kw).fit(X)
 
 
 def test_coarsened_fit_finds_the_clusters_and_says_which_posterior(data):
@@ -90,13 +90,13 @@ def test_auto_runs_the_grid_and_fits_at_the_elbow(data):
     info = coarsening_summary(m)
     assert info["chosen_by"] == "elbow" and info["calibration"]["chosen"] == cal.chosen
     with pytest.raises(ValueError, match="positive numbers"):
-        calibrate(DPMixture(coarsening="auto"), X, grid=[0.0, 10.0])
+        calibrate(DPMixture(coarsening="auto", n_chains=1, n_iter=200), X, grid=[0.0, 10.0])
 
 
 def test_cli_coarsening(tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["fit", "--coarsening", "40", "--iters", "30", "--no-plots", "--no-progress",
-                 "--out", str(out)])
+    code = main(["fit", "--coarsening", "40", "--chains", "1", "--iters", "30", "--no-plots",
+                 "--no-progress", "--out", str(out)])
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["coarsening"]["alpha_c"] == 40.0
@@ -112,7 +112,7 @@ def test_cli_coarsening(tmp_path, capsys):
     (["--coarsening", "10", "--alpha", "2"], "finite:K,ALPHA"),
 ])
 def test_cli_coarsening_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
-    status = main(["fit", *argv, "--iters", "4", "--no-progress", "--no-plots",
+    status = main(["fit", *argv, "--chains", "1", "--iters", "4", "--no-progress", "--no-plots",
                    "--out", str(tmp_path / "bad")])
     err = capsys.readouterr().err
     assert status != 0

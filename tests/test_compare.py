@@ -25,8 +25,8 @@ def blobs():
 
 @pytest.fixture(scope="module")
 def gaussian_result(blobs):
-    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30),
-              "dp": DPMixture(n_iter=30)}
+    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30, n_chains=1),
+              "dp": DPMixture(n_iter=30, n_chains=1)}
     return compare_models(blobs, models, random_state=0)
 
 
@@ -97,8 +97,8 @@ def test_same_split_for_every_model_and_its_indices(gaussian_result, blobs):
 
 
 def test_the_same_random_state_gives_the_same_table(blobs, gaussian_result):
-    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30),
-              "dp": DPMixture(n_iter=30)}
+    models = {"one cluster": DPMixture(prior="finite:1", init_clusters=1, n_iter=30, n_chains=1),
+              "dp": DPMixture(n_iter=30, n_chains=1)}
     again = compare_models(blobs, models, random_state=0)
     cols = ["model", "elpd", "se", "elpd_diff", "se_diff", "n_clusters", "n_large_clusters"]
     assert again.table[cols].equals(gaussian_result.table[cols])
@@ -107,8 +107,8 @@ def test_the_same_random_state_gives_the_same_table(blobs, gaussian_result):
 
 
 def test_k_fold_holds_every_row_out_once(blobs):
-    r = compare_models(blobs[:60], {"a": DPMixture(n_iter=10),
-                                    "b": DPMixture(prior="finite:1", n_iter=10)},
+    r = compare_models(blobs[:60], {"a": DPMixture(n_iter=10, n_chains=1),
+                                    "b": DPMixture(prior="finite:1", n_iter=10, n_chains=1)},
                        n_splits=3, random_state=2)
     assert np.array_equal(np.sort(r.test_index), np.arange(60))
     assert np.bincount(r.fold).tolist() == [20, 20, 20]
@@ -118,8 +118,8 @@ def test_k_fold_holds_every_row_out_once(blobs):
 
 
 def test_two_mallows_configurations_on_ballots(ballots):
-    models = {"exact": DPMixture(family="mallows", n_iter=8),
-              "coarsened": DPMixture(family="mallows", coarsening=20.0, n_iter=8)}
+    models = {"exact": DPMixture(family="mallows", n_iter=8, n_chains=1),
+              "coarsened": DPMixture(family="mallows", coarsening=20.0, n_iter=8, n_chains=1)}
     r = compare_models(ballots, models, test_size=0.25, random_state=0)
     assert sorted(r.table["model"]) == ["coarsened", "exact"]
     assert r.noun == "ranking"
@@ -137,8 +137,8 @@ def test_a_family_object_with_its_own_hyperparameters_is_a_candidate(ballots):
     from dpclust.families import GeneralizedMallows
 
     family = GeneralizedMallows(nu=2.0)
-    r = compare_models(ballots, {"nu=1": DPMixture(family="mallows", n_iter=4),
-                                 "nu=2": DPMixture(family=family, n_iter=4)},
+    r = compare_models(ballots, {"nu=1": DPMixture(family="mallows", n_iter=4, n_chains=1),
+                                 "nu=2": DPMixture(family=family, n_iter=4, n_chains=1)},
                        test_size=10, random_state=5)
     assert r.estimators["nu=2"][0].family is family and family.nu == 2.0
     assert r.estimators["nu=2"][0].family_.nu == 2.0
@@ -152,8 +152,8 @@ def test_rankings_given_as_lists_of_names_share_their_items_across_the_split():
     rng = np.random.default_rng(0)
     X = [list(rng.permutation(["a", "b", "c"])[: rng.integers(1, 3)]) for _ in range(40)]
     X[test[0]] = ["d", "a"]
-    r = compare_models(X, {"a": DPMixture(family="mallows", n_iter=4),
-                           "b": DPMixture(family="mallows", coarsening=10.0, n_iter=4)},
+    r = compare_models(X, {"a": DPMixture(family="mallows", n_iter=4, n_chains=1),
+                           "b": DPMixture(family="mallows", coarsening=10.0, n_iter=4, n_chains=1)},
                        test_size=8, random_state=0)
     assert np.array_equal(r.test_index, test)
     assert np.isfinite(r.pointwise["a"]).all() and r.pointwise["b"].shape == (8,)
@@ -178,7 +178,7 @@ def test_the_sentence_says_when_the_models_are_within_two_standard_errors():
     ([DPMixture(), DPMixture()], "mapping of names"),
     ({"a": DPMixture(), "b": DPMixture(family="nonsense")}, "model 'b': unknown family"),
     ({"a": DPMixture(), "b": DPMixture(family="mallows")}, "same kind of data"),
-    ({"a": DPMixture(), "b": object()}, "not an estimator"),
+    ({"a": DPMixture(n_chains=1, n_iter=200), "b": object()}, "not an estimator"),
 ])
 def test_bad_models_are_refused_before_any_fit(blobs, models, message):
     with pytest.raises(ValueError, match=message):
@@ -197,7 +197,8 @@ def test_bad_models_are_refused_before_any_fit(blobs, models, message):
 ])
 def test_bad_splits_are_refused(blobs, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        compare_models(blobs, {"a": DPMixture(n_iter=2), "b": DPMixture(n_iter=2)}, **kwargs)
+        compare_models(blobs, {"a": DPMixture(n_iter=2, n_chains=1),
+                               "b": DPMixture(n_iter=2, n_chains=1)}, **kwargs)
 
 
 # ------------------------------------------------------------------------- dpclust compare

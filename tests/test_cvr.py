@@ -392,8 +392,8 @@ def test_cli_fit_reads_a_cvr_and_its_summary_lists_every_rule(tmp_path, capsys):
 
     path = write(tmp_path, "nyc.csv", NYC)
     out = tmp_path / "o"
-    status = main(["fit", str(path), "--family", "mallows", "--iters", "5", "--no-progress",
-                   "--no-plots", "--group", "Precinct", "--skipped", "exhaust",
+    status = main(["fit", str(path), "--family", "mallows", "--chains", "1", "--iters", "5",
+                   "--no-progress", "--no-plots", "--group", "Precinct", "--skipped", "exhaust",
                    "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 0, err

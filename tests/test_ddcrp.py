@@ -309,7 +309,7 @@ def test_estimator_fit_and_attributes():
     from dpclust import DDCRPMixture
     X, y, t = _drifting_data()
     m = DDCRPMixture(family="gaussian", decay="window:15", positions=t, sequential=True,
-                     n_iter=30, random_state=0, store_labels=True).fit(X)
+                     n_iter=30, random_state=0, store_labels=True, n_chains=1).fit(X)
     assert m.links_.shape == (240,) and (m.links_ <= np.arange(240)).all()
     assert m.trace_.log_joint.shape == (30,) and m.trace_.labels.shape == (15, 240)
     from dpclust.metrics import nmi
@@ -321,7 +321,7 @@ def test_estimator_checkpoint_resume_is_the_same_chain(tmp_path):
     from dpclust import DDCRPMixture
     X, _, t = _drifting_data(120)
     kw = dict(family="gaussian", decay="exponential:5", positions=t, n_iter=12,
-              random_state=3)
+              random_state=3, n_chains=1)
     whole = DDCRPMixture(**kw).fit(X)
     path = tmp_path / "chain.pkl"
     stop = DDCRPMixture(**kw, checkpoint=path, checkpoint_every=1,
@@ -338,10 +338,10 @@ def test_heldout_score_prefers_the_right_decay_on_drifting_data():
     from dpclust import DDCRPMixture
     X, _, t = _drifting_data(300, seed=4)
     train, test = slice(0, 280), slice(280, 300)
-    crp = DDCRPMixture(family="gaussian", sequential=True, n_iter=30, random_state=0)
+    crp = DDCRPMixture(family="gaussian", sequential=True, n_iter=30, random_state=0, n_chains=1)
     crp.fit(X[train])
     dd = DDCRPMixture(family="gaussian", decay="logistic:20:3", positions=t[train],
-                      sequential=True, n_iter=30, random_state=0).fit(X[train])
+                      sequential=True, n_iter=30, random_state=0, n_chains=1).fit(X[train])
     s_crp = crp.score_samples(X[test]).mean()
     s_dd = dd.score_samples(X[test], positions=t[test]).mean()
     assert np.isfinite(s_crp) and np.isfinite(s_dd)
@@ -355,9 +355,11 @@ def test_estimator_reports_bad_distances_clearly():
     from dpclust.utils.checks import DataError
     X, _, t = _drifting_data(60)
     with pytest.raises(DataError, match="60 customers"):
-        DDCRPMixture(family="gaussian", decay="window:3", positions=t[:50]).fit(X)
+        DDCRPMixture(family="gaussian", decay="window:3", positions=t[:50], n_chains=1,
+                     n_iter=200).fit(X)
     with pytest.raises(ValueError, match="unknown decay"):
-        DDCRPMixture(family="gaussian", decay="triangle:3", positions=t).fit(X)
+        DDCRPMixture(family="gaussian", decay="triangle:3", positions=t, n_chains=1,
+                     n_iter=200).fit(X)
 
 
 def test_decay_formula_and_title_name_the_parameters():

@@ -112,7 +112,7 @@ TEXT = ("the cat sat on the mat and the cat saw the dog the dog ran to the mat")
 
 
 def test_language_estimator_on_tokens():
-    lm = DDCRPLanguageModel(decay="exponential:3", n_iter=40, random_state=0).fit(TEXT)
+    lm = DDCRPLanguageModel(decay="exponential:3", n_iter=40, random_state=0, n_chains=1).fit(TEXT)
     assert lm.vocabulary_ == tuple(sorted(set(TEXT)))
     words = np.array([lm.vocabulary_.index(w) for w in TEXT])
     assert lm.links_.shape == (len(TEXT),)
@@ -137,13 +137,13 @@ def test_language_heldout_prefers_a_decay_on_drifting_text():
     train, test = words[:1100], words[1100:]
     scores = {}
     for decay in ("constant", "exponential:30"):
-        lm = DDCRPLanguageModel(decay=decay, n_words=40, n_iter=30, random_state=0)
+        lm = DDCRPLanguageModel(decay=decay, n_words=40, n_iter=30, random_state=0, n_chains=1)
         scores[decay] = lm.fit(train).score(test)
     assert scores["exponential:30"] > scores["constant"] + 0.1
 
 
 def test_language_checkpoint_resume_is_the_same_chain(tmp_path):
-    kw = dict(decay="exponential:3", n_iter=10, random_state=3)
+    kw = dict(decay="exponential:3", n_iter=10, random_state=3, n_chains=1)
     whole = DDCRPLanguageModel(**kw).fit(TEXT)
     path = tmp_path / "lm.pkl"
     DDCRPLanguageModel(**kw, checkpoint=path, checkpoint_every=1,
@@ -162,19 +162,19 @@ def test_language_checkpoint_resume_is_the_same_chain(tmp_path):
 ])
 def test_language_bad_text_is_named(words, message):
     with pytest.raises(DataError, match=message):
-        DDCRPLanguageModel(n_iter=2).fit(words)
+        DDCRPLanguageModel(n_iter=2, n_chains=1).fit(words)
 
 
 def test_language_unknown_words_and_bad_base():
-    lm = DDCRPLanguageModel(n_iter=4, random_state=0).fit(TEXT)
+    lm = DDCRPLanguageModel(n_iter=4, random_state=0, n_chains=1).fit(TEXT)
     with pytest.raises(DataError, match="'bird' is not in the vocabulary"):
         lm.score_samples(["the", "bird"])
     with pytest.raises(DataError, match="sum to 1"):
-        DDCRPLanguageModel(base_probs=[0.5, 0.4], n_iter=2).fit([0, 1])
+        DDCRPLanguageModel(base_probs=[0.5, 0.4], n_iter=2, n_chains=1).fit([0, 1])
     with pytest.raises(DataError, match="probability zero"):
-        DDCRPLanguageModel(base_probs=[1.0, 0.0], n_iter=2).fit([0, 1])
+        DDCRPLanguageModel(base_probs=[1.0, 0.0], n_iter=2, n_chains=1).fit([0, 1])
     with pytest.raises(DataError, match="not a word id"):
-        DDCRPLanguageModel(n_words=2, n_iter=2).fit([0, 2])
+        DDCRPLanguageModel(n_words=2, n_iter=2, n_chains=1).fit([0, 2])
 
 
 # ------------------------------------------------------------------ evidence, Bayes factors
@@ -184,8 +184,9 @@ def _exact_log_evidence(est, X):
 
 
 @pytest.mark.parametrize("est", [
-    DDCRPLanguageModel(alpha=1.3, decay="exponential:1.5", concentration=0.7, n_words=3),
-    DDCRPLanguageModel(alpha=0.8, decay="constant", concentration=2.0),
+    DDCRPLanguageModel(alpha=1.3, decay="exponential:1.5", concentration=0.7, n_words=3, n_chains=1,
+                       n_iter=200),
+    DDCRPLanguageModel(alpha=0.8, decay="constant", concentration=2.0, n_chains=1, n_iter=200),
 ])
 def test_language_evidence_matches_enumeration(est):
     ev = log_evidence(est, WORDS, n_particles=1000, n_runs=4, random_state=0)
@@ -195,7 +196,8 @@ def test_language_evidence_matches_enumeration(est):
 
 
 def test_language_evidence_with_a_fixed_base_is_exact():
-    est = DDCRPLanguageModel(alpha=0.8, decay="window:2.5", base_probs=[0.5, 0.3, 0.2])
+    est = DDCRPLanguageModel(alpha=0.8, decay="window:2.5", base_probs=[0.5, 0.3, 0.2], n_chains=1,
+                             n_iter=200)
     ev = log_evidence(est, WORDS, random_state=0)
     assert ev.stderr == 0
     assert ev.log_evidence == pytest.approx(_exact_log_evidence(est, WORDS), abs=1e-10)
@@ -207,8 +209,9 @@ POINTS = np.array([[0.0, 0.0], [0.4, 0.1], [1.5, 1.2], [1.8, 1.4], [0.9, 0.8]])
 
 @pytest.mark.parametrize("est,X", [
     (DDCRPMixture(family="multinomial", alpha=1.1, decay="exponential:1.2",
-                  positions=np.arange(5.0), sequential=True), DOCS),
-    (DDCRPMixture(family="gaussian", alpha=0.9, decay="constant", sequential=True), POINTS),
+                  positions=np.arange(5.0), sequential=True, n_chains=1, n_iter=200), DOCS),
+    (DDCRPMixture(family="gaussian", alpha=0.9, decay="constant", sequential=True, n_chains=1,
+                  n_iter=200), POINTS),
 ])
 def test_mixture_evidence_matches_enumeration(est, X):
     ev = log_evidence(est, X, n_particles=500, n_runs=4, random_state=0)
@@ -218,9 +221,10 @@ def test_mixture_evidence_matches_enumeration(est, X):
 
 def test_bayes_factor_against_the_crp():
     est = DDCRPMixture(family="multinomial", alpha=1.1, decay="window:1.5",
-                       positions=np.arange(5.0), sequential=True)
+                       positions=np.arange(5.0), sequential=True, n_chains=1, n_iter=200)
     bf = bayes_factor(est, DOCS, n_particles=500, n_runs=3, random_state=0)
-    crp = DDCRPMixture(family="multinomial", alpha=1.1, decay="constant", sequential=True)
+    crp = DDCRPMixture(family="multinomial", alpha=1.1, decay="constant", sequential=True,
+                       n_chains=1, n_iter=200)
     want = _exact_log_evidence(est, DOCS) - _exact_log_evidence(crp, DOCS)
     assert bf.log_bayes_factor == pytest.approx(want, abs=max(4 * bf.stderr, 0.02))
     assert bf.log_bayes_factor == pytest.approx(
@@ -230,9 +234,9 @@ def test_bayes_factor_against_the_crp():
 def test_evidence_needs_sequential_distances_and_a_fixed_alpha():
     with pytest.raises(ValueError, match="sequential"):
         log_evidence(DDCRPMixture(family="multinomial", decay="window:2",
-                                  positions=np.arange(5.0)), DOCS)
+                                  positions=np.arange(5.0), n_chains=1, n_iter=200), DOCS)
     with pytest.raises(ValueError, match="fixed alpha"):
-        log_evidence(DDCRPLanguageModel(alpha=GammaPrior(1.0, 1.0)), WORDS)
+        log_evidence(DDCRPLanguageModel(alpha=GammaPrior(1.0, 1.0), n_chains=1, n_iter=200), WORDS)
     with pytest.raises(TypeError, match="DDCRPMixture"):
         log_evidence(object(), WORDS)
 
@@ -242,7 +246,7 @@ def test_heldout_score_reads_datetimes_from_one_origin():
     rng = np.random.default_rng(0)
     X = np.where(np.arange(40)[:, None] < 20, 0.0, 4.0) + rng.normal(size=(40, 2)) * 0.3
     m = DDCRPMixture(family="gaussian", decay="window:5", positions=t[:30], sequential=True,
-                     n_iter=20, random_state=0).fit(X[:30])
+                     n_iter=20, random_state=0, n_chains=1).fit(X[:30])
     # the new customers' dates are read in days from the training data's first date, so
     # a new day-31 customer sees the last training days, not the first ones
     near = m.score_samples(np.array([[4.0, 4.0]]), positions=t[31:32])

@@ -21,7 +21,7 @@ ROWS = (700, 900, 400)  # uneven partitions, on purpose
 # one round of moves an iteration (the default makes 7 on 2,000 points, each a round trip
 # on the cluster): every kind of move still runs, in a third of the time
 KW = {"sampler": SubclusterSplitMerge(n_rounds=1), "n_iter": 14, "burn_in": 6,
-      "init": "random", "store_labels": True, "random_state": 3}
+      "init": "random", "store_labels": True, "random_state": 3, "n_chains": 1}
 
 
 @pytest.fixture(scope="module")
@@ -193,9 +193,10 @@ def test_errors_name_the_partition(client, tmp_path):
     np.save(tmp_path / "a.npy", np.ones((50, 2)))
     np.save(tmp_path / "b.npy", bad)
     with pytest.raises(ValueError, match=r"b\.npy.*NaN"):
-        DPMixture(backend="dask", client=client, n_iter=2).fit(str(tmp_path))
+        DPMixture(backend="dask", client=client, n_iter=2, n_chains=1).fit(str(tmp_path))
     with pytest.raises(ValueError, match="sub-cluster"):
-        DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2).fit(np.ones((9, 2)))
+        DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2,
+                  n_chains=1).fit(np.ones((9, 2)))
 
 
 def test_the_k_means_start_gives_the_in_process_chain(client, data):
@@ -223,7 +224,7 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     csv = tmp_path / "x.csv"
     np.savetxt(csv, X, delimiter=",")
     address = client.scheduler.address
-    common = [str(csv), "--iters", "12", "--seed", "1", "--init", "random",
+    common = [str(csv), "--chains", "1", "--iters", "12", "--seed", "1", "--init", "random",
               "--no-progress", "--partitions", "3"]
     assert main(["fit", *common, "--scheduler", address, "--out",
                  str(tmp_path / "dask"), "--checkpoint-every", "4"]) == 0

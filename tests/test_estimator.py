@@ -15,7 +15,7 @@ from dpclust.partitions import point_estimate
 from dpclust.samplers import FiniteSymmetricDirichlet
 
 
-@parametrize_with_checks([DPMixture(n_iter=30)], expected_failed_checks=lambda est: {
+@parametrize_with_checks([DPMixture(n_iter=30, n_chains=1)], expected_failed_checks=lambda est: {
     # the check fits the weighted rows shuffled: the same posterior as the repeated rows,
     # but a chain depends on the order of its rows (tests/test_weights.py checks the
     # weighted fit against the repeated rows in the same order, and the exact posterior)
@@ -33,13 +33,13 @@ def blobs():
 @pytest.fixture(scope="module")
 def fitted(blobs):
     X, _ = blobs
-    return DPMixture(n_iter=60, store_labels=True, random_state=0).fit(X)
+    return DPMixture(n_iter=60, store_labels=True, random_state=0, n_chains=1).fit(X)
 
 
 @pytest.mark.parametrize("sampler", ["gibbs", "explicit", "fsd"])
 def test_recovers_well_separated_clusters(blobs, sampler):
     X, y = blobs
-    model = DPMixture(sampler=sampler, n_iter=150, random_state=1).fit(X)
+    model = DPMixture(sampler=sampler, n_iter=150, random_state=1, n_chains=1).fit(X)
     sizes = np.sort(np.bincount(model.labels_))[::-1]
     assert sizes[:4].sum() >= 0.98 * len(X)  # at most a few points in extra small clusters
     assert nmi(model.labels_, y) > 0.95
@@ -47,17 +47,17 @@ def test_recovers_well_separated_clusters(blobs, sampler):
 
 def test_demo_data_is_clustered_correctly():
     X, y = load_demo()
-    model = DPMixture(n_iter=80, random_state=0).fit(X)
+    model = DPMixture(n_iter=80, random_state=0, n_chains=1).fit(X)
     assert nmi(model.labels_, y) > 0.95
 
 
 def test_multinomial_documents():
     X, y = make_documents(n_docs=300, n_topics=4, vocab_size=150, random_state=2)
-    model = DPMixture(family="multinomial", n_iter=60, random_state=0).fit(X)
+    model = DPMixture(family="multinomial", n_iter=60, random_state=0, n_chains=1).fit(X)
     assert nmi(model.labels_, y) > 0.9
     assert model.cluster_params_["probabilities"].shape == (model.n_clusters_, 150)
     # the same data dense give the same chain
-    dense = DPMixture(family="multinomial", n_iter=60, random_state=0).fit(X.toarray())
+    dense = DPMixture(family="multinomial", n_iter=60, random_state=0, n_chains=1).fit(X.toarray())
     np.testing.assert_array_equal(dense.labels_, model.labels_)
     # predictions on sparse and dense input agree
     np.testing.assert_allclose(model.score_samples(X[:10]), model.score_samples(X[:10].toarray()))
@@ -69,11 +69,11 @@ def test_multinomial_documents():
 
 def test_same_seed_same_result(blobs):
     X, _ = blobs
-    a = DPMixture(n_iter=30, random_state=7).fit(X)
-    b = DPMixture(n_iter=30, random_state=7).fit(X)
+    a = DPMixture(n_iter=30, random_state=7, n_chains=1).fit(X)
+    b = DPMixture(n_iter=30, random_state=7, n_chains=1).fit(X)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
-    g = DPMixture(n_iter=30, random_state=np.random.default_rng(7)).fit(X)
+    g = DPMixture(n_iter=30, random_state=np.random.default_rng(7), n_chains=1).fit(X)
     np.testing.assert_array_equal(g.trace_.log_joint, a.trace_.log_joint)
 
 
@@ -103,7 +103,8 @@ def test_labels_are_the_vi_point_estimate_not_the_last_draw(fitted):
 
 def test_binder_point_estimate(blobs):
     X, _ = blobs
-    m = DPMixture(n_iter=30, point_estimate="binder", store_labels=True, random_state=0).fit(X)
+    m = DPMixture(n_iter=30, point_estimate="binder", store_labels=True, random_state=0,
+                  n_chains=1).fit(X)
     expected, _ = point_estimate(m.trace_.labels, loss="binder")
     np.testing.assert_array_equal(m.labels_, expected)
 
@@ -153,10 +154,10 @@ def test_posterior_similarity(fitted, blobs):
 
 def test_alpha_resampling_records_alpha(blobs):
     X, _ = blobs
-    m = DPMixture(alpha=GammaPrior(1.0, 1.0), n_iter=40, random_state=0).fit(X)
+    m = DPMixture(alpha=GammaPrior(1.0, 1.0), n_iter=40, random_state=0, n_chains=1).fit(X)
     assert np.unique(m.trace_.alpha).size > 10
     assert m.alpha_ > 0
-    m2 = DPMixture(alpha=("gamma", 1.0, 1.0), n_iter=40, random_state=0).fit(X)
+    m2 = DPMixture(alpha=("gamma", 1.0, 1.0), n_iter=40, random_state=0, n_chains=1).fit(X)
     np.testing.assert_array_equal(m.trace_.alpha, m2.trace_.alpha)
 
 
@@ -164,7 +165,7 @@ def test_family_object_and_sampler_object(blobs):
     X, y = blobs
     fam = NormalInverseWishart(kappa=0.05)
     m = DPMixture(family=fam, sampler=FiniteSymmetricDirichlet(n_components=10), n_iter=200,
-                  random_state=0).fit(X)
+                  random_state=0, n_chains=1).fit(X)
     assert fam.mean is None  # the estimator resolves a copy
     assert m.family_.kappa == 0.05
     assert nmi(m.labels_, y) > 0.95
@@ -175,43 +176,43 @@ def test_bad_input_is_reported_clearly(blobs):
     bad = X.copy()
     bad[3, 1] = np.nan
     with pytest.raises(DataError, match="NaN"):
-        DPMixture(n_iter=5).fit(bad)
+        DPMixture(n_iter=5, n_chains=1).fit(bad)
     # a scale the Gaussian statistics cannot hold is refused, with no NumPy warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(DataError, match="row 3, column 0.*Rescale"):
-            DPMixture(n_iter=5).fit(np.where(np.arange(len(X))[:, None] == 3, 1e300, X))
+            DPMixture(n_iter=5, n_chains=1).fit(np.where(np.arange(len(X))[:, None] == 3, 1e300, X))
         with pytest.raises(DataError, match="column 0 varies by only"):
-            DPMixture(n_iter=5).fit(X * np.array([1e-200, 1.0]))
+            DPMixture(n_iter=5, n_chains=1).fit(X * np.array([1e-200, 1.0]))
     with pytest.raises(ValueError, match="burn_in"):
-        DPMixture(n_iter=5, burn_in=5).fit(X)
+        DPMixture(n_iter=5, burn_in=5, n_chains=1).fit(X)
     with pytest.raises(ValueError, match="unknown family"):
-        DPMixture(family="lognormal").fit(X)
+        DPMixture(family="lognormal", n_chains=1, n_iter=200).fit(X)
     with pytest.raises(ValueError, match="unknown sampler"):
-        DPMixture(sampler="hmc").fit(X)
+        DPMixture(sampler="hmc", n_chains=1, n_iter=200).fit(X)
     with pytest.raises(ValueError, match="alpha"):
-        DPMixture(alpha=-1).fit(X)
+        DPMixture(alpha=-1, n_chains=1, n_iter=200).fit(X)
     counts = sp.csr_matrix(np.array([[1, 2], [0, -1]]))
     with pytest.raises(DataError, match="negative"):
-        DPMixture(family="multinomial").fit(counts)
+        DPMixture(family="multinomial", n_chains=1, n_iter=200).fit(counts)
     with pytest.raises(DataError, match="whole"):
-        DPMixture(family="multinomial").fit(np.array([[1.5, 2.0]]))
+        DPMixture(family="multinomial", n_chains=1, n_iter=200).fit(np.array([[1.5, 2.0]]))
     for bad in [(np.inf, 1.0), (1.0, np.inf), (np.nan, 1.0)]:
         with pytest.raises(ValueError, match="finite"):
             GammaPrior(*bad)
     with pytest.raises(ValueError, match="finite"):
         GammaPrior(1.0, 1.0, initial=np.inf)
     with pytest.raises(ValueError, match="FSD sampler keeps alpha fixed"):
-        DPMixture(sampler="fsd", alpha=GammaPrior()).fit(X)
+        DPMixture(sampler="fsd", alpha=GammaPrior(), n_chains=1, n_iter=200).fit(X)
 
 
 def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, blobs):
     X, _ = blobs
-    full = DPMixture(n_iter=40, random_state=5).fit(X)
+    full = DPMixture(n_iter=40, random_state=5, n_chains=1).fit(X)
 
     ckpt = tmp_path / "chain.pkl"
     stopped = DPMixture(n_iter=40, random_state=5, checkpoint=ckpt, checkpoint_every=10,
-                        callback=lambda it, state, info: it < 24).fit(X)
+                        callback=lambda it, state, info: it < 24, n_chains=1).fit(X)
     assert stopped.n_iter_ == 25  # the callback stopped it; checkpoint at 25 (end of run)
     resumed = DPMixture.resume(ckpt, X)
     assert resumed.n_iter_ == 40
@@ -222,7 +223,7 @@ def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, blobs):
 
 def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
     X, _ = blobs
-    full = DPMixture(n_iter=30, random_state=2).fit(X)
+    full = DPMixture(n_iter=30, random_state=2, n_chains=1).fit(X)
     ckpt = tmp_path / "chain.pkl"
 
     def crash(it, state, info):
@@ -231,7 +232,7 @@ def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
 
     with pytest.raises(KeyboardInterrupt):
         DPMixture(n_iter=30, random_state=2, checkpoint=ckpt, checkpoint_every=5,
-                  callback=crash).fit(X)
+                  callback=crash, n_chains=1).fit(X)
     from dpclust.estimator import checkpoint_iteration, load_checkpoint
     assert checkpoint_iteration(load_checkpoint(ckpt)) == 18  # saved on the interrupt
     resumed = DPMixture.resume(ckpt, X)
@@ -242,7 +243,7 @@ def test_resume_from_periodic_checkpoint_after_a_crash(tmp_path, blobs):
 def test_resume_rejects_other_data_and_bad_files(tmp_path, blobs):
     X, _ = blobs
     ckpt = tmp_path / "chain.pkl"
-    DPMixture(n_iter=6, random_state=0, checkpoint=ckpt).fit(X)
+    DPMixture(n_iter=6, random_state=0, checkpoint=ckpt, n_chains=1).fit(X)
     with pytest.raises(DataError, match="differ"):
         DPMixture.resume(ckpt, X[:-1])
     junk = tmp_path / "junk.pkl"
@@ -286,7 +287,7 @@ def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
 
     X, _ = blobs
     monkeypatch.setattr(est, "_MAX_SIMILARITY_SAMPLES", 100)
-    m = DPMixture(n_iter=10, random_state=0).fit(X)
+    m = DPMixture(n_iter=10, random_state=0, n_chains=1).fit(X)
     with pytest.raises(ValueError, match="co-clustering matrix"):
         m.posterior_similarity()
     assert np.all(np.isfinite(m.score_samples(X[:5])))
@@ -295,9 +296,10 @@ def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
 def test_extending_a_run_equals_a_longer_run(tmp_path, blobs):
     X, _ = blobs
     ckpt = tmp_path / "chain.pkl"
-    DPMixture(n_iter=40, burn_in=20, max_draws=8, random_state=4, checkpoint=ckpt).fit(X)
+    DPMixture(n_iter=40, burn_in=20, max_draws=8, random_state=4, checkpoint=ckpt,
+              n_chains=1).fit(X)
     extended = DPMixture.resume(ckpt, X, n_iter=80)
-    longer = DPMixture(n_iter=80, burn_in=20, max_draws=8, random_state=4).fit(X)
+    longer = DPMixture(n_iter=80, burn_in=20, max_draws=8, random_state=4, n_chains=1).fit(X)
     np.testing.assert_array_equal(extended.trace_.kept, longer.trace_.kept)
     np.testing.assert_array_equal(extended.labels_, longer.labels_)
     assert extended.alpha_ == longer.alpha_
@@ -309,7 +311,7 @@ def test_extending_a_run_equals_a_longer_run(tmp_path, blobs):
 def test_kept_draws_are_bounded_however_the_run_ends(blobs):
     X, _ = blobs
     stopped = DPMixture(n_iter=300, burn_in=0, max_draws=10, store_labels=True, random_state=0,
-                        callback=lambda it, state, info: it < 150).fit(X)
+                        callback=lambda it, state, info: it < 150, n_chains=1).fit(X)
     assert stopped.n_iter_ == 151
     assert stopped.trace_.labels.shape == (151, len(X))
     assert len(stopped._pool_draws) <= 10
@@ -347,12 +349,13 @@ def test_kmeans_start():
 
     for init, expect_kmeans in (("kmeans", True), ("auto", False), ("random", False)):
         spy = Spy()
-        DPMixture(sampler=spy, n_iter=2, init=init, random_state=0).fit(X)
+        DPMixture(sampler=spy, n_iter=2, init=init, random_state=0, n_chains=1).fit(X)
         assert (spy.start is not None) == expect_kmeans
-    sub = DPMixture(sampler="subcluster", n_iter=100, init_clusters=4, random_state=0).fit(X)
+    sub = DPMixture(sampler="subcluster", n_iter=100, init_clusters=4, random_state=0,
+                    n_chains=1).fit(X)
     assert nmi(sub.labels_, y) > 0.9
     with pytest.raises(ValueError, match="init must be"):
-        DPMixture(init="spectral").fit(X)
+        DPMixture(init="spectral", n_chains=1, n_iter=200).fit(X)
 
 
 @pytest.mark.parametrize("family", ["gaussian", "multinomial"])
@@ -361,7 +364,7 @@ def test_save_and_load_give_the_same_predictions(tmp_path, family):
 
     X = (make_gaussian_mixture(200, 3, random_state=0)[0] if family == "gaussian"
          else make_documents(120, random_state=0)[0])
-    m = DPMixture(family=family, n_iter=12, random_state=0).fit(X)
+    m = DPMixture(family=family, n_iter=12, random_state=0, n_chains=1).fit(X)
     path = tmp_path / "model.npz"
     m.save(path)
     back = DPMixture.load(path)
@@ -373,7 +376,7 @@ def test_save_and_load_give_the_same_predictions(tmp_path, family):
     assert len(ys) == 5
     with pytest.raises(DataError, match="not a dpclust model"):
         ckpt = tmp_path / "c.npz"
-        DPMixture(n_iter=3, checkpoint=ckpt, random_state=0).fit(
+        DPMixture(n_iter=3, checkpoint=ckpt, random_state=0, n_chains=1).fit(
             make_gaussian_mixture(50, 2, random_state=0)[0])
         DPMixture.load(ckpt)
 

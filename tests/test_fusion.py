@@ -260,7 +260,7 @@ def fitted():
     X, y, _ = _two_split_groups(np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a short run: the verdict warns
-        est = DPMixture(alpha=3.0, n_iter=60, random_state=0).fit(X)
+        est = DPMixture(alpha=3.0, n_iter=60, random_state=0, n_chains=1).fit(X)
     return est, X, y
 
 
@@ -413,7 +413,7 @@ def test_bad_inputs_are_refused_with_clear_errors(small, fitted):
     with pytest.raises(ValueError, match="start"):
         fuse(draws, X, family=fam, start=np.zeros(59, dtype=int))
     with pytest.raises(ValueError, match="not fitted"):
-        fuse(DPMixture())
+        fuse(DPMixture(n_chains=1, n_iter=200))
     est = fitted[0]
     with pytest.raises(ValueError, match="go with draws"):
         fuse(est, family=fam)

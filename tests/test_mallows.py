@@ -469,7 +469,8 @@ def test_dpmixture_recovers_gm_clusters(sampler):
     from dpclust.metrics import variation_of_information
 
     X, y = three_clusters()
-    model = DPMixture(family="mallows", sampler=sampler, n_iter=40, random_state=0).fit(X)
+    model = DPMixture(family="mallows", sampler=sampler, n_iter=40, random_state=0,
+                      n_chains=1).fit(X)
     assert variation_of_information(y, model.labels_) < 0.3
     sizes = np.bincount(model.labels_)
     assert np.sort(sizes)[-3:].sum() >= 0.95 * len(y)  # stray small clusters at most
@@ -486,7 +487,7 @@ def test_score_samples_is_a_proper_density_over_top_t_rankings():
 
     rows = [[0, 1], [0, 1], [1, 0], [3, 2], [3, 2], [2, 3], [0, 2]]
     X = check_rankings(rows, n_items=4)
-    model = DPMixture(family=GeneralizedMallows(), n_iter=30, random_state=1).fit(X)
+    model = DPMixture(family=GeneralizedMallows(), n_iter=30, random_state=1, n_chains=1).fit(X)
     everything = check_rankings([list(p) for p in itertools.permutations(range(4), 2)],
                                 n_items=4)
     assert np.exp(model.score_samples(everything)).sum() == pytest.approx(1.0, rel=1e-9)
@@ -501,12 +502,12 @@ def test_mallows_estimator_errors_and_resume(tmp_path):
 
     X, _ = three_clusters(60)
     with pytest.raises(ValueError, match="slice-gibbs"):
-        DPMixture(family="mallows", sampler="gibbs", n_iter=5).fit(X)
+        DPMixture(family="mallows", sampler="gibbs", n_iter=5, n_chains=1).fit(X)
     with pytest.raises(DataError, match="twice"):
-        DPMixture(family="mallows", n_iter=5).fit([[0, 1, 0]])
+        DPMixture(family="mallows", n_iter=5, n_chains=1).fit([[0, 1, 0]])
     ckpt = tmp_path / "gm.ckpt"
-    full = DPMixture(family="mallows", n_iter=12, random_state=3).fit(X)
-    DPMixture(family="mallows", n_iter=6, random_state=3, checkpoint=ckpt).fit(X)
+    full = DPMixture(family="mallows", n_iter=12, random_state=3, n_chains=1).fit(X)
+    DPMixture(family="mallows", n_iter=6, random_state=3, checkpoint=ckpt, n_chains=1).fit(X)
     resumed = DPMixture.resume(ckpt, X, n_iter=12)
     assert np.array_equal(full.trace_.log_joint, resumed.trace_.log_joint)
     assert np.array_equal(full.labels_, resumed.labels_)
@@ -526,7 +527,7 @@ def test_unconverged_rankings_get_advice_for_rankings():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = DPMixture(family="mallows", sampler="slice-gibbs", n_iter=6,
-                          random_state=0).fit(X)
+                          random_state=0, n_chains=1).fit(X)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert any("--coarsening auto" in m for m in messages), messages
     assert not any("gibbs+sams" in m for m in messages)

@@ -150,7 +150,7 @@ def table_fit(tmp_path_factory):
     from dpclust.estimators.summary import run_summary
 
     df, g = _penguins()
-    model = DPMixture(family="auto", n_iter=30, burn_in=10, random_state=0)
+    model = DPMixture(family="auto", n_iter=30, burn_in=10, random_state=0, n_chains=1)
     with pytest.warns(UserWarning):  # 30 iterations do not converge
         model.fit(df)
     summary = run_summary(model, data={"source": "penguins", "n_samples": len(df),

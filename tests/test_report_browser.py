@@ -33,7 +33,11 @@ MAX_HEIGHT = 16_000
 
 
 def _fit(tmp_path: Path, name: str, *args: str) -> Path:
+    """``dpclust fit`` with ``args``: one chain unless they say otherwise (the kind
+    ``chains`` checks a report of several)."""
     out = tmp_path / name
+    if "--chains" not in args:
+        args = (*args, "--chains", "1")
     run = subprocess.run([sys.executable, "-m", "dpclust", "fit", *args, "--out", str(out),
                           "--seed", "0"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -37,10 +37,11 @@ def test_sams_splits_what_gibbs_cannot():
     merged topics, the merge-split moves separate them."""
     X, y = make_documents(n_docs=300, n_topics=4, vocab_size=150, random_state=2)
     m = DPMixture(family="multinomial", sampler=GibbsSAMS(n_proposals=5), n_iter=60,
-                  init_clusters=1, random_state=0).fit(X)
+                  init_clusters=1, random_state=0, n_chains=1).fit(X)
     assert m.trace_.n_accepted_splits.sum() >= 1
     assert nmi(m.labels_, y) > 0.95
-    stuck = DPMixture(family="multinomial", n_iter=60, init_clusters=1, random_state=0).fit(X)
+    stuck = DPMixture(family="multinomial", n_iter=60, init_clusters=1, random_state=0,
+                      n_chains=1).fit(X)
     assert nmi(stuck.labels_, y) < 0.9
 
 

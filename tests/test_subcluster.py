@@ -136,7 +136,7 @@ def test_sequential_moves_merge_fragments_of_kmeans():
     of sequential moves merge the k-means cells (EM launches alone: K 10-12 and NMI
     0.64-0.77 after 60 iterations)."""
     X, y = make_gaussian_mixture(n_samples=5000, n_clusters=3, random_state=0)
-    m = DPMixture(n_iter=60, random_state=1).fit(X)
+    m = DPMixture(n_iter=60, random_state=1, n_chains=1).fit(X)
     assert m.n_clusters_ <= 4 and nmi(m.labels_, y) > 0.98
 
 
@@ -589,14 +589,15 @@ def test_pass_weight_ratio_is_that_of_the_offset_dirichlet():
 # ------------------------------------------------------------------ behaviour
 def test_splits_find_clusters_from_one():
     X, y = make_gaussian_mixture(n_samples=4000, n_clusters=5, random_state=2)
-    m = DPMixture(sampler="subcluster", n_iter=60, init_clusters=1, random_state=0).fit(X)
+    m = DPMixture(sampler="subcluster", n_iter=60, init_clusters=1, random_state=0,
+                  n_chains=1).fit(X)
     assert m.trace_.n_accepted_splits.sum() >= 4
     assert nmi(m.labels_, y) > 0.95
 
 
 def test_exact_configuration_merges_from_many_clusters():
     X, y = make_gaussian_mixture(n_samples=400, n_clusters=3, random_state=1)
-    m = DPMixture(sampler=EXACT, n_iter=300, init_clusters=10, random_state=0).fit(X)
+    m = DPMixture(sampler=EXACT, n_iter=300, init_clusters=10, random_state=0, n_chains=1).fit(X)
     assert m.trace_.n_accepted_merges.sum() >= 2
     assert nmi(m.labels_, y) > 0.9
 
@@ -604,7 +605,7 @@ def test_exact_configuration_merges_from_many_clusters():
 def test_documents_are_split_into_topics():
     X, y = make_documents(n_docs=400, n_topics=4, random_state=0)
     m = DPMixture(family="multinomial", sampler="subcluster", n_iter=60, init_clusters=1,
-                  random_state=0).fit(X)
+                  random_state=0, n_chains=1).fit(X)
     assert nmi(m.labels_, y) > 0.9
 
 
@@ -667,11 +668,11 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     assert _max_draws("auto", 1000) == 200 and _max_draws("auto", 10**6) == 20
     assert _max_draws(7, 10**6) == 7
     X, y = make_gaussian_mixture(n_samples=AUTO_SUBCLUSTER_FROM, n_clusters=3, random_state=0)
-    m = DPMixture(n_iter=60, random_state=0).fit(X)  # from k-means, the default start
+    m = DPMixture(n_iter=60, random_state=0, n_chains=1).fit(X)  # from k-means, the default start
     assert nmi(m.labels_, y) > 0.95
     # from one cluster the splits find the clusters, though fragments of a cluster can
     # outlive 30 iterations (NMI 0.81-1.0 over seeds; see the README on large data)
-    m = DPMixture(n_iter=30, init_clusters=1, random_state=0).fit(X)
+    m = DPMixture(n_iter=30, init_clusters=1, random_state=0, n_chains=1).fit(X)
     assert m.trace_.n_accepted_splits.sum() >= 2 and nmi(m.labels_, y) > 0.75
 
 

@@ -67,7 +67,7 @@ def test_the_fused_block_is_the_fused_clusters_beside_the_raw_partition():
     X = _split_groups(np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = DPMixture(alpha=3.0, n_iter=60, random_state=0).fit(X)
+        model = DPMixture(alpha=3.0, n_iter=60, random_state=0, n_chains=1).fit(X)
     s = run_summary(model, data={"n_samples": len(X)}, total_seconds=1.0, version="test")
     assert "fused" not in s  # not fused, and nothing says why
     s = run_summary(model, data={"n_samples": len(X)}, total_seconds=1.0, version="test",

@@ -70,7 +70,7 @@ def test_whole_weights_give_the_exact_posterior_of_the_repeated_rows():
     X = np.array([[0.0, 0.0], [0.8, 0.3], [1.6, 1.0]])
     model = DPMixture(family=_nniw(), sampler="gibbs", n_iter=8000, burn_in=100,
                       store_labels=True, init_clusters=1,
-                      random_state=0).fit(X, sample_weight=[2, 1, 1])
+                      random_state=0, n_chains=1).fit(X, sample_weight=[2, 1, 1])
     copies = model._X_fit
     np.testing.assert_array_equal(copies, X[[0, 0, 1, 2]])
     parts, exact = exact_posterior(model.family_, copies, 1.0)
@@ -125,9 +125,9 @@ def test_a_checkpointed_weighted_run_resumes_with_its_weights(tmp_path):
     X = _points()
     w = np.array([2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 1, 1])
     path = tmp_path / "run.ckpt"
-    whole = DPMixture(n_iter=20, random_state=4).fit(X, sample_weight=w)
+    whole = DPMixture(n_iter=20, random_state=4, n_chains=1).fit(X, sample_weight=w)
     DPMixture(n_iter=10, burn_in=10 // 2, random_state=4,
-              checkpoint=path).fit(X, sample_weight=w)
+              checkpoint=path, n_chains=1).fit(X, sample_weight=w)
     with pytest.raises(DataError, match="fingerprints"):
         DPMixture.resume(path, X, n_iter=20)
     resumed = DPMixture.resume(path, X, sample_weight=w, n_iter=20)
@@ -138,7 +138,7 @@ def test_a_checkpointed_weighted_run_resumes_with_its_weights(tmp_path):
 def test_save_and_load_keep_the_rows(tmp_path):
     X = _points()
     w = np.array([2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 1, 1])
-    model = DPMixture(n_iter=20, random_state=0).fit(X, sample_weight=w)
+    model = DPMixture(n_iter=20, random_state=0, n_chains=1).fit(X, sample_weight=w)
     model.save(tmp_path / "m.npz")
     back = DPMixture.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.label_share_, model.label_share_)
@@ -152,7 +152,8 @@ def test_save_and_load_keep_the_rows(tmp_path):
 def test_power_weights_give_the_exact_power_posterior(w, mode):
     model = DPMixture(family=TableFamily(kinds=KINDS, kappa=0.5), sampler="gibbs",
                       n_iter=6000, burn_in=100, store_labels=True, init_clusters=1,
-                      random_state=0, sample_weight_mode=mode).fit(MIXED, sample_weight=w)
+                      random_state=0, sample_weight_mode=mode,
+                      n_chains=1).fit(MIXED, sample_weight=w)
     assert model.sample_weight_mode_ == "power"
     Xw = model._X_fit
     assert len(Xw) == 4  # each row once
@@ -170,7 +171,7 @@ def test_power_weights_give_the_exact_power_posterior(w, mode):
 
 def test_power_weights_of_a_table_leave_predictions_per_row():
     model = DPMixture(family=TableFamily(kinds=KINDS, kappa=0.5), n_iter=20,
-                      random_state=0).fit(MIXED, sample_weight=[1.0, 0.0, 2.5, 0.5])
+                      random_state=0, n_chains=1).fit(MIXED, sample_weight=[1.0, 0.0, 2.5, 0.5])
     assert model.labels_.shape == (4,) and model.labels_[1] >= 0
     assert np.isnan(model.certainty_[1])
     assert model.score_samples(MIXED).shape == (4,)
@@ -187,42 +188,43 @@ def test_power_weights_of_a_table_leave_predictions_per_row():
 ])
 def test_bad_weights_are_refused(w, match):
     with pytest.raises(ValueError, match=match):
-        DPMixture(n_iter=5).fit(_points(), sample_weight=w)
+        DPMixture(n_iter=5, n_chains=1).fit(_points(), sample_weight=w)
 
 
 def test_fractional_weights_need_a_family_that_takes_powers():
     w = np.full(12, 1.5)
     with pytest.raises(ValueError, match=r"'gaussian' family does not take a power.*"
                                          r"'table'.*Whole-number weights work for every"):
-        DPMixture(n_iter=5).fit(_points(), sample_weight=w)
+        DPMixture(n_iter=5, n_chains=1).fit(_points(), sample_weight=w)
     with pytest.raises(ValueError, match="needs whole numbers; row 0 has 1.5"):
-        DPMixture(n_iter=5, sample_weight_mode="repeat").fit(_points(), sample_weight=w)
+        DPMixture(n_iter=5, sample_weight_mode="repeat", n_chains=1).fit(_points(), sample_weight=w)
     with pytest.raises(ValueError, match="sample_weight_mode must be one of"):
-        DPMixture(n_iter=5, sample_weight_mode="copies").fit(_points())
+        DPMixture(n_iter=5, sample_weight_mode="copies", n_chains=1).fit(_points())
 
 
 def test_absurd_repetition_is_refused():
     X = _points()
     with pytest.raises(ValueError, match="copies per row.*sample_weight_mode='repeat'.*"
                                          "'power'"):
-        DPMixture(n_iter=5).fit(X, sample_weight=np.full(12, 60))
+        DPMixture(n_iter=5, n_chains=1).fit(X, sample_weight=np.full(12, 60))
     with pytest.raises(ValueError, match="more than 10,000,000 rows"):
-        DPMixture(n_iter=5, sample_weight_mode="repeat").fit(
+        DPMixture(n_iter=5, sample_weight_mode="repeat", n_chains=1).fit(
             X, sample_weight=np.full(12, MAX_COPIES // 10))
     # asked for explicitly, many copies per row are fine
-    model = DPMixture(n_iter=3, sample_weight_mode="repeat").fit(X[:2], sample_weight=[60, 60])
+    model = DPMixture(n_iter=3, sample_weight_mode="repeat",
+                      n_chains=1).fit(X[:2], sample_weight=[60, 60])
     assert model.labels_.shape == (2,)
 
 
 def test_weights_refused_where_the_model_cannot_take_them():
     X = _points()
     with pytest.raises(ValueError, match="coarsening='auto' calibrates on unweighted"):
-        DPMixture(n_iter=5, coarsening="auto").fit(X, sample_weight=np.ones(12))
+        DPMixture(n_iter=5, coarsening="auto", n_chains=1).fit(X, sample_weight=np.ones(12))
     with pytest.raises(ValueError, match="does not combine with powers per row"):
-        DPMixture(family=TableFamily(kinds=KINDS), n_iter=5, coarsening=10.0).fit(
+        DPMixture(family=TableFamily(kinds=KINDS), n_iter=5, coarsening=10.0, n_chains=1).fit(
             MIXED, sample_weight=[1.0, 0.5, 1.0, 1.0])
     with pytest.raises(ValueError, match="backend='local'"):
-        DPMixture(n_iter=5, backend="dask").fit(X, sample_weight=np.ones(12))
+        DPMixture(n_iter=5, backend="dask", n_chains=1).fit(X, sample_weight=np.ones(12))
 
 
 # ------------------------------------------------------------------- the folding

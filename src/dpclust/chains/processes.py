@@ -18,10 +18,12 @@ start its work under ``if __name__ == "__main__":``.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import traceback
 from multiprocessing.connection import wait
 
@@ -37,6 +39,53 @@ def available_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def can_start_processes() -> bool:
+    """Whether spawned processes for the chains can start from here.
+
+    A spawned process imports the program's main module again (as ``__mp_main__``): a
+    script whose call to ``fit`` is not under ``if __name__ == "__main__":`` would run
+    again in it.  So: yes in an interactive session, a notebook or ``python -c`` (no main
+    file), and where the statement of the main module that is running now is such a
+    guard (a script's guarded ``main()``, the ``dpclust`` and ``pytest`` commands); no in
+    a process that is itself starting up or is a daemon (which may not have children), or
+    when ``fit`` runs in another thread.
+    """
+    proc = mp.current_process()
+    if proc.daemon or getattr(proc, "_inheriting", False):
+        return False
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None:
+        return True
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>"
+                                     and frame.f_globals is vars(main)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    line = frame.f_lineno
+    for stmt in tree.body:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            return _is_main_guard(stmt)
+    return False
+
+
+def _is_main_guard(stmt) -> bool:
+    """Whether ``stmt`` is ``if __name__ == "__main__":`` (either way round)."""
+    if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and len(stmt.test.ops) == 1 and isinstance(stmt.test.ops[0], ast.Eq)):
+        return False
+    sides = [stmt.test.left, stmt.test.comparators[0]]
+    return ({type(x).__name__ for x in sides} == {"Name", "Constant"}
+            and any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
 
 
 @contextlib.contextmanager
@@ -91,7 +140,8 @@ def _worker(conn):
                     if prog.snapshot.iteration != it:
                         continue
                     info = est._step_chain(model, sampler, rngs[c], prog, capacity)
-                    conn.send(("tick", c, int(info.n_clusters), float(info.log_joint)))
+                    conn.send(("tick", c, int(info.n_clusters), float(info.log_joint),
+                               prog.records[-1]))
                 while conn.poll():
                     if conn.recv()[0] == "halt":
                         halted = True
@@ -155,8 +205,8 @@ class ChainWorkers:
         return msg
 
     def advance(self, target: int, tick=None) -> None:
-        """Advance every chain to ``target`` iterations; ``tick(chain, K, log_joint)`` after
-        each iteration.  On Ctrl-C the workers stop after their current iteration and the
+        """Advance every chain to ``target`` iterations; ``tick(chain, K, log_joint,
+        record)`` after each iteration.  On Ctrl-C the workers stop after their current iteration and the
         chains are brought back before the interrupt goes on."""
         conns = {conn: proc for proc, conn in self.workers}
         for conn in conns:

@@ -27,13 +27,25 @@ from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
 from ..partitions import cluster_presence, point_certainty, posterior_similarity
 from ..priors import PartitionPrior, get_prior
-from ..diagnostics import advice, convergence
+from ..diagnostics import ESS_PER_CHAIN, QUANTITIES, RHAT_MAX, advice, convergence
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
                     records_trace, reservoir_add, resolve_max_draws, size_summaries)
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
+
+#: the first length of a run with ``n_iter=None``, which then goes on until it converges
+FIRST_LENGTH = 200
+#: the longest run of ``n_iter=None`` when ``max_iter`` is None
+AUTO_MAX_ITER = 50_000
+#: ``n_jobs=None``: the chains move to processes when the rest of a block would take longer
+#: than this in this process (starting the processes costs a second or two)
+PROCESSES_PAY_AFTER = 5.0
+#: ``n_jobs=None``: seconds the chains run in this process before that choice is made
+_PROBE_SECONDS = 1.0
+#: seconds between two updates of the progress bar's R-hat and ESS
+_VERDICT_EVERY = 2.0
 
 
 def _outside_package() -> int:
@@ -74,8 +86,9 @@ class ChainEstimator(BaseEstimator):
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
-        """Check the chain's settings; returns ``(n_iter, burn_in, thin)``."""
-        n_iter = check_int(self.n_iter, "n_iter", 1)
+        """Check the chain's settings; returns ``(n_iter, burn_in, thin)`` (``n_iter=None``:
+        the first length of a run that goes on until it converges)."""
+        n_iter = FIRST_LENGTH if self.n_iter is None else check_int(self.n_iter, "n_iter", 1)
         burn_in = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0)
         if burn_in >= n_iter:
             raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
@@ -87,6 +100,11 @@ class ChainEstimator(BaseEstimator):
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         if self.checkpoint_every is not None:
             check_int(self.checkpoint_every, "checkpoint_every", 1)
+        max_time = getattr(self, "max_time", None)
+        if max_time is not None and not (isinstance(max_time, (int, float))
+                                         and not isinstance(max_time, bool) and max_time > 0):
+            raise ValueError(f"max_time must be a positive number of seconds or None, got "
+                             f"{max_time!r}")
         self._n_chains()
         return n_iter, burn_in, thin
 
@@ -146,10 +164,10 @@ class ChainEstimator(BaseEstimator):
         if n_iter is not None:
             est.n_iter = n_iter
         done = max(p.snapshot.iteration for p in progs)
-        if check_int(est.n_iter, "n_iter", 1) < done:
+        if est.n_iter is not None and check_int(est.n_iter, "n_iter", 1) < done:
             raise ValueError(f"the checkpoint already holds {done} iterations; n_iter="
                              f"{est.n_iter} would discard some (pass n_iter >= {done})")
-        if not (getattr(est, "until_converged", False) and est.burn_in is None):
+        if not (est._until_converged() and est.burn_in is None):
             est.burn_in = progs[0].burn_in  # as resolved when the run started
         if progress is not None:
             est.progress = progress
@@ -158,6 +176,8 @@ class ChainEstimator(BaseEstimator):
         if client is not None:
             est.client = client
         n_iter_, _, _ = est._settings()
+        if est.n_iter is None:  # where the run that goes on until it converges had got to
+            n_iter_ = max(n_iter_, done, 2 * progs[0].burn_in)
         family_ = ckpt["family"]
         prior = est._partition_prior().alpha_prior
         model = est._resume_model(X, family_, prior)
@@ -188,41 +208,49 @@ class ChainEstimator(BaseEstimator):
 
     def _run(self, model, sampler, rngs, progs, n_iter, *, fingerprint=None, saved_at=None):
         """Advance the chains ``progs`` (with their generators ``rngs``) to ``n_iter``
-        iterations, one iteration of each chain in turn (or in ``n_jobs`` processes), with
-        checkpoints, the callback and the progress bar; then summarise them
-        (``_finish``)."""
-        every = self.checkpoint_every
+        iterations, one iteration of each chain in turn (or in processes), with
+        checkpoints, the callback and the progress bar; a run that goes on until it
+        converges is then extended while the rule fails and its budget allows
+        (:meth:`_longer`); then summarise the chains (``_finish``)."""
         if self.checkpoint is not None and fingerprint is None:
             fingerprint = model.fingerprint()
         C = len(progs)
         # pooled: max_draws
         capacity = -(-resolve_max_draws(self.max_draws, model.n_samples) // C)
-        n_workers = self._n_workers(model, C)
+        n_workers, auto = self._n_workers(model, C)
         bar = _progress_bar(self.progress, n_iter * C,
                             sum(p.snapshot.iteration for p in progs))
+        shown = _Shown(self, progs, bar)
         workers = None
         max_iter = self._max_iter(n_iter)
+        started, first = time.perf_counter(), min(p.snapshot.iteration for p in progs)
         saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
         try:
-            if n_workers > 1:
-                from .processes import ChainWorkers
-
-                workers = ChainWorkers(self._worker_copy(), self._recipe, progs, n_workers,
-                                       capacity)
+            if n_workers > 1 and not auto:
+                workers = self._workers(progs, n_workers, capacity)
             while True:
+                if workers is None and auto:
+                    workers = self._perhaps_processes(model, sampler, rngs, progs, n_iter,
+                                                      capacity, shown, fingerprint, saved,
+                                                      n_workers)
                 if workers is not None:
-                    self._advance_workers(workers, model, progs, n_iter, bar, fingerprint,
+                    self._advance_workers(workers, model, progs, n_iter, shown, fingerprint,
                                           saved)
                 else:
-                    self._advance_here(model, sampler, rngs, progs, n_iter, capacity, bar,
+                    self._advance_here(model, sampler, rngs, progs, n_iter, capacity, shown,
                                        fingerprint, saved)
                 done = min(p.snapshot.iteration for p in progs)
-                if (max_iter is None or done < n_iter or done >= max_iter
-                        or self._progress_converged(progs)):
+                if max_iter is None or done < n_iter or done >= max_iter:
                     break
-                # not converged: double the run; a burn-in left to the default stays half
-                n_iter = min(max_iter, 2 * done)
-                if self.burn_in is None:
+                conv = self._progress_verdict(progs)
+                shown.verdict(conv)
+                seconds = (time.perf_counter() - started) / max(done - first, 1)
+                longer = None if conv["converged"] else self._longer(
+                    conv, done, max_iter, seconds, time.perf_counter() - started)
+                if longer is None:
+                    break
+                n_iter = longer
+                if self.burn_in is None:  # a burn-in left to the default stays half
                     for p in progs:
                         p.burn_in = n_iter // 2
                     if workers is not None:
@@ -248,21 +276,71 @@ class ChainEstimator(BaseEstimator):
                 workers.close()
             if bar is not None:
                 bar.close()
+        self.n_processes_ = 1 if workers is None else len(workers.workers)
         done = min(p.snapshot.iteration for p in progs)
         if self.checkpoint is not None and saved[0] != done:
             self._save(progs, model, fingerprint)
         self.__dict__.pop("_recipe", None)
         self._finish(model, [p.consistent() for p in progs])
 
-    def _advance_workers(self, workers, model, progs, n_iter, bar, fingerprint, saved):
+    def _workers(self, progs, n_workers, capacity):
+        from .processes import ChainWorkers
+
+        return ChainWorkers(self._worker_copy(), self._recipe, progs, n_workers, capacity)
+
+    def _perhaps_processes(self, model, sampler, rngs, progs, n_iter, capacity, shown,
+                           fingerprint, saved, n_workers):
+        """``n_jobs=None``: run the chains here for up to a second, then start ``n_workers``
+        processes for them (returned) if the rest of the block would take longer than
+        ``PROCESSES_PAY_AFTER`` seconds here; else None (the chains stay here)."""
+        before = min(p.snapshot.iteration for p in progs)
+        t0 = time.perf_counter()
+        self._advance_here(model, sampler, rngs, progs, n_iter, capacity, shown, fingerprint,
+                           saved, stop_after=t0 + _PROBE_SECONDS)
+        done = min(p.snapshot.iteration for p in progs)
+        if done >= n_iter or done == before:
+            return None
+        per_round = (time.perf_counter() - t0) / (done - before)
+        if per_round * (n_iter - done) <= PROCESSES_PAY_AFTER:
+            return None
+        return self._workers(progs, n_workers, capacity)
+
+    def _longer(self, conv, done, max_iter, seconds_per_iteration, elapsed):
+        """The next length of a run that has not converged after ``done`` iterations, or
+        None to stop.
+
+        Effective sample sizes grow in proportion to the kept draws, so the run is made as
+        much longer as the worst ESS needs (with a fifth more for the noise of ESS),
+        between 1.5 and 4 times, and at least twice while an R-hat fails; then capped by
+        ``max_iter`` and by what the chains' pace so far fits into ``max_time``.  An
+        extension of less than a quarter is not made (the kept draws, the second half of
+        the run, would barely change)."""
+        need = ESS_PER_CHAIN * conv["n_chains"]
+        factor = 1.5
+        for name in conv["failing"]:
+            v = conv[name]
+            ess = min(v["ess_bulk"], v["ess_tail"])
+            if np.isfinite(ess) and ess > 0:
+                factor = max(factor, 1.2 * need / ess)
+            else:
+                factor = 4.0
+            if not (np.isfinite(v["rhat"]) and v["rhat"] < RHAT_MAX):
+                factor = max(factor, 2.0)
+        step = 50 if done >= 200 else 1  # round lengths
+        longer = min(max_iter, -(-int(done * min(factor, 4.0)) // step) * step)
+        max_time = getattr(self, "max_time", None)
+        if max_time is not None:
+            longer = min(longer, done + int((max_time - elapsed) / seconds_per_iteration))
+        return longer if longer >= 1.25 * done else None
+
+    def _advance_workers(self, workers, model, progs, n_iter, shown, fingerprint, saved):
         """The chains in the worker processes, to ``n_iter`` iterations, in blocks of
         ``checkpoint_every`` when checkpointing (``saved[0]``: the last one's iteration)."""
         every = self.checkpoint_every
 
-        def tick(c, k, lj):
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(K=k, log_joint=f"{lj:.1f}", refresh=False)
+        def tick(c, k, lj, record):
+            progs[c].records.append(record)  # for the bar's R-hat and ESS, until the
+            shown.tick(k, lj)                # block's chains come back
 
         while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
             target = n_iter
@@ -272,25 +350,33 @@ class ChainEstimator(BaseEstimator):
             if self.checkpoint is not None and every is not None and target % every == 0:
                 saved[0] = self._save(progs, model, fingerprint)
 
+    def _until_converged(self) -> bool:
+        """Whether the run goes on until it converges (``until_converged=None``: when
+        ``n_iter`` is None)."""
+        until = getattr(self, "until_converged", False)
+        return getattr(self, "n_iter", 0) is None if until is None else bool(until)
+
     def _max_iter(self, n_iter: int) -> int | None:
-        """The most iterations of a run ``until_converged`` (None: exactly ``n_iter``)."""
-        if not getattr(self, "until_converged", False):
+        """The most iterations of a run that goes on until it converges (None: exactly
+        ``n_iter``)."""
+        if not self._until_converged():
             return None
         max_iter = getattr(self, "max_iter", None)
         if max_iter is None:
-            return 10 * n_iter
+            return AUTO_MAX_ITER if self.n_iter is None else 10 * n_iter
         return max(check_int(max_iter, "max_iter", 1), n_iter)
 
-    def _progress_converged(self, progs) -> bool:
-        """Whether the chains as they stand pass the rule (:mod:`dpclust.diagnostics`)."""
+    def _progress_verdict(self, progs, live: bool = False) -> dict:
+        """The rule's verdict on the chains as they stand (:mod:`dpclust.diagnostics`)."""
         prior = self._partition_prior().alpha_prior
-        return convergence(records_trace(progs), alpha_resampled=prior is not None)[
-            "converged"]
+        return convergence(records_trace(progs, live=live), alpha_resampled=prior is not None)
 
-    def _advance_here(self, model, sampler, rngs, progs, n_iter, capacity, bar, fingerprint,
-                      saved):
+    def _advance_here(self, model, sampler, rngs, progs, n_iter, capacity, shown, fingerprint,
+                      saved, stop_after=None):
         """The chains in this process, one iteration of each in turn (``saved[0]``: the
-        iteration of the last checkpoint written)."""
+        iteration of the last checkpoint written), until ``n_iter`` iterations or, with
+        ``stop_after``, after the first round that ends past that
+        ``time.perf_counter()``."""
         every = self.checkpoint_every
         stop = False
         while not stop:
@@ -301,31 +387,40 @@ class ChainEstimator(BaseEstimator):
                 if prog.snapshot.iteration != it:
                     continue  # ahead after an interrupted round
                 info = self._step_chain(model, sampler, rng, prog, capacity)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(K=info.n_clusters, log_joint=f"{info.log_joint:.1f}",
-                                    refresh=False)
+                shown.tick(info.n_clusters, info.log_joint)
                 if (self.callback is not None
                         and self.callback(it, prog.snapshot.state, info) is False):
                     stop = True  # the other chains finish this iteration
             if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
                 saved[0] = self._save(progs, model, fingerprint, cut=True)
+            if stop_after is not None and time.perf_counter() >= stop_after:
+                break
 
-    def _n_workers(self, model, n_chains: int) -> int:
-        """Processes for the chains: ``n_jobs`` (None: 1, -1: every core), at most one per
-        chain; 1 on a Dask cluster (its chains run one after another)."""
+    def _n_workers(self, model, n_chains: int) -> tuple[int, bool]:
+        """Processes for the chains, and whether they start only once the run proves long
+        enough to pay for them (``n_jobs=None``).
+
+        ``n_jobs``: -1 every core, at most one per chain; None one per chain up to the
+        cores, when the program can start processes
+        (:func:`~dpclust.chains.processes.can_start_processes`) and there is no callback;
+        1 (a Dask cluster: its chains run one after another on it) otherwise."""
+        from .processes import available_cores, can_start_processes
+
         n_jobs = getattr(self, "n_jobs", None)
-        if n_jobs is None or n_chains == 1 or model.X is None:
-            return 1
+        if n_chains == 1 or model.X is None:
+            return 1, False
+        if n_jobs is None:
+            cores = available_cores()
+            if cores == 1 or self.callback is not None or not can_start_processes():
+                return 1, False
+            return min(cores, n_chains), True
         if n_jobs == -1:
-            from .processes import available_cores
-
             n_jobs = available_cores()
         n_jobs = check_int(n_jobs, "n_jobs", 1)
         if n_jobs > 1 and self.callback is not None:
             raise ValueError("callback= runs in this process: use n_jobs=1 (or None) with "
                              "several chains and a callback")
-        return min(n_jobs, n_chains)
+        return min(n_jobs, n_chains), False
 
     def _worker_copy(self):
         """This estimator's settings for a chain worker (no callback, progress bar or
@@ -548,3 +643,36 @@ def _progress_bar(enabled: bool, total: int, initial: int):
     from tqdm.auto import tqdm
     return tqdm(total=total, initial=initial, desc="dpclust", unit="it", dynamic_ncols=True)
 
+
+class _Shown:
+    """What the progress bar shows: after every iteration the last chain's number of
+    clusters and log joint, and every ``_VERDICT_EVERY`` seconds the rule's worst R-hat
+    and smallest ESS over the kept iterations so far (against the ESS the rule needs)."""
+
+    def __init__(self, est, progs, bar):
+        self.est, self.progs, self.bar = est, progs, bar
+        self.last = time.perf_counter()
+        self.judged = {}
+
+    def tick(self, k, log_joint):
+        if self.bar is None:
+            return
+        self.bar.update(1)
+        now = time.perf_counter()
+        if now - self.last >= _VERDICT_EVERY:
+            self.last = now
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.verdict(self.est._progress_verdict(self.progs, live=True))
+        self.bar.set_postfix({"K": int(k), "log_joint": f"{log_joint:.1f}", **self.judged},
+                             refresh=False)
+
+    def verdict(self, conv):
+        """Show the verdict ``conv`` (nothing before the kept draws can be judged)."""
+        names = [q for q in QUANTITIES if q in conv]
+        rhats = [conv[q]["rhat"] for q in names]
+        ess = [min(conv[q]["ess_bulk"], conv[q]["ess_tail"]) for q in names]
+        if self.bar is None or not names or not np.isfinite(rhats + ess).all():
+            return
+        need = ESS_PER_CHAIN * conv["n_chains"]
+        self.judged = {"R-hat": f"{max(rhats):.3f}", "ESS": f"{min(ess):.0f}/{need}"}

@@ -222,9 +222,11 @@ def size_summaries(model, state) -> tuple[float, int]:
 
 
 
-def records_trace(progs) -> SimpleNamespace:
-    """The quantities of the verdict from the chains' records (no point estimate)."""
-    n_done = min(p.snapshot.iteration for p in progs)
+def records_trace(progs, live: bool = False) -> SimpleNamespace:
+    """The quantities of the verdict from the chains' records (no point estimate);
+    ``live``: every record there is, also those of iterations whose snapshot has not come
+    back from a worker process yet (for the progress bar)."""
+    n_done = min(len(p.records) if live else p.snapshot.iteration for p in progs)
     rec = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, RECORD_WIDTH)
                     for p in progs])
     burn, thin = progs[0].burn_in, progs[0].thin

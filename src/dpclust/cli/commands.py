@@ -266,7 +266,8 @@ def _resume(args, command_line: str) -> int:
     ckpt = load_checkpoint(ckpt_path)
     done = checkpoint_iteration(ckpt)
     # the checkpoint knows the run's length, including an earlier `resume --iters`
-    config = replace(config, n_iter=int(ckpt["params"]["n_iter"]))
+    n_iter = ckpt["params"]["n_iter"]  # None: a run that goes on until it converges
+    config = replace(config, n_iter=None if n_iter is None else int(n_iter))
     if args.no_plots:
         config = replace(config, plots=False)
     if args.iters is not None:
@@ -389,7 +390,8 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
     chains = dict(n_chains=config.chains, n_jobs=_jobs(config, callback),
-                  until_converged=config.until_converged, max_iter=config.max_iters)
+                  until_converged=config.until_converged, max_iter=config.max_iters,
+                  max_time=config.max_time)
     # a run that goes on until it converges keeps its default burn-in at half its length
     burn_in = None if config.until_converged and not config.burn_in_given else config.burn_in
     if config.model == "ddcrp":
@@ -410,14 +412,13 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
         partitions=config.partitions, **chains)
 
 
-def _jobs(config: RunConfig, callback) -> int:
-    """Processes for the chains: ``--jobs``, or one per chain up to the cores; one with a
-    callback (``--stop-after``) or on a Dask cluster."""
-    from ..chains.processes import available_cores
-
+def _jobs(config: RunConfig, callback) -> int | None:
+    """Processes for the chains: ``--jobs``, or None (the estimator's choice: processes
+    once the run proves long enough); one with a callback (``--stop-after``) or on a Dask
+    cluster."""
     if callback is not None or config.distributed or config.chains == 1:
         return 1
-    return config.jobs if config.jobs is not None else min(config.chains, available_cores())
+    return config.jobs
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from ..chains.runner import FIRST_LENGTH
 from ..families import FAMILIES
 
 PROG = "dpclust"
@@ -91,7 +92,7 @@ class RunConfig:
     alpha: str = "1.0"
     prior: str | None = None
     coarsening: float | str | None = None
-    n_iter: int = 200
+    n_iter: int | None = None
     burn_in: int = 100
     thin: int = 1
     seed: int = 0
@@ -123,10 +124,11 @@ class RunConfig:
     scheduler: str | None = None
     workers: int | None = None
     partitions: int | None = None
-    chains: int = 1
+    chains: int = 4
     jobs: int | None = None
-    until_converged: bool = False
+    until_converged: bool = True
     max_iters: int | None = None
+    max_time: float | None = 300.0
     burn_in_given: bool = True
     subsample: int | None = None
     column_types: tuple | None = None
@@ -343,10 +345,13 @@ def _decay_type(text: str) -> str:
 
 def _config_from_args(args) -> RunConfig:
     n_iter = args.iters
-    burn_in = n_iter // 2 if args.burn_in is None else args.burn_in
-    if burn_in >= n_iter:
-        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({n_iter}): "
-                         "otherwise no draws are kept")
+    until = bool(args.until_converged) or n_iter is None
+    first = FIRST_LENGTH if n_iter is None else n_iter
+    burn_in = first // 2 if args.burn_in is None else args.burn_in
+    if burn_in >= first:
+        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({first}"
+                         + (", the first length of a run without --iters" if n_iter is None
+                            else "") + "): otherwise no draws are kept")
     family = args.family
     if args.dataset is not None:
         if args.data is not None:
@@ -380,7 +385,8 @@ def _config_from_args(args) -> RunConfig:
         hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
-        until_converged=args.until_converged, max_iters=args.max_iters,
+        until_converged=until, max_iters=args.max_iters,
+        max_time=args.max_time or None,
         burn_in_given=args.burn_in is not None, sep=args.sep, decimal=args.decimal,
         subsample=args.subsample, column_types=_column_types(args.column_types),
         weights=args.weights)
@@ -388,10 +394,10 @@ def _config_from_args(args) -> RunConfig:
     if (args.sep or args.decimal) and args.data is None:
         raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
                          "file; the bundled data need none")
-    if args.max_iters is not None and not args.until_converged:
-        raise UsageError("--max-iters applies only with --until-converged")
-    if args.max_iters is not None and args.max_iters < n_iter:
-        raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({n_iter})")
+    if args.max_iters is not None and not until:
+        raise UsageError("--max-iters applies only with --until-converged (or without --iters)")
+    if args.max_iters is not None and args.max_iters < first:
+        raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({first})")
     config = _rankings_config(config, args)
     _check_prior(args)
     if args.model == "dp":

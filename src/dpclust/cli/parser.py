@@ -288,13 +288,27 @@ def _add_ddcrp_args(fit) -> None:
                             "by time); with the constant decay this is the ordinary CRP")
 
 
+def _seconds(text: str) -> float:
+    """A number of seconds, at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
+    return value
+
+
 def _add_chain_args(fit) -> None:
     """The chain: its length, seed, start, chains and checkpoints."""
     chain = fit.add_argument_group("chain")
-    chain.add_argument("--iters", type=_int_type(1), default=200, metavar="N",
-                       help="MCMC iterations (sweeps over the data) (default: %(default)s)")
+    chain.add_argument("--iters", type=_int_type(1), metavar="N",
+                       help="MCMC iterations (sweeps over the data) of each chain (default: "
+                            "200, then longer until the chains pass the convergence rule, "
+                            "within --max-iters and --max-time)")
     chain.add_argument("--burn-in", type=_int_type(0), metavar="B",
-                       help="iterations discarded before draws are kept (default: iters // 2)")
+                       help="iterations discarded before draws are kept (default: half the "
+                            "run)")
     chain.add_argument("--thin", type=_int_type(1), default=1, metavar="T",
                        help="keep every T-th draw after the burn-in (default: %(default)s)")
     chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
@@ -310,19 +324,27 @@ def _add_chain_args(fit) -> None:
                        help="loss whose posterior expectation the reported partition "
                             "minimises: variation of information or Binder (default: "
                             "%(default)s)")
-    chain.add_argument("--chains", type=_int_type(1), default=1, metavar="C",
+    chain.add_argument("--chains", type=_int_type(1), default=4, metavar="C",
                        help="independent chains, their kept draws pooled; R-hat compares "
                             "them (one chain gets a split-R-hat verdict over its quarters, "
                             "blind to modes it never visited) (default: %(default)s)")
     chain.add_argument("--jobs", type=_int_type(1), metavar="J",
-                       help="processes for the chains (default: one per chain, at most one "
-                            "per core); the result does not depend on J")
+                       help="processes for the chains (default: the chains start in this "
+                            "process and move to one process per chain, up to the cores, "
+                            "when the rest of the run would take more than 5 s); the "
+                            "result does not depend on J")
     chain.add_argument("--until-converged", action="store_true",
-                       help="after --iters, while the convergence rule fails, double the run "
-                            "(the burn-in stays half of it unless --burn-in is given), up to "
-                            "--max-iters; then say whether it converged")
+                       help="with --iters: after them, while the convergence rule fails, "
+                            "make the run longer (the burn-in stays half of it unless "
+                            "--burn-in is given), within --max-iters and --max-time; then "
+                            "say whether it converged (the default without --iters)")
     chain.add_argument("--max-iters", type=_int_type(1), metavar="N",
-                       help="the longest run of --until-converged (default: 10 x --iters)")
+                       help="the longest run that goes on until it converges (default: "
+                            "10 x --iters, or 50,000 without --iters)")
+    chain.add_argument("--max-time", type=_seconds, default=300.0, metavar="S",
+                       help="seconds: a run that goes on until it converges is made longer "
+                            "only as far as its pace says it ends within S of its start; 0: "
+                            "no limit (default: %(default)s)")
     chain.add_argument("--store-labels", action="store_true",
                        help="also write every kept partition to label_samples.npz")
     chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",

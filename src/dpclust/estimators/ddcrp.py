@@ -51,7 +51,7 @@ class DDCRPMixture(MixtureEstimator):
         Links only to oneself or to earlier rows (sort the data by time).
     n_iter, burn_in, thin, store_labels, point_estimate, max_draws, n_predictive_draws,
     random_state, progress, checkpoint, checkpoint_every, callback, n_chains,
-    n_jobs, until_converged, max_iter
+    n_jobs, until_converged, max_iter, max_time
         As for :class:`~dpclust.DPMixture`.
     start : {"prior", "singletons"}, default="prior"
         Starting links: a prior draw, or every customer alone (the paper's Figure 5).  Which
@@ -63,7 +63,8 @@ class DDCRPMixture(MixtureEstimator):
     Attributes
     ----------
     links_ : ndarray of shape (n_samples,)
-        The links of the last iteration (``links_[i] == i`` for a self link).
+        The links of the last iteration (``links_[i] == i`` for a self link), of the first
+        chain.
     labels_, n_clusters_, trace_, alpha_, family_, ...
         As for :class:`~dpclust.DPMixture`; ``trace_.log_joint`` is the ddCRP log joint
         ``log p(c | D, alpha) + sum_tables log f(X_table)`` and ``trace_.n_clusters`` the
@@ -87,12 +88,12 @@ class DDCRPMixture(MixtureEstimator):
     sampler = "ddcrp"
 
     def __init__(self, family="multinomial", alpha=1.0, decay="constant", distances=None,
-                 positions=None, metric="euclidean", sequential=False, n_iter=200,
+                 positions=None, metric="euclidean", sequential=False, n_iter=None,
                  burn_in=None, thin=1, store_labels=False, start="prior",
                  point_estimate="vi", max_draws="auto", n_predictive_draws=20,
                  random_state=None, progress=False, checkpoint=None, checkpoint_every=None,
-                 callback=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None):
+                 callback=None, n_chains=4, n_jobs=None,
+                 until_converged=None, max_iter=None, max_time=300.0):
         self.family = family
         self.alpha = alpha
         self.decay = decay
@@ -117,6 +118,7 @@ class DDCRPMixture(MixtureEstimator):
         self.n_jobs = n_jobs
         self.until_converged = until_converged
         self.max_iter = max_iter
+        self.max_time = max_time
 
     def _make_sampler(self, n_samples, family):
         return DDCRPGibbs(start=self.start)
@@ -217,7 +219,7 @@ class DDCRPLanguageModel(ChainEstimator):
         Vocabulary size when the words are integer ids (default: largest id + 1).
     n_iter, burn_in, thin, store_labels, start, point_estimate, max_draws,
     n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback,
-    n_chains, n_jobs, until_converged, max_iter
+    n_chains, n_jobs, until_converged, max_iter, max_time
         As for :class:`DDCRPMixture`.
 
     Attributes
@@ -247,11 +249,11 @@ class DDCRPLanguageModel(ChainEstimator):
 
     def __init__(self, alpha=1.0, decay="constant", distances=None, positions=None,
                  metric="euclidean", sequential=True, concentration=1.0, base_probs=None,
-                 n_words=None, n_iter=200, burn_in=None, thin=1, store_labels=False,
+                 n_words=None, n_iter=None, burn_in=None, thin=1, store_labels=False,
                  start="prior", point_estimate="vi", max_draws="auto",
                  n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
-                 checkpoint_every=None, callback=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None):
+                 checkpoint_every=None, callback=None, n_chains=4, n_jobs=None,
+                 until_converged=None, max_iter=None, max_time=300.0):
         self.alpha = alpha
         self.decay = decay
         self.distances = distances
@@ -278,6 +280,7 @@ class DDCRPLanguageModel(ChainEstimator):
         self.n_jobs = n_jobs
         self.until_converged = until_converged
         self.max_iter = max_iter
+        self.max_time = max_time
 
     def _positions(self, n):
         """The tokens' positions: as given, else their indices (when a decay needs them)."""

@@ -97,10 +97,12 @@ class DPMixture(MixtureEstimator):
         ``"plackett-luce"``: ``"explicit"`` (the default there; Neal's algorithm 2 with
         exact Gibbs rounds of the worths) or ``"fsd"`` under a finite prior.  With
         ``coarsening``, ``"coarsened"`` for every family.
-    n_iter : int, default=200
-        Number of MCMC iterations (sweeps over the data).
+    n_iter : int or None, default=None
+        Number of MCMC iterations (sweeps over the data) of each chain.  None: 200, then
+        longer until the chains pass the convergence rule (``until_converged``), within
+        ``max_iter`` and ``max_time``.
     burn_in : int or None, default=None
-        Iterations discarded before draws are kept; ``None`` means ``n_iter // 2``.
+        Iterations discarded before draws are kept; ``None`` means half the run.
     thin : int, default=1
         Keep every ``thin``-th draw after burn-in.
     store_labels : bool, default=False
@@ -160,29 +162,40 @@ class DPMixture(MixtureEstimator):
         in order, so the same ``random_state`` and partitions give exactly the same chain
         in-process and on a Dask cluster.  None: one partition in-process, a dask array's
         own row chunks (or one partition per worker) with ``backend="dask"``.
-    n_chains : int, default=1
+    n_chains : int, default=4
         Independent chains, their streams spawned from ``random_state``
-        (``numpy.random.SeedSequence``), run one iteration of each in turn in this process
-        (on a Dask cluster, one after another on the same workers).  Their kept draws are
-        pooled for ``labels_``, the co-clustering matrix, ``predict``, ``score_samples``
-        and ``sample`` (at most ``max_draws`` in all); ``trace_`` gains a leading chain
-        axis; ``convergence_`` compares them.  With one chain, R-hat compares the chain's
-        quarters.
+        (``numpy.random.SeedSequence``).  Their kept draws are pooled for ``labels_``, the
+        co-clustering matrix, ``predict``, ``score_samples`` and ``sample`` (at most
+        ``max_draws`` in all); ``trace_`` gains a leading chain axis; ``convergence_``
+        compares them (R-hat sees a chain stuck where the others are not).  With one chain,
+        R-hat compares the chain's quarters.  On a Dask cluster the chains run one after
+        another on the same workers.
     n_jobs : int or None, default=None
-        Processes for the chains (None: 1, the chains take turns in this process; -1: one
-        per core, at most one per chain).  Each process gets its share of the cores for
-        its numba threads; the result does not depend on ``n_jobs``.  The processes are
-        spawned: a script must call ``fit`` under ``if __name__ == "__main__":``; a
-        ``callback`` needs ``n_jobs=1``.  Each process loads the data and the compiled
-        kernels (a second or two), so processes pay for themselves on runs longer than
-        that.
-    until_converged : bool, default=False
-        After ``n_iter`` iterations, while ``convergence_`` fails and the run is shorter
-        than ``max_iter``, double the run (the chains go on where they are); a burn-in
-        left to the default stays half of the run, so the verdict and the kept draws are
-        those of the second half.  ``n_iter_`` says how long it ran.
+        Processes for the chains.  None: the chains start in this process, one iteration
+        of each in turn; when the rest of the run would take more than 5 seconds there,
+        they move to one process per chain, up to the cores (``n_processes_`` says how many
+        ran them) -- where processes can start: in an interactive session or a notebook,
+        or from a script whose call to ``fit`` runs under ``if __name__ ==
+        "__main__":`` (the spawned processes import the script again), and without a
+        ``callback``.  1: this process; -1: one per core from the start, at most one per
+        chain.  Each process gets its share of the cores for its numba threads; the result
+        does not depend on ``n_jobs``.  A ``callback`` needs ``n_jobs`` None or 1.
+    until_converged : bool or None, default=None
+        After ``n_iter`` iterations, while ``convergence_`` fails, make the run longer (the
+        chains go on where they are): by as much as the smallest effective sample size
+        needs to reach the rule's (with a fifth to spare; between 1.5 and 4 times, at least
+        twice while an R-hat fails), within ``max_iter`` and ``max_time``.  A burn-in left
+        to the default stays half of the run, so the verdict and the kept draws are those
+        of the second half.  ``n_iter_`` says how long it ran.  None: when ``n_iter`` is
+        None.
     max_iter : int or None, default=None
-        The longest run of ``until_converged`` (None: ``10 * n_iter``).
+        The longest run that goes on until it converges (None: ``10 * n_iter``, or 50,000
+        with ``n_iter=None``).
+    max_time : float or None, default=300.0
+        Seconds: a run that goes on until it converges is made longer only as far as its
+        pace so far says it will end within ``max_time`` of its start (an extension of
+        less than a quarter is not made); it then stops and says whether it converged.
+        None: no limit but ``max_iter``.  A run of fixed length is not cut.
     sample_weight_mode : {"auto", "repeat", "power"}, default="auto"
         How ``fit(X, sample_weight=w)`` reads the weights (Notes, "Sample weights"):
         ``"repeat"``: row ``i`` counted as ``w_i`` rows (whole numbers; every family);
@@ -234,7 +247,9 @@ class DPMixture(MixtureEstimator):
         overall ``converged`` and ``failing``.  A run that has not converged warns
         (``UserWarning``) with what to do.  :meth:`to_arviz` gives the chains to ArviZ.
     n_iter_ : int
-        Iterations run.
+        Iterations run (by each chain).
+    n_processes_ : int
+        Processes that ran the chains (1: this process).
     expected_loss_ : float
         Posterior expected loss of ``labels_``.
     n_features_in_ : int
@@ -303,13 +318,13 @@ class DPMixture(MixtureEstimator):
     3
     """
 
-    def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=200, burn_in=None,
+    def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
-                 client=None, partitions=None, n_chains=1, n_jobs=None,
-                 until_converged=False, max_iter=None, prior=None, coarsening=None,
-                 sample_weight_mode="auto"):
+                 client=None, partitions=None, n_chains=4, n_jobs=None,
+                 until_converged=None, max_iter=None, max_time=300.0, prior=None,
+                 coarsening=None, sample_weight_mode="auto"):
         self.family = family
         self.coarsening = coarsening
         self.alpha = alpha
@@ -336,6 +351,7 @@ class DPMixture(MixtureEstimator):
         self.n_jobs = n_jobs
         self.until_converged = until_converged
         self.max_iter = max_iter
+        self.max_time = max_time
         self.sample_weight_mode = sample_weight_mode
 
     # ----------------------------------------------------------------- set-up

@@ -358,11 +358,13 @@ def _run_settings(estimator, *, command_line, resumed_from, resume_command_line)
     if estimator.store_labels:
         settings["store_labels"] = True
     settings["chains"] = estimator.n_chains
-    if estimator.until_converged:
-        settings["until_converged"] = {"max_iters": estimator._max_iter(estimator.n_iter),
-                                       "first_block": estimator.n_iter}
+    if estimator._until_converged():
+        first = estimator._settings()[0]
+        settings["until_converged"] = {"max_iters": estimator._max_iter(first),
+                                       "first_block": first,
+                                       "max_time": getattr(estimator, "max_time", None)}
     if estimator.n_chains > 1:
-        settings["jobs"] = int(estimator.n_jobs or 1)
+        settings["jobs"] = int(getattr(estimator, "n_processes_", 1))
     settings["command_line"] = command_line
     if resumed_from is not None:
         settings["resumed_from_iteration"] = resumed_from
@@ -432,7 +434,8 @@ def _ddcrp_summary(estimator, positions, distances) -> dict:
                   else "to oneself or any other row"),
         "distances": source,
         "n_tables": int(estimator.n_clusters_),
-        "n_tables_last_iteration": int(estimator.trace_.n_clusters[-1]),
+        # the first chain's, whose links ``links_`` holds
+        "n_tables_last_iteration": int(np.atleast_2d(estimator.trace_.n_clusters)[0, -1]),
         "self_links_last_iteration": n_self,
         "candidate_links": int(estimator.candidates_.n_pairs),
     }

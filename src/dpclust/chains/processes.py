@@ -206,8 +206,8 @@ class ChainWorkers:
 
     def advance(self, target: int, tick=None) -> None:
         """Advance every chain to ``target`` iterations; ``tick(chain, K, log_joint,
-        record)`` after each iteration.  On Ctrl-C the workers stop after their current iteration and the
-        chains are brought back before the interrupt goes on."""
+        record)`` after each iteration.  On Ctrl-C the workers stop after their current
+        iteration and the chains are brought back before the interrupt goes on."""
         conns = {conn: proc for proc, conn in self.workers}
         for conn in conns:
             conn.send(("advance", int(target)))

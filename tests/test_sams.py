@@ -49,3 +49,43 @@ def test_n_proposals_is_validated():
     with pytest.raises(ValueError, match="n_proposals"):
         GibbsSAMS(n_proposals=-1)
     assert GibbsSAMS().name == "gibbs+sams"
+
+
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_split_log_marginals_entry_point_and_generic_kernel_agree(family):
+    """The move's three marginals (``MixtureModel.log_split_ratio``) from the family's
+    cached entry point and from the generic kernel a family without one runs, against
+    the family's NumPy face."""
+    import numpy as np
+
+    from dpclust.datasets import make_gaussian_mixture
+    from dpclust.kernels import gibbs as generic
+    from dpclust.kernels.gibbs import dispatch
+
+    if family == "gaussian":
+        X = make_gaussian_mixture(60, 2, random_state=0)[0]
+    else:
+        X = make_documents(60, 2, vocab_size=30, doc_length=20, random_state=0)[0]
+    from dpclust.families import get_family
+    from dpclust.samplers.base import MixtureModel
+
+    fam = get_family(family)
+    Xv = fam.validate(X)
+    fam = fam.resolve(Xv)
+    model = MixtureModel(fam, Xv, None)
+    kern = model.kernel
+    left, right = np.arange(0, 25), np.arange(25, 60)
+    fn, fns = dispatch(kern, "split_log_marginals")
+    assert fns == ()  # the cached entry point
+    got = np.empty(3)
+    fn(kern.data, kern.alloc(3), kern.hyper, left, right, got)
+    again = np.empty(3)
+    generic.split_log_marginals(kern.data, kern.alloc(3), kern.hyper, left, right, again,
+                                kern.reset, kern.add, kern.log_marginal)
+    np.testing.assert_array_equal(got, again)
+    labels = np.r_[np.zeros(25, int), np.ones(35, int)]
+    stats = fam.stats(model.X, labels, 2)
+    want = fam.log_marginal(stats)
+    np.testing.assert_allclose(got[:2], want, rtol=1e-9)
+    np.testing.assert_allclose(got[2], fam.log_marginal(fam.stats(model.X, labels * 0, 1))[0],
+                               rtol=1e-9)

@@ -136,7 +136,14 @@ def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
                                   seed, _k._niw_reset, _k._niw_add, _k._niw_log_predictive)
 
 
+@njit(cache=True)
+def _split_log_marginals(kdata, kstats, khyper, left, right, out):
+    _generic.split_log_marginals(kdata, kstats, khyper, left, right, out,
+                                 _k._niw_reset, _k._niw_add, _k._niw_log_marginal)
+
+
 ENTRY_POINTS = {"collapsed_sweep": _collapsed_sweep, "rebuild_stats": _rebuild_stats,
+                "split_log_marginals": _split_log_marginals,
                 "sum_log_marginals": _sum_log_marginals, "data_pass": _subcluster_pass,
                 "ddcrp_sweep": _ddcrp_sweep, "launch_pass": _launch_pass,
                 "sequential_moves": _sequential_moves,

@@ -31,6 +31,7 @@ def dispatch(kern, name: str):
         "collapsed_sweep": (kern.reset, kern.add, kern.remove, kern.log_predictive),
         "rebuild_stats": (kern.reset, kern.add),
         "sum_log_marginals": (kern.log_marginal,),
+        "split_log_marginals": (kern.reset, kern.add, kern.log_marginal),
     }[name]
     return globals()[name], fns
 
@@ -190,3 +191,20 @@ def sample_rows_from_logs(logp, uniforms, out):
         for k in range(logp.shape[1]):
             buf[k] = logp[i, k]
         out[i] = categorical_from_logs(buf, logp.shape[1], uniforms[i])
+
+
+@njit(cache=True, _nrt=False)
+def split_log_marginals(kdata, kstats, khyper, left, right, out, reset, add, log_marginal):
+    """``log f(X_left)``, ``log f(X_right)`` and ``log f(X_left ∪ X_right)`` into ``out[0:3]``
+    (slots 0, 1 and 2 of ``kstats``; each point added to its side, then to the union, in the
+    order given): the marginals of a split/merge move's target ratio."""
+    for s in range(3):
+        reset(kstats, s, khyper)
+    for t in range(left.shape[0]):
+        add(kdata, left[t], kstats, 0, khyper)
+        add(kdata, left[t], kstats, 2, khyper)
+    for t in range(right.shape[0]):
+        add(kdata, right[t], kstats, 1, khyper)
+        add(kdata, right[t], kstats, 2, khyper)
+    for s in range(3):
+        out[s] = log_marginal(kstats, s, khyper)

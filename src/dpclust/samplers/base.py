@@ -212,14 +212,10 @@ class MixtureModel(ChainData):
         log f(X_r) - log f(X_c)``, the target ratio of every split/merge move
         (ALGORITHMS.md §3)."""
         kern = self.kernel
-        kstats = kern.alloc(3)
-        for slot in range(3):
-            kern.reset(kstats, slot, kern.hyper)
-        for slot, points in ((0, left), (1, right)):
-            for i in points:
-                kern.add(kern.data, i, kstats, slot, kern.hyper)
-                kern.add(kern.data, i, kstats, 2, kern.hyper)
-        logf = [kern.log_marginal(kstats, slot, kern.hyper) for slot in range(3)]
+        logf = np.empty(3)
+        split, fns = _kernels.dispatch(kern, "split_log_marginals")
+        split(kern.data, kern.alloc(3), kern.hyper, np.ascontiguousarray(left, dtype=np.int64),
+              np.ascontiguousarray(right, dtype=np.int64), logf, *fns)
         n_l, n_r = len(left), len(right)
         prior = self.partition_prior.log_split_ratio(n_l, n_r, int(n_clusters), self.n_samples,
                                                      alpha)

@@ -577,7 +577,7 @@ def part_cora(quick, seed):
     for name, decay in configs.items():
         common = {"family": DirichletMultinomial(BASE_CONCENTRATION), "alpha": 1.0,
                   "n_iter": n_iter, "store_labels": True, "random_state": seed,
-                  "n_predictive_draws": N_PREDICTIVE_DRAWS}
+                  "n_predictive_draws": N_PREDICTIVE_DRAWS, "n_chains": 1}
         if decay is None:
             est = DPMixture(sampler="gibbs", **common)
         else:
@@ -664,7 +664,7 @@ def part_heldout(quick, seed):
         est = DDCRPMixture(family=DirichletMultinomial(BASE_CONCENTRATION), alpha=1.0,
                            decay=decay, positions=t_train, sequential=True, n_iter=n_iter,
                            start=start, store_labels=True,
-                           n_predictive_draws=N_PREDICTIVE_DRAWS, random_state=seed)
+                           n_predictive_draws=N_PREDICTIVE_DRAWS, random_state=seed, n_chains=1)
         t0 = time.perf_counter()
         est.fit(X_train)
         secs = time.perf_counter() - t0

@@ -122,7 +122,7 @@ def _rss_mib():
 def timed_fit(X, family, sampler, n_iter, seed=0, profile=False):
     """Fit; per-iteration seconds (median after the first, from the trace), wall seconds of
     the whole fit, K, and (``profile``) the seconds in each compiled kernel per iteration."""
-    est = DPMixture(family=family, sampler=sampler, n_iter=n_iter, random_state=seed)
+    est = DPMixture(family=family, sampler=sampler, n_iter=n_iter, random_state=seed, n_chains=1)
     prof = cProfile.Profile() if profile else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # few iterations: no convergence verdict wanted
@@ -164,12 +164,12 @@ def _warm_up():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for fam in ("diagonal", "gaussian"):
-            DPMixture(family=fam, n_iter=3, random_state=0).fit(X)
-            DPMixture(family=fam, n_iter=3, random_state=0).fit(X[:500])
+            DPMixture(family=fam, n_iter=3, random_state=0, n_chains=1).fit(X)
+            DPMixture(family=fam, n_iter=3, random_state=0, n_chains=1).fit(X[:500])
         DPMixture(family="diagonal", sampler=SubclusterSplitMerge(sequential=False),
-                  n_iter=3, random_state=0).fit(X)
+                  n_iter=3, random_state=0, n_chains=1).fit(X)
         Xh, _ = make_diagonal_mixture(6000, 3, 16, random_state=0)
-        DPMixture(family="gaussian", n_iter=3, random_state=0).fit(Xh)
+        DPMixture(family="gaussian", n_iter=3, random_state=0, n_chains=1).fit(Xh)
 
 
 def part_speed(args):

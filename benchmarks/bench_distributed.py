@@ -68,7 +68,8 @@ def run_part(part, quick, n_iter):
     print(f"  data: {n:,} x {d} ({X.nbytes / 2**20:.0f} MiB) in "
           f"{time.perf_counter() - t0:.1f} s", flush=True)
     kw = {"sampler": "subcluster", "alpha": 10.0, "n_iter": n_iter, "burn_in": n_iter - 3,
-          "init": "random", "init_clusters": 10, "random_state": 0, "store_labels": True}
+          "init": "random", "init_clusters": 10, "random_state": 0, "store_labels": True,
+          "n_chains": 1}
     with tempfile.TemporaryDirectory() as tmp:
         shards = np.array_split(X, n_shards)
         for p, part_x in enumerate(shards):
@@ -89,7 +90,8 @@ def run_part(part, quick, n_iter):
         try:
             # numba's cached kernels load once per worker process: not part of the chain
             DPMixture(backend="dask", client=client, n_iter=2, sampler="subcluster",
-                      partitions=N_WORKERS).fit(np.random.default_rng(0).normal(size=(500, d)))
+                      partitions=N_WORKERS,
+                      n_chains=1).fit(np.random.default_rng(0).normal(size=(500, d)))
             t0 = time.perf_counter()
             dist = DPMixture(backend="dask", client=client, **kw).fit(tmp)
             dist_fit = time.perf_counter() - t0
@@ -209,7 +211,8 @@ def run_lineage(quick):
             client, close = _scheduler_process(tmp)
             try:
                 # the workers load the compiled kernels once: not part of the run
-                DPMixture(backend="dask", client=client, n_iter=2, partitions=2).fit(X[:500])
+                DPMixture(backend="dask", client=client, n_iter=2, partitions=2,
+                          n_chains=1).fit(X[:500])
                 probes = [(0, *client.run_on_scheduler(_scheduler_probe))]
 
                 def probe(it, state, info):
@@ -220,7 +223,7 @@ def run_lineage(quick):
                 m = DPMixture(backend="dask", client=client, partitions=2, n_iter=n_iter,
                               random_state=0, callback=probe,
                               checkpoint=Path(tmp) / "chain.ckpt" if cut else None,
-                              checkpoint_every=every if cut else None).fit(X)
+                              checkpoint_every=every if cut else None, n_chains=1).fit(X)
                 fit_s = time.perf_counter() - t0
             finally:
                 close()
@@ -301,7 +304,7 @@ def main(argv=None):
         return
 
     def warm_up():
-        DPMixture(sampler="subcluster", n_iter=2, partitions=2).fit(
+        DPMixture(sampler="subcluster", n_iter=2, partitions=2, n_chains=1).fit(
             np.random.default_rng(0).normal(size=(500, 2)))
 
     run_parts(args.parts, lambda part: run_part(part, args.quick, n_iter),

@@ -76,7 +76,8 @@ def run_six(quick):
     client = local_client(N_WORKERS, threads_per_worker=1)
     try:
         # the workers load the compiled kernels once: not part of the runs
-        DPMixture(backend="dask", client=client, n_iter=3, partitions=N_WORKERS).fit(X[:500])
+        DPMixture(backend="dask", client=client, n_iter=3, partitions=N_WORKERS,
+                  n_chains=1).fit(X[:500])
         for n_iter in (short, long):
             rows.append(_fit(f"Dask, {N_WORKERS} workers", X, y, n_iter=n_iter,
                              backend="dask", client=client, partitions=N_WORKERS))
@@ -97,7 +98,8 @@ def run_million(quick):
     runs = []
     for s in range(sets):
         X, y = make_gaussian_mixture(n, 10, random_state=s)
-        kw = dict(alpha=10.0, n_iter=n_iter, init_clusters=1, init="random", burn_in=n_iter - 1)
+        kw = dict(alpha=10.0, n_iter=n_iter, init_clusters=1, init="random", burn_in=n_iter - 1,
+                  n_chains=1)
         r = {"seed": s}
         for label, extra in (("in-process", {}), ("partitions", {"partitions": N_WORKERS}),
                              ("before", dict(partitions=N_WORKERS,
@@ -153,7 +155,8 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     def warm_up():
-        DPMixture(n_iter=2, partitions=2).fit(np.random.default_rng(0).normal(size=(500, 2)))
+        DPMixture(n_iter=2, partitions=2,
+                  n_chains=1).fit(np.random.default_rng(0).normal(size=(500, 2)))
 
     run = {"six": run_six, "million": run_million}
     run_parts(args.parts, lambda part: run[part](args.quick), RESULTS / "distributed_mixing",

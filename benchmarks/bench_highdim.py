@@ -122,7 +122,7 @@ def _timed_fits(X, seed, n_iter=50, sklearn=True):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        m = DPMixture(sampler="subcluster", n_iter=n_iter, random_state=seed).fit(X)
+        m = DPMixture(sampler="subcluster", n_iter=n_iter, random_state=seed, n_chains=1).fit(X)
         ours = time.perf_counter() - t0
         if not sklearn:
             return m, ours, None, None

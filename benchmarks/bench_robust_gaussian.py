@@ -40,7 +40,7 @@ def _coarsened_row(Xf, alpha_c: float, n_iter: int) -> dict:
     from dpclust import DPMixture
 
     t = time.perf_counter()
-    tr = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1).fit(Xf).trace_
+    tr = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1, n_chains=1).fit(Xf).trace_
     kept = slice(len(tr.n_clusters) // 2, None)
     return {"n": len(Xf), "answer": f"coarsened posterior (alpha_c = {alpha_c:g})",
             "large": float(np.mean(tr.n_large_clusters[kept])),
@@ -67,7 +67,7 @@ def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | No
     if only_coarsened:
         calibration = previous.get("calibration")
     else:
-        cal = calibrate(DPMixture(coarsening="auto", random_state=0),
+        cal = calibrate(DPMixture(coarsening="auto", random_state=0, n_chains=1, n_iter=200),
                         X[subsets[0.2]] if quick else X, n_iter=30 if quick else 100)
         alpha_c = cal.chosen
         calibration = {**cal.as_dict(), "seconds": time.perf_counter() - t0}
@@ -84,7 +84,7 @@ def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | No
                 print("gaussian:", rows[-1], flush=True)
                 continue
             t = time.perf_counter()
-            exact = DPMixture(n_iter=n_iter, random_state=1).fit(Xf)
+            exact = DPMixture(n_iter=n_iter, random_state=1, n_chains=1).fit(Xf)
             tr = exact.trace_
             kept = slice(len(tr.n_clusters) // 2, None)
             rows.append({"n": n, "answer": "exact DP posterior",

@@ -101,7 +101,7 @@ def fit_dpclust(X: pd.DataFrame, family: str, n_iter: int, sampler: str = "auto"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = DPMixture(family=family, sampler=sampler, n_iter=n_iter,
-                          random_state=0).fit(data)
+                          random_state=0, n_chains=1).fit(data)
     return np.asarray(model.labels_), int(model.n_clusters_), model
 
 

@@ -111,7 +111,8 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None) -> Calibration
     grid : sequence of float, optional
         Values of ``alpha_c`` (default :data:`DEFAULT_GRID` below the number of points).
     n_iter : int, optional
-        Iterations per value (default ``min(estimator.n_iter, 100)``); half is burn-in.
+        Iterations per value (default ``min(estimator.n_iter, 100)``, 100 when the
+        estimator's ``n_iter`` is None); half is burn-in.
 
     Returns
     -------
@@ -124,8 +125,9 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None) -> Calibration
     grid = np.array(sorted(float(a) for a in grid))
     if len(grid) == 0 or np.any(grid <= 0) or not np.all(np.isfinite(grid)):
         raise ValueError(f"the grid of alpha_c must hold positive numbers, got {grid!r}")
-    if n_iter is None:
-        n_iter = min(int(base.n_iter), CALIBRATION_ITER)
+    if n_iter is None:  # an estimator that runs until it converges: CALIBRATION_ITER
+        n_iter = CALIBRATION_ITER if base.n_iter is None else min(int(base.n_iter),
+                                                                  CALIBRATION_ITER)
     fit, complexity = [], []
     for a in grid:
         est = clone(base).set_params(coarsening=float(a), n_iter=n_iter, burn_in=None,

@@ -195,7 +195,10 @@ class DPMixture(MixtureEstimator):
         Seconds: a run that goes on until it converges is made longer only as far as its
         pace so far says it will end within ``max_time`` of its start (an extension of
         less than a quarter is not made); it then stops and says whether it converged.
-        None: no limit but ``max_iter``.  A run of fixed length is not cut.
+        None: no limit but ``max_iter``.  A run of fixed length is not cut.  Where the
+        budget decides the length, the result depends on the machine's speed as well as on
+        ``random_state``: pass ``max_time=None`` (or a fixed ``n_iter``) for a result that
+        any machine reproduces.
     sample_weight_mode : {"auto", "repeat", "power"}, default="auto"
         How ``fit(X, sample_weight=w)`` reads the weights (Notes, "Sample weights"):
         ``"repeat"``: row ``i`` counted as ``w_i`` rows (whole numbers; every family);

@@ -44,6 +44,8 @@ AUTO_MAX_ITER = 50_000
 PROCESSES_PAY_AFTER = 5.0
 #: ``n_jobs=None``: seconds the chains run in this process before that choice is made
 _PROBE_SECONDS = 1.0
+#: the most a run that goes on until it converges grows at one extension
+_MAX_GROWTH = 2.0
 #: seconds between two updates of the progress bar's R-hat and ESS
 _VERDICT_EVERY = 2.0
 
@@ -310,11 +312,13 @@ class ChainEstimator(BaseEstimator):
         None to stop.
 
         Effective sample sizes grow in proportion to the kept draws, so the run is made as
-        much longer as the worst ESS needs (with a fifth more for the noise of ESS),
-        between 1.5 and 4 times, and at least twice while an R-hat fails; then capped by
-        ``max_iter`` and by what the chains' pace so far fits into ``max_time``.  An
-        extension of less than a quarter is not made (the kept draws, the second half of
-        the run, would barely change)."""
+        much longer as the worst ESS needs (with a fifth more for the noise of ESS), at
+        least 1.5 times and at most twice (the ESS of a short run, which has seen few of
+        the posterior's rarer states, understates what a longer one gets: projecting
+        further overshoots), and twice while an R-hat fails; then capped by ``max_iter``
+        and by what the chains' pace so far fits into ``max_time``.  An extension of less
+        than a quarter is not made (the kept draws, the second half of the run, would
+        barely change)."""
         need = ESS_PER_CHAIN * conv["n_chains"]
         factor = 1.5
         for name in conv["failing"]:
@@ -323,11 +327,11 @@ class ChainEstimator(BaseEstimator):
             if np.isfinite(ess) and ess > 0:
                 factor = max(factor, 1.2 * need / ess)
             else:
-                factor = 4.0
+                factor = _MAX_GROWTH
             if not (np.isfinite(v["rhat"]) and v["rhat"] < RHAT_MAX):
-                factor = max(factor, 2.0)
+                factor = _MAX_GROWTH
         step = 50 if done >= 200 else 1  # round lengths
-        longer = min(max_iter, -(-int(done * min(factor, 4.0)) // step) * step)
+        longer = min(max_iter, -(-int(done * min(factor, _MAX_GROWTH)) // step) * step)
         max_time = getattr(self, "max_time", None)
         if max_time is not None:
             longer = min(longer, done + int((max_time - elapsed) / seconds_per_iteration))

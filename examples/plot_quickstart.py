@@ -15,7 +15,7 @@ from dpclust.metrics import nmi
 
 X, y = load_demo()
 # 200 iterations of each of the four chains: a quick look.  DPMixture() alone runs them
-# until they pass the convergence rule (a minute or two here).
+# until they pass the convergence rule (about a minute here).
 model = DPMixture(n_iter=200, random_state=0).fit(X)
 print(f"clusters found: {model.n_clusters_}, NMI against the truth: {nmi(model.labels_, y):.3f}")
 

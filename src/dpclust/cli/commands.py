@@ -458,6 +458,6 @@ def _print_done(out_dir: Path, summary: dict) -> None:
             print(f"{PROG}: converged: {conv['rule']}")
         else:
             names = ", ".join(quantity_name(q) for q in order if q in conv["failing"])
-            print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run more iterations"
-                  f" (--iters) or more chains; the report's diagnostics table has the figures",
-                  file=sys.stderr)
+            print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run longer (a "
+                  f"larger --max-time, or --iters) or more chains; the report's diagnostics "
+                  f"table has the figures", file=sys.stderr)

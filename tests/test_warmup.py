@@ -1,7 +1,11 @@
 """The install-time warm-up (``python -m dpclust.cli.warmup``): it runs each default path,
 and a case that fails is reported without stopping the others (never an install)."""
 
+import ast
 import io
+from pathlib import Path
+
+import pytest
 
 from dpclust.cli.warmup import DEFAULT_CASES, warm_up
 
@@ -24,3 +28,91 @@ def test_the_default_cases_cover_the_default_paths():
     for path in ("gaussian, gibbs", "gibbs+sams", "collapsed pass", "instantiated pass",
                  "blocked pass", "documents", "table", "rankings"):
         assert path in names
+
+
+def _signature_takes_a_function(sig):
+    from numba.core import types
+
+    return any(isinstance(t, (types.Dispatcher, types.FunctionType)) for t in sig)
+
+
+@pytest.mark.slow
+def test_no_kernel_cached_on_disk_takes_a_function_argument():
+    """Numba keys a compilation whose arguments are compiled functions by the functions'
+    identity: cached on disk, a new process never finds it again and every run adds an entry
+    to the index, until writing the index fails (``ReferenceError: underlying object has
+    vanished``).  A family without entry points runs the generic kernels with its functions
+    as arguments, through every sampler; after that no cached kernel has such a signature."""
+    import sys
+    import warnings
+
+    from numba.core.caching import NullCache
+    from numba.core.registry import CPUDispatcher
+
+    from dpclust import DDCRPMixture, DPMixture
+    from dpclust.datasets import make_gaussian_mixture
+    from dpclust.families import NormalInverseWishart
+
+    class Generic(NormalInverseWishart):
+        def kernel(self, X, n_max=None):
+            return super().kernel(X, n_max)._replace(entry_points=None)
+
+        def pass_kernel(self, X, summary=None):
+            return super().pass_kernel(X, summary)._replace(entry_points=None)
+
+    X, _ = make_gaussian_mixture(300, 3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for kw in (dict(sampler="gibbs+sams"), dict(sampler="subcluster"),
+                   dict(sampler="subcluster", partitions=2)):
+            DPMixture(family=Generic(), n_chains=1, n_iter=4, random_state=0, **kw).fit(X)
+        DDCRPMixture(family=Generic(), n_chains=1, n_iter=2, random_state=0).fit(X[:40])
+    offenders = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("dpclust"):
+            continue
+        for attr, obj in vars(module).items():
+            if (isinstance(obj, CPUDispatcher) and not isinstance(obj._cache, NullCache)
+                    and any(_signature_takes_a_function(s) for s in obj.signatures)):
+                offenders.append(f"{name}.{attr}")
+    assert not offenders, offenders
+
+
+def _function_arguments(kernels):
+    """For each kernel's name, the positions of the arguments it calls (or passes on to a
+    position another kernel calls), found by iterating to a fixed point."""
+    found = {name: set() for _, name in kernels}
+    changed = True
+    while changed:
+        changed = False
+        for (_, name), node in kernels.items():
+            params = [a.arg for a in node.args.args]
+            for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
+                f = call.func
+                callee = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                hits = {f.id} if isinstance(f, ast.Name) and f.id in params else set()
+                hits |= {a.id for j, a in enumerate(call.args)
+                         if isinstance(a, ast.Name) and j in found.get(callee, ())}
+                new = {params.index(h) for h in hits if h in params} - found[name]
+                if new:
+                    found[name] |= new
+                    changed = True
+    return found
+
+
+def test_no_cached_kernel_calls_an_argument():
+    """The quick form of the test above, read from the source: no kernel cached on disk
+    calls one of its arguments, or passes one on to a kernel that calls it."""
+    src = Path(__file__).resolve().parents[1] / "src" / "dpclust"
+    kernels, cached = {}, set()
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            decorators = [ast.unparse(d) for d in getattr(node, "decorator_list", ())]
+            if isinstance(node, ast.FunctionDef) and any("jit" in d for d in decorators):
+                kernels[(path.stem, node.name)] = node
+                if any("cache=True" in d for d in decorators):
+                    cached.add((path.stem, node.name))
+    found = _function_arguments(kernels)
+    assert found["collapsed_sweep"] and found["chunk_pass"]  # the check sees the generic ones
+    offenders = sorted(f"{m}.{n}" for m, n in cached if found[n])
+    assert not offenders, offenders

@@ -27,6 +27,8 @@ and in the report's cluster table (:meth:`ConjugateFamily.cluster_table`).
 
 from __future__ import annotations
 
+import importlib
+import sys
 from abc import ABC, abstractmethod
 from typing import Any, Callable, NamedTuple
 
@@ -136,6 +138,41 @@ def rounded(values):
     return [float(f"{v:.4g}") for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
+class _Compiled(NamedTuple):
+    """A module-level compiled function, pickled by name."""
+
+    module: str
+    name: str
+
+
+def _by_name(value):
+    """``value`` with each module-level compiled function in it (or in a dict of them)
+    replaced by its name.
+
+    Numba pickles a compiled function by value: the process that unpickles it gets a copy
+    that is compiled again, uncached (seconds for a pass, on every Dask worker).  By name,
+    that process uses the module's own function and the compilation cached on disk."""
+    if isinstance(value, dict):
+        return {k: _by_name(v) for k, v in value.items()}
+    fn = getattr(value, "py_func", None)
+    if fn is not None and getattr(sys.modules.get(fn.__module__), fn.__name__, None) is value:
+        return _Compiled(fn.__module__, fn.__name__)
+    return value
+
+
+def _from_name(value):
+    """The inverse of :func:`_by_name`."""
+    if isinstance(value, dict):
+        return {k: _from_name(v) for k, v in value.items()}
+    if isinstance(value, _Compiled):
+        return getattr(importlib.import_module(value.module), value.name)
+    return value
+
+
+def _rebuild_kernel(cls, fields):
+    return cls(*(_from_name(v) for v in fields))
+
+
 class FamilyKernel(NamedTuple):
     """Numba-compiled per-point operations of a family, for the collapsed samplers.
 
@@ -187,6 +224,9 @@ class FamilyKernel(NamedTuple):
     log_marginal: Any
     entry_points: dict | None = None
     log_join_gain: Any = None
+
+    def __reduce__(self):
+        return _rebuild_kernel, (type(self), tuple(_by_name(v) for v in self))
 
 
 class PassKernel(NamedTuple):
@@ -241,6 +281,9 @@ class PassKernel(NamedTuple):
     block: int = 0
     score_block: Any = None
     accumulate_block: Any = None
+
+    def __reduce__(self):
+        return _rebuild_kernel, (type(self), tuple(_by_name(v) for v in self))
 
 
 def log_gamma(rng: np.random.Generator, shape) -> np.ndarray:

@@ -10,4 +10,10 @@
 
 Nothing here imports the rest of the package: families specialise these kernels for their
 own operations and samplers call them, both from above.
+
+The generic kernels, which take a family's compiled operations as arguments, are not cached
+on disk: numba keys such a compilation by the identity of the function objects, so a new
+process never finds it again, and each run would add an entry to the cache's index until
+writing the index fails.  The families' entry points (``FamilyKernel.entry_points``), which
+name their operations as globals, are cached, with the generic kernels compiled into them.
 """

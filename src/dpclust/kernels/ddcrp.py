@@ -171,7 +171,7 @@ def _uniform_member(t, i, hi, table, count, state):
     return state, -1  # unreachable when count is right
 
 
-@njit(cache=True)
+@njit
 def ddcrp_sweep(kdata, kstats, khyper, links, table, ch_head, ch_next, ch_prev, sizes, live,
                 live_pos, free, counters, cnt_before, mode, indptr, indices, log_f,
                 prior_pred, log_alpha, start, seed, queue, walk_mark, gain_stamp, gain_val,

@@ -65,7 +65,7 @@ def categorical_from_logs(logw, n, u):
     return last
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
     """Reset every slot and add each point to the slot ``labels[i]``."""
     for k in range(counts.shape[0]):
@@ -77,7 +77,7 @@ def rebuild_stats(kdata, kstats, khyper, labels, counts, reset, add):
         counts[k] += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, where, free,
                     sizes, order, uniforms, log_new, start, logw,
                     reset, add, remove, log_predictive):
@@ -140,7 +140,7 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, whe
     return n
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def sum_log_marginals(kstats, khyper, active, n_active, log_marginal):
     """``sum_k log f(X_k)`` over the active slots."""
     s = 0.0
@@ -193,7 +193,7 @@ def sample_rows_from_logs(logp, uniforms, out):
         out[i] = categorical_from_logs(buf, logp.shape[1], uniforms[i])
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def split_log_marginals(kdata, kstats, khyper, left, right, out, reset, add, log_marginal):
     """``log f(X_left)``, ``log f(X_right)`` and ``log f(X_left ∪ X_right)`` into ``out[0:3]``
     (slots 0, 1 and 2 of ``kstats``; each point added to its side, then to the union, in the

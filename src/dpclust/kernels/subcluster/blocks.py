@@ -98,7 +98,7 @@ def _block_scratch(block, n_keys, n_slots):
             np.empty(n_slots + 1, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit
 def _flush_block(kdata, slots, n, blo, acc, order, start, fill, accumulate_block):
     """Add the block's points ``blo + r`` (``r < n``) to ``acc[slots[r]]`` (-1: none), one
     ``accumulate_block`` call per slot."""
@@ -111,7 +111,7 @@ def _flush_block(kdata, slots, n, blo, acc, order, start, fill, accumulate_block
         slots[r] = -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _scores(kdata, i, kparams, cand, m, out, buf, r, log_likelihood):
     """``out[a]`` for ``a < m``: from the block's scores (row r) or point by point
     (``r < 0``)."""

@@ -12,7 +12,7 @@ from ..gibbs import categorical_from_logs
 from ..streams import next_uniform
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, counts, seeds,
                    groups, logw, add, remove, log_predictive):
     """Restricted collapsed Gibbs over the points of the groups ``groups``, one after another
@@ -50,7 +50,7 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
             labels[i] = kk
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
                      seeds, lanes, lane_start, logw, add, remove, log_predictive):
     """:func:`collapsed_lane` for every lane of groups (``lanes[lane_start[l]:lane_start[l +

@@ -60,7 +60,7 @@ def _launch_active(i, b, pins, stages, skey, row0):
     return stages[b, 0] <= u3 < stages[b, 1]
 
 
-@njit(cache=True)
+@njit
 def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
                  row0, mode, lo, hi, seed, codes, acc, cnt, first, rkey, res, logq,
                  log_likelihood, accumulate, block, score_block, accumulate_block):
@@ -173,7 +173,7 @@ def launch_chunk(kdata, kparams, log_w, labels, block_of, side_of, pins, stages,
                      accumulate_block)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def launch_pass(kdata, kparams, log_w, labels, block_of, side_of, pins, stages, stage_key,
                 row0, mode, bounds, seeds, codes, acc, cnt, first, rkey, res, logq,
                 log_likelihood, accumulate, block, score_block, accumulate_block):

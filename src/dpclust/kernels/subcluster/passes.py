@@ -82,7 +82,7 @@ def _draw_label(logw, log_pi, cand, m, state):
     return state, arg
 
 
-@njit(cache=True)
+@njit
 def _pass_block(kdata, kparams, labels_in, anchors, update, group_of, group_start,
                 group_members, n_clusters, blo, bhi, keys, order, start, fill, pair, buf,
                 subbuf, score_block):
@@ -114,7 +114,7 @@ def _pass_block(kdata, kparams, labels_in, anchors, update, group_of, group_star
                             0, blo)
 
 
-@njit(cache=True)
+@njit
 def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
                lo, hi, seed, labels_out, code_out, acc, cnt, first, rkey, res, ll,
@@ -273,7 +273,7 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                      accumulate_block)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def data_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
               group_members, labels_in, sub_in, anchors, update, rand_cluster, rand_p,
               bounds, seeds, labels_out, code_out, acc, cnt, first, rkey, res, ll,

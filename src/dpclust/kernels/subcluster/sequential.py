@@ -51,7 +51,7 @@ def shuffle_moves(rows, fixed, start, seeds, lanes, lane_start):
                 fixed[c] = f
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add):
     """Slots ``slot`` and ``slot + 1`` emptied and seeded with points i and j."""
     reset(kstats, slot, khyper)
@@ -60,7 +60,7 @@ def _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add):
     add(kdata, j, kstats, slot + 1, khyper)
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def one_of_two(kdata, kstats, khyper, r, slot, n0, n1, s, state, log_predictive):
     """Point r's side between slots ``slot`` (``n0`` points) and ``slot + 1`` (``n1``), with
     probability ``n_s f(x_r | X_s) / (n_0 f(x_r | X_0) + n_1 f(x_r | X_1))``: drawn from
@@ -79,7 +79,7 @@ def one_of_two(kdata, kstats, khyper, r, slot, n0, n1, s, state, log_predictive)
     return state, s, -(math.log1p(e) + (against if against > 0.0 else 0.0))
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes,
                     reset, add, log_predictive):
     """Allocate ``rows[lo:hi]`` in that order between slots ``slot`` (seeded with point i)
@@ -105,7 +105,7 @@ def sequential_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, stat
     return state, log_q, n0, n1
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def choose_side(kdata, kstats, khyper, r, s0, m, logw, state, s, log_predictive):
     """Point r's side among the m sides in slots ``s0 ..``: ``logw[a]`` holds ``log n_a``
     on entry; side a has probability ``n_a f(x_r | X_a) / sum_b n_b f(x_r | X_b)``, drawn
@@ -134,7 +134,7 @@ def choose_side(kdata, kstats, khyper, r, s0, m, logw, state, s, log_predictive)
     return state, s, math.log(logw[s] / total)
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes, logw, counts,
                         logf, reset, add, log_predictive, log_marginal):
     """Allocate ``rows`` in that order among ``m = len(pins)`` sides, side s in slot s seeded
@@ -196,7 +196,7 @@ def multiway_allocation(kern, rows, fixed, pins, seed):
 SLOT_STRIDE = 16
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, codes, n_scans,
               reset, add, remove, log_predictive):
     """Jain & Neal's restricted Gibbs split-merge proposal for ``rows[lo:hi]`` between slots
@@ -249,7 +249,7 @@ def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, cod
     return state, log_q, n0, n1
 
 
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans, moves,
                     codes, logq, counts, logf, reset, add, remove, log_predictive,
                     log_marginal):
@@ -275,7 +275,7 @@ def sequential_lane(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scan
         logf[2 * b + 1] = log_marginal(kstats, slot + 1, khyper)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def sequential_moves(kdata, kstats, khyper, rows, start, fixed, pins, seeds, scans, lanes,
                      lane_start, codes, logq, counts, logf, reset, add, remove,
                      log_predictive, log_marginal):
@@ -377,7 +377,7 @@ def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None, sca
 
 
 # ------------------------------------------------------------ allocations on partitions
-@njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
                           counts, logq, codes, moves, logw, seed, reset, add, log_predictive):
     """Go on with the sequential allocations of the moves ``moves`` (one thread's lane) from
@@ -414,7 +414,7 @@ def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_si
         logq[b] += lq
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states, counts,
                      logq, codes, lanes, lane_start, logw, seed, reset, add, log_predictive):
     """:func:`sequential_sides_lane` for every lane of moves (:func:`move_lanes`), one

@@ -39,6 +39,9 @@ def tv_partitioned(sampler, family_name, rows, n_steps, seed):
 
 
 # ------------------------------------------------------------- exact posterior
+# slow (20 s): the default run keeps the default sampler's test on partitions below, which
+# makes these moves
+@pytest.mark.slow
 def test_sequential_moves_on_partitions_match_exact_posterior():
     # measured TV 0.041 at 6,000 steps and 0.021 at 40,000 (partitions 2 + 3)
     tv = tv_partitioned(SEQUENTIAL_ALONE, "gaussian", (2, 3), 6_000, seed=13)

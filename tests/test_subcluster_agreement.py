@@ -78,6 +78,8 @@ def test_gaussian_agreement_with_collapsed_gibbs():
     assert abs(k_gibbs - k_sub) < 0.3 and co < 0.05, (k_gibbs, k_sub, co)
 
 
+# slow (29 s): the default run keeps the documents' exact tests on five documents
+@pytest.mark.slow
 def test_document_agreement_with_collapsed_gibbs():
     model = document_model(overlapping_documents(800, 6))
     k_gibbs, k_sub, co = agreement(model, 2000, 2000, 2)

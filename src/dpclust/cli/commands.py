@@ -174,9 +174,11 @@ def _fit(args, command_line: str) -> int:
     if args.stop_after is not None:
         stop = args.stop_after
 
-        def callback(iteration, state, info):
+        def stop_after(iteration, state, info):
             if iteration + 1 >= stop:
                 raise _Interrupt(iteration + 1)
+
+        callback = stop_after
 
     client = _dask_client(config)
     try:

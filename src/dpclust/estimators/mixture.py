@@ -115,7 +115,6 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         fam = model.family
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
-        n = model.n_samples
         if not _collapsible(fam):
             # parameters instantiated by the sampler: those of the chosen draw
             sizes = np.bincount(self.labels_, minlength=self.n_clusters_).astype(np.float64)

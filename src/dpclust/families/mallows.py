@@ -470,7 +470,6 @@ class GeneralizedMallows(RankingsFamily):
         (Figure 11), also over the large and the small clusters apart; and the
         :func:`blocs`."""
         theta = np.asarray(params["theta"], dtype=np.float64)
-        n = int(sizes.sum())
         by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
         exact = sampler in _EXACT_SAMPLERS
         return {

@@ -144,7 +144,7 @@ def _answer_sentences(summary: Mapping[str, Any], K: Any, n: Any) -> str:
         text = (f"These {_esc(_plural(K, 'cluster'))} are the raw partition of the "
                 "<b>exact posterior</b>")
         if F == K and fused.get("raw_to_fused") == list(range(int(K))):
-            text += (f"; its fused clusters (FOLD, Dombowsky &amp; Dunson 2024), which join "
+            text += ("; its fused clusters (FOLD, Dombowsky &amp; Dunson 2024), which join "
                      "components whose densities overlap, are the same: no two components "
                      "overlap enough to be joined. ")
             return text + why + "; no clusters were added here that fusing would join."

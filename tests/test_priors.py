@@ -46,6 +46,27 @@ def test_eppf_sums_to_one(name):
 
 
 @pytest.mark.parametrize("name", sorted(PRIOR_CASES))
+def test_predictive_weights_are_the_eppf_conditional_at_any_n(name):
+    """The fitted model's mixing weights (one more point joins a cluster or opens one) are
+    the EPPF's conditional, on a small partition and on one of a million points (where the
+    MFM's coefficients once asked for every t up to N: 75 GiB at N = 10^5)."""
+    prior = PRIOR_CASES[name]
+    a = prior.alpha_start
+    for sizes in (np.array([3, 1, 2]), np.array([400_000, 350_000, 249_990, 10])):
+        base = prior.log_eppf(sizes, a)
+        if not np.isfinite(base):  # more clusters than the finite prior allows
+            continue
+        log_w, log_new = prior.log_predictive_weights(sizes, a)
+        want = [prior.log_eppf(np.where(np.arange(len(sizes)) == k, sizes + 1, sizes), a)
+                - base for k in range(len(sizes))] + [prior.log_eppf(np.append(sizes, 1), a)
+                                                      - base]
+        got = np.append(log_w, log_new)
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], np.array(want)[finite], atol=1e-8)
+        assert np.all(got[~finite] == -np.inf)
+
+
+@pytest.mark.parametrize("name", sorted(PRIOR_CASES))
 def test_seating_weights_are_the_eppf_conditional(name):
     prior = PRIOR_CASES[name]
     a = prior.alpha_start

@@ -170,7 +170,7 @@ class PartitionPrior:
         mixing weights of a fitted partition)."""
         sizes = np.asarray(sizes, dtype=np.int64)
         n = int(sizes.sum())
-        log_join, log_new = self.log_seat_weights(n + 1, alpha)
+        log_join, log_new = self.log_seat_weights(n + 1, alpha, max_clusters=len(sizes))
         logw = np.append(log_join[sizes], log_new[len(sizes)])
         logw = logw - np.logaddexp.reduce(logw)
         return logw[:-1], float(logw[-1])

@@ -116,3 +116,37 @@ def test_no_cached_kernel_calls_an_argument():
     assert found["collapsed_sweep"] and found["chunk_pass"]  # the check sees the generic ones
     offenders = sorted(f"{m}.{n}" for m, n in cached if found[n])
     assert not offenders, offenders
+
+
+def test_kernels_pickle_their_compiled_functions_by_name(tmp_path):
+    """A Dask worker (or any other process) that unpickles a family's kernels gets the
+    modules' own compiled functions, whose compilations numba has cached, not copies that
+    it compiles again (seconds a pass on every worker)."""
+    import subprocess
+    import sys
+    import warnings
+
+    cloudpickle = pytest.importorskip("cloudpickle")
+    from dpclust import DPMixture
+    from dpclust.datasets import make_gaussian_mixture
+
+    X, _ = make_gaussian_mixture(200, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        family = DPMixture(n_chains=1, n_iter=2, random_state=0).fit(X).family_
+    path = tmp_path / "kernels.pkl"
+    path.write_bytes(cloudpickle.dumps((family.kernel(X), family.pass_kernel(X))))
+    check = (
+        "import pickle, sys\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "for kern in pickle.loads(open(sys.argv[1], 'rb').read()):\n"
+        "    fns = [v for v in kern if isinstance(v, CPUDispatcher)]\n"
+        "    fns += list(kern.entry_points.values())\n"
+        "    for fn in fns:\n"
+        "        m = sys.modules[fn.py_func.__module__]\n"
+        "        assert getattr(m, fn.__name__) is fn, fn\n"
+        "print('same', len(fns))\n")
+    out = subprocess.run([sys.executable, "-c", check, str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("same")

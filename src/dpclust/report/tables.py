@@ -63,8 +63,10 @@ _MALLOWS_LABELS = {
 
 _TIMING_LABELS = {
     "total_seconds": "Total time",
+    "sampling_seconds": "Sampling, all chains",
     "seconds_per_iteration": "Time per iteration",
     "point_updates_per_second": "Point updates per second",
+    "first_iteration_seconds": "First iteration",
 }
 
 _LOG_JOINT_LABELS = {
@@ -115,7 +117,9 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
                 text = _fmt_value(v)
             rows.append((_esc(_TIMING_LABELS.get(k, k)), f'<span class="mono">{_esc(text)}</span>'))
         panels.append(_panel("Timings", _kv_table(rows),
-                             "A point update is one point reassigned in one sweep."))
+                             "A point update is one point reassigned in one sweep. "
+                             "Sampling adds up every chain's own time, so with chains in "
+                             "parallel it can exceed the total."))
     certainty = summary.get("certainty") or {}
     if certainty:
         rows = [("mean", f'<span class="mono">{certainty["mean"]:.3f}</span>'),

@@ -173,6 +173,11 @@ def _rebuild_kernel(cls, fields):
     return cls(*(_from_name(v) for v in fields))
 
 
+def _reduce_kernel(kernel):
+    """``__reduce__`` of the kernels' tuples: their compiled functions by name."""
+    return _rebuild_kernel, (type(kernel), tuple(_by_name(v) for v in kernel))
+
+
 class FamilyKernel(NamedTuple):
     """Numba-compiled per-point operations of a family, for the collapsed samplers.
 
@@ -225,8 +230,7 @@ class FamilyKernel(NamedTuple):
     entry_points: dict | None = None
     log_join_gain: Any = None
 
-    def __reduce__(self):
-        return _rebuild_kernel, (type(self), tuple(_by_name(v) for v in self))
+    __reduce__ = _reduce_kernel
 
 
 class PassKernel(NamedTuple):
@@ -282,8 +286,7 @@ class PassKernel(NamedTuple):
     score_block: Any = None
     accumulate_block: Any = None
 
-    def __reduce__(self):
-        return _rebuild_kernel, (type(self), tuple(_by_name(v) for v in self))
+    __reduce__ = _reduce_kernel
 
 
 def log_gamma(rng: np.random.Generator, shape) -> np.ndarray:

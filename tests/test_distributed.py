@@ -75,7 +75,7 @@ def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
 
 
 def test_shards_give_the_in_process_chain(client, data, local_fit, tmp_path, monkeypatch):
-    from dpclust.distributed import backend
+    from dpclust.samplers import _partitioned_moves
 
     X, _ = data
     edges = np.cumsum((0,) + ROWS)
@@ -83,7 +83,7 @@ def test_shards_give_the_in_process_chain(client, data, local_fit, tmp_path, mon
         np.save(tmp_path / f"part-{p:02d}.npy", X[a:b])
     # the moves' statistics hop from partition to partition here (the other tests collect
     # the moves' points): the same chain either way
-    monkeypatch.setattr(backend, "COLLECT_BYTES", 0)
+    monkeypatch.setattr(_partitioned_moves, "COLLECT_BYTES", 0)
     m = DPMixture(backend="dask", client=client, **KW).fit(str(tmp_path))
     _same_chain(local_fit, m)
     assert m.transfer_["round_trips"] > 0 and m.transfer_["tasks"] > m.transfer_["round_trips"]

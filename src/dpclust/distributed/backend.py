@@ -38,11 +38,6 @@ from .sources import DaskBlock, InMemory, file_source, shard_files
 ROW_CACHE_READ = 4096
 ROW_CACHE_SIZE = 65536
 
-#: a round's sequential moves collect their points on the workers that allocate them while
-#: those points' data stay under this many bytes (one task level instead of a hop per
-#: partition: the same numbers), else their statistics hop from partition to partition
-COLLECT_BYTES = 64 * 2**20
-
 
 class WorkerLost(RuntimeError):
     """The cluster lost state it cannot recompute; the run stopped (see the message)."""
@@ -301,8 +296,9 @@ class DaskPartitions:
         """One round's proposal in one round trip (:meth:`LocalPartitions.propose`): the
         launch pass (one task a partition), and beside it the sequential moves: their
         points collected where they are allocated while ``moving`` (their number; None: all
-        the points) rows' data stay under :data:`COLLECT_BYTES`
-        (:meth:`_collected`), else ``P`` hops of one task a partition (:meth:`_hops`);
+        the points) rows' data stay under ``COLLECT_BYTES``
+        (:meth:`collects`, :meth:`_collected`), else ``P`` hops of one task a partition
+        (:meth:`_hops`);
         then one task a partition writes the codes (the launch pass's where it ran) and
         counts the sides.  One gather of the statistics."""
         from ..samplers._partitioned_moves import combine_sides, merge_carries
@@ -318,8 +314,7 @@ class DaskPartitions:
             wanted += stats
         if spec is not None:
             box = self._submit(_w.unbox, _w.Box(spec))
-            moving = sum(self.rows) if moving is None else int(moving)
-            if moving * self.row_bytes <= COLLECT_BYTES:
+            if self.collects(moving):
                 carries, finals = self._collected(box, spec, carry, labels, codes)
             else:
                 carries, finals = self._hops(box, carry, labels, codes)
@@ -338,6 +333,16 @@ class DaskPartitions:
         final = merge_carries(spec, carries, np.arange(spec.n_moves))
         return (Handle(finals, 0), Handle(finals, 1), part, final,
                 combine_sides(self.family, sides))
+
+    def collects(self, moving=None) -> bool:
+        """Whether a round's sequential moves collect their points in one place: while the
+        data of their ``moving`` points (None: all) stay under :data:`~dpclust.samplers.
+        _partitioned_moves.COLLECT_BYTES` (:meth:`LocalPartitions.collects` decides the
+        same)."""
+        from ..samplers._partitioned_moves import COLLECT_BYTES
+
+        moving = sum(self.rows) if moving is None else int(moving)
+        return moving * self.row_bytes <= COLLECT_BYTES
 
     def _hops(self, box, carry, labels, codes):
         """The sequential moves hop by hop: each move visits the partitions in turn, its

@@ -182,14 +182,7 @@ def collected_finish(part: Part, box, state, coded, code_index: int, p: int, *gr
 
 def data_bytes(part: Part) -> int:
     """Bytes of this partition's rows (what collecting them elsewhere would move)."""
-    X = part.X
-    if hasattr(X, "indptr"):
-        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-    if hasattr(X, "nbytes"):
-        return int(X.nbytes)
-    import pickle
-
-    return len(pickle.dumps(X, protocol=pickle.HIGHEST_PROTOCOL))
+    return _m.data_bytes(part.X)
 
 
 def carry_of(hop):

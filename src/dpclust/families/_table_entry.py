@@ -102,12 +102,13 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
 
 @njit(cache=True, parallel=True)
 def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
-                      counts, logq, codes, lanes, lane_start, logw, seed):
+                      counts, logq, codes, lanes, lane_start, logw, seed, scans):
     for lane in prange(lane_start.shape[0] - 1):
         _sk.sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
                                   states, counts, logq, codes,
                                   lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane],
-                                  seed, _k._tab_reset, _k._tab_add, _k._tab_log_predictive)
+                                  seed, scans, _k._tab_reset, _k._tab_add,
+                                  _k._tab_remove, _k._tab_log_predictive)
 
 
 @njit(cache=True)

@@ -567,26 +567,37 @@ class LocalPartitions:
         labels, codes, carry, sides = self.sequential(spec, labels, codes, carry)
         return labels, codes, part, carry, sides
 
+    def collects(self, moving=None) -> bool:
+        """Whether a Dask cluster would collect the points of a round's sequential moves in
+        one place (:meth:`dpclust.distributed.DaskPartitions.collects`): the data of their
+        ``moving`` points (None: all) under :data:`~dpclust.samplers._partitioned_moves.
+        COLLECT_BYTES`, the bytes a row measured partition by partition as there."""
+        from ._partitioned_moves import COLLECT_BYTES
+
+        moving = int(self.row0[-1]) if moving is None else int(moving)
+        return moving * self._row_bytes <= COLLECT_BYTES
+
+    @functools.cached_property
+    def _row_bytes(self) -> float:
+        from ._partitioned_moves import data_bytes
+
+        fam, X = self.model.family, self.model.X
+        total = sum(data_bytes(fam.subset(X, np.arange(a, b)))
+                    for a, b in zip(self.row0[:-1], self.row0[1:]))
+        return total / max(int(self.row0[-1]), 1)
+
     def sequential(self, spec, labels, codes, carry):
         """The sequential moves of ``spec`` from ``carry``, hop by hop over the partitions as
-        on a Dask cluster: ``(labels, codes, carry, SideStats)``."""
-        from ._partitioned_moves import (combine_sides, merge_carries, sequential_finish,
-                                         sequential_hop)
+        on a Dask cluster, or with their points collected in one place when a move scans
+        (the same numbers for the others): ``(labels, codes, carry, SideStats)``."""
+        from ._partitioned_moves import combine_sides, merge_carries, sequential_finish
 
-        fam, kern = self.model.family, self.model.kernel
+        fam = self.model.family
         P = len(self.rows)
         edges = self.row0
-        prev = [carry]
-        pieces = [[] for _ in range(P)]
         with self._threads():
-            for h in range(P):
-                outs = []
-                for p in range(P):
-                    a, b = int(edges[p]), int(edges[p + 1])
-                    out, piece = sequential_hop(kern, fam, spec, labels[a:b], a, a, p, h, prev)
-                    outs.append(out)
-                    pieces[p].append(piece)
-                prev = outs
+            prev, pieces = (self._collected(spec, labels, carry) if spec.scanning
+                            else self._hops(spec, labels, carry))
         new_codes, sides = [], []
         for p in range(P):
             a, b = int(edges[p]), int(edges[p + 1])
@@ -596,6 +607,39 @@ class LocalPartitions:
             sides.append(s)
         final = merge_carries(spec, prev, np.arange(spec.n_moves))
         return labels, np.concatenate(new_codes), final, combine_sides(fam, sides)
+
+    def _hops(self, spec, labels, carry):
+        """The moves hop by hop: the last hop's carries and each partition's pieces."""
+        from ._partitioned_moves import sequential_hop
+
+        fam, kern = self.model.family, self.model.kernel
+        P = len(self.rows)
+        prev = [carry]
+        pieces = [[] for _ in range(P)]
+        for h in range(P):
+            outs = []
+            for p in range(P):
+                a, b = int(self.row0[p]), int(self.row0[p + 1])
+                out, piece = sequential_hop(kern, fam, spec, labels[a:b], a, a, p, h, prev)
+                outs.append(out)
+                pieces[p].append(piece)
+            prev = outs
+        return prev, pieces
+
+    def _collected(self, spec, labels, carry):
+        """The moves with their points collected in one place (as a Dask cluster runs a
+        round that scans): the carry and each partition's piece."""
+        from ._partitioned_moves import collect_points, collected_allocation, collected_piece
+
+        fam, X = self.model.family, self.model.X
+        edges = [(int(a), int(b)) for a, b in zip(self.row0[:-1], self.row0[1:])]
+        every = np.arange(spec.n_moves)
+        points = [collect_points(fam, X, spec, labels[a:b], a, a, p)
+                  for p, (a, b) in enumerate(edges)]
+        carry, sides = collected_allocation(fam, spec, int(self.row0[-1]), carry, points,
+                                            every)
+        return [carry], [[collected_piece(spec, labels[a:b], a, p, [(every, sides[p])])]
+                         for p, (a, b) in enumerate(edges)]
 
     def sample_members(self, labels, c, anchor, count, key):
         """``count`` uniform members of cluster ``c`` other than ``anchor``, in a uniform

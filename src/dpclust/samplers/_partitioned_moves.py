@@ -31,6 +31,25 @@ import numpy as np
 from ..kernels import subcluster as _sk
 
 
+#: a round's sequential moves collect their points on the workers that allocate them while
+#: those points' data stay under this many bytes (one task level instead of a hop per
+#: partition: the same numbers), else their statistics hop from partition to partition;
+#: the scan moves run only in a collected round
+COLLECT_BYTES = 64 * 2**20
+
+
+def data_bytes(X) -> int:
+    """Bytes of a partition's rows in working form (what collecting them elsewhere would
+    move)."""
+    if hasattr(X, "indptr"):
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    if hasattr(X, "nbytes"):
+        return int(X.nbytes)
+    import pickle
+
+    return len(pickle.dumps(X, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 #: hops over fewer rows than this run on one thread (a parallel region costs more than
 #: the work: 5 points, 6,000 steps of the moves alone took 45 s on one thread against over
 #: 600 s on two busy cores)
@@ -61,7 +80,10 @@ class SequentialSpec(NamedTuple):
     merge's cluster gives its points (-1: drawn, a split); ``n_sides`` (B,): sides of each
     move (2, or m for a multi-way move); ``pins`` (B, M): the global rows that start each
     side (-1 past ``n_sides``); ``rot`` (B,): the partition where each move starts;
-    ``key``: the stream key of the orders and draws; ``n_parts``: the number of partitions.
+    ``key``: the stream key of the orders and draws; ``n_parts``: the number of partitions;
+    ``scans`` (B,): a two-sided move's restricted Gibbs scans (Jain & Neal), made when the
+    round's points are collected in one place (:func:`collected_allocation`); -1 (None:
+    every move) for a sequential allocation.
     """
 
     move_of: np.ndarray
@@ -71,6 +93,12 @@ class SequentialSpec(NamedTuple):
     rot: np.ndarray
     key: int
     n_parts: int
+    scans: np.ndarray | None = None
+
+    @property
+    def scanning(self) -> bool:
+        """Whether a move of the round is a scan move (it needs its points in one place)."""
+        return self.scans is not None and bool(np.any(np.asarray(self.scans) >= 0))
 
     @property
     def n_moves(self) -> int:
@@ -144,9 +172,10 @@ def merge_carries(spec: SequentialSpec, carries, moves) -> Carry:
                  counts[at], logq[at], states[at])
 
 
-def _run(kern, spec, carry: Carry, rows, start, fixed, seed=False):
-    """Allocate ``rows`` (grouped by the carry's moves, ``start``) from the carry's state;
-    returns the new carry and the sides given to the rows."""
+def _run(kern, spec, carry: Carry, rows, start, fixed, seed=False, scans=None):
+    """Allocate ``rows`` (grouped by the carry's moves, ``start``) from the carry's state
+    (``scans``: the moves' restricted Gibbs scans, None: sequential allocations); returns
+    the new carry and the sides given to the rows."""
     moves = carry.moves
     work = kern.alloc(_sk.SLOT_STRIDE * max(len(moves), 1))
     dest = _strided_slots(spec, moves)
@@ -155,7 +184,8 @@ def _run(kern, spec, carry: Carry, rows, start, fixed, seed=False):
     counts, logq, states = carry.counts.copy(), carry.logq.copy(), carry.states.copy()
     sides = _sk.continue_allocation(kern, work, rows, start, fixed,
                                     _sk.SLOT_STRIDE * np.arange(len(moves), dtype=np.int64),
-                                    spec.n_sides[moves], states, counts, logq, seed=seed)
+                                    spec.n_sides[moves], states, counts, logq, seed=seed,
+                                    scans=scans)
     return Carry(moves, tuple(w[dest] for w in work), counts, logq, states), sides
 
 
@@ -218,17 +248,18 @@ def sequential_hop(kern, family, spec: SequentialSpec, labels, row0: int, base: 
     return carry, (moves, start, rows, sides)
 
 
-def _allocate_rows(family, kern, spec: SequentialSpec, carry: Carry, krows, start, fixed):
+def _allocate_rows(family, kern, spec: SequentialSpec, carry: Carry, krows, start, fixed,
+                   scans=None):
     """The carry's moves go on allocating rows ``krows`` of ``kern`` (grouped by move,
-    ``start``), from a copy of those rows in that order where the family makes one:
-    ``(carry, sides as int8)``."""
+    ``start``; ``scans``: as :func:`_run`), from a copy of those rows in that order where
+    the family makes one: ``(carry, sides as int8)``."""
     if len(krows) == 0:
         return carry, np.zeros(0, np.int8)
     with _serial_when_small(len(krows)):
         gathered = family.gathered_kernel(kern, krows)
         if gathered is not None:
             kern, krows = gathered, np.arange(len(krows), dtype=np.int64)
-        carry, sides = _run(kern, spec, carry, krows, start, fixed)
+        carry, sides = _run(kern, spec, carry, krows, start, fixed, scans=scans)
     return carry, sides.astype(np.int8)
 
 
@@ -256,27 +287,78 @@ def collected_allocation(family, spec: SequentialSpec, n_total: int, carry: Carr
     :func:`sequential_hop` runs them, each move taking in hop h its points of partition
     ``(rot + h) mod P``, so that its points, order, random stream and arithmetic are those
     of the hops and the result is the same to the last bit, with no hand-over between
-    partitions.  Returns ``(carry of moves, sides)`` with ``sides[q]`` the sides of
-    partition q's points of ``moves``, move by move."""
+    partitions.  The scan moves (``spec.scans``) take all their points at once, in that
+    order (an order of the same law for a move and its reverse).  Returns ``(carry of
+    moves, sides)`` with ``sides[q]`` the sides of partition q's points of ``moves``, move
+    by move."""
     P = spec.n_parts
     moves = np.asarray(moves, dtype=np.int64)
     offset = np.concatenate([[0], np.cumsum([family.n_points(pt.X) for pt in points])])
     kern = family.partition_kernel(family.stack_rows([pt.X for pt in points]), n_total)
-    carry = merge_carries(spec, [carry], moves)
     out = [[None] * len(moves) for _ in range(P)]
-    for h in range(P):
-        where = (spec.rot[moves] + h) % P
-        lo = np.array([points[q].start[b] for q, b in zip(where, moves)], dtype=np.int64)
-        hi = np.array([points[q].start[b + 1] for q, b in zip(where, moves)], dtype=np.int64)
-        krows = np.concatenate([offset[q] + np.arange(u, v)
-                                for q, u, v in zip(where, lo, hi)]).astype(np.int64)
-        fixed = np.concatenate([points[q].fixed[u:v]
-                                for q, u, v in zip(where, lo, hi)]).astype(np.int64)
-        start = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
-        carry, sides = _allocate_rows(family, kern, spec, carry, krows, start, fixed)
-        for a, q in enumerate(where):
-            out[q][a] = sides[start[a]:start[a + 1]]
+    scans = (np.full(spec.n_moves, -1, dtype=np.int64) if spec.scans is None
+             else np.asarray(spec.scans, dtype=np.int64))
+    carries = []
+    for scan in (False, True):
+        at = np.flatnonzero((scans[moves] >= 0) == scan)
+        if not len(at):
+            continue
+        some = moves[at]
+        hops = []  # per hop: each move's partition and its points there
+        for h in range(P):
+            where = (spec.rot[some] + h) % P
+            lo = np.array([points[q].start[b] for q, b in zip(where, some)], dtype=np.int64)
+            hi = np.array([points[q].start[b + 1] for q, b in zip(where, some)],
+                          dtype=np.int64)
+            hops.append((where, lo, hi))
+        carry_of = merge_carries(spec, [carry], some)
+        if not scan:
+            for where, lo, hi in hops:
+                carry_of, sides = _hop_rows(family, kern, spec, carry_of, points, offset,
+                                            where, lo, hi)
+                _deal(out, at, where, lo, hi, sides, np.arange(len(some)))
+        else:  # each move's points of every hop, in hop order, in one call
+            order = [(a, h) for a in range(len(some)) for h in range(P)]
+            where = np.array([hops[h][0][a] for a, h in order], dtype=np.int64)
+            lo = np.array([hops[h][1][a] for a, h in order], dtype=np.int64)
+            hi = np.array([hops[h][2][a] for a, h in order], dtype=np.int64)
+            krows, fixed = _pieces(points, offset, where, lo, hi)
+            start = np.concatenate([[0], np.cumsum((hi - lo).reshape(len(some), P).sum(1))])
+            carry_of, sides = _allocate_rows(family, kern, spec, carry_of, krows,
+                                             start.astype(np.int64), fixed, scans[some])
+            _deal(out, at, where, lo, hi, sides, np.repeat(np.arange(len(some)), P))
+        carries.append(carry_of)
+    carry = merge_carries(spec, carries or [carry], moves)
     return carry, [np.concatenate(o) if o else np.zeros(0, np.int8) for o in out]
+
+
+def _pieces(points, offset, where, lo, hi):
+    """Rows of the stacked points (and their fixed sides) of the pieces ``points[q].X[lo:hi]``
+    for each ``(q, lo, hi)``, one after another."""
+    krows = np.concatenate([offset[q] + np.arange(u, v)
+                            for q, u, v in zip(where, lo, hi)]).astype(np.int64)
+    fixed = np.concatenate([points[q].fixed[u:v]
+                            for q, u, v in zip(where, lo, hi)]).astype(np.int64)
+    return krows, fixed
+
+
+def _hop_rows(family, kern, spec, carry, points, offset, where, lo, hi):
+    """One hop of the collected allocation: each carried move takes its points of partition
+    ``where[a]`` (``lo[a]:hi[a]``)."""
+    krows, fixed = _pieces(points, offset, where, lo, hi)
+    start = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
+    return _allocate_rows(family, kern, spec, carry, krows, start, fixed)
+
+
+def _deal(out, at, where, lo, hi, sides, move):
+    """Hand the sides of consecutive pieces (piece t: ``hi[t] - lo[t]`` points of partition
+    ``where[t]``, of the move ``at[move[t]]``; a move has one piece a partition) to their
+    partitions' lists ``out[q][a]``."""
+    pos = 0
+    for t, q in enumerate(where):
+        n = int(hi[t] - lo[t])
+        out[q][at[move[t]]] = sides[pos:pos + n]
+        pos += n
 
 
 def collected_piece(spec: SequentialSpec, labels, row0: int, p: int, groups):

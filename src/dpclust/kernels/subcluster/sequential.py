@@ -214,8 +214,16 @@ def scan_move(kdata, kstats, khyper, rows, lo, hi, fixed, i, j, slot, state, cod
     counts: each side predicts every next document better the more tokens it holds), the
     launch's sides start from half the points each."""
     _seed_pair(kdata, kstats, khyper, i, j, slot, reset, add)
-    n0 = 1.0
-    n1 = 1.0
+    return scan_sides(kdata, kstats, khyper, rows, lo, hi, fixed, slot, 1.0, 1.0, state,
+                      codes, n_scans, add, remove, log_predictive)
+
+
+@njit(_nrt=False)
+def scan_sides(kdata, kstats, khyper, rows, lo, hi, fixed, slot, n0, n1, state, codes,
+               n_scans, add, remove, log_predictive):
+    """The launch, intermediate scans and final scan of :func:`scan_move` for ``rows[lo:hi]``
+    between slots ``slot`` and ``slot + 1``, which already hold the sides' anchors (``n0``
+    and ``n1`` points): returns ``(state, log q, n_0, n_1)``."""
     for t in range(lo, hi):
         state, u = next_uniform(state)
         s = 1 if u < 0.5 else 0
@@ -379,7 +387,8 @@ def sequential_allocation(kern, rows, start, fixed, pins, seeds, lanes=None, sca
 # ------------------------------------------------------------ allocations on partitions
 @njit(_nrt=False)
 def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states,
-                          counts, logq, codes, moves, logw, seed, reset, add, log_predictive):
+                          counts, logq, codes, moves, logw, seed, scans, reset, add, remove,
+                          log_predictive):
     """Go on with the sequential allocations of the moves ``moves`` (one thread's lane) from
     where an earlier part of the data left them: move b's sides are the slots ``slot0[b] ..
     slot0[b] + n_sides[b] - 1`` of ``kstats``, of sizes ``counts[b]``; its points
@@ -388,12 +397,23 @@ def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_si
     given side ``fixed[t]`` (scored); ``log q`` is added to ``logq[b]``, the stream's state
     written back.  ``seed``: reset the sides first and add the points to their given sides
     without scoring (the anchors that start a move).  ``logw``: scratch of length >= the
-    largest ``n_sides``."""
+    largest ``n_sides``.  ``scans[b] >= 0`` (a two-sided move that has all its points
+    here): a restricted Gibbs scan move instead (:func:`scan_sides`) from the sides as
+    they are."""
     for at in range(moves.shape[0]):
         b = moves[at]
         s0 = slot0[b]
         m = n_sides[b]
         state = states[b]
+        if not seed and scans[b] >= 0:
+            state, lq, n0, n1 = scan_sides(kdata, kstats, khyper, rows, start[b], start[b + 1],
+                                           fixed, s0, counts[b, 0], counts[b, 1], state, codes,
+                                           scans[b], add, remove, log_predictive)
+            counts[b, 0] = n0
+            counts[b, 1] = n1
+            states[b] = state
+            logq[b] += lq
+            continue
         lq = 0.0
         if seed:
             for a in range(m):
@@ -416,7 +436,8 @@ def sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_si
 
 @njit(parallel=True)
 def sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, states, counts,
-                     logq, codes, lanes, lane_start, logw, seed, reset, add, log_predictive):
+                     logq, codes, lanes, lane_start, logw, seed, scans, reset, add, remove,
+                     log_predictive):
     """:func:`sequential_sides_lane` for every lane of moves (:func:`move_lanes`), one
     thread each (generic over the family's collapsed functions; built-in families call it
     from cached entry points)."""
@@ -424,15 +445,16 @@ def sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides, 
         sequential_sides_lane(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
                               states, counts, logq, codes,
                               lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane], seed,
-                              reset, add, log_predictive)
+                              scans, reset, add, remove, log_predictive)
 
 
 def continue_allocation(kern, kstats, rows, start, fixed, slot0, n_sides, states, counts, logq,
-                        seed=False, lanes=None):
+                        seed=False, lanes=None, scans=None):
     """Run :func:`sequential_sides` for the family kernel ``kern`` (its cached entry point
     ``"sequential_sides"``, or the generic kernel): updates ``kstats``, ``states``,
-    ``counts`` and ``logq`` in place and returns the sides given to ``rows``.  The caller
-    chooses the thread count."""
+    ``counts`` and ``logq`` in place and returns the sides given to ``rows``.  ``scans``:
+    each move's restricted Gibbs scans, -1 (None: all) for a sequential allocation.  The
+    caller chooses the thread count."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     start = np.ascontiguousarray(start, dtype=np.int64)
     if lanes is None:
@@ -440,11 +462,14 @@ def continue_allocation(kern, kstats, rows, start, fixed, slot0, n_sides, states
     sides = np.empty(len(rows), dtype=np.int64)
     width = max(int(np.max(n_sides)) if len(n_sides) else 1, 1)
     logw = np.empty((max(len(lanes[1]) - 1, 1), width))
+    scans = (np.full(len(n_sides), -1, dtype=np.int64) if scans is None
+             else np.ascontiguousarray(scans, dtype=np.int64))
     fn = (kern.entry_points or {}).get("sequential_sides")
-    extra = () if fn is not None else (kern.reset, kern.add, kern.log_predictive)
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.remove, kern.log_predictive))
     (fn or sequential_sides)(kern.data, kstats, kern.hyper, rows, start,
                              np.ascontiguousarray(fixed, dtype=np.int64),
                              np.ascontiguousarray(slot0, dtype=np.int64),
                              np.ascontiguousarray(n_sides, dtype=np.int64), states, counts,
-                             logq, sides, lanes[0], lanes[1], logw, bool(seed), *extra)
+                             logq, sides, lanes[0], lanes[1], logw, bool(seed), scans, *extra)
     return sides

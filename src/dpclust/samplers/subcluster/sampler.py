@@ -222,9 +222,10 @@ class SubclusterSplitMerge:
         predicts every further point better the more it holds (documents over a large
         vocabulary), every split puts all the points but one anchor on one side, and no
         cluster is ever split.  The scans start both sides from half the points.  None: the
-        family's ``scan_moves`` (documents 1/2, else 0); 0 on partitioned data (a Dask
-        cluster, or in-process with its partition layout), where a move's points are not in
-        one process.  5,000 Enron-shaped documents (20 topics, 28,102 words) from one
+        family's ``scan_moves`` (documents 1/2, else 0).  On partitioned data (a Dask
+        cluster, or in-process with its partition layout) a round's moves scan when their
+        points are collected on one worker (their data under 64 MiB), else they allocate
+        sequentially.  5,000 Enron-shaped documents (20 topics, 28,102 words) from one
         cluster: K = 1 after 20 iterations without, K = 20 after 2 iterations with.
     scans : int, default=4
         Intermediate restricted Gibbs scans of a scan move (``scan_moves``); each costs a

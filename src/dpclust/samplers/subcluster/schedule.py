@@ -104,10 +104,9 @@ def pinch_probability(cfg, n_samples: int) -> float:
 
 def scan_probability(cfg, model) -> float:
     """The share of the sequential moves made as restricted Gibbs scan moves: ``scan_moves``,
-    or by default the family's ``scan_moves`` (sparse counts: 1/2; else 0); 0 on
-    partitioned data, where a move's points are not in one process."""
-    if not _in_one_process(model):  # partitioned data are never in one process
-        return 0.0
+    or by default the family's ``scan_moves`` (sparse counts: 1/2; else 0).  On partitioned
+    data they scan when the round's points are collected in one place, else allocate
+    sequentially (:func:`~dpclust.samplers.subcluster.sequential.partitioned_round`)."""
     if cfg.scan_moves is not None:
         return float(cfg.scan_moves)
     return float(getattr(model.family, "scan_moves", 0.0))

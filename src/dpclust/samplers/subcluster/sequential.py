@@ -115,7 +115,7 @@ def partitioned_proposal(cfg, rng, model, data, run, moves, seq, side_of, pins):
     uniformly chosen one, its points in a uniform order within each (see
     :mod:`dpclust.samplers._partitioned_moves`).  Returns ``run`` with the moves' sides
     (codes), counts, ``logq`` and the sides' log marginals, and a :class:`_PartitionSides`."""
-    spec = _sequential_spec(rng, data, moves, seq, side_of, pins)
+    spec = _sequential_spec(rng, data, moves, seq, side_of, pins, None)
     labels, codes, carry, sides = data.sequential(spec, run.labels, run.codes,
                                                   data.seed(spec))
     return _with_sides(model.family, run._replace(labels=labels, codes=codes), carry, sides,
@@ -145,9 +145,10 @@ def partitioned_round(rng, model, data, labels, params, log_w, block_of, side_of
     spec = carry = None
     moving = 0
     if len(seq):
-        spec = _sequential_spec(rng, data, moves, seq, side_of, pins)
+        move_of = _move_of(moves, seq, len(side_of))
+        moving = int(np.asarray(n)[move_of >= 0].sum())
+        spec = _sequential_spec(rng, data, moves, seq, side_of, pins, moving)
         carry = data.seed(spec)
-        moving = int(np.asarray(n)[spec.move_of >= 0].sum())
     labels, codes, part, carry, sides = data.propose(launch, spec, labels, None, carry,
                                                      moving)
     if part is not None:
@@ -163,23 +164,33 @@ def partitioned_round(rng, model, data, labels, params, log_w, block_of, side_of
     return _with_sides(model.family, run, carry, sides, seq, K)
 
 
-def _sequential_spec(rng, data, moves, seq, side_of, pins):
-    """The :class:`~dpclust.samplers._partitioned_moves.SequentialSpec` of the pairwise
-    sequential moves ``seq`` (draws each move's first partition and the stream key)."""
-    from .._partitioned_moves import SequentialSpec
-
-    K = len(side_of)
-    B = len(seq)
+def _move_of(moves, seq, K):
+    """Each cluster's sequential move (its index in ``seq``), or -1."""
     move_of = np.full(K, -1, dtype=np.int64)
     for a, b in enumerate(seq):
         for c in moves[b].members:
             move_of[c] = a
+    return move_of
+
+
+def _sequential_spec(rng, data, moves, seq, side_of, pins, moving):
+    """The :class:`~dpclust.samplers._partitioned_moves.SequentialSpec` of the pairwise
+    sequential moves ``seq`` (draws each move's first partition and the stream key).  The
+    scan moves keep their scans when the data side collects the round's points in one place
+    (``moving``: their number, None: all the points; a number the moves do not change, so a
+    move and its reverse are made alike), else they allocate sequentially."""
+    from .._partitioned_moves import SequentialSpec
+
+    B = len(seq)
+    move_of = _move_of(moves, seq, len(side_of))
     fixed_side = np.where(move_of >= 0, side_of, -1).astype(np.int64)
     n_parts = len(data.rows)
+    scans = np.array([moves[b].scans for b in seq], dtype=np.int64)
+    scans = scans if np.any(scans >= 0) and data.collects(moving) else None
     return SequentialSpec(move_of, fixed_side, np.full(B, 2, dtype=np.int64),
                           np.ascontiguousarray(pins[seq], dtype=np.int64),
                           rng.integers(n_parts, size=B).astype(np.int64),
-                          int(rng.integers(2**63)), n_parts)
+                          int(rng.integers(2**63)), n_parts, scans)
 
 
 def _with_sides(fam, run, carry, sides, seq, K):

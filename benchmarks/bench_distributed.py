@@ -187,25 +187,40 @@ def _scheduler_process(tmp):
 
 def _scheduler_probe(dask_scheduler):
     """``(tasks, resident bytes, task groups held by the spans, entries of Dask's cache of
-    key names)`` of the scheduler.  ``dask.utils.key_split`` caches the name of every key
-    it has seen, up to 100,000 (an LRU): about 800 bytes of scheduler memory a key until
-    it is full."""
+    key names, records of the spans' metadata)`` of the scheduler.  ``dask.utils.key_split``
+    caches the name of every key it has seen, up to 100,000 (an LRU): about 800 bytes of
+    scheduler memory a key until it is full.  A span keeps a metadata record per
+    ``submit`` (``{"type": "Future"}``), which the client folds every
+    ``FOLD_EVERY`` round trips.  The resident bytes are read after a garbage collection
+    and ``malloc_trim``, so that memory freed but not yet returned is not counted."""
+    import ctypes
+    import gc
+
     import psutil
     from dask.utils import key_split
 
     spans = dask_scheduler.extensions.get("spans")
     groups = -1 if spans is None else sum(len(s.groups) for s in spans.spans.values())
+    records = -1 if spans is None else sum(
+        len((getattr(s, "_metadata", None) or {}).get("collections", ()))
+        for s in spans.spans.values())
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
     return (len(dask_scheduler.tasks), psutil.Process().memory_info().rss, groups,
-            key_split.cache_info().currsize)
+            key_split.cache_info().currsize, records)
 
 
-def run_lineage(quick):
-    """The scheduler's tasks and memory over a long run with and without checkpoints."""
+def run_lineage(quick, cuts=(False, True)):
+    """The scheduler's tasks and memory over a long run with and without checkpoints
+    (``cuts``: which of the two runs)."""
     n, n_iter, every = 2_000, (200 if quick else 2_000), (20 if quick else 50)
     X, _ = make_gaussian_mixture(n_samples=n, n_clusters=4, random_state=0)
     out = {"n": n, "n_iter": n_iter, "every": every, "n_workers": N_WORKERS, "partitions": 2}
     runs = {}
-    for cut in (False, True):
+    for cut in cuts:
         with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # short chains have not converged
             client, close = _scheduler_process(tmp)
@@ -228,19 +243,22 @@ def run_lineage(quick):
             finally:
                 close()
         name = "checkpoints" if cut else "no_checkpoints"
-        its, tasks, rss, groups, names = (list(c) for c in zip(*probes))
+        its, tasks, rss, groups, names, records = (list(c) for c in zip(*probes))
         runs[name] = {"iterations": its, "tasks": tasks, "scheduler_rss": rss,
-                      "span_groups": groups, "key_names": names,
+                      "span_groups": groups, "key_names": names, "span_records": records,
                       "fit_s": fit_s, "K": int(m.n_clusters_),
                       "log_joint": m.trace_.log_joint.tolist(), "labels": m.labels_}
         print(f"  {name}: fit {fit_s:.0f} s, K = {m.n_clusters_}; scheduler tasks "
               f"{tasks[1]} -> {tasks[-1]} (max {max(tasks)}), memory "
               f"{rss[1] / 2**20:.0f} -> {rss[-1] / 2**20:.0f} MiB, task groups in spans "
               f"{groups[1]} -> {groups[-1]}", flush=True)
-    a, b = runs["checkpoints"], runs["no_checkpoints"]
-    out["same_chain"] = bool(np.array_equal(a["log_joint"], b["log_joint"])
-                             and np.array_equal(a.pop("labels"), b.pop("labels")))
-    print(f"  same chain with and without the cuts: {out['same_chain']}", flush=True)
+    if len(runs) == 2:
+        a, b = runs["checkpoints"], runs["no_checkpoints"]
+        out["same_chain"] = bool(np.array_equal(a["log_joint"], b["log_joint"])
+                                 and np.array_equal(a["labels"], b["labels"]))
+        print(f"  same chain with and without the cuts: {out['same_chain']}", flush=True)
+    for run in runs.values():
+        run.pop("labels")
     out.update(runs)
     return out
 
@@ -254,34 +272,45 @@ def write_lineage_markdown(results, path):
     r = results.get("lineage")
     if not r:
         return
+    names = [n for n in ("no_checkpoints", "checkpoints") if n in r]
+    said = {"no_checkpoints": "without checkpoints", "checkpoints": "with checkpoints"}
+    same = ("" if "same_chain" not in r else
+            f"  Same chain with and without: {'yes' if r['same_chain'] else 'NO'}.")
     lines = ["# The Dask scheduler over a long run: lineage cut at checkpoints", "",
              (f"{r['n']:,} points, {r['n_iter']:,} iterations, {r['n_workers']} workers x 1 "
-              f"thread, {r['partitions']} partitions; with a checkpoint every {r['every']} "
-              "iterations (the chain's state and kept draws rebuilt as new root tasks from "
-              "what was written) and without.  Same chain with and without: "
-              f"{'yes' if r['same_chain'] else 'NO'}."), "",
-             "| iteration | tasks, no checkpoints | tasks, checkpoints | scheduler MiB, no "
-             "checkpoints | scheduler MiB, checkpoints | task groups in the spans, no "
-             "checkpoints / checkpoints | key names cached, no checkpoints / checkpoints |",
-             "|---|---|---|---|---|---|---|"]
-    a, b = r["no_checkpoints"], r["checkpoints"]
-    step = max(1, (len(a["iterations"]) - 1) // 10)
-    for j in sorted(set(range(0, len(a["iterations"]), step)) | {len(a["iterations"]) - 1}):
-        lines.append(f"| {a['iterations'][j]} | {a['tasks'][j]} | {b['tasks'][j]} | "
-                     f"{a['scheduler_rss'][j] / 2**20:.0f} | "
-                     f"{b['scheduler_rss'][j] / 2**20:.0f} | "
-                     f"{_at(a, 'span_groups', j)} / {_at(b, 'span_groups', j)} | "
-                     f"{_at(a, 'key_names', j)} / {_at(b, 'key_names', j)} |")
-    lines += ["", (f"Fit: {a['fit_s']:.0f} s without checkpoints, {b['fit_s']:.0f} s with "
-                   f"them (K = {a['K']} and {b['K']}).  Iteration 0: after a 2-iteration "
-                   "warm-up fit on the same scheduler.  Memory: the resident set of the "
-                   "`dask scheduler` process.  Task groups in the spans: what Dask's spans "
-                   "keep of tasks long forgotten (dask/distributed#7977); every dpclust task "
-                   "is in one group (`distributed.backend.task_key`), so they stay flat.  Key "
-                   "names cached: `dask.utils.key_split`'s LRU of the names of the keys the "
-                   "scheduler has seen, at most 100,000 entries (about 800 bytes of "
-                   "scheduler memory each), which fills over the first iterations of a long "
-                   "run whether or not its tasks are cut; the memory it takes is bounded.")]
+              f"thread, {r['partitions']} partitions; "
+              + " and ".join(said[n] for n in names)
+              + f" (a checkpoint every {r['every']} iterations: the chain's state and kept "
+              "draws rebuilt as new root tasks from what was written)." + same), ""]
+    cols = [("tasks", "tasks", str), ("scheduler MiB", "scheduler_rss",
+                                      lambda v: f"{v / 2**20:.0f}"),
+            ("key names cached", "key_names", str), ("span records", "span_records", str)]
+    lines += ["| iteration | " + " | ".join(f"{c}, {said[n]}" for c, _, _ in cols
+                                            for n in names) + " |",
+              "|---|" + "---|" * (len(cols) * len(names))]
+    first = r[names[0]]
+    step = max(1, (len(first["iterations"]) - 1) // 10)
+    for j in sorted(set(range(0, len(first["iterations"]), step))
+                    | {len(first["iterations"]) - 1}):
+        cells = []
+        for _, key, fmt in cols:
+            for n in names:
+                v = _at(r[n], key, j)
+                cells.append(v if v == "?" else fmt(v))
+        lines.append(f"| {first['iterations'][j]} | " + " | ".join(cells) + " |")
+    fits = "; ".join(f"{r[n]['fit_s']:.0f} s {said[n]} (K = {r[n]['K']})" for n in names)
+    lines += ["", (f"Fit: {fits}.  Iteration 0: after a 2-iteration warm-up fit on the same "
+                   "scheduler.  Memory: the resident set of the `dask scheduler` process "
+                   "after a garbage collection and `malloc_trim`.  Key names cached: "
+                   "`dask.utils.key_split`'s LRU of the names of the keys the scheduler has "
+                   "seen, at most 100,000 entries (about 800 bytes of scheduler memory "
+                   "each), which fills over the first iterations of a long run whether or "
+                   "not its tasks are cut; the client empties it every `FOLD_EVERY` round "
+                   "trips.  Span records: "
+                   "the metadata Dask's spans keep, a record per `submit`; the client folds "
+                   "its repeats every `FOLD_EVERY` round trips "
+                   "(`DaskPartitions._fold_span_metadata`; without it, about 145 records and "
+                   "36 KiB of scheduler memory an iteration for the life of the scheduler).")]
     m = results.get("machine", {})
     lines += ["", f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} CPUs."]
     path.write_text("\n".join(lines) + "\n")
@@ -295,11 +324,16 @@ def main(argv=None):
     p.add_argument("--lineage", action="store_true",
                    help="the scheduler's tasks and memory over a long run, with and without "
                         "checkpoints (instead of the parts)")
+    p.add_argument("--checkpoints-only", action="store_true",
+                   help="with --lineage: the run with checkpoints alone (half the time), "
+                        "written to distributed_lineage_checkpoints.{json,md}")
     args = p.parse_args(argv)
     n_iter = 10 if args.quick else args.iters
     if args.lineage:
-        run_parts(["lineage"], lambda part: run_lineage(args.quick),
-                  RESULTS / "distributed_lineage", args.quick, lambda: None,
+        cuts = (True,) if args.checkpoints_only else (False, True)
+        stem = "distributed_lineage" + ("_checkpoints" if args.checkpoints_only else "")
+        run_parts(["lineage"], lambda part: run_lineage(args.quick, cuts),
+                  RESULTS / stem, args.quick, lambda: None,
                   write_lineage_markdown)
         return
 

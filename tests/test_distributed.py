@@ -152,6 +152,36 @@ def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
     assert without[-1] > without[1] + 200, without
 
 
+def _span_records_and_key_names(dask_scheduler):
+    from dask.utils import key_split
+
+    spans = dask_scheduler.extensions["spans"].spans.values()
+    records = [r for s in spans for r in ((s._metadata or {}).get("collections") or [])]
+    return records, key_split.cache_info().currsize
+
+
+def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, data,
+                                                                      monkeypatch):
+    """Dask's spans keep a metadata record per submission and ``key_split`` caches every
+    key's name, whatever becomes of the tasks: the client folds the records' repeats and
+    empties the cache every ``FOLD_EVERY`` round trips, so neither grows with the run."""
+    from dpclust.distributed import backend
+
+    X, _ = data
+    DPMixture(backend="dask", client=client, partitions=ROWS, **KW).fit(X)
+    records, names = client.run_on_scheduler(_span_records_and_key_names)
+    assert len(records) > 50 and names > 500  # what a 14-iteration run leaves unfolded
+    monkeypatch.setattr(backend, "FOLD_EVERY", 1)
+    calls = []
+    fold = backend.DaskPartitions._fold_span_metadata
+    monkeypatch.setattr(backend.DaskPartitions, "_fold_span_metadata",
+                        lambda self: calls.append(1) or fold(self))
+    DPMixture(backend="dask", client=client, partitions=ROWS, **KW).fit(X)
+    records, names = client.run_on_scheduler(_span_records_and_key_names)
+    assert calls and len(records) < 20 and names < 500, (len(calls), len(records), names)
+    assert {r["type"] for r in records} == {"Future"}
+
+
 # slow: test_a_lost_source_stops_with_a_checkpoint resumes from a checkpoint on the cluster
 @pytest.mark.slow
 def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):

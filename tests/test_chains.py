@@ -205,6 +205,33 @@ def test_convergence_of_a_trace_and_advice(easy):
     assert "not converged" in text and "R-hat" in text
 
 
+def test_advice_says_when_only_the_small_clusters_have_not_settled():
+    """Four chains whose number of clusters moves slowly (a small cluster that comes and
+    goes every 100 iterations) while the clusters with at least 1 % of the points stay at
+    6: the advice says the large ones have settled; if those move slowly too, it does not."""
+    from dpclust.chains import Trace
+
+    rng = np.random.default_rng(0)
+    C, n = 4, 400
+    slow = (np.arange(n)[None, :] // 100 + np.arange(C)[:, None]) % 2  # a 0/1 in blocks
+    k = 6 + slow
+    fields = dict(log_joint=rng.normal(size=(C, n)), n_clusters=k, alpha=np.ones((C, n)),
+                  seconds=np.zeros((C, n)), n_accepted_splits=np.zeros((C, n)),
+                  n_accepted_merges=np.zeros((C, n)), kept=np.arange(n),
+                  size_entropy=1.5 + 0.01 * slow + 0.001 * rng.normal(size=(C, n)),
+                  log_likelihood=rng.normal(size=(C, n)))
+    conv = convergence(Trace(**fields, n_large_clusters=np.full((C, n), 6)),
+                       alpha_resampled=False)
+    assert not conv["converged"] and "n_clusters" in conv["failing"]
+    assert conv["large_clusters"]["values"] == [6, 6]
+    text = advice(conv)
+    assert "at least 1 % of the points have settled (6 in every kept draw)" in text
+    assert text.index("settled") < text.index("Otherwise: run more iterations")
+    moving = convergence(Trace(**fields, n_large_clusters=k), alpha_resampled=False)
+    assert not moving["large_clusters"]["converged"]
+    assert "settled" not in advice(moving) and "To do: run more iterations" in advice(moving)
+
+
 # ------------------------------------------------------------------- processes
 def test_chains_in_processes_are_the_chains_in_this_process(easy):
     X, _ = easy

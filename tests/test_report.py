@@ -590,3 +590,25 @@ def test_blocs_table_names_candidates_with_shares_and_theta_1(rankings_fit):
     assert f'<td class="num">{theta[1, 0]:.2f}</td>' in blocs
     assert "candidate 2 60%" in blocs and "25.0%" in blocs
     assert "{" not in blocs  # no record shown as JSON
+
+
+def test_the_verdict_says_when_only_the_small_clusters_have_not_settled(gaussian_fit):
+    """A run that fails the rule on the number of clusters while the clusters holding at
+    least 1 % of the points pass it (many points: small clusters of outlying points come and
+    go): the red banner says which scale has settled, and the advice follows."""
+    ok = {"rhat": 1.001, "ess_bulk": 900.0, "ess_tail": 800.0, "converged": True}
+    conv = {"log_likelihood": ok,
+            "n_clusters": {"rhat": 1.08, "ess_bulk": 60.0, "ess_tail": 40.0,
+                           "converged": False},
+            "large_clusters": {**ok, "values": [6, 6]},
+            "converged": False, "n_chains": 4, "n_draws": 2500, "failing": ["n_clusters"],
+            "rule": "R-hat < 1.01 and bulk and tail ESS >= 100 per chain"}
+    page = render_html({**gaussian_fit[0], "convergence": conv}, {})
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert "Not converged" in text
+    assert "at least 1 % of the points have settled (6 in every kept draw)" in text
+    assert "Otherwise: run more iterations" in text
+    # without the large clusters' figures (a summary from an older fit): the plain advice
+    del conv["large_clusters"]
+    page = render_html({**gaussian_fit[0], "convergence": conv}, {})
+    assert "settled" not in page and "Run more iterations" in page

@@ -453,7 +453,7 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
     conv = summary.get("convergence")
     if conv is not None:
-        from ..diagnostics import QUANTITIES, quantity_name
+        from ..diagnostics import QUANTITIES, quantity_name, settled_scale
         order = (*QUANTITIES, "fused_clusters")
 
         if conv["converged"]:
@@ -463,3 +463,6 @@ def _print_done(out_dir: Path, summary: dict) -> None:
             print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run longer (a "
                   f"larger --max-time, or --iters) or more chains; the report's diagnostics "
                   f"table has the figures", file=sys.stderr)
+            scale = settled_scale(conv)
+            if scale:
+                print(f"{PROG}: {scale}", file=sys.stderr)

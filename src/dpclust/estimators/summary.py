@@ -476,6 +476,8 @@ def _convergence_summary(conv: dict) -> dict:
             return bool(v) if not isinstance(v, str) else v
         if isinstance(v, (int, np.integer)):
             return int(v)
+        if isinstance(v, (list, tuple)):
+            return [num(x) for x in v]
         return float(v) if isinstance(v, (float, np.floating)) and math.isfinite(v) else None
 
     out = {}

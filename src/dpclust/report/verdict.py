@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..diagnostics import RANKINGS_MIXING
+from ..diagnostics import RANKINGS_MIXING, settled_scale
 from .text import _esc, _rankings_block
 
 
@@ -68,7 +68,9 @@ def _verdict(summary: Mapping[str, Any]) -> str:
                     "several chains" + ("; a smaller alpha_c mixes faster and merges more."
                                         if summary.get("coarsening") else
                                         ", or use a sampler with split-merge moves."))
-        text = f"Fails the rule ({conv['rule']}); {scope}. {todo}"
+        scale = settled_scale(conv)
+        text = (f"Fails the rule ({conv['rule']}); {scope}. "
+                + (f"{scale} Otherwise: {todo[0].lower()}{todo[1:]}" if scale else todo))
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
             f"<p>{_esc(text)}</p>{table}{_fused_note(conv.get('fused_clusters'))}</section>")

@@ -605,10 +605,11 @@ def test_the_verdict_says_when_only_the_small_clusters_have_not_settled(gaussian
             "rule": "R-hat < 1.01 and bulk and tail ESS >= 100 per chain"}
     page = render_html({**gaussian_fit[0], "convergence": conv}, {})
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
-    assert "Not converged" in text
+    assert "Not converged: the small clusters have not settled (the large ones have)" in text
     assert "at least 1 % of the points have settled (6 in every kept draw)" in text
     assert "Otherwise: run more iterations" in text
     # without the large clusters' figures (a summary from an older fit): the plain advice
     del conv["large_clusters"]
     page = render_html({**gaussian_fit[0], "convergence": conv}, {})
     assert "settled" not in page and "Run more iterations" in page
+    assert "these results cannot be trusted yet" in page

@@ -60,7 +60,9 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         text = f"{every} passes the rule ({conv['rule']}); {scope}."
         cls = "ok"
     else:
-        head = "✗ Not converged: these results cannot be trusted yet"
+        scale = settled_scale(conv)
+        head = ("✗ Not converged: the small clusters have not settled (the large ones have)"
+                if scale else "✗ Not converged: these results cannot be trusted yet")
         if _rankings_block(summary) is not None and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
         else:
@@ -68,7 +70,6 @@ def _verdict(summary: Mapping[str, Any]) -> str:
                     "several chains" + ("; a smaller alpha_c mixes faster and merges more."
                                         if summary.get("coarsening") else
                                         ", or use a sampler with split-merge moves."))
-        scale = settled_scale(conv)
         text = (f"Fails the rule ({conv['rule']}); {scope}. "
                 + (f"{scale} Otherwise: {todo[0].lower()}{todo[1:]}" if scale else todo))
         cls = "bad"

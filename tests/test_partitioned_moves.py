@@ -112,15 +112,11 @@ def test_partitions_find_what_in_process_finds():
     assert m.n_clusters_ <= 8 and nmi(m.labels_, y) > 0.95, (m.n_clusters_, nmi(m.labels_, y))
 
 
-@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
-def test_collected_allocation_gives_the_hops_numbers(family):
-    """A Dask cluster may collect the moves' points where they are allocated instead of
-    handing the moves' statistics from partition to partition: the same sides, sizes,
-    ``log q`` and statistics to the last bit."""
-    from dpclust.samplers._partitioned_moves import (SequentialSpec, collect_points,
-                                                     collected_allocation, collected_piece,
-                                                     merge_carries, seed_carry,
-                                                     sequential_finish, sequential_hop)
+def _two_moves(family, scans=None):
+    """``(family, X, labels, cut, pins, spec)``: 600 Gaussian points or 300 documents in four
+    random clusters and three partitions of unequal sizes (``cut``); move 0 splits cluster
+    0, move 1 merges clusters 1 (side 0) and 3 (side 1)."""
+    from dpclust.samplers._partitioned_moves import SequentialSpec
 
     make_family, prep = FAMILIES[family]
     if family == "gaussian":
@@ -133,15 +129,28 @@ def test_collected_allocation_gives_the_hops_numbers(family):
     X = prep(raw)
     fam = make_family(raw)
     n = fam.n_points(X)
-    rng = np.random.default_rng(4)
-    labels = rng.integers(4, size=n)
-    cut = np.array([0, n // 3, n // 2, n])  # three partitions of unequal sizes
-    P = len(cut) - 1
-    # move 0 splits cluster 0, move 1 merges clusters 1 (side 0) and 3 (side 1)
+    labels = np.random.default_rng(4).integers(4, size=n)
+    cut = np.array([0, n // 3, n // 2, n])
     pins = np.array([[np.flatnonzero(labels == 0)[0], np.flatnonzero(labels == 0)[-1]],
                      [np.flatnonzero(labels == 1)[0], np.flatnonzero(labels == 3)[0]]])
     spec = SequentialSpec(np.array([0, 1, -1, 1]), np.array([-1, 0, -1, 1]),
-                          np.array([2, 2]), pins, np.array([2, 0]), 12345, P)
+                          np.array([2, 2]), pins, np.array([2, 0]), 12345, len(cut) - 1,
+                          scans)
+    return fam, X, labels, cut, pins, spec
+
+
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
+def test_collected_allocation_gives_the_hops_numbers(family):
+    """A Dask cluster may collect the moves' points where they are allocated instead of
+    handing the moves' statistics from partition to partition: the same sides, sizes,
+    ``log q`` and statistics to the last bit."""
+    from dpclust.samplers._partitioned_moves import (collect_points, collected_allocation,
+                                                     collected_piece, merge_carries,
+                                                     seed_carry, sequential_finish,
+                                                     sequential_hop)
+
+    fam, X, labels, cut, pins, spec = _two_moves(family)
+    n, P = fam.n_points(X), len(cut) - 1
     kern = fam.partition_kernel(X, n)
     carry = seed_carry(kern, spec, pins.ravel())
     # the hops, as in-process
@@ -183,30 +192,11 @@ def test_collected_scan_moves_are_the_in_process_scan_moves(family):
     of its hops, from the same anchors and stream: the same sides, ``log q`` and sizes to the
     last bit, whether the moves run together or one to a worker."""
     from dpclust.kernels.subcluster import sequential_allocation
-    from dpclust.samplers._partitioned_moves import (SequentialSpec, collect_points,
-                                                     collected_allocation, merge_carries,
-                                                     move_rows, seed_carry)
+    from dpclust.samplers._partitioned_moves import (collect_points, collected_allocation,
+                                                     merge_carries, move_rows, seed_carry)
 
-    make_family, prep = FAMILIES[family]
-    if family == "gaussian":
-        raw, _ = make_gaussian_mixture(n_samples=600, n_clusters=4, n_features=2,
-                                       random_state=1)
-    else:
-        from dpclust.datasets import make_documents
-
-        raw, _ = make_documents(n_docs=300, random_state=1)
-    X = prep(raw)
-    fam = make_family(raw)
-    n = fam.n_points(X)
-    labels = np.random.default_rng(4).integers(4, size=n)
-    cut = np.array([0, n // 3, n // 2, n])
-    P = len(cut) - 1
-    # move 0 splits cluster 0, move 1 merges clusters 1 (side 0) and 3 (side 1)
-    pins = np.array([[np.flatnonzero(labels == 0)[0], np.flatnonzero(labels == 0)[-1]],
-                     [np.flatnonzero(labels == 1)[0], np.flatnonzero(labels == 3)[0]]])
-    spec = SequentialSpec(np.array([0, 1, -1, 1]), np.array([-1, 0, -1, 1]),
-                          np.array([2, 2]), pins, np.array([2, 0]), 12345, P,
-                          np.array([3, 1]))
+    fam, X, labels, cut, pins, spec = _two_moves(family, scans=np.array([3, 1]))
+    n, P = fam.n_points(X), len(cut) - 1
     kern = fam.partition_kernel(X, n)
     carry = seed_carry(kern, spec, pins.ravel())
     points = [collect_points(fam, fam.subset(X, np.arange(cut[p], cut[p + 1])), spec,

@@ -613,3 +613,19 @@ def test_the_verdict_says_when_only_the_small_clusters_have_not_settled(gaussian
     page = render_html({**gaussian_fit[0], "convergence": conv}, {})
     assert "settled" not in page and "Run more iterations" in page
     assert "these results cannot be trusted yet" in page
+
+
+def test_trace_panels_zoom_on_the_kept_draws_from_either_side():
+    """Early values far below the kept draws (a log joint climbing from a poor start) or far
+    above them (a log-likelihood falling from a start with many clusters) are left outside
+    the axis, which shows the kept draws' wiggles; a trace without such values is shown
+    whole."""
+    from dpclust.report.figures.traces import _robust_ylim
+
+    kept = np.sin(np.arange(200.0))
+    low, high, where = _robust_ylim(np.concatenate([[-100.0, -50.0], kept]), 2)
+    assert where == "below" and -4 < low < -1 and 1 < high < 2
+    low, high, where = _robust_ylim(np.concatenate([[100.0, 50.0], kept]), 2)
+    assert where == "above" and -2 < low < -1 and 1 < high < 4
+    assert _robust_ylim(np.concatenate([[-100.0, 100.0], kept]), 2)[2] == "outside"
+    assert _robust_ylim(np.concatenate([[1.5, -1.2], kept]), 2) is None

@@ -20,9 +20,12 @@ _TRACE_SERIES = (("log_joint", "log joint"), ("log_likelihood", "log-likelihood"
 
 
 def _robust_ylim(y: np.ndarray, keep_from: int):
-    """Y limits that keep the post-burn-in wiggles visible when early values are far below.
+    """Y limits that keep the post-burn-in wiggles visible when early values are far from
+    them (below: a log joint climbing from a poor start; above: a log-likelihood falling
+    from a start with many clusters).
 
-    Returns None when the full range is fine.
+    Returns ``(low, high, where)`` with ``where`` ``"below"``, ``"above"`` or ``"outside"``
+    (both), or None when the full range is fine.
     """
     finite = y[np.isfinite(y)]
     kept = y[keep_from:]
@@ -31,9 +34,13 @@ def _robust_ylim(y: np.ndarray, keep_from: int):
         return None
     lo, hi = float(kept.min()), float(kept.max())
     span = max(hi - lo, 1e-9 * max(1.0, abs(hi)))
-    if float(finite.min()) < lo - 4.0 * span:
-        return lo - 1.5 * span, max(float(finite.max()), hi) + 0.2 * span
-    return None
+    below = float(finite.min()) < lo - 4.0 * span
+    above = float(finite.max()) > hi + 4.0 * span
+    if not (below or above):
+        return None
+    low = lo - 1.5 * span if below else min(float(finite.min()), lo) - 0.2 * span
+    high = hi + 1.5 * span if above else max(float(finite.max()), hi) + 0.2 * span
+    return low, high, "outside" if below and above else ("below" if below else "above")
 
 
 def _trace_panels(trace: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -80,9 +87,12 @@ def _draw_trace_panel(mpl, ax, key: str, ylabel: str, y: np.ndarray, x: np.ndarr
                                             y[:, keep_from:].ravel()]),
                             keep_from * n_chains)
         if ylim is not None:
-            ax.set_ylim(*ylim)
-            ax.text(0.01, 0.03, "earlier values lie below the axis", color="#666666",
-                    fontsize=8, transform=ax.transAxes)
+            low, high, where = ylim
+            ax.set_ylim(low, high)
+            ax.text(0.01, 0.90 if where == "above" else 0.03,
+                    f"earlier values lie {where} the axis"
+                    if where != "outside" else "earlier values lie outside the axis",
+                    color="#666666", fontsize=8, transform=ax.transAxes)
         if key == "log_joint" and np.isfinite(y).any():
             c_best, best = np.unravel_index(int(np.nanargmax(y)), y.shape)
             ax.plot(x[best], y[c_best, best], "o", color=_BEST_COLOUR, ms=5, zorder=3)

@@ -380,10 +380,11 @@ class DaskPartitions:
                 combine_sides(self.family, sides))
 
     def collects(self, moving=None) -> bool:
-        """Whether a round's sequential moves collect their points in one place: while the
-        data of their ``moving`` points (None: all) stay under :data:`~dpclust.samplers.
-        _partitioned_moves.COLLECT_BYTES` (:meth:`LocalPartitions.collects` decides the
-        same)."""
+        """Whether a round's sequential moves collect their points in one place.
+
+        They do while the data of their ``moving`` points (None: all) stay under
+        ``COLLECT_BYTES`` (64 MiB, :mod:`dpclust.samplers._partitioned_moves`);
+        :meth:`LocalPartitions.collects` decides the same."""
         from ..samplers._partitioned_moves import COLLECT_BYTES
 
         moving = sum(self.rows) if moving is None else int(moving)

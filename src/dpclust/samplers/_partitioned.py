@@ -569,9 +569,11 @@ class LocalPartitions:
 
     def collects(self, moving=None) -> bool:
         """Whether a Dask cluster would collect the points of a round's sequential moves in
-        one place (:meth:`dpclust.distributed.DaskPartitions.collects`): the data of their
-        ``moving`` points (None: all) under :data:`~dpclust.samplers._partitioned_moves.
-        COLLECT_BYTES`, the bytes a row measured partition by partition as there."""
+        one place (:meth:`dpclust.distributed.DaskPartitions.collects`).
+
+        It would while the data of their ``moving`` points (None: all) stay under
+        ``COLLECT_BYTES`` (:mod:`dpclust.samplers._partitioned_moves`), the bytes of a row
+        measured partition by partition as there."""
         from ._partitioned_moves import COLLECT_BYTES
 
         moving = int(self.row0[-1]) if moving is None else int(moving)

@@ -271,12 +271,20 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     assert (tmp_path / "dask" / "report.html").stat().st_size > 10_000
 
 
-def test_documents_give_the_in_process_chain(client):
+def test_documents_give_the_in_process_chain(client, monkeypatch):
+    """Documents (sparse rows) on the cluster, with the restricted Gibbs scan moves that
+    they make where a round's points are collected: the in-process chain."""
     from dpclust.datasets import make_documents
+    from dpclust.samplers._partitioned import LocalPartitions
 
     X, _ = make_documents(n_docs=300, random_state=0)
     kw = {**KW, "family": "multinomial", "n_iter": 12, "burn_in": 4}
+    scanned = []
+    collected = LocalPartitions._collected
+    monkeypatch.setattr(LocalPartitions, "_collected",
+                        lambda self, spec, *a: scanned.append(1) or collected(self, spec, *a))
     ref = DPMixture(partitions=2, **kw).fit(X)
+    assert scanned  # the in-process twin made scan moves, so the cluster's chain did too
     m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(X)  # sparse rows
     _same_chain(ref, m)
 

@@ -90,9 +90,8 @@ def _draw_trace_panel(mpl, ax, key: str, ylabel: str, y: np.ndarray, x: np.ndarr
             low, high, where = ylim
             ax.set_ylim(low, high)
             ax.text(0.01, 0.90 if where == "above" else 0.03,
-                    f"earlier values lie {where} the axis"
-                    if where != "outside" else "earlier values lie outside the axis",
-                    color="#666666", fontsize=8, transform=ax.transAxes)
+                    f"earlier values lie {where} the axis", color="#666666", fontsize=8,
+                    transform=ax.transAxes)
         if key == "log_joint" and np.isfinite(y).any():
             c_best, best = np.unravel_index(int(np.nanargmax(y)), y.shape)
             ax.plot(x[best], y[c_best, best], "o", color=_BEST_COLOUR, ms=5, zorder=3)

@@ -382,13 +382,12 @@ class DaskPartitions:
     def collects(self, moving=None) -> bool:
         """Whether a round's sequential moves collect their points in one place.
 
-        They do while the data of their ``moving`` points (None: all) stay under
-        ``COLLECT_BYTES`` (64 MiB, :mod:`dpclust.samplers._partitioned_moves`);
-        :meth:`LocalPartitions.collects` decides the same."""
-        from ..samplers._partitioned_moves import COLLECT_BYTES
+        They do while the data of their ``moving`` points (None: all) stay under 64 MiB,
+        by the rule that :meth:`LocalPartitions.collects` applies too
+        (:func:`~dpclust.samplers._partitioned_moves.collects`)."""
+        from ..samplers._partitioned_moves import collects
 
-        moving = sum(self.rows) if moving is None else int(moving)
-        return moving * self.row_bytes <= COLLECT_BYTES
+        return collects(moving, sum(self.rows), self.row_bytes)
 
     def _hops(self, box, carry, labels, codes):
         """The sequential moves hop by hop: each move visits the partitions in turn, its

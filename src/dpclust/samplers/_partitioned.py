@@ -571,13 +571,11 @@ class LocalPartitions:
         """Whether a Dask cluster would collect the points of a round's sequential moves in
         one place (:meth:`dpclust.distributed.DaskPartitions.collects`).
 
-        It would while the data of their ``moving`` points (None: all) stay under
-        ``COLLECT_BYTES`` (:mod:`dpclust.samplers._partitioned_moves`), the bytes of a row
-        measured partition by partition as there."""
-        from ._partitioned_moves import COLLECT_BYTES
+        The rule is :func:`~dpclust.samplers._partitioned_moves.collects`, with the bytes
+        of a row measured partition by partition as there."""
+        from ._partitioned_moves import collects
 
-        moving = int(self.row0[-1]) if moving is None else int(moving)
-        return moving * self._row_bytes <= COLLECT_BYTES
+        return collects(moving, int(self.row0[-1]), self._row_bytes)
 
     @functools.cached_property
     def _row_bytes(self) -> float:

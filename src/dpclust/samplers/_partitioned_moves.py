@@ -38,6 +38,15 @@ from ..kernels import subcluster as _sk
 COLLECT_BYTES = 64 * 2**20
 
 
+def collects(moving, n_total: int, row_bytes: float) -> bool:
+    """Whether a round's sequential moves collect their points in one place: while the data
+    of their ``moving`` points (None: all ``n_total``), at ``row_bytes`` a row, stay under
+    :data:`COLLECT_BYTES`.  Every data side decides by this rule, so that a Dask cluster
+    and its in-process twin make the same moves."""
+    moving = int(n_total) if moving is None else int(moving)
+    return moving * row_bytes <= COLLECT_BYTES
+
+
 def data_bytes(X) -> int:
     """Bytes of a partition's rows in working form (what collecting them elsewhere would
     move)."""

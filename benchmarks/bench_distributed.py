@@ -102,7 +102,7 @@ def run_part(part, quick, n_iter):
     dist_it, dist_all = _per_iteration(dist)
     t = dist.transfer_
     n_passes = len(t["params_bytes"])
-    sent = float(np.sum(t["params_bytes"]) * min(N_WORKERS, n_shards)) / n_iter
+    sent = float(np.sum(t["params_bytes"])) / n_iter
     received = float(np.sum(t["stats_bytes"])) / n_iter
     trips = t.get("round_trips", np.nan) / n_iter
     tasks = t.get("tasks", np.nan) / n_iter

@@ -40,10 +40,10 @@ COLLECT_BYTES = 64 * 2**20
 
 def collects(moving, n_total: int, row_bytes: float) -> bool:
     """Whether a round's sequential moves collect their points in one place: while the data
-    of their ``moving`` points (None: all ``n_total``), at ``row_bytes`` a row, stay under
-    :data:`COLLECT_BYTES`.  Every data side decides by this rule, so that a Dask cluster
-    and its in-process twin make the same moves."""
-    moving = int(n_total) if moving is None else int(moving)
+    of their ``moving`` points (their number, or each move's; None: all ``n_total``), at
+    ``row_bytes`` a row, stay under :data:`COLLECT_BYTES`.  Every data side decides by this
+    rule, so that a Dask cluster and its in-process twin make the same moves."""
+    moving = int(n_total) if moving is None else int(np.sum(moving))
     return moving * row_bytes <= COLLECT_BYTES
 
 

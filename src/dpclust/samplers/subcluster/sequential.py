@@ -146,7 +146,9 @@ def partitioned_round(rng, model, data, labels, params, log_w, block_of, side_of
     moving = 0
     if len(seq):
         move_of = _move_of(moves, seq, len(side_of))
-        moving = int(np.asarray(n)[move_of >= 0].sum())
+        on = move_of >= 0
+        moving = np.bincount(move_of[on], weights=np.asarray(n)[on],
+                             minlength=len(seq)).astype(np.int64)  # each move's points
         spec = _sequential_spec(rng, data, moves, seq, side_of, pins, moving)
         carry = data.seed(spec)
     labels, codes, part, carry, sides = data.propose(launch, spec, labels, None, carry,

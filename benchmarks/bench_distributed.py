@@ -50,6 +50,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PARTS = {"n2e4_d3": (20_000, 3, 2), "n1e6_d2": (1_000_000, 2, 8),
          "n4e6_d8": (4_000_000, 8, 8)}
 N_WORKERS = 2
+#: run the scheduler in a process of its own (``--scheduler-process``), as on a real
+#: cluster, rather than in the client's (a LocalCluster's), where the client's work holds
+#: the scheduler back
+SCHEDULER_PROCESS = False
 
 
 def _per_iteration(model, skip=5):
@@ -86,7 +90,11 @@ def run_part(part, quick, n_iter):
         print(f"  in-process: {local_it * 1e3:.0f} ms per iteration, fit {local_fit:.1f} s, "
               f"K = {local.n_clusters_}", flush=True)
         del X
-        client = local_client(N_WORKERS, threads_per_worker=1)
+        if SCHEDULER_PROCESS:
+            client, close = _scheduler_process(tmp)
+        else:
+            client = local_client(N_WORKERS, threads_per_worker=1)
+            close = None
         try:
             # numba's cached kernels load once per worker process: not part of the chain
             DPMixture(backend="dask", client=client, n_iter=2, sampler="subcluster",
@@ -96,9 +104,12 @@ def run_part(part, quick, n_iter):
             dist = DPMixture(backend="dask", client=client, **kw).fit(tmp)
             dist_fit = time.perf_counter() - t0
         finally:
-            cluster = client._dpclust_cluster
-            client.close()
-            cluster.close()
+            if close is not None:
+                close()
+            else:
+                cluster = client._dpclust_cluster
+                client.close()
+                cluster.close()
     dist_it, dist_all = _per_iteration(dist)
     t = dist.transfer_
     n_passes = len(t["params_bytes"])
@@ -327,8 +338,13 @@ def main(argv=None):
     p.add_argument("--checkpoints-only", action="store_true",
                    help="with --lineage: the run with checkpoints alone (half the time), "
                         "written to distributed_lineage_checkpoints.{json,md}")
+    p.add_argument("--scheduler-process", action="store_true",
+                   help="the scheduler in a process of its own (as on a real cluster), "
+                        "written to distributed_scheduler.{json,md}")
     args = p.parse_args(argv)
     n_iter = 10 if args.quick else args.iters
+    global SCHEDULER_PROCESS
+    SCHEDULER_PROCESS = args.scheduler_process
     if args.lineage:
         cuts = (True,) if args.checkpoints_only else (False, True)
         stem = "distributed_lineage" + ("_checkpoints" if args.checkpoints_only else "")
@@ -341,8 +357,9 @@ def main(argv=None):
         DPMixture(sampler="subcluster", n_iter=2, partitions=2, n_chains=1).fit(
             np.random.default_rng(0).normal(size=(500, 2)))
 
+    stem = "distributed_scheduler" if args.scheduler_process else "distributed"
     run_parts(args.parts, lambda part: run_part(part, args.quick, n_iter),
-              RESULTS / "distributed", args.quick, warm_up, write_markdown)
+              RESULTS / stem, args.quick, warm_up, write_markdown)
 
 
 if __name__ == "__main__":

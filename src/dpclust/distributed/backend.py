@@ -169,11 +169,6 @@ class DaskPartitions:
             return _w.Box(value), int(nbytes) * len(self.parts)
         return self._submit(_w.unbox, _w.Box(value)), int(nbytes)
 
-    @cached_property
-    def _family_future(self):
-        """The resolved family, once on the cluster (the collected allocations read it)."""
-        return self._submit(_w.unbox, _w.Box(self.family))
-
     @property
     def _n_workers(self) -> int:
         """The cluster's workers, asked again every :data:`FOLD_EVERY` round trips."""
@@ -489,9 +484,11 @@ class DaskPartitions:
         P = len(self.parts)
         points = [self._submit(_w.collect_points, self.parts[p], box, labels.futures[p], p)
                   for p in range(P)]
-        groups = [self._submit(_w.collected_allocation, self._family_future, box, carry_box,
-                               sum(self.rows), moves, *points)
-                  for moves in balanced_shares(moving, spec.n_moves, self._n_workers)]
+        shares = balanced_shares(moving, spec.n_moves, self._n_workers)
+        beside = np.linspace(0, P, len(shares), endpoint=False).astype(int)  # spread out
+        groups = [self._submit(_w.collected_allocation, self.parts[q], box, carry_box, moves,
+                               *points)
+                  for q, moves in zip(beside, shares)]
         finals = [self._submit(_w.collected_finish, self.parts[p], box, labels.futures[p],
                                None if codes is None else codes.futures[p],
                                0 if codes is None else codes.index, p, *groups)

@@ -161,12 +161,14 @@ def collect_points(part: Part, box, state, p: int):
     return _m.collect_points(part.family, part.X, box.value, state[0], part.row0, 0, p)
 
 
-def collected_allocation(family_box, box, carry_box, n_total: int, moves, *points):
+def collected_allocation(part: Part, box, carry_box, moves, *points):
     """The sequential allocation of ``moves`` from every partition's points (:func:`~dpclust.
-    samplers._partitioned_moves.collected_allocation`): ``(carry, sides per partition)``."""
+    samplers._partitioned_moves.collected_allocation`): ``(carry, sides per partition)``.
+    It runs beside ``part``, one of the partitions, whose kernel (made once on its worker)
+    gives the hyperparameters for the whole data set."""
     with _p.threads(_worker_threads()):
-        return _m.collected_allocation(family_box.value, box.value, n_total, carry_box.value,
-                                       points, moves)
+        return _m.collected_allocation(part.family, box.value, part.n_total, carry_box.value,
+                                       points, moves, part.kernel.hyper)
 
 
 def collected_finish(part: Part, box, state, coded, code_index: int, p: int, *groups):

@@ -637,7 +637,7 @@ class LocalPartitions:
         points = [collect_points(fam, X, spec, labels[a:b], a, a, p)
                   for p, (a, b) in enumerate(edges)]
         carry, sides = collected_allocation(fam, spec, int(self.row0[-1]), carry, points,
-                                            every)
+                                            every, self.model.kernel.hyper)
         return [carry], [[collected_piece(spec, labels[a:b], a, p, [(every, sides[p])])]
                          for p, (a, b) in enumerate(edges)]
 

@@ -157,7 +157,10 @@ def write_markdown(results, path):
     lines += ["", (f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} CPUs; "
               f"{N_WORKERS} worker processes x 1 thread against in-process on all CPUs; "
               "`.npy` shards read by the workers; alpha = 10, 10 random starting "
-              "clusters, seed 0.  Seconds per iteration: median after the first five.")]
+              "clusters, seed 0.  Seconds per iteration: median after the first five."
+              + ("  The scheduler in a process of its own (`dask scheduler`)."
+                 if SCHEDULER_PROCESS else "  The scheduler in the client's process "
+                 "(a `LocalCluster`)."))]
     path.write_text("\n".join(lines) + "\n")
 
 

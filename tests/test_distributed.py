@@ -184,6 +184,49 @@ def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, da
     assert "Future" in {r["type"] for r in records}
 
 
+def _scheduler_intervals(dask_scheduler):
+    return sorted({b.interval for b in dask_scheduler.stream_comms.values()})
+
+
+def _worker_interval(dask_worker):
+    return dask_worker.batched_stream.interval
+
+
+def test_the_chain_s_connections_send_at_once(client, data):
+    """Dask batches a connection's messages (2-10 ms apart); the chain waits for each
+    answer, so the client sets the intervals of its own connection, the scheduler's to the
+    workers and the workers' to the scheduler to zero when it loads the data."""
+    from dpclust.distributed import backend
+    from dpclust.families import NormalInverseWishart
+
+    def reset(dask_scheduler):
+        for b in dask_scheduler.stream_comms.values():
+            b.interval = 0.005
+
+    client.scheduler_comm.interval = 0.01
+    client.run_on_scheduler(reset)
+    client.run(lambda dask_worker: setattr(dask_worker.batched_stream, "interval", 0.002))
+    backend.load_partitions(client, data[0], NormalInverseWishart(), partitions=2)
+    assert client.scheduler_comm.interval == backend.BATCH_INTERVAL == 0.0
+    assert client.run_on_scheduler(_scheduler_intervals) == [0.0]
+    assert set(client.run(_worker_interval).values()) == {0.0}
+
+
+def test_collected_allocations_are_shared_by_points():
+    """The moves of a round go to the workers in shares of about equal numbers of points,
+    each move once (each move is allocated alone, so the shares change where, not what)."""
+    from dpclust.distributed.backend import balanced_shares
+
+    sizes = np.array([5, 900, 40, 880, 60, 3, 10])
+    shares = balanced_shares(sizes, len(sizes), 2)
+    assert sorted(np.concatenate(shares).tolist()) == list(range(len(sizes)))
+    assert all(np.all(np.diff(s) > 0) for s in shares)
+    loads = sorted(int(sizes[s].sum()) for s in shares)
+    assert loads == [948, 950], loads  # by index (0, 2, 4, 6 | 1, 3, 5): 115 and 1,783
+    assert [s.tolist() for s in balanced_shares(None, 5, 2)] == [[0, 2, 4], [1, 3]]
+    assert len(balanced_shares(sizes[:1], 1, 4)) == 1  # no empty shares
+
+
 # slow: test_a_lost_source_stops_with_a_checkpoint resumes from a checkpoint on the cluster
 @pytest.mark.slow
 def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):

@@ -402,9 +402,8 @@ class DaskPartitions:
     def propose(self, launch, spec, labels, codes, carry, moving=None):
         """One round's proposal in one round trip (:meth:`LocalPartitions.propose`): the
         launch pass (one task a partition), and beside it the sequential moves: their
-        points collected where they are allocated while ``moving`` (their number, or each
-        move's; None: all
-        the points) rows' data stay under ``COLLECT_BYTES``
+        points collected where they are allocated while the data of the ``moving`` points
+        (each move's number of points; None: all the points) stay under ``COLLECT_BYTES``
         (:meth:`collects`, :meth:`_collected`), else ``P`` hops of one task a partition
         (:meth:`_hops`);
         then one task a partition writes the codes (the launch pass's where it ran) and

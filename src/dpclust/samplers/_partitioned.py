@@ -557,8 +557,8 @@ class LocalPartitions:
         hop by hop over the partitions as on a Dask cluster.  Returns ``(labels, codes,
         PartStats of the launch or None, carry, SideStats)`` (the last two None without
         sequential moves); ``codes``: the sides kept where neither allocates (None:
-        zeros); ``moving``: the number of the moves' points (how a cluster chooses to
-        run them; the result is the same)."""
+        zeros); ``moving``: each move's number of points (how a cluster chooses to run
+        them; the result is the same)."""
         part = None
         if launch is not None:
             labels, codes, part = self.launch_pass(launch, labels, codes)

@@ -179,8 +179,9 @@ def _sequential_spec(rng, data, moves, seq, side_of, pins, moving):
     """The :class:`~dpclust.samplers._partitioned_moves.SequentialSpec` of the pairwise
     sequential moves ``seq`` (draws each move's first partition and the stream key).  The
     scan moves keep their scans when the data side collects the round's points in one place
-    (``moving``: their number, None: all the points; a number the moves do not change, so a
-    move and its reverse are made alike), else they allocate sequentially."""
+    (``moving``: each move's number of points, None: all the points; numbers the moves do
+    not change, so a move and its reverse are made alike), else they allocate
+    sequentially."""
     from .._partitioned_moves import SequentialSpec
 
     B = len(seq)

@@ -196,7 +196,7 @@ def test_the_chain_s_connections_send_at_once(client, data):
     """Dask batches a connection's messages (2-10 ms apart); the chain waits for each
     answer, so the client sets the intervals of its own connection, the scheduler's to the
     workers and the workers' to the scheduler to zero when it loads the data."""
-    from dpclust.distributed import backend
+    from dpclust.distributed import backend, load_partitions
     from dpclust.families import NormalInverseWishart
 
     def reset(dask_scheduler):
@@ -206,7 +206,7 @@ def test_the_chain_s_connections_send_at_once(client, data):
     client.scheduler_comm.interval = 0.01
     client.run_on_scheduler(reset)
     client.run(lambda dask_worker: setattr(dask_worker.batched_stream, "interval", 0.002))
-    backend.load_partitions(client, data[0], NormalInverseWishart(), partitions=2)
+    load_partitions(client, data[0], NormalInverseWishart(), partitions=2)
     assert client.scheduler_comm.interval == backend.BATCH_INTERVAL == 0.0
     assert client.run_on_scheduler(_scheduler_intervals) == [0.0]
     assert set(client.run(_worker_interval).values()) == {0.0}

@@ -9,14 +9,8 @@ only cluster parameters out and per-cluster statistics back.  With the same
 'dpclust[dask]'``), imported only here.
 """
 
-from .backend import (
-                      DaskModel,
-                      DaskPartitions,
-                      WorkerLost,
-                      load_partitions,
-                      local_client,
-                      partition_rows,
-)
+from .backend import DaskModel, DaskPartitions, WorkerLost
+from .loading import load_partitions, local_client, partition_rows
 
 __all__ = ["DaskModel", "DaskPartitions", "WorkerLost", "load_partitions", "local_client",
            "partition_rows"]

@@ -488,7 +488,7 @@ class DPMixture(MixtureEstimator):
         """Rows per partition of ``partitions`` for ``n_samples`` points (None: one)."""
         if self._partitions is None:
             return None
-        from ..distributed.backend import partition_rows
+        from ..distributed.loading import partition_rows
 
         return tuple(partition_rows(n_samples, self._partitions))
 
@@ -499,7 +499,8 @@ class DPMixture(MixtureEstimator):
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""
-        from ..distributed.backend import DaskModel, load_partitions
+        from ..distributed.backend import DaskModel
+        from ..distributed.loading import load_partitions
 
         client = self.client
         if client is None:

@@ -49,10 +49,10 @@ sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 import numpy as np
-from _common import _load_average, machine_info, save_results
+from _common import _load_average, machine_info, reset_peak_rss, save_results
 from bench_subcluster import (_at_time, _late_median, _peak_rss_mib, _thin_runs,
-                              document_model, gaussian_model, in_child, reset_peak_rss,
-                              run_for, samplers, trace_runs)
+                              document_model, gaussian_model, in_child, run_for, samplers,
+                              trace_runs)
 from figure5_data import TARGETS, concentration_at, load_params, make_corpus, make_mnist_like
 
 from dpclust.families import DirichletMultinomial, NormalInverseWishart

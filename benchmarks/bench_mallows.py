@@ -50,7 +50,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import run_parts
+from _common import reset_peak_rss, rss_mib, run_parts
 from scipy.special import logsumexp
 
 from dpclust import DPMixture
@@ -121,28 +121,6 @@ def _save_figure(fig, name, quick):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path.relative_to(HERE.parent))
-
-
-def _rss_mib():
-    """(current, peak) resident set size of this process in MiB, from /proc (None, None
-    where there is no /proc)."""
-    try:
-        fields = {line.split(":")[0]: line.split(":")[1] for line in
-                  Path("/proc/self/status").read_text().splitlines()
-                  if line.startswith(("VmRSS", "VmHWM"))}
-        return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
-    except (OSError, KeyError, ValueError):
-        return None, None
-
-
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark (Linux: ``5 > /proc/self/clear_refs``), so that the
-    peak measured next belongs to one part and not to the parts before it."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
 
 
 def full_permutations(prefixes, n):
@@ -640,8 +618,8 @@ def make_college_like(n_samples=COLLEGE_N, rng=None):
 def part_speed(quick, seed, n_iter=None, n_samples=None):
     n_iter = n_iter or (40 if quick else TARGET_ITERS)
     n_samples = n_samples or COLLEGE_N
-    reset = _reset_peak_rss()
-    rss0, _ = _rss_mib()
+    reset = reset_peak_rss()
+    rss0, _ = rss_mib()
     t0 = time.perf_counter()
     X, y, data_info = make_college_like(n_samples, np.random.default_rng([seed, 7]))
     t_data = time.perf_counter() - t0
@@ -670,7 +648,7 @@ def part_speed(quick, seed, n_iter=None, n_samples=None):
         if it < 10 or (it + 1) % 10 == 0 or it == n_iter - 1:
             print(f"  iteration {it + 1:>4}: {secs[-1]:6.2f} s, K = {ks[-1]:>4}, "
                   f"log joint {joints[-1]:.6g}, sigma acceptance {acc[-1]:.3f}", flush=True)
-    rss1, peak = _rss_mib()
+    rss1, peak = rss_mib()
     sizes = np.bincount(state.labels)
     tail = max(1, n_iter // 2)
     steady = float(np.median(secs[-tail:]))

@@ -41,7 +41,7 @@ SHARED_DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import _load_average, machine_info, save_results
+from _common import _load_average, machine_info, rss_mib, save_results
 
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
@@ -117,30 +117,10 @@ def run_for(sampler, model, rng, *, n_iter=None, seconds=None, alpha=1.0, init_c
 
 
 def _peak_rss_mib() -> float:
-    """This process's peak resident memory in MiB: ``VmHWM``, the high-water mark of its
-    own address space.  (``getrusage``'s ``ru_maxrss`` is kept across ``execve``, so in a
-    spawned process it also counts the parent's memory at the fork: a benchmark whose
-    parent held 6.8 GiB read 6,989 MiB for every child.)"""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:  # not Linux: the rusage figure (a bound from above)
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def reset_peak_rss() -> bool:
-    """Start this process's high-water mark of resident memory afresh (Linux: ``5`` to
-    ``/proc/self/clear_refs``), so that :func:`_peak_rss_mib` reads the peak from now on;
-    False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
+    """This process's peak resident memory in MiB (:func:`_common.rss_mib`; where there is
+    no ``/proc``, ``ru_maxrss``, a bound from above in a spawned process)."""
+    peak = rss_mib()[1]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if peak is None else peak
 
 
 def _child(conn, fn, args):
@@ -175,7 +155,7 @@ def _speed_dpclust(N, n_iter, seed):
     Xw, _ = make_gaussian_mixture(500, 3, random_state=seed)
     run_for(SubclusterSplitMerge(), gaussian_model(Xw), np.random.default_rng(seed), n_iter=3)
     X, y = make_gaussian_mixture(N, 10, random_state=seed)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = _peak_rss_mib()
     model = gaussian_model(X)
     state, info, secs, _ = run_for(SubclusterSplitMerge(), model, np.random.default_rng(seed),
                                    n_iter=n_iter, alpha=10.0)

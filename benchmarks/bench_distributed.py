@@ -31,6 +31,7 @@ own, ``dask scheduler``).  Written to ``benchmarks/results/distributed_lineage.{
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 import time
@@ -50,10 +51,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PARTS = {"n2e4_d3": (20_000, 3, 2), "n1e6_d2": (1_000_000, 2, 8),
          "n4e6_d8": (4_000_000, 8, 8)}
 N_WORKERS = 2
-#: run the scheduler in a process of its own (``--scheduler-process``), as on a real
-#: cluster, rather than in the client's (a LocalCluster's), where the client's work holds
-#: the scheduler back
-SCHEDULER_PROCESS = False
 
 
 def _per_iteration(model, skip=5):
@@ -61,7 +58,10 @@ def _per_iteration(model, skip=5):
     return float(np.median(seconds[skip:])), seconds.tolist()
 
 
-def run_part(part, quick, n_iter):
+def run_part(part, quick, n_iter, scheduler_process=False):
+    """One part; ``scheduler_process``: the scheduler in a process of its own, as on a real
+    cluster, rather than in the client's (a ``LocalCluster``'s), where the client's work
+    holds the scheduler back."""
     from dpclust.distributed import local_client
 
     n, d, n_shards = PARTS[part]
@@ -90,11 +90,14 @@ def run_part(part, quick, n_iter):
         print(f"  in-process: {local_it * 1e3:.0f} ms per iteration, fit {local_fit:.1f} s, "
               f"K = {local.n_clusters_}", flush=True)
         del X
-        if SCHEDULER_PROCESS:
+        if scheduler_process:
             client, close = _scheduler_process(tmp)
         else:
             client = local_client(N_WORKERS, threads_per_worker=1)
-            close = None
+
+            def close():
+                client.close()
+                client._dpclust_cluster.close()
         try:
             # numba's cached kernels load once per worker process: not part of the chain
             DPMixture(backend="dask", client=client, n_iter=2, sampler="subcluster",
@@ -104,12 +107,7 @@ def run_part(part, quick, n_iter):
             dist = DPMixture(backend="dask", client=client, **kw).fit(tmp)
             dist_fit = time.perf_counter() - t0
         finally:
-            if close is not None:
-                close()
-            else:
-                cluster = client._dpclust_cluster
-                client.close()
-                cluster.close()
+            close()
     dist_it, dist_all = _per_iteration(dist)
     t = dist.transfer_
     n_passes = len(t["params_bytes"])
@@ -134,7 +132,7 @@ def run_part(part, quick, n_iter):
             "K_trace": local.trace_.n_clusters.tolist()}
 
 
-def write_markdown(results, path):
+def write_markdown(results, path, scheduler_process=False):
     lines = ["# Sub-cluster sampler: in-process against a 2-worker local Dask cluster", "",
              ("| N | d | shards | in-process s/iter (same partitions) | Dask s/iter | ratio | "
               "in-process default s/iter | ratio to it | sent / iter | gathered / iter | "
@@ -159,7 +157,7 @@ def write_markdown(results, path):
               "`.npy` shards read by the workers; alpha = 10, 10 random starting "
               "clusters, seed 0.  Seconds per iteration: median after the first five."
               + ("  The scheduler in a process of its own (`dask scheduler`)."
-                 if SCHEDULER_PROCESS else "  The scheduler in the client's process "
+                 if scheduler_process else "  The scheduler in the client's process "
                  "(a `LocalCluster`)."))]
     path.write_text("\n".join(lines) + "\n")
 
@@ -346,8 +344,6 @@ def main(argv=None):
                         "written to distributed_scheduler.{json,md}")
     args = p.parse_args(argv)
     n_iter = 10 if args.quick else args.iters
-    global SCHEDULER_PROCESS
-    SCHEDULER_PROCESS = args.scheduler_process
     if args.lineage:
         cuts = (True,) if args.checkpoints_only else (False, True)
         stem = "distributed_lineage" + ("_checkpoints" if args.checkpoints_only else "")
@@ -361,8 +357,10 @@ def main(argv=None):
             np.random.default_rng(0).normal(size=(500, 2)))
 
     stem = "distributed_scheduler" if args.scheduler_process else "distributed"
-    run_parts(args.parts, lambda part: run_part(part, args.quick, n_iter),
-              RESULTS / stem, args.quick, warm_up, write_markdown)
+    run_parts(args.parts, lambda part: run_part(part, args.quick, n_iter,
+                                                args.scheduler_process),
+              RESULTS / stem, args.quick, warm_up,
+              functools.partial(write_markdown, scheduler_process=args.scheduler_process))
 
 
 if __name__ == "__main__":

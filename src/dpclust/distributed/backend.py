@@ -137,8 +137,7 @@ class DaskPartitions:
         self.traffic = Traffic()
         self._row_cache = {}
         self.row_bytes = 8.0  # bytes of a row, measured when the data are loaded
-        self._workers_seen = None
-        self._workers_asked = 0
+        self._workers_seen = None  # asked again every FOLD_EVERY round trips
 
     @cached_property
     def pass_kernel(self):
@@ -169,9 +168,8 @@ class DaskPartitions:
     @property
     def _n_workers(self) -> int:
         """The cluster's workers, asked again every :data:`FOLD_EVERY` round trips."""
-        if self._workers_seen is None or self.traffic.round_trips >= self._workers_asked:
+        if self._workers_seen is None:
             self._workers_seen = max(1, len(self.client.scheduler_info().get("workers", {})))
-            self._workers_asked = self.traffic.round_trips + FOLD_EVERY
         return self._workers_seen
 
     def _gather(self, futures):
@@ -179,6 +177,7 @@ class DaskPartitions:
         if self.traffic.round_trips % FOLD_EVERY == 0:
             self._fold_span_metadata()
             self.tune_latency()
+            self._workers_seen = None
         try:
             return self.client.gather(futures)
         except _lost_errors() as exc:
@@ -279,8 +278,9 @@ class DaskPartitions:
     def nearest(self, centres, reference):
         """Every partition's starting labels (one future each): its rows' nearest
         ``centres`` on the scale of the sample ``reference``."""
+        # once a fit: one task each, fetched by the workers, rather than in every task
         box = self._submit(_w.unbox, _w.Box(np.asarray(centres)))
-        ref = self._submit(_w.unbox, _w.Box(reference))  # once a fit: no need to embed
+        ref = self._submit(_w.unbox, _w.Box(reference))
         return [self._submit(_w.nearest, part, box, ref) for part in self.parts]
 
     def run_pass(self, spec, labels, sub):

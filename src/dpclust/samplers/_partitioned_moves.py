@@ -215,6 +215,13 @@ def seed_carry(kern, spec: SequentialSpec, pin_rows) -> Carry:
     return carry
 
 
+def small_ints(values, bound: int):
+    """``values`` (in ``0 .. bound - 1``) as int16 where they fit: numpy's stable sort of
+    16-bit integers is a radix sort (500,000 rows: 2.9 ms against 13 ms as int64), with
+    the same order."""
+    return values.astype(np.int16) if bound <= np.iinfo(np.int16).max else values
+
+
 def move_rows(spec: SequentialSpec, labels, row0: int, p: int, moves):
     """``(rows, start, fixed)``: the local rows of partition ``p`` (global rows ``row0
     ..``) holding points of ``moves`` other than the anchors, grouped by move (``start``)
@@ -232,7 +239,7 @@ def move_rows(spec: SequentialSpec, labels, row0: int, p: int, moves):
     pins = pins[(spec.pins.ravel() >= 0) & (pins >= 0) & (pins < len(labels))]
     keep[pins] = False
     rows = np.flatnonzero(keep)
-    rows = rows[np.argsort(a_of[rows], kind="stable")]
+    rows = rows[np.argsort(small_ints(a_of[rows], len(moves)), kind="stable")]
     start = np.concatenate([[0], np.cumsum(np.bincount(a_of[rows], minlength=len(moves)))])
     start = start.astype(np.int64)
     fixed = np.ascontiguousarray(spec.side_of[labels[rows]], dtype=np.int64)
@@ -402,27 +409,24 @@ def sequential_finish(family, X, spec: SequentialSpec, labels, codes, pieces, ro
     codes = np.zeros(n, dtype=np.int8) if codes is None else np.array(codes, dtype=np.int8)
     S = int(spec.n_sides.sum())
     slot0 = spec.slot0
-    rows, slots = [], []
+    slot_of = np.full(n, -1, dtype=np.int64)  # each row's side slot (-1: in no move)
     for moves, start, local, sides in pieces:
         codes[local] = sides
-        rows.append(local)
-        slots.append(slot0[np.repeat(moves, np.diff(start))] + sides)
+        slot_of[local] = slot0[np.repeat(moves, np.diff(start))] + sides
     pins = spec.pins - row0
     b, a = np.nonzero((spec.pins >= 0) & (pins >= 0) & (pins < n))
     codes[pins[b, a]] = a
-    rows.append(pins[b, a])
-    slots.append(slot0[b] + a)
-    rows = np.concatenate(rows).astype(np.int64)
-    slots = np.concatenate(slots).astype(np.int64)
-    order = np.argsort(rows, kind="stable")
-    rows, slots = rows[order], slots[order]
+    slot_of[pins[b, a]] = slot0[b] + a
+    rows = np.flatnonzero(slot_of >= 0)  # increasing, without a sort
+    slots = slot_of[rows]
     with _serial_when_small(len(rows)):
         stats = family.stats_at(X, rows + base, slots, S)
     first = np.full(S, -1, dtype=np.int64)
-    if len(rows):
-        # rows are increasing: a slot's first row is where it first appears
-        seen, at = np.unique(slots, return_index=True)
-        first[seen] = rows[at] + row0
+    if len(rows):  # rows are increasing: a slot's first row is where it first appears
+        at = np.full(S, len(rows), dtype=np.int64)
+        _sk.first_members(slots, at)
+        seen = at < len(rows)
+        first[seen] = rows[at[seen]] + row0
     return codes, SideStats(stats, first, first_rows(labels, len(spec.move_of), row0))
 
 

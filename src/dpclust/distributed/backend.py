@@ -497,13 +497,17 @@ class DaskPartitions:
         return labels, codes, carry, sides
 
     def sample_members(self, labels, c, anchor, count, key):
-        """:meth:`LocalPartitions.sample_members`, from each partition's smallest keys."""
+        """:meth:`LocalPartitions.sample_members`, from each partition's smallest keys.
+        The candidates' data come with them and are kept (:meth:`rows_of`), so that the
+        move's seeding costs no round trip."""
         from ..samplers._partitioned_moves import combine_members
 
         parts = self._gather([self._submit(_w.sample_members, part, s, labels.index, int(c),
                                            int(anchor), int(count), int(key))
                               for part, s in zip(self.parts, labels.futures)])
-        return combine_members(parts, count)
+        for p in parts:
+            self._remember(*p[2])
+        return combine_members([p[:2] for p in parts], count)
 
     def relabel_split(self, labels, codes, c, side_map, label_map):
         codes = codes if codes is not None else labels

@@ -229,7 +229,12 @@ def sequential_finish(part: Part, box, state, coded, code_index: int, hops):
 
 @on_worker_threads
 def sample_members(part: Part, state, index: int, c: int, anchor: int, count: int, key: int):
-    return _m.sample_members(state[index], c, anchor, count, key, part.row0)
+    """This partition's candidates (:func:`~dpclust.samplers._partitioned_moves.
+    sample_members`: keys and global rows), and ``(global rows, data)`` of them and of
+    ``anchor`` where it is here: the move's anchors then cost no round trip."""
+    keys, rows = _m.sample_members(state[index], c, anchor, count, key, part.row0)
+    extra = np.append(rows, anchor) if part.row0 <= anchor < part.row0 + part.n else rows
+    return keys, rows, (extra, part.family.subset(part.X, extra - part.row0))
 
 
 @on_worker_threads

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _dask_timeline as _timeline
 from _common import run_parts
 
 from dpclust import DPMixture
@@ -62,6 +63,8 @@ def run_part(part, quick, n_iter, scheduler_process=False):
     """One part; ``scheduler_process``: the scheduler in a process of its own, as on a real
     cluster, rather than in the client's (a ``LocalCluster``'s), where the client's work
     holds the scheduler back."""
+    from distributed import get_task_stream
+
     from dpclust.distributed import local_client
 
     n, d, n_shards = PARTS[part]
@@ -103,9 +106,18 @@ def run_part(part, quick, n_iter, scheduler_process=False):
             DPMixture(backend="dask", client=client, n_iter=2, sampler="subcluster",
                       partitions=N_WORKERS,
                       n_chains=1).fit(np.random.default_rng(0).normal(size=(500, d)))
-            t0 = time.perf_counter()
-            dist = DPMixture(backend="dask", client=client, **kw).fit(tmp)
-            dist_fit = time.perf_counter() - t0
+            ends, cpu = [], []  # wall clock (to cut the task stream) and the client's CPU
+
+            def mark(it, state, info):
+                ends.append(time.time())
+                cpu.append(time.thread_time())
+
+            with get_task_stream(client) as stream:
+                t0 = time.perf_counter()
+                dist = DPMixture(backend="dask", client=client, callback=mark, **kw).fit(tmp)
+                dist_fit = time.perf_counter() - t0
+            spent = _timeline.breakdown(stream.data, ends, N_WORKERS, client_cpu=cpu)
+            bare = _timeline.latency(client)
         finally:
             close()
     dist_it, dist_all = _per_iteration(dist)
@@ -122,6 +134,15 @@ def run_part(part, quick, n_iter, scheduler_process=False):
           f"{dist.n_clusters_}; per iteration {sent / 1024:.1f} KiB of parameters sent, "
           f"{received / 1024:.1f} KiB of statistics gathered ({n_passes} passes), "
           f"{trips:.1f} round trips, {tasks:.0f} tasks; same chain: {same}", flush=True)
+    if spent:
+        top = ", ".join(f"{k} {v:.0f}" for k, v in list(spent["compute_ms"].items())[:5])
+        print(f"  where a Dask iteration goes: no worker computing {spent['none_ms']:.0f} ms "
+              f"(the client computing {spent['client_ms']:.0f} ms), "
+              f"some {spent['some_ms']:.0f} ms, all {spent['all_ms']:.0f} ms; workers' "
+              f"compute ms: {top}", flush=True)
+    print(f"  bare task graphs on the same cluster: one task {bare['one_task']:.1f} ms, "
+          f"a chain of 10 {bare['chain_of_10']:.1f} ms, 8 tasks in 2 levels "
+          f"{bare['eight_in_2_levels']:.1f} ms", flush=True)
     return {"n": n, "d": d, "n_iter": n_iter, "n_shards": n_shards, "n_workers": N_WORKERS,
             "local_s_per_iter": local_it, "local_fit_s": local_fit, "local_K": local.n_clusters_,
             "dask_s_per_iter": dist_it, "dask_fit_s": dist_fit, "dask_K": dist.n_clusters_,
@@ -129,6 +150,7 @@ def run_part(part, quick, n_iter, scheduler_process=False):
             "passes": n_passes, "same_chain": same, "round_trips_per_iter": trips,
             "tasks_per_iter": tasks, "local_default_s_per_iter": default_it,
             "local_seconds": local_all, "dask_seconds": dist_all,
+            "dask_iteration_ms": spent, "bare_graph_ms": bare,
             "K_trace": local.trace_.n_clusters.tolist()}
 
 
@@ -159,7 +181,40 @@ def write_markdown(results, path, scheduler_process=False):
               + ("  The scheduler in a process of its own (`dask scheduler`)."
                  if scheduler_process else "  The scheduler in the client's process "
                  "(a `LocalCluster`)."))]
+    lines += _time_spent_lines(results)
     path.write_text("\n".join(lines) + "\n")
+
+
+def _time_spent_lines(results):
+    """The table of where a Dask iteration's time goes (runs that recorded it)."""
+    rows = [(part, r) for part, r in results.items()
+            if part in PARTS and isinstance(r, dict) and r.get("dask_iteration_ms")]
+    if not rows:
+        return []
+    lines = ["", "## Where a Dask iteration's time goes", "",
+             ("| N | d | Dask ms/iter | no worker computing | some | all | workers' compute "
+              "(ms an iteration) | the client's CPU | bare graphs: 1 task / chain of 10 / 8 "
+              "in 2 levels |"),
+             "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in rows:
+        t, b = r["dask_iteration_ms"], r["bare_graph_ms"]
+        top = ", ".join(f"{k} {v:.0f}" for k, v in list(t["compute_ms"].items())[:5])
+        lines.append(f"| {r['n']:,} | {r['d']} | {r['dask_s_per_iter'] * 1e3:.0f} | "
+                     f"{t['none_ms']:.0f} | {t['some_ms']:.0f} | {t['all_ms']:.0f} | {top} | "
+                     f"{t['client_ms']:.0f} | "
+                     f"{b['one_task']:.1f} / {b['chain_of_10']:.1f} / "
+                     f"{b['eight_in_2_levels']:.1f} ms |")
+    lines += ["", ("From Dask's task stream, over the iterations after the first five (mean "
+                   "milliseconds an iteration): the time when no worker computed (the "
+                   "client's own work, and Dask's latency: messages, the scheduler, round "
+                   "trips), when some but not all of the workers did, and when all did; "
+                   "the workers' computing time by task function; the CPU time of the "
+                   "client's thread (the sampler's own logic and the submission of its "
+                   "tasks; with a `LocalCluster` the scheduler runs in another thread of "
+                   "the same process).  Bare graphs: tasks that "
+                   "do nothing, submitted and gathered on the same cluster after the run "
+                   "(medians of 100): Dask's latency alone.")]
+    return lines
 
 
 def _scheduler_process(tmp):

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import resource
 import sys
 import time
 import warnings
@@ -51,7 +50,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import run_parts
+from _common import reset_peak_rss, rss_mib, run_parts
 
 from dpclust import DPMixture
 from dpclust.datasets import make_gaussian_mixture
@@ -115,10 +114,6 @@ def roofline(X, n_components=30, repeats=3):
     return best
 
 
-def _rss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def timed_fit(X, family, sampler, n_iter, seed=0, profile=False):
     """Fit; per-iteration seconds (median after the first, from the trace), wall seconds of
     the whole fit, K, and (``profile``) the seconds in each compiled kernel per iteration."""
@@ -177,8 +172,8 @@ def part_speed(args):
     n_iter = 6 if args.quick else args.n_iter
     n_full = min(n, 5_000 if args.quick else args.full_n)
     X, y = make_diagonal_mixture(n, k, d, random_state=0)
-    print(f"  data: N={n:,} d={d} K={k}, {X.nbytes / 2**20:.0f} MiB; peak RSS so far "
-          f"{_rss_mib():.0f} MiB", flush=True)
+    print(f"  data: N={n:,} d={d} K={k}, {X.nbytes / 2**20:.0f} MiB; RSS "
+          f"{rss_mib()[0]:.0f} MiB", flush=True)
     floor = roofline(X)
     print(f"  roofline (NumPy, N x 30 x d log-densities as two GEMMs): {floor:.3f} s, "
           f"{floor / n * 1e9:.0f} ns per row", flush=True)
@@ -187,11 +182,12 @@ def part_speed(args):
             ("diagonal, sampler='auto'", "diagonal", "auto", n),
             ("diagonal, sequential=False", "diagonal", SubclusterSplitMerge(sequential=False), n),
             ("gaussian (full), sampler='auto'", "gaussian", "auto", n_full)):
+        reset_peak_rss()  # each run's own peak, not the earlier runs' (the data included)
         r = timed_fit(X[:rows], fam, sampler, n_iter, profile=True)
         r["label"] = label
         r["nmi"] = _nmi(r.pop("labels"), y[:rows])
         r["ns_per_row_iter"] = r["s_per_iter"] / rows * 1e9
-        r["peak_rss_mib"] = _rss_mib()
+        r["peak_rss_mib"] = rss_mib()[1]
         runs.append(r)
         kern = ", ".join(f"{a} {b:.3f}" for a, b in sorted(r["kernels_s_per_iter"].items(),
                                                            key=lambda t: -t[1]))
@@ -243,7 +239,8 @@ def write_markdown(d, path):
                f"Seconds per iteration: median of the {s['n_iter'] - 1} iterations after "
                "the first (`trace_.seconds`); all in one process, on the same data (the "
                "full-covariance family on its first rows). Ratios are per row and "
-               "iteration.", "",
+               "iteration.  Peak RSS: the process's high-water mark during each run "
+               "(restarted before it, the data included).", "",
                "| run | N | s / iter (min–max) | ns / row / iter | × diagonal auto | "
                "× roofline | K | NMI | peak RSS (MiB) |",
                "|---|---|---|---|---|---|---|---|---|"]

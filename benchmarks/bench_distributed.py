@@ -6,6 +6,9 @@ Parts (``--parts``, default both):
 * ``n1e6_d2``: N = 10⁶ points in 2 dimensions, 8 shards;
 * ``n4e6_d8``: N = 4·10⁶ points in 8 dimensions, 8 shards.
 
+``--shards N`` gives every part N shards instead (``distributed_shards<N>.*``): how the
+number of partitions a worker holds changes the cost of an iteration.
+
 Each part draws ten Gaussians (``make_gaussian_mixture``), writes them as ``.npy`` shards
 (one partition each) and runs the same chain twice: in-process with ``partitions=`` the
 shards' sizes, on all cores, and on a ``LocalCluster`` of 2 worker processes with 1 thread
@@ -59,15 +62,16 @@ def _per_iteration(model, skip=5):
     return float(np.median(seconds[skip:])), seconds.tolist()
 
 
-def run_part(part, quick, n_iter, scheduler_process=False):
+def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
     """One part; ``scheduler_process``: the scheduler in a process of its own, as on a real
     cluster, rather than in the client's (a ``LocalCluster``'s), where the client's work
-    holds the scheduler back."""
+    holds the scheduler back; ``shards``: that many shards instead of the part's."""
     from distributed import get_task_stream
 
     from dpclust.distributed import local_client
 
     n, d, n_shards = PARTS[part]
+    n_shards = n_shards if shards is None else int(shards)
     if quick:
         n //= 20
     t0 = time.perf_counter()
@@ -397,6 +401,9 @@ def main(argv=None):
     p.add_argument("--scheduler-process", action="store_true",
                    help="the scheduler in a process of its own (as on a real cluster), "
                         "written to distributed_scheduler.{json,md}")
+    p.add_argument("--shards", type=int, default=None,
+                   help="this many shards (partitions) in every part instead of its own, "
+                        "written to distributed_shards<N>.{json,md}")
     args = p.parse_args(argv)
     n_iter = 10 if args.quick else args.iters
     if args.lineage:
@@ -412,8 +419,9 @@ def main(argv=None):
             np.random.default_rng(0).normal(size=(500, 2)))
 
     stem = "distributed_scheduler" if args.scheduler_process else "distributed"
+    stem += f"_shards{args.shards}" if args.shards else ""
     run_parts(args.parts, lambda part: run_part(part, args.quick, n_iter,
-                                                args.scheduler_process),
+                                                args.scheduler_process, args.shards),
               RESULTS / stem, args.quick, warm_up,
               functools.partial(write_markdown, scheduler_process=args.scheduler_process))
 

@@ -893,6 +893,29 @@ def test_dm_kernel_matches_numpy_face(multinomial):
     assert kern.log_marginal(kstats, k, kern.hyper) == pytest.approx(0.0, abs=1e-10)
 
 
+def test_dm_kernels_of_the_same_documents_share_their_arrays(multinomial):
+    # a model's collapsed and pass kernel read one copy of the corpus (8 bytes a non-zero
+    # each before); the copy is not part of the family's saved or pickled state
+    import copy
+    import pickle
+
+    from dpclust.utils.safe_io import _Encoder
+
+    fam, X, _ = multinomial
+    X = fam.validate(X)
+    kern, pk = fam.kernel(X), fam.pass_kernel(X)
+    assert all(a is b for a, b in zip(kern.data, pk.data))
+    assert np.shares_memory(kern.data[2], X.data)  # the values are the data's own
+    other = fam.kernel(X.copy())  # other documents: arrays of their own
+    assert not np.shares_memory(other.data[1], kern.data[1])
+    for twin in (pickle.loads(pickle.dumps(fam)), copy.deepcopy(fam)):
+        assert "_data_of" not in vars(twin)
+        np.testing.assert_array_equal(twin.kernel(X).data[1], kern.data[1])
+    encoder = _Encoder()
+    encoder(fam)
+    assert not any(a.size == X.nnz for a in encoder.arrays.values())
+
+
 def test_dm_kernel_long_documents():
     # long documents on a large vocabulary: sums of many lgamma differences
     rng = np.random.default_rng(0)

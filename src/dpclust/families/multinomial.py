@@ -15,6 +15,7 @@ ALGORITHMS.md section 1 (the log marginal with its multinomial coefficients).
 
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -338,18 +339,33 @@ class DirichletMultinomial(ConjugateFamily):
         return {"probabilities": conc / conc.sum(axis=1, keepdims=True)}
 
     # ---------------------------------------------------------------- kernels
-    def kernel(self, X) -> FamilyKernel:
-        X = self._as_csr(X)
-        beta = np.ascontiguousarray(self.beta)
-        V = beta.shape[0]
-        # the data's own arrays where their types already fit (the values, float64 once
-        # validated): the collapsed and the pass kernel each used to copy them, 8 bytes a
-        # non-zero apiece (the PubMed-shaped curve: the corpus held four times over)
+    def _kernel_data(self, X):
+        """The kernels' arrays of the documents ``X`` (canonical CSR), made once for the
+        same ``X``: a model's collapsed and pass kernel read the same arrays.  The values
+        are the data's own (float64 once validated); the row pointers and column indices
+        are int64 copies, which each kernel used to make for itself (8 bytes a non-zero
+        apiece: the PubMed-shaped curve held the corpus four times over)."""
+        made = self.__dict__.get("_data_of")
+        if made is not None and made[0]() is X:
+            return made[1]
         data = (np.ascontiguousarray(X.indptr, dtype=np.int64),
                 np.ascontiguousarray(X.indices, dtype=np.int64),
                 np.ascontiguousarray(X.data, dtype=np.float64),
                 np.asarray(X.sum(axis=1)).ravel().astype(np.float64),
                 log_multinomial_coefficients(X))
+        self._data_of = (weakref.ref(X), data)
+        return data
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_data_of", None)  # arrays of this process's data, made again on demand
+        return state
+
+    def kernel(self, X) -> FamilyKernel:
+        X = self._as_csr(X)
+        beta = np.ascontiguousarray(self.beta)
+        V = beta.shape[0]
+        data = self._kernel_data(X)
         hyper = (beta, np.array([beta.sum()]))
 
         def alloc(capacity: int):

@@ -69,9 +69,18 @@ class _Encoder:
         if isinstance(obj, np.random.Generator):
             return {"$generator": self(obj.bit_generator.state)}
         if hasattr(obj, "__dict__") and type(obj).__module__.startswith("dpclust."):
-            return {"$object": _qualified(type(obj)), "state": self(dict(vars(obj)))}
+            return {"$object": _qualified(type(obj)), "state": self(_state_of(obj))}
         raise TypeError(f"cannot save an object of type {type(obj).__module__}."
                         f"{type(obj).__qualname__} safely")
+
+
+def _state_of(obj) -> dict:
+    """What of a dpclust object is saved: its ``__getstate__`` where its class defines one
+    (caches of this process's data left out), else its attributes."""
+    own = getattr(type(obj), "__getstate__", None)
+    if own is not None and own is not getattr(object, "__getstate__", None):
+        return dict(obj.__getstate__())
+    return dict(vars(obj))
 
 
 def _qualified(cls) -> str:

@@ -897,7 +897,9 @@ def test_dm_kernels_of_the_same_documents_share_their_arrays(multinomial):
     # a model's collapsed and pass kernel read one copy of the corpus (8 bytes a non-zero
     # each before); the copy is not part of the family's saved or pickled state
     import copy
+    import gc
     import pickle
+    import weakref
 
     from dpclust.utils.safe_io import _Encoder
 
@@ -914,6 +916,10 @@ def test_dm_kernels_of_the_same_documents_share_their_arrays(multinomial):
     encoder = _Encoder()
     encoder(fam)
     assert not any(a.size == X.nnz for a in encoder.arrays.values())
+    indices = weakref.ref(kern.data[1])
+    del kern, pk
+    gc.collect()
+    assert indices() is None  # the family does not keep the arrays once the kernels go
 
 
 def test_dm_kernel_long_documents():

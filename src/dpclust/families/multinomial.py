@@ -345,15 +345,17 @@ class DirichletMultinomial(ConjugateFamily):
         are the data's own (float64 once validated); the row pointers and column indices
         are int64 copies, which each kernel used to make for itself (8 bytes a non-zero
         apiece: the PubMed-shaped curve held the corpus four times over)."""
-        made = self.__dict__.get("_data_of")
+        made = self.__dict__.get("_data_of")  # weak: the kernels keep the arrays alive
         if made is not None and made[0]() is X:
-            return made[1]
+            data = tuple(ref() for ref in made[1])
+            if all(a is not None for a in data):
+                return data
         data = (np.ascontiguousarray(X.indptr, dtype=np.int64),
                 np.ascontiguousarray(X.indices, dtype=np.int64),
                 np.ascontiguousarray(X.data, dtype=np.float64),
                 np.asarray(X.sum(axis=1)).ravel().astype(np.float64),
                 log_multinomial_coefficients(X))
-        self._data_of = (weakref.ref(X), data)
+        self._data_of = (weakref.ref(X), tuple(weakref.ref(a) for a in data))
         return data
 
     def __getstate__(self):

@@ -191,8 +191,8 @@ def write_markdown(results, path, scheduler_process=False):
 
 def _time_spent_lines(results):
     """The table of where a Dask iteration's time goes (runs that recorded it)."""
-    rows = [(part, r) for part, r in results.items()
-            if part in PARTS and isinstance(r, dict) and r.get("dask_iteration_ms")]
+    rows = [(part, results[part]) for part in PARTS
+            if isinstance(results.get(part), dict) and results[part].get("dask_iteration_ms")]
     if not rows:
         return []
     lines = ["", "## Where a Dask iteration's time goes", "",

@@ -57,11 +57,11 @@ def breakdown(records, ends, n_workers: int, skip: int = 5, client_cpu=None) -> 
         last, level = t, level + step
     spans[0] += hi - last
     per = 1e3 / n_its
-    client = (np.nan if client_cpu is None
-              else (client_cpu[-1] - client_cpu[skip]) * per)
-    return {"client_ms": float(client), "none_ms": spans[0] * per, "some_ms": spans[1] * per, "all_ms": spans[2] * per,
-            "compute_ms": {k: v * per for k, v in sorted(by_function.items(),
-                                                         key=lambda kv: -kv[1])}}
+    client = np.nan if client_cpu is None else (client_cpu[-1] - client_cpu[skip]) * per
+    by_time = sorted(by_function.items(), key=lambda kv: -kv[1])
+    return {"client_ms": float(client), "none_ms": float(spans[0] * per),
+            "some_ms": float(spans[1] * per), "all_ms": float(spans[2] * per),
+            "compute_ms": {k: v * per for k, v in by_time}}
 
 
 def _noop(*args):

@@ -8,9 +8,8 @@ failure and get the same result.  The heavy lifting is the shared code of
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from functools import cached_property
+from functools import cached_property, wraps
 
 import numpy as np
 
@@ -67,7 +66,7 @@ def on_worker_threads(fn):
     as it was (collecting the moves' points and writing their sides took 73 and 100 ms
     an iteration at 10^6 points, against 51 and 83 ms on one thread each).  The thread
     count never changes a result."""
-    @functools.wraps(fn)
+    @wraps(fn)
     def wrapped(*args, **kwargs):
         with _p.threads(_worker_threads()):
             return fn(*args, **kwargs)

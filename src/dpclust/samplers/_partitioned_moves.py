@@ -421,12 +421,9 @@ def sequential_finish(family, X, spec: SequentialSpec, labels, codes, pieces, ro
     slots = slot_of[rows]
     with _serial_when_small(len(rows)):
         stats = family.stats_at(X, rows + base, slots, S)
-    first = np.full(S, -1, dtype=np.int64)
-    if len(rows):  # rows are increasing: a slot's first row is where it first appears
-        at = np.full(S, len(rows), dtype=np.int64)
-        _sk.first_members(slots, at)
-        seen = at < len(rows)
-        first[seen] = rows[at[seen]] + row0
+    # rows are increasing: a slot's first row is where it first appears
+    at = first_rows(slots, S, 0)
+    first = np.where(at >= 0, rows[np.maximum(at, 0)] + row0, -1) if len(rows) else at
     return codes, SideStats(stats, first, first_rows(labels, len(spec.move_of), row0))
 
 

@@ -77,8 +77,7 @@ class _Encoder:
 def _state_of(obj) -> dict:
     """What of a dpclust object is saved: its ``__getstate__`` where its class defines one
     (caches of this process's data left out), else its attributes."""
-    own = getattr(type(obj), "__getstate__", None)
-    if own is not None and own is not getattr(object, "__getstate__", None):
+    if type(obj).__getstate__ is not object.__getstate__:
         return dict(obj.__getstate__())
     return dict(vars(obj))
 

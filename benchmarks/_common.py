@@ -28,6 +28,18 @@ def rss_mib():
         return None, None
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB: :func:`rss_mib`'s ``VmHWM``, or where
+    there is no ``/proc`` ``ru_maxrss`` (in a spawned process a bound from above: it counts
+    the parent's memory at the fork)."""
+    peak = rss_mib()[1]
+    if peak is None:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak
+
+
 def reset_peak_rss() -> bool:
     """Start this process's peak-memory mark afresh (Linux: ``5 > /proc/self/clear_refs``), so
     that the peak :func:`rss_mib` reads next belongs to what runs from now on; False where

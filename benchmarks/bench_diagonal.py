@@ -50,7 +50,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import reset_peak_rss, rss_mib, run_parts
+from _common import peak_rss_mib, reset_peak_rss, rss_mib, run_parts
 
 from dpclust import DPMixture
 from dpclust.datasets import make_gaussian_mixture
@@ -187,7 +187,7 @@ def part_speed(args):
         r["label"] = label
         r["nmi"] = _nmi(r.pop("labels"), y[:rows])
         r["ns_per_row_iter"] = r["s_per_iter"] / rows * 1e9
-        r["peak_rss_mib"] = rss_mib()[1]
+        r["peak_rss_mib"] = peak_rss_mib()
         runs.append(r)
         kern = ", ".join(f"{a} {b:.3f}" for a, b in sorted(r["kernels_s_per_iter"].items(),
                                                            key=lambda t: -t[1]))

@@ -49,10 +49,9 @@ sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 import numpy as np
-from _common import _load_average, machine_info, reset_peak_rss, save_results
-from bench_subcluster import (_at_time, _late_median, _peak_rss_mib, _thin_runs,
-                              document_model, gaussian_model, in_child, run_for, samplers,
-                              trace_runs)
+from _common import _load_average, machine_info, peak_rss_mib, reset_peak_rss, save_results
+from bench_subcluster import (_at_time, _late_median, _thin_runs, document_model,
+                              gaussian_model, in_child, run_for, samplers, trace_runs)
 from figure5_data import TARGETS, concentration_at, load_params, make_corpus, make_mnist_like
 
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
@@ -213,7 +212,7 @@ def _pubmed_point(n_docs, vocab_size, mean_length, params, concentration, seed, 
     model = document_model(X)
     sampler = SubclusterSplitMerge()
     rng = np.random.default_rng(seed)
-    held = _peak_rss_mib()
+    held = peak_rss_mib()
     reset = reset_peak_rss()  # the peak of the sampler, not of the draw
     state = sampler.init(rng, model, labels=y, alpha=ALPHA)
     state, _ = sampler.step(rng, state, model)
@@ -224,7 +223,7 @@ def _pubmed_point(n_docs, vocab_size, mean_length, params, concentration, seed, 
     return {"n_docs": n_docs, "nnz": int(X.nnz), "data_mib": _csr_mib(X),
             "draw_seconds": drawn, "seconds_per_iter": per_iter,
             "n_clusters": int(info.n_clusters), "peak_before_sampling_mib": held,
-            "sampling_peak_rss_mib": _peak_rss_mib() if reset else None}
+            "sampling_peak_rss_mib": peak_rss_mib() if reset else None}
 
 
 def _csr_mib(X) -> float:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import resource
 import sys
 import time
 import warnings
@@ -41,7 +40,7 @@ SHARED_DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import numpy as np
-from _common import _load_average, machine_info, rss_mib, save_results
+from _common import _load_average, machine_info, peak_rss_mib, save_results
 
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
@@ -116,16 +115,9 @@ def run_for(sampler, model, rng, *, n_iter=None, seconds=None, alpha=1.0, init_c
     return state, info, elapsed, it
 
 
-def _peak_rss_mib() -> float:
-    """This process's peak resident memory in MiB (:func:`_common.rss_mib`; where there is
-    no ``/proc``, ``ru_maxrss``, a bound from above in a spawned process)."""
-    peak = rss_mib()[1]
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if peak is None else peak
-
-
 def _child(conn, fn, args):
     out = fn(*args)
-    conn.send((out, _peak_rss_mib()))
+    conn.send((out, peak_rss_mib()))
     conn.close()
 
 
@@ -155,7 +147,7 @@ def _speed_dpclust(N, n_iter, seed):
     Xw, _ = make_gaussian_mixture(500, 3, random_state=seed)
     run_for(SubclusterSplitMerge(), gaussian_model(Xw), np.random.default_rng(seed), n_iter=3)
     X, y = make_gaussian_mixture(N, 10, random_state=seed)
-    base = _peak_rss_mib()
+    base = peak_rss_mib()
     model = gaussian_model(X)
     state, info, secs, _ = run_for(SubclusterSplitMerge(), model, np.random.default_rng(seed),
                                    n_iter=n_iter, alpha=10.0)

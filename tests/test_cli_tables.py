@@ -119,6 +119,36 @@ def test_auto_picks_gaussian_for_complete_numbers(tmp_path, capsys):
     assert "picked gaussian" in err
 
 
+def test_auto_leaves_out_a_column_of_numbered_ids(tmp_path, capsys):
+    """Numbers with a respondent id: ``auto`` picks ``table``, which leaves the ids out and
+    says why (stderr, summary, report), where ``gaussian`` would read them as a feature."""
+    data = tmp_path / "survey.csv"
+    rng = np.random.default_rng(2)
+    ids = rng.choice(np.arange(10_000, 100_000), size=N_ROWS, replace=False)
+    data.write_text("RespondentID,a,b\n" + "\n".join(
+        f"{i},{x:.3f},{y:.3f}" for i, (x, y) in zip(ids, rng.normal(size=(N_ROWS, 2)))))
+    why = "an identifier (a distinct whole number on every row, named like an id)"
+    status, _, err = run(capsys, "fit", data, "--family", "auto", *FAST, "--iters", "4",
+                         "--out", tmp_path / "o")
+    assert status == 0, err
+    summary = summary_of(tmp_path / "o")
+    assert summary["data"]["family_picked"] == "table"
+    assert kinds_of(summary) == {"a": "gaussian", "b": "gaussian"}
+    assert summary["table"]["dropped"] == [["RespondentID", why]]
+    said = [line.split(None, 4) for line in err.splitlines()]
+    assert ["dpclust:", "RespondentID", "left", "out", why] in said
+    assert why in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+    status, text, err = run(capsys, "predict", tmp_path / "o", data)  # the ids are there too
+    assert status == 0, err
+    assert len(text.splitlines()) == N_ROWS + 1
+    status, _, err = run(capsys, "fit", data, "--family", "auto", "--column-type",
+                         "RespondentID=gaussian", *FAST, "--iters", "4", "--out", tmp_path / "k")
+    assert status == 0, err
+    summary = summary_of(tmp_path / "k")
+    assert kinds_of(summary) == {"RespondentID": "gaussian", "a": "gaussian", "b": "gaussian"}
+    assert summary["table"]["dropped"] == []
+
+
 def test_a_single_kind_family_reads_text(tmp_path, capsys):
     data = tmp_path / "answers.csv"
     data.write_text("q1,q2\n" + "\n".join(f"{a},{b}" for a, b in

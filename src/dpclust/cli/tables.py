@@ -192,14 +192,20 @@ def _weights(path: str, values: pd.Series) -> np.ndarray:
 
 def _pick_family(config: RunConfig, X: pd.DataFrame, kinds: dict, weighted: bool) -> str:
     """The family that fits the table: the one asked for, or for ``auto`` the one
-    :func:`~dpclust.families.choose_family` picks (``table`` with ``--column-type``, and
-    when the one picked takes no row weights but ``--weights`` gives some)."""
+    :func:`~dpclust.families.choose_family` picks (``table`` with ``--column-type``, when
+    the one picked takes no row weights but ``--weights`` gives some, and when a table of
+    numbers has a column of ids, :func:`dpclust.tables.columns.numbered_ids`, which the
+    ``table`` family leaves out and a family of plain numbers would read as a feature)."""
+    from ..tables.columns import numbered_ids
+
     if config.family != AUTO:
         return config.family
     if kinds:
         return "table"
     picked = choose_family(X).name
     if weighted and not getattr(FAMILIES[picked], "supports_weights", False):
+        return "table"
+    if picked != "table" and numbered_ids(X):
         return "table"
     return picked
 

@@ -62,14 +62,19 @@ def choose_family(X) -> ConjugateFamily:
 
 
 def _plain_numbers(X):
-    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column,
-    else None."""
+    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column
+    and, for a DataFrame, no column of identifiers (:func:`dpclust.tables.numbered_ids`,
+    which the table family leaves out), else None."""
     import numpy as np
     import pandas as pd
 
     if isinstance(X, pd.DataFrame):
         if not all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                    for t in X.dtypes):
+            return None
+        from ..tables import numbered_ids
+
+        if numbered_ids(X):
             return None
         X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     try:

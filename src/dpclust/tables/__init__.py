@@ -2,11 +2,12 @@
 
 * :class:`TableData` -- the working form: real, category and count columns with holes;
 * :func:`infer_schema` -- a kind per column from its dtype and values (:class:`Schema`);
-* :func:`check_table` -- DataFrames and arrays -> :class:`TableData`.
+* :func:`check_table` -- DataFrames and arrays -> :class:`TableData`;
+* :func:`numbered_ids` -- the columns of numbers that :func:`infer_schema` leaves out as ids.
 """
 
-from .columns import MISSING_MARKERS, check_table, encode, infer_schema
+from .columns import MISSING_MARKERS, check_table, encode, infer_schema, numbered_ids
 from .data import KINDS, Column, Schema, TableData
 
 __all__ = ["KINDS", "MISSING_MARKERS", "Column", "Schema", "TableData", "check_table",
-           "encode", "infer_schema"]
+           "encode", "infer_schema", "numbered_ids"]

@@ -17,6 +17,12 @@ Rules, applied in order to each column that the user has not given a kind:
   in sorted order);
 * text with a distinct value on every row (more than 20 rows): an identifier, left out
   (counted in the schema's ``dropped``);
+* whole numbers with a distinct value on every row (more than 20 rows, at most 1 cell in
+  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``key``, ``index``,
+  ``respondent_id``, ``RespondentID``, ``id_person``, ...: :func:`named_like_an_id`) or
+  that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
+  left out likewise.  Distinct whole numbers neither so named nor consecutive (incomes,
+  say) stay ``gaussian``, and so do whole numbers with a repeat or a gap in the run;
 * dates: refused, with the advice to convert them to numbers.
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
@@ -24,6 +30,8 @@ Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the marke
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -39,6 +47,14 @@ YES = frozenset({"yes", "true", "y", "t", "1", "1.0"})
 OVERRIDES = tuple(KINDS) + ("drop",)
 #: a text column with a distinct value on every one of more than this many rows is an id
 ID_MIN_ROWS = 20
+#: a column of whole numbers may miss at most this share of its cells and still be an id
+ID_MAX_MISSING = 0.01
+#: names of an id column, whatever their case
+ID_NAMES = frozenset({"id", "uid", "uuid", "key", "index"})
+#: an id column's name: ``id`` after a separator (``respondent_id``, ``user.id``,
+#: ``person id``) or before one (``id_person``), or ``Id``/``ID`` after a lowercase letter
+#: or a digit (``respondentId``, ``RespondentID``; not ``PAID`` nor ``valid``)
+_ID_NAME = re.compile(r"(?i:.*[_.\s-]id|id[_.\s-].*)|.*[a-z0-9](?:Id|ID)")
 
 
 def as_frame(X, kind: str | None = None) -> pd.DataFrame:
@@ -140,17 +156,18 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         if hole.all():
             raise ValueError(f"column {name!r} has no values (every cell is missing): drop it "
                              f"or give it values")
-        column = _infer_one(name, values, hole, chosen, rules)
-        if column is None:
-            dropped.append((name, "an identifier (a distinct text on every row)"))
-        else:
-            columns.append(column)
+        found = _infer_one(name, values, hole, chosen, rules)
+        if isinstance(found, Column):
+            columns.append(found)
+        else:  # why it is left out
+            dropped.append((name, found))
     if not columns:
         raise ValueError("the table has no column left to cluster on")
     return Schema(tuple(columns), tuple(dropped), rules)
 
 
-def _infer_one(name, values, hole, chosen, rules) -> Column | None:
+def _infer_one(name, values, hole, chosen, rules) -> Column | str:
+    """The column's :class:`Column`, or why it is left out (an identifier)."""
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         raise ValueError(f"column {name!r} holds dates: convert them to numbers (e.g. days "
                          f"since a start) or drop the column")
@@ -173,6 +190,9 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | None:
                                  f"is not a count (a whole number >= 0)")
         return Column(name, chosen, None, "given")
     if numbers is not None and not isinstance(values.dtype, pd.CategoricalDtype):
+        identifier = None if chosen is not None else _numbered_id(name, numbers, hole)
+        if identifier is not None:
+            return identifier
         if text and chosen is None:
             rules["text read as numbers (cells)"] = (rules.get("text read as numbers (cells)", 0)
                                                      + int((~hole).sum()))
@@ -186,7 +206,7 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | None:
     levels = _levels(values, hole)
     if chosen is None and numbers is None and len(levels) == int((~hole).sum()) \
             and len(levels) > ID_MIN_ROWS and not isinstance(values.dtype, pd.CategoricalDtype):
-        return None
+        return "an identifier (a distinct text on every row)"
     if chosen == "bernoulli" and len(levels) > 2:
         raise ValueError(f"column {name!r} was given the kind 'bernoulli' but has "
                          f"{len(levels)} levels: {list(levels)[:5]}")
@@ -195,6 +215,58 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | None:
                       "given" if chosen else f"two levels ({values.dtype})")
     return Column(name, "categorical", levels,
                   "given" if chosen else f"{len(levels)} levels ({values.dtype})")
+
+
+def named_like_an_id(name: str) -> bool:
+    """Whether a column's name says it holds identifiers: ``id``, ``uid``, ``uuid``,
+    ``key`` or ``index`` (any case), ``id`` after or before a separator (``respondent_id``,
+    ``user.id``, ``person id``, ``id_person``), or ``Id``/``ID`` ending a camel-case name
+    (``respondentId``, ``RespondentID``).  Words that merely end in *id* (``paid``,
+    ``valid``, ``PAID``) are not ids."""
+    name = str(name).strip()
+    return name.lower() in ID_NAMES or _ID_NAME.fullmatch(name) is not None
+
+
+def _numbered_id(name, numbers: np.ndarray, hole: np.ndarray) -> str | None:
+    """Why a column of numbers is an identifier, or None: more than :data:`ID_MIN_ROWS`
+    whole numbers, distinct, at most :data:`ID_MAX_MISSING` of the cells missing, and
+    either named like an id (:func:`named_like_an_id`) or consecutive (in any row order)."""
+    present = numbers[~hole]
+    if len(present) <= ID_MIN_ROWS or hole.sum() > ID_MAX_MISSING * len(hole) \
+            or np.any(present != np.round(present)):
+        return None
+    distinct = np.unique(present)
+    if len(distinct) != len(present):
+        return None
+    if named_like_an_id(name):
+        return "an identifier (a distinct whole number on every row, named like an id)"
+    low, high = distinct[0], distinct[-1]
+    if high - low == len(distinct) - 1:
+        return (f"an identifier (consecutive whole numbers, {low:.0f} to {high:.0f}, one "
+                "per row)")
+    return None
+
+
+def numbered_ids(X) -> list[tuple[str, str]]:
+    """The columns of numbers that :func:`infer_schema` leaves out as identifiers when
+    given no kind for them, as ``(name, why)`` pairs in the table's order.
+
+    A caller that would read a table of numbers as one block (the ``gaussian`` family, say)
+    can ask this first, to take the rows' ids out or read the table a column at a time.
+    """
+    df = as_frame(X)
+    found = []
+    for name, col in zip((str(c) for c in df.columns), df.columns):
+        values = df[col]
+        if isinstance(values.dtype, pd.CategoricalDtype) \
+                or pd.api.types.is_datetime64_any_dtype(values.dtype):
+            continue
+        hole = _blank(values)
+        numbers = None if hole.all() else _as_numbers(values, hole)
+        why = None if numbers is None else _numbered_id(name, numbers, hole)
+        if why is not None:
+            found.append((name, why))
+    return found
 
 
 def _first_non_number(values, hole):

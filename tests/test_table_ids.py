@@ -1,0 +1,115 @@
+"""Identifier columns of a table (:func:`dpclust.tables.infer_schema`): whole numbers with a
+distinct value on every row, named like an id or consecutive, are left out like a text id;
+other distinct whole numbers, small tables and the user's own kinds are not touched."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpclust.tables import infer_schema, numbered_ids
+from dpclust.tables.columns import ID_MIN_ROWS, named_like_an_id
+
+N_ROWS = 30
+NAMED = "an identifier (a distinct whole number on every row, named like an id)"
+
+
+def table(ids, name="id") -> pd.DataFrame:
+    """A column ``name`` of ``ids`` beside a real feature."""
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({name: ids, "height": rng.normal(size=len(ids))})
+
+
+def kinds_of(schema) -> dict:
+    return {c.name: c.kind for c in schema.columns}
+
+
+def scattered(n=N_ROWS, seed=1) -> np.ndarray:
+    """``n`` distinct whole numbers, not consecutive, in no order."""
+    return np.random.default_rng(seed).choice(np.arange(1000, 100_000), size=n, replace=False)
+
+
+@pytest.mark.parametrize("name", ["id", "ID", "uid", "uuid", "Key", "index", "respondent_id",
+                                  "RespondentID", "respondentId", "user.id", "person id",
+                                  "id_person", "ID-number"])
+def test_distinct_whole_numbers_named_like_an_id_are_left_out(name):
+    schema = infer_schema(table(scattered(), name))
+    assert kinds_of(schema) == {"height": "gaussian"}
+    assert schema.dropped == ((name, NAMED),)
+
+
+@pytest.mark.parametrize("name", ["paid", "valid", "PAID", "squid", "idle", "identity",
+                                  "kidney", "income"])
+def test_words_that_merely_contain_id_are_not_ids(name):
+    assert not named_like_an_id(name)
+    assert kinds_of(infer_schema(table(scattered(), name)))[name] == "gaussian"
+
+
+def test_consecutive_whole_numbers_in_any_order_are_left_out_whatever_the_name():
+    rows = np.random.default_rng(2).permutation(np.arange(1001, 1001 + N_ROWS))
+    schema = infer_schema(table(rows, "q7"))
+    assert kinds_of(schema) == {"height": "gaussian"}
+    assert schema.dropped == (("q7", "an identifier (consecutive whole numbers, 1001 to 1030, "
+                                     "one per row)"),)
+    # a row number written as floats, or as text, is one too
+    assert infer_schema(table(rows.astype(float), "row")).dropped[0][0] == "row"
+    assert infer_schema(table([f" {r} " for r in rows], "row")).dropped[0][0] == "row"
+
+
+def test_distinct_whole_numbers_neither_named_nor_consecutive_stay_a_feature():
+    schema = infer_schema(table(scattered(), "income"))
+    assert kinds_of(schema) == {"income": "gaussian", "height": "gaussian"}
+    assert schema.dropped == () and numbered_ids(table(scattered(), "income")) == []
+
+
+def test_numbers_that_are_not_whole_are_not_ids():
+    rows = np.arange(N_ROWS) + 0.5  # consecutive, but halves
+    assert kinds_of(infer_schema(table(rows, "id")))["id"] == "gaussian"
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "categorical"])
+def test_a_kind_given_for_the_column_wins(kind):
+    schema = infer_schema(table(np.arange(N_ROWS)), kinds={"id": kind})
+    assert kinds_of(schema)["id"] == kind and schema.dropped == ()
+    assert schema.columns[0].why == "given"
+
+
+def test_a_small_table_keeps_its_numbers():
+    small = table(np.arange(ID_MIN_ROWS))
+    assert kinds_of(infer_schema(small)) == {"id": "gaussian", "height": "gaussian"}
+    assert numbered_ids(small) == []
+    assert infer_schema(table(np.arange(ID_MIN_ROWS + 1))).dropped[0][0] == "id"
+
+
+def test_a_repeat_a_gap_or_missing_cells_keep_the_column():
+    rows = np.arange(N_ROWS)
+    repeat = rows.copy()
+    repeat[5] = repeat[6]
+    gap = np.append(rows[:-1], N_ROWS + 5)  # 0 .. 28, then 35
+    hole = rows.astype(float)
+    hole[3] = np.nan  # 1 cell in 30: more than 1 in 100
+    assert kinds_of(infer_schema(table(repeat, "id")))["id"] == "gaussian"
+    assert kinds_of(infer_schema(table(repeat, "row")))["row"] == "gaussian"
+    assert kinds_of(infer_schema(table(gap, "row")))["row"] == "gaussian"
+    assert kinds_of(infer_schema(table(hole, "id")))["id"] == "gaussian"
+    # a gap does not matter when the name says id; one missing cell in 300 rows is "very few"
+    assert infer_schema(table(gap, "id")).dropped == (("id", NAMED),)
+    many = np.arange(300, dtype=float)
+    many[7] = np.nan
+    assert infer_schema(table(many, "id")).dropped == (("id", NAMED),)
+
+
+def test_a_yes_no_column_is_never_an_id():
+    schema = infer_schema(table(np.arange(N_ROWS) % 2, "id"))
+    assert kinds_of(schema)["id"] == "bernoulli" and schema.dropped == ()
+
+
+def test_numbered_ids_lists_what_infer_schema_leaves_out():
+    df = table(scattered(), "respondent_id").assign(
+        row=np.arange(N_ROWS)[::-1], text=[f"r{i}" for i in range(N_ROWS)],
+        income=scattered(seed=3))
+    assert numbered_ids(df) == [("respondent_id", NAMED),
+                                ("row", "an identifier (consecutive whole numbers, 0 to 29, one "
+                                        "per row)")]
+    schema = infer_schema(df)
+    assert [name for name, _ in schema.dropped] == ["respondent_id", "row", "text"]
+    assert kinds_of(schema) == {"height": "gaussian", "income": "gaussian"}

@@ -59,6 +59,12 @@ _NAMES = {"log_likelihood": "the log-likelihood", "n_clusters": "the number of c
           "fused_clusters": "the number of fused clusters"}
 
 
+def judged(conv: dict) -> list:
+    """The quantities a verdict judged, in order: :data:`QUANTITIES` (those it has), then
+    the learned hyperparameters by name."""
+    return [q for q in QUANTITIES if q in conv] + list(conv.get("learned", ()))
+
+
 def quantity_name(name: str) -> str:
     """A quantity of the verdict in words (``"n_clusters"``: ``"the number of clusters"``)."""
     return _NAMES.get(name, name.replace("_", " "))
@@ -197,8 +203,9 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     Returns
     -------
     dict
-        One entry per quantity (``log_likelihood``, ``n_clusters``, ``size_entropy`` and, when
-        resampled, ``alpha``): ``{"rhat", "ess_bulk", "ess_tail", "converged"}``; and
+        One entry per quantity (``log_likelihood``, ``n_clusters``, ``size_entropy``, when
+        resampled ``alpha``, and every learned hyperparameter of the family by its name,
+        ``trace.hyper``): ``{"rhat", "ess_bulk", "ess_tail", "converged"}``; and
         ``"converged"`` (every quantity has), ``"n_chains"``, ``"n_draws"`` (kept draws per
         chain), ``"failing"`` (the quantities that have not) and ``"rule"`` (in words).
 
@@ -220,6 +227,13 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
         out[name] = verdict
         if not verdict["converged"]:
             failing.append(name)
+    for name, series in (getattr(trace, "hyper", None) or {}).items():  # learned ones
+        series = np.asarray(series, dtype=np.float64)
+        series = series[None, :] if series.ndim == 1 else series
+        verdict = diagnose(series[:, kept])
+        out[name] = verdict
+        if not verdict["converged"]:
+            failing.append(name)
     large = getattr(trace, "n_large_clusters", None)
     if large is not None:  # beside the rule, for the advice (:func:`settled_scale`)
         series = np.asarray(large, dtype=np.float64)
@@ -228,6 +242,7 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
             verdict = diagnose(series)
             verdict["values"] = [int(series.min()), int(series.max())]
             out["large_clusters"] = verdict
+    out["learned"] = list(getattr(trace, "hyper", None) or {})
     out["converged"] = not failing
     out["n_chains"] = int(n_chains)
     out["n_draws"] = int(len(kept))
@@ -272,7 +287,7 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
     parts = []
     for name in conv["failing"]:
         v = conv[name]
-        parts.append(f"{_NAMES[name]} (R-hat {v['rhat']:.3f}, bulk ESS {v['ess_bulk']:.0f}, "
+        parts.append(f"{quantity_name(name)} (R-hat {v['rhat']:.3f}, bulk ESS {v['ess_bulk']:.0f}, "
                      f"tail ESS {v['ess_tail']:.0f})")
     todo = ["run more iterations (n_iter; a longer burn_in if the trace still drifts)"]
     if conv["n_chains"] == 1:
@@ -290,5 +305,5 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
 
 
 __all__ = ["convergence", "diagnose", "diagnose_draws", "advice", "settled_scale",
-           "chain_entropy", "RANKINGS_MIXING", "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES",
+           "chain_entropy", "judged", "RANKINGS_MIXING", "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES",
            "MIN_HELD_DRAWS"]

@@ -93,6 +93,79 @@ def exact_posterior(family: ConjugateFamily, X, log_prior: Callable[[np.ndarray]
     return parts, np.exp(logp - logsumexp(logp))
 
 
+def exact_learned_posterior(family: ConjugateFamily, X, log_prior, n_grid: int = 801,
+                            span: tuple = (-14.0, 10.0)):
+    """Enumerate ``p(partition | X)`` with a family's learned hyperparameter integrated
+    out numerically, and that hyperparameter's own posterior.
+
+    ``p(z | X) ∝ ∫ p(z) prod_k f(X_k | h) p(h) dh`` for every partition z, by the trapezoid
+    rule on ``u = log h`` (``n_grid`` points over ``span``; the Jacobian ``h`` included),
+    and ``p(h | X) ∝ p(h) sum_z p(z) prod_k f(X_k | h)`` on the same grid.
+
+    Parameters
+    ----------
+    family : ConjugateFamily
+        Resolved, with exactly one learned hyperparameter (a
+        :class:`~dpclust.priors.GammaPrior` given for it).
+    X : data in the family's working form, n <= 8 points.
+    log_prior : as in :func:`exact_posterior` (not an array).
+
+    Returns
+    -------
+    partitions : ndarray of shape (Bell(n), n)
+    probs : ndarray of shape (Bell(n),)
+    grid : ndarray of shape (n_grid,)
+        Values of h.
+    cdf : ndarray of shape (n_grid,)
+        The exact posterior distribution function of h on ``grid``.
+    """
+    (name, hprior), = family.hyperpriors().items()
+    n = family.n_points(X)
+    parts = set_partitions(n)
+    if isinstance(log_prior, PartitionPrior):
+        prior = log_prior
+        log_prior = lambda sizes: prior.log_eppf(sizes, prior.alpha_start)  # noqa: E731
+    elif not callable(log_prior):
+        alpha = float(log_prior)
+        log_prior = lambda sizes: crp_log_prior(sizes, alpha)  # noqa: E731
+    blocks, owner, lp = [], [], np.empty(len(parts))
+    for j, row in enumerate(parts):
+        k = int(row.max()) + 1
+        stats = family.stats(X, row, k)
+        lp[j] = log_prior(family.count(stats))
+        blocks.append(stats)
+        owner += [j] * k
+    stats = type(blocks[0])(*(np.concatenate(a, axis=0) for a in zip(*blocks)))
+    owner = np.asarray(owner)
+    u = np.linspace(*span, n_grid)
+    joint = np.empty((n_grid, len(parts)))  # log p(z, u | X) + const
+    for g, ug in enumerate(u):
+        h = math.exp(ug)
+        logf = np.bincount(owner, weights=family.at({name: h}).log_marginal(stats),
+                           minlength=len(parts))
+        joint[g] = lp + logf + hprior.log_pdf(h) + ug
+    joint -= joint.max()
+    dens = np.exp(joint)
+    du = u[1] - u[0]
+    weights = np.full(n_grid, du)
+    weights[[0, -1]] = du / 2
+    probs = (dens * weights[:, None]).sum(axis=0)
+    marginal = dens.sum(axis=1)
+    cdf = np.concatenate([[0.0], np.cumsum((marginal[1:] + marginal[:-1]) / 2 * du)])
+    return parts, probs / probs.sum(), np.exp(u), cdf / cdf[-1]
+
+
+def kolmogorov_distance(draws, grid: np.ndarray, cdf: np.ndarray) -> float:
+    """``sup_x |F_draws(x) - F(x)|`` for a distribution function ``F`` tabulated on an
+    increasing ``grid`` (linear between its points), over the draws and the grid."""
+    draws = np.sort(np.asarray(draws, dtype=np.float64))
+    m = len(draws)
+    exact = np.interp(draws, grid, cdf)
+    above = np.arange(1, m + 1) / m - exact
+    below = exact - np.arange(m) / m
+    return float(max(above.max(), below.max()))
+
+
 def _find(parent, x):
     """Root of x in a union-find forest (with path halving)."""
     while parent[x] != x:
@@ -145,11 +218,25 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> float:
 
 def run_chain(sampler, model, rng, n_steps: int, *, burn_in: int = 100, thin: int = 1,
               init_kwargs: dict | None = None) -> np.ndarray:
-    """Run ``sampler`` on ``model`` and return the kept label draws, shape (n_kept, n)."""
+    """Run ``sampler`` on ``model`` and return the kept label draws, shape (n_kept, n).
+
+    With learned hyperparameters (``model.hyperpriors``), each step of the sampler at the
+    current values is followed by their update given the partition, as the estimators
+    run it, and ``(draws, hyper)`` is returned, ``hyper`` of shape (n_kept, n_learned).
+    """
     state = sampler.init(rng, model, **(init_kwargs or {}))
-    draws = []
+    learned = bool(getattr(model, "hyperpriors", None))
+    hyper = model.hyper_start if learned else ()
+    draws, kept_hyper = [], []
     for t in range(n_steps):
-        state, _ = sampler.step(rng, state, model)
+        state, _ = sampler.step(rng, state, model.at(hyper) if learned else model)
+        if hyper:
+            hyper = model.update_hyper(rng, hyper, state)
+            if model.family.kernel_stats_hold_prior and getattr(state, "cache", None):
+                state = state._replace(cache=None)
         if t >= burn_in and (t - burn_in) % thin == 0:
             draws.append(state.labels)
+            kept_hyper.append(hyper)
+    if learned:
+        return np.array(draws), np.array(kept_hyper)
     return np.array(draws)

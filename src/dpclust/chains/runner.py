@@ -27,10 +27,11 @@ from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
 from ..partitions import cluster_presence, point_certainty, posterior_similarity
 from ..priors import PartitionPrior, get_prior
-from ..diagnostics import ESS_PER_CHAIN, QUANTITIES, RHAT_MAX, advice, convergence
+from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
-                    records_trace, reservoir_add, resolve_max_draws, size_summaries)
+                    records_array, records_trace, reservoir_add, resolve_max_draws,
+                    size_summaries, without_cache)
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
@@ -136,8 +137,10 @@ class ChainEstimator(BaseEstimator):
         progs = []
         for rng in rngs:
             state = self._initial_state(rng, model, sampler, alpha0)
-            snapshot = Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()))
-            progs.append(Progress(snapshot, burn_in, thin))
+            snapshot = Snapshot(0, state, rng.bit_generator.state, 0.0, 0, (1, ()),
+                                getattr(model, "hyper_start", ()))
+            progs.append(Progress(snapshot, burn_in, thin,
+                                  learned=tuple(getattr(model, "hyperpriors", ()))))
         self._run(model, sampler, rngs, progs, n_iter)
         return self
 
@@ -442,7 +445,12 @@ class ChainEstimator(BaseEstimator):
         snap = prog.snapshot
         it = snap.iteration
         t0 = time.perf_counter()
-        state, info = sampler.step(rng, snap.state, model)
+        hyper = snap.hyper
+        state, info = sampler.step(rng, snap.state, model.at(hyper) if hyper else model)
+        if hyper:  # the learned hyperparameters given the new partition
+            hyper = model.update_hyper(rng, hyper, state)
+            if model.family.kernel_stats_hold_prior:
+                state = without_cache(state)
         del prog.records[it:]  # a record left by an interrupted iteration
         n_kept, reservoir = snap.n_kept, snap.reservoir
         if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:
@@ -459,10 +467,11 @@ class ChainEstimator(BaseEstimator):
         elapsed = snap.elapsed + (time.perf_counter() - t0)
         prog.records.append((info.log_joint, info.n_clusters, info.alpha,
                              info.n_accepted_splits, info.n_accepted_merges, elapsed,
-                             entropy, large, getattr(info, "log_likelihood", np.nan)))
+                             entropy, large, getattr(info, "log_likelihood", np.nan))
+                            + hyper)
         # the commit: one assignment
         prog.snapshot = Snapshot(it + 1, state, rng.bit_generator.state, elapsed, n_kept,
-                                  reservoir)
+                                  reservoir, hyper)
         return info
 
     def _save(self, progs, model, fingerprint, cut: bool = False) -> int:
@@ -488,7 +497,7 @@ class ChainEstimator(BaseEstimator):
         (``_X_fit``).  The kept draws of all chains are pooled."""
         X = model.X
         C = len(progs)
-        draws, pool_alpha, pool_params, pool_chains = [], [], [], []
+        draws, pool_alpha, pool_params, pool_chains, pool_hyper = [], [], [], [], []
         progs = [p.after_burn_in() for p in progs]
         for c, prog in enumerate(progs):
             snap = prog.snapshot
@@ -499,11 +508,13 @@ class ChainEstimator(BaseEstimator):
                 draws += [d[2] for d in held]
                 pool_alpha += [alpha_of[d[1]] for d in held]
                 pool_params += [d[3] for d in held]
+                pool_hyper += [tuple(prog.records[d[1]][RECORD_WIDTH:]) for d in held]
             else:  # stopped during burn-in: the last state is the only draw
                 # (the loop has run at least once: its record gives the number of clusters)
                 draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
                 pool_alpha.append(float(snap.state.alpha))
                 pool_params.append(_draw_params(snap.state))
+                pool_hyper.append(snap.hyper)
         labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
         # the parameters of the chosen draw (instantiated samplers)
         self._labels_params = pool_params[chosen]
@@ -515,9 +526,13 @@ class ChainEstimator(BaseEstimator):
         self.n_iter_ = n_done
         kept_alpha = [a for p in progs for _, a in p.kept]
         self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
+        # the learned hyperparameters' posterior means over the kept iterations
+        self.hyperparameters_ = {
+            name: float(np.mean([p.records[it][RECORD_WIDTH + j] for p in progs
+                                 for it, _ in p.kept] or [h[j] for h in pool_hyper]))
+            for j, name in enumerate(progs[0].learned)}
         n = model.n_samples
-        records = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, RECORD_WIDTH)
-                            for p in progs])
+        records = records_array(progs, n_done)
         n_kept = min(len(p.kept) for p in progs)
         last = records[:, -1, 0]
         self.log_joint_ = float(last.max())
@@ -533,7 +548,9 @@ class ChainEstimator(BaseEstimator):
                     if self.store_labels else None),
             size_entropy=one(records[:, :, 6]),
             n_large_clusters=one(records[:, :, 7].astype(np.int64)),
-            log_likelihood=one(records[:, :, 8]))
+            log_likelihood=one(records[:, :, 8]),
+            hyper={name: one(records[:, :, RECORD_WIDTH + j])
+                   for j, name in enumerate(progs[0].learned)})
         self._check_convergence()
         # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
         local = X is not None
@@ -549,6 +566,7 @@ class ChainEstimator(BaseEstimator):
         m = min(self.n_predictive_draws, len(draws))
         idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
         self._predictive_params = [pool_params[j] for j in idx]
+        self._predictive_hyper = [dict(zip(progs[0].learned, pool_hyper[j])) for j in idx]
         # the chain of each pooled draw (in order of iteration within a chain), for
         # quantities of the draws judged chain by chain (fused clusters)
         self._pool_chains = np.asarray(pool_chains, dtype=np.int64)
@@ -580,8 +598,9 @@ class ChainEstimator(BaseEstimator):
     def to_arviz(self):
         """The chains as an ArviZ ``InferenceData``.
 
-        Its ``posterior`` group holds ``log_joint``, ``n_clusters``, ``alpha`` and
-        ``size_entropy`` with dimensions (chain, draw), over the kept iterations, and
+        Its ``posterior`` group holds ``log_joint``, ``n_clusters``, ``alpha``,
+        ``size_entropy`` and each learned hyperparameter of the family by its name (e.g.
+        ``concentration``) with dimensions (chain, draw), over the kept iterations, and
         ``labels`` (chain, draw, point) when the run had ``store_labels=True``; its
         ``sample_stats`` group the per-iteration ``seconds`` and accepted splits and
         merges of the same draws.  ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and
@@ -606,6 +625,8 @@ class ChainEstimator(BaseEstimator):
         posterior = {name: chains(getattr(tr, name))
                      for name in ("log_likelihood", "log_joint", "n_clusters", "alpha",
                                   "size_entropy", "n_large_clusters")}
+        for name, series in (tr.hyper or {}).items():  # the learned hyperparameters
+            posterior[name] = chains(series)
         dims = {}
         if tr.labels is not None:
             posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \
@@ -673,7 +694,7 @@ class _Shown:
 
     def verdict(self, conv):
         """Show the verdict ``conv`` (nothing before the kept draws can be judged)."""
-        names = [q for q in QUANTITIES if q in conv]
+        names = judged(conv)
         rhats = [conv[q]["rhat"] for q in names]
         ess = [min(conv[q]["ess_bulk"], conv[q]["ess_tail"]) for q in names]
         if self.bar is None or not names or not np.isfinite(rhats + ess).all():

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..diagnostics import chain_entropy
 
-#: columns of a chain's per-iteration records (see ``ChainEstimator._step_chain``)
+#: columns of a chain's per-iteration records (see ``ChainEstimator._step_chain``), before
+#: one column per learned hyperparameter
 RECORD_WIDTH = 9
 
 
@@ -56,6 +57,10 @@ class Trace:
     n_large_clusters : ndarray of shape (n_iter,)
         Clusters holding at least 1 % of the points after each iteration (the number of
         clusters without the small ones).
+    hyper : dict of str to ndarray of shape (n_iter,)
+        Each learned hyperparameter of the family (one given a
+        :class:`~dpclust.priors.GammaPrior`) after each iteration, by name; empty when none
+        is learned.
     """
 
     log_joint: np.ndarray
@@ -69,6 +74,7 @@ class Trace:
     size_entropy: np.ndarray | None = None
     n_large_clusters: np.ndarray | None = None
     log_likelihood: np.ndarray | None = None
+    hyper: dict | None = None
 
     @property
     def n_chains(self) -> int:
@@ -95,6 +101,9 @@ class Snapshot(NamedTuple):
     elapsed: float
     n_kept: int
     reservoir: tuple
+    #: the learned hyperparameters' values (:attr:`~dpclust.samplers.base.MixtureModel.hyperpriors`
+    #: order; empty: none learned)
+    hyper: tuple = ()
 
 
 @dataclass
@@ -112,12 +121,14 @@ class Progress:
     records: list = field(default_factory=list)
     kept: list = field(default_factory=list)
     all_labels: list = field(default_factory=list)
+    #: the names of the learned hyperparameters, in the order of ``snapshot.hyper``
+    learned: tuple = ()
 
     def consistent(self) -> "Progress":
         """A copy cut to the snapshot (what a checkpoint must hold)."""
         snap = self.snapshot
         return Progress(snap, self.burn_in, self.thin, self.records[:snap.iteration],
-                         self.kept[:snap.n_kept], self.all_labels[:snap.n_kept])
+                         self.kept[:snap.n_kept], self.all_labels[:snap.n_kept], self.learned)
 
     def after_burn_in(self) -> "Progress":
         """The kept draws from ``burn_in`` on (a run that went on until it converged
@@ -128,7 +139,8 @@ class Progress:
         snap = self.snapshot._replace(reservoir=(stride, held))
         return Progress(snap, self.burn_in, self.thin, self.records,
                          [self.kept[j] for j in keep],
-                         [self.all_labels[j] for j in keep] if self.all_labels else [])
+                         [self.all_labels[j] for j in keep] if self.all_labels else [],
+                         self.learned)
 
 
 def resolve_max_draws(max_draws, n_samples: int) -> int:
@@ -167,7 +179,8 @@ def _map_held(prog: Progress, on_state, on_draw) -> Progress:
     stride, held = snap.reservoir
     held = tuple((i, it, on_draw(z, it), params) for i, it, z, params in held)
     snap = snap._replace(state=on_state(snap.state), reservoir=(stride, held))
-    return Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels)
+    return Progress(snap, prog.burn_in, prog.thin, prog.records, prog.kept, prog.all_labels,
+                    prog.learned)
 
 
 def detach(model, prog: Progress) -> Progress:
@@ -207,6 +220,15 @@ def cut_lineage(model, prog: Progress, saved: Progress) -> Snapshot:
 LARGE_CLUSTER_SHARE = 0.01
 
 
+def without_cache(state):
+    """``state`` without the cluster statistics a collapsed sampler caches between steps
+    (its ``cache``, made again from the labels at the next step): after the learned
+    hyperparameters change, for the families whose kernel statistics hold the prior."""
+    if getattr(state, "cache", None) is None:
+        return state
+    return state._replace(cache=None)
+
+
 def size_summaries(model, state) -> tuple[float, int]:
     """``(entropy of the cluster sizes, clusters with at least 1 % of the points)`` of a
     sampler state (sizes from the sub-cluster sampler's statistics, which stay in this
@@ -227,10 +249,19 @@ def records_trace(progs, live: bool = False) -> SimpleNamespace:
     ``live``: every record there is, also those of iterations whose snapshot has not come
     back from a worker process yet (for the progress bar)."""
     n_done = min(len(p.records) if live else p.snapshot.iteration for p in progs)
-    rec = np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, RECORD_WIDTH)
-                    for p in progs])
+    rec = records_array(progs, n_done)
     burn, thin = progs[0].burn_in, progs[0].thin
     return SimpleNamespace(log_joint=rec[:, :, 0], n_clusters=rec[:, :, 1], alpha=rec[:, :, 2],
                            size_entropy=rec[:, :, 6], log_likelihood=rec[:, :, 8],
+                           hyper={name: rec[:, :, RECORD_WIDTH + j]
+                                  for j, name in enumerate(progs[0].learned)},
                            kept=np.arange(burn, n_done, thin, dtype=np.int64))
+
+
+def records_array(progs, n_done: int) -> np.ndarray:
+    """The chains' first ``n_done`` records as one array of shape (chains, n_done, width):
+    the :data:`RECORD_WIDTH` columns of every run, then one per learned hyperparameter."""
+    width = RECORD_WIDTH + len(progs[0].snapshot.hyper)
+    return np.stack([np.array(p.records[:n_done], dtype=np.float64).reshape(-1, width)
+                     for p in progs])
 

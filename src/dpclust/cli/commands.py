@@ -453,8 +453,8 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
     conv = summary.get("convergence")
     if conv is not None:
-        from ..diagnostics import QUANTITIES, quantity_name, settled_scale
-        order = (*QUANTITIES, "fused_clusters")
+        from ..diagnostics import judged, quantity_name, settled_scale
+        order = (*judged(conv), "fused_clusters")
 
         if conv["converged"]:
             print(f"{PROG}: converged: {conv['rule']}")

@@ -499,6 +499,12 @@ class DPMixture(MixtureEstimator):
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""
+        learned = family.hyperpriors()
+        if learned:
+            raise ValueError(
+                f"backend='dask' runs a family's hyperparameters fixed: give "
+                f"{', '.join(learned)} a number (e.g. the value an in-process fit on a "
+                f"sample learns, its hyperparameters_) instead of a GammaPrior")
         from ..distributed.backend import DaskModel
         from ..distributed.loading import load_partitions
 

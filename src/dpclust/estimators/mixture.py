@@ -113,6 +113,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                               "round_trips": int(traffic.round_trips),
                               "tasks": int(traffic.tasks)}
         fam = model.family
+        if self.hyperparameters_:  # at the learned hyperparameters' posterior means
+            fam = fam.at(self.hyperparameters_)
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
         if not _collapsible(fam):
@@ -231,10 +233,13 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                 logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
                 per_draw.append(logsumexp(logp + logw[None, :], axis=1))
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
-        for st, a in self._predictive_stats or self._draw_stats():
+        learned = getattr(self, "_predictive_hyper", None) or [{}] * len(self._predictive_draws
+                                                                         or self._predictive_stats)
+        for (st, a), hyper in zip(self._predictive_stats or self._draw_stats(), learned):
+            fam_s = fam.at(hyper) if hyper else fam  # at the draw's learned values
             logw = np.append(*self._log_weights(fam.count(st), a))
             st = concatenate(st, fam.empty_stats(1))
-            per_draw.append(logsumexp(fam.log_predictive(Xw, st) + logw[None, :], axis=1))
+            per_draw.append(logsumexp(fam_s.log_predictive(Xw, st) + logw[None, :], axis=1))
         return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
 
     def _draw_stats(self):

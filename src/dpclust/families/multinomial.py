@@ -87,10 +87,13 @@ class DirichletMultinomial(ConjugateFamily):
 
     Parameters
     ----------
-    concentration : float or array-like of shape (n_features,), default=1.0
+    concentration : float, array-like of shape (n_features,) or GammaPrior, default=1.0
         The Dirichlet parameter ``beta``: a scalar for the symmetric prior (1.0 is the
         uniform distribution over word distributions) or one positive value per word.
-        For large vocabularies a smaller value (e.g. 0.1) lets clusters be sharper.
+        For large vocabularies a smaller value (e.g. 0.1) lets clusters be sharper.  A
+        :class:`~dpclust.priors.GammaPrior` learns the symmetric ``beta`` from the data:
+        it is resampled every iteration given the partition (a slice-sampling update on
+        ``sum_k log f(X_k | beta) + log p(beta)``, below).
 
     Notes
     -----
@@ -100,9 +103,15 @@ class DirichletMultinomial(ConjugateFamily):
     **The reported log marginals, predictives and likelihoods include the multinomial
     coefficients** ``log Mult(x_i)``, so they are absolute log probabilities of the count
     vectors (they cancel in every ratio a sampler uses).
+
+    Learned, the symmetric ``beta`` has the conditional ``p(beta | z, X) ∝ p(beta) prod_k
+    f(X_k | beta)`` given the partition, which the chain samples after every step (the
+    clusters' word totals are all it reads).
     """
 
     name = "multinomial"
+    learnable = ("concentration",)
+    kernel_stats_hold_prior = False
     describes = "word counts"
     data_kind = "counts"
     hyperparameters = (
@@ -176,7 +185,9 @@ class DirichletMultinomial(ConjugateFamily):
 
     def resolve_summary(self, summary: LengthSummary) -> "DirichletMultinomial":
         V = summary.n_features
-        beta = np.asarray(self.concentration, dtype=np.float64)
+        learned = self.hyperpriors().get("concentration")
+        beta = np.asarray(learned.start if learned is not None else self.concentration,
+                          dtype=np.float64)
         if beta.ndim == 0:
             beta = np.full(V, float(beta))
         if beta.shape != (V,):
@@ -188,6 +199,17 @@ class DirichletMultinomial(ConjugateFamily):
         out._n_features = V
         out.mean_length_ = float(max(summary.total / max(summary.n, 1), 1.0))
         return out
+
+    def at(self, values: dict) -> "DirichletMultinomial":
+        """This resolved family with the symmetric ``beta`` at ``values["concentration"]``
+        (the other resolved values shared)."""
+        out = DirichletMultinomial(self.concentration)
+        out.__dict__.update(self.__dict__)
+        out._beta = np.full(self.n_features(), float(values["concentration"]))
+        return out
+
+    def learned_values(self) -> dict:
+        return ({"concentration": float(self.beta[0])} if self.hyperpriors() else {})
 
     @property
     def beta(self) -> np.ndarray:

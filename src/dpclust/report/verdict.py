@@ -25,6 +25,14 @@ _QUANTITY_LABELS = {"log_likelihood": "log-likelihood", "n_clusters": "number of
                     "fused_clusters": "fused clusters (per draw)"}
 
 
+def _labels(conv: Mapping[str, Any]) -> list:
+    """``(quantity, label)`` of every row of the diagnostics table: the chain's quantities,
+    then each learned hyperparameter (``"concentration (learned)"``), then fused clusters."""
+    rows = [(q, label) for q, label in _QUANTITY_LABELS.items() if q != "fused_clusters"]
+    rows += [(q, f"{q.replace('_', ' ')} (learned)") for q in conv.get("learned", ())]
+    return rows + [("fused_clusters", _QUANTITY_LABELS["fused_clusters"])]
+
+
 def _verdict(summary: Mapping[str, Any]) -> str:
     """The convergence banner: green when every quantity passes the rule, red otherwise,
     with the diagnostics table (R-hat, bulk and tail ESS per quantity)."""
@@ -44,7 +52,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         f"<tr><td>{_esc(label)}</td><td>{fmt(conv[q]['rhat'], 3)}</td>"
         f"<td>{fmt(conv[q]['ess_bulk'], 0)}</td><td>{fmt(conv[q]['ess_tail'], 0)}</td>"
         f"<td>{passes(conv[q])}</td></tr>"
-        for q, label in _QUANTITY_LABELS.items() if isinstance(conv.get(q), dict))
+        for q, label in _labels(conv) if isinstance(conv.get(q), dict))
     table = ("<table><tr><th>quantity</th><th>R-hat</th><th>bulk ESS</th><th>tail ESS</th>"
              f"<th>passes</th></tr>{rows}</table>")
     chains = int(conv.get("n_chains", 1))

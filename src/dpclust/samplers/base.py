@@ -11,6 +11,7 @@ Every state is a NamedTuple with at least ``labels`` (int64, canonical: clusters
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -229,6 +230,64 @@ class MixtureModel(ChainData):
         sizes = self.family.count(stats)
         return (self.partition_prior.log_eppf(sizes, alpha)
                 + float(self.family.log_marginal(stats).sum()))
+
+    # ------------------------------------------------ learned hyperparameters
+    @cached_property
+    def hyperpriors(self) -> dict:
+        """The family's learned hyperparameters and their priors, by name (empty: none;
+        :meth:`~dpclust.families.base.ConjugateFamily.hyperpriors`)."""
+        return self.family.hyperpriors()
+
+    @property
+    def hyper_start(self) -> tuple:
+        """The learned hyperparameters' values a chain starts from, in the order of
+        :attr:`hyperpriors` (empty: none learned)."""
+        values = self.family.learned_values()
+        return tuple(float(values[name]) for name in self.hyperpriors)
+
+    def at(self, hyper: tuple) -> "MixtureModel":
+        """The model with the learned hyperparameters at ``hyper`` (in the order of
+        :attr:`hyperpriors`): what one step of the sampler targets.  The data, their
+        summary and the distinct rows are shared; the kernels are made for the new
+        values."""
+        if not hyper:
+            return self
+        self.kernel  # the kernels' data arrays, made once and shared by the copies
+        family = self.family.at(dict(zip(self.hyperpriors, hyper)))
+        out = dataclasses.replace(self, family=family, summary=self.data_summary)
+        for name in ("n_samples", "distinct", "repeats", "hyperpriors"):
+            if name in self.__dict__:
+                out.__dict__[name] = self.__dict__[name]
+        return out
+
+    def state_stats(self, state):
+        """The family's statistics of the clusters of a sampler state: summed from the
+        sub-cluster sampler's per-sub-cluster statistics (no pass over the data), else
+        from the labels."""
+        sub = getattr(state, "sub_stats", None)
+        fam = self.family
+        if sub is not None:
+            k = len(fam.count(sub)) // 2
+            return fam.combine(take(sub, np.arange(0, 2 * k, 2)),
+                               take(sub, np.arange(1, 2 * k, 2)))
+        labels = np.asarray(state.labels, dtype=np.int64)
+        return fam.stats(self.X, labels, int(labels.max()) + 1)
+
+    def update_hyper(self, rng, hyper: tuple, state) -> tuple:
+        """The learned hyperparameters after one update given the partition of ``state``, or
+        given its components' parameters where it holds them
+        (:func:`dpclust.samplers.hyper.update_hyper`), in the order of
+        :attr:`hyperpriors`."""
+        from .hyper import update_hyper
+
+        values = dict(zip(self.hyperpriors, hyper))
+        family = self.family.at(values)
+        params = getattr(state, "params", None)
+        if params is not None:  # a sampler that holds the components' parameters
+            out = update_hyper(rng, family, values, params=params)
+        else:
+            out = update_hyper(rng, family, values, stats=self.state_stats(state))
+        return tuple(float(out[name]) for name in self.hyperpriors)
 
     def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
         """The prior's concentration after one update (Escobar & West for a Dirichlet

@@ -108,7 +108,7 @@ def exact_learned_posterior(family: ConjugateFamily, X, log_prior, n_grid: int =
         Resolved, with exactly one learned hyperparameter (a
         :class:`~dpclust.priors.GammaPrior` given for it).
     X : data in the family's working form, n <= 8 points.
-    log_prior : as in :func:`exact_posterior` (not an array).
+    log_prior : as in :func:`exact_posterior`.
 
     Returns
     -------
@@ -122,17 +122,19 @@ def exact_learned_posterior(family: ConjugateFamily, X, log_prior, n_grid: int =
     (name, hprior), = family.hyperpriors().items()
     n = family.n_points(X)
     parts = set_partitions(n)
+    per_partition = np.asarray(log_prior) if isinstance(log_prior, np.ndarray) else None
     if isinstance(log_prior, PartitionPrior):
         prior = log_prior
         log_prior = lambda sizes: prior.log_eppf(sizes, prior.alpha_start)  # noqa: E731
-    elif not callable(log_prior):
+    elif per_partition is None and not callable(log_prior):
         alpha = float(log_prior)
         log_prior = lambda sizes: crp_log_prior(sizes, alpha)  # noqa: E731
     blocks, owner, lp = [], [], np.empty(len(parts))
     for j, row in enumerate(parts):
         k = int(row.max()) + 1
         stats = family.stats(X, row, k)
-        lp[j] = log_prior(family.count(stats))
+        lp[j] = (per_partition[j] if per_partition is not None
+                 else log_prior(family.count(stats)))
         blocks.append(stats)
         owner += [j] * k
     stats = type(blocks[0])(*(np.concatenate(a, axis=0) for a in zip(*blocks)))

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from ..families.base import CLUSTER_PARAMS_FILE
 from ..tables import TableData
 
-__all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary",
+__all__ = ["run_summary", "alpha_setting", "chains_of", "coarsening_summary", "learned_summary",
            "fused_summary", "table_summary"]
 
 #: the raw-by-fused table is left out of the summary beyond this many cells, and the
@@ -130,6 +130,9 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
         summary["alpha"] = float(estimator.alpha_)
     else:
         summary["alpha_posterior_mean"] = float(estimator.alpha_)
+    learned = learned_summary(estimator)
+    if learned:
+        summary["learned"] = learned
     coarsening = coarsening_summary(estimator)
     if coarsening is not None:
         summary["coarsening"] = coarsening
@@ -497,6 +500,21 @@ def _k_posterior(trace) -> dict:
         kept = chains_of(getattr(trace, name))[:, trace.kept].ravel()
         values, counts = np.unique(kept, return_counts=True)
         out[key] = {str(int(v)): float(c / max(kept.size, 1)) for v, c in zip(values, counts)}
+    return out
+
+
+def learned_summary(estimator) -> dict:
+    """Each learned hyperparameter of the family (given a GammaPrior): its posterior mean
+    and central 95 % interval over the kept draws of every chain, and its prior."""
+    trace = estimator.trace_
+    priors = estimator.family_.hyperpriors()
+    out = {}
+    for name, series in (trace.hyper or {}).items():
+        kept = chains_of(series)[:, trace.kept].ravel()
+        prior = priors[name]
+        out[name] = {"mean": float(f"{kept.mean():.4g}"),
+                     "interval_95": [float(f"{v:.4g}") for v in np.quantile(kept, [0.025, 0.975])],
+                     "prior": {"gamma_shape": prior.shape, "gamma_rate": prior.rate}}
     return out
 
 

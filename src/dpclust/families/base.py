@@ -81,6 +81,30 @@ def positive_float(text) -> float:
     return value
 
 
+def positive_or_gamma(text):
+    """A learnable hyperparameter from its text, for :attr:`HyperParameter.type`: a
+    positive number (fixed) or ``gamma:SHAPE,RATE`` (learned under that Gamma prior), kept
+    as its text.
+
+    Raises
+    ------
+    ValueError
+        ``expected a positive number or gamma:SHAPE,RATE, got '...'``.
+    """
+    from ..priors import GammaPrior
+
+    try:
+        if GammaPrior.parse(text) is not None:
+            return str(text).strip()
+    except ValueError:
+        pass
+    try:
+        return positive_float(text)
+    except ValueError:
+        raise ValueError(f"expected a positive number or gamma:SHAPE,RATE (to learn it), got "
+                         f"{text!r}") from None
+
+
 class HyperParameter(NamedTuple):
     """A family's hyperparameter as the command line and the run summary expose it.
 
@@ -577,10 +601,14 @@ class ConjugateFamily(ABC):
     # ------------------------------------------------ learned hyperparameters
     def hyperpriors(self) -> dict:
         """The learned hyperparameters: each of :attr:`learnable` given a
-        :class:`~dpclust.priors.GammaPrior`, by name, with its prior (empty: none)."""
+        :class:`~dpclust.priors.GammaPrior` (or its text, ``"gamma:SHAPE,RATE"``), by name,
+        with its prior (empty: none)."""
         from ..priors import GammaPrior
 
-        params = self.get_params()
+        kept = self.__dict__.get("_hyperpriors")  # a resolved family's, where it keeps them
+        if kept is not None:
+            return dict(kept)
+        params = {name: GammaPrior.parse(v) or v for name, v in self.get_params().items()}
         learned = {name: params[name] for name in self.learnable
                    if isinstance(params.get(name), GammaPrior)}
         for name, value in params.items():
@@ -590,6 +618,12 @@ class ConjugateFamily(ABC):
                 raise ValueError(f"{type(self).__name__} cannot learn {name} (a GammaPrior was "
                                  f"given): {can}; give {name} a number")
         return learned
+
+    def _keep_hyperpriors(self, resolved: "ConjugateFamily") -> "ConjugateFamily":
+        """``resolved`` (a resolved copy of this family, whose parameters hold numbers)
+        declaring this family's learned hyperparameters as its own."""
+        resolved._hyperpriors = self.hyperpriors()
+        return resolved
 
     def at(self, values: dict) -> "ConjugateFamily":
         """This resolved family with the learned hyperparameters set to ``values`` (a
@@ -602,6 +636,12 @@ class ConjugateFamily(ABC):
         starting values until :meth:`at` sets them)."""
         return {}
 
+    def kernel_hyper(self, kernel: FamilyKernel):
+        """The ``hyper`` of ``kernel`` (a kernel of another value of this family, on the same
+        data) at this family's values, so that a learned value's kernel shares the data
+        arrays; None: make the kernel anew (:meth:`kernel`)."""
+        return None
+
     # ------------------------------------------------------- describing itself
     def settings(self) -> dict:
         """The values of :attr:`hyperparameters`, by name, as the run summary's settings
@@ -609,8 +649,8 @@ class ConjugateFamily(ABC):
         from ..priors import GammaPrior
 
         params = self.get_params()
-        return {hp.name: ({"gamma_shape": v.shape, "gamma_rate": v.rate}
-                          if isinstance(v := params[hp.name], GammaPrior) else v)
+        return {hp.name: ({"gamma_shape": g.shape, "gamma_rate": g.rate}
+                          if (g := GammaPrior.parse(params[hp.name])) else params[hp.name])
                 for hp in self.hyperparameters}
 
     def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:

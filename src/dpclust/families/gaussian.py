@@ -98,16 +98,21 @@ class NormalInverseWishart(ConjugateFamily):
     ----------
     mean : array-like of shape (n_features,), optional
         Prior mean of the cluster means ``m0``. Default: the data mean.
-    kappa : float, optional
-        Prior pseudo-count for the mean ``kappa0``. Default ``0.01`` (Fraley & Raftery 2007):
+    kappa : float or GammaPrior, optional
+        Prior pseudo-count for the mean ``kappa0``; a :class:`~dpclust.priors.GammaPrior`
+        learns it from the data (resampled every iteration given the partition, from the
+        clusters' statistics). Default ``0.01`` (Fraley & Raftery 2007):
         the prior on a cluster mean, ``N(m0, Sigma / kappa0)``, is ten cluster widths wide in
         every direction.  Larger values make new clusters cheaper (the prior predictive of a
         lone point is sharper), which in many dimensions lets points scatter into singletons.
     dof : float, optional
         Degrees of freedom ``nu0 > n_features - 1``. Default ``n_features + 2``, the
         smallest whole value for which the prior mean of ``Sigma`` exists.
-    scale : array-like of shape (n_features, n_features), optional
-        Scale matrix ``S0`` (symmetric positive definite). Default
+    scale : array-like of shape (n_features, n_features) or GammaPrior, optional
+        Scale matrix ``S0`` (symmetric positive definite).  A
+        :class:`~dpclust.priors.GammaPrior` learns a factor ``s`` of the default scale,
+        ``S0 = s × default``, under that prior (how wide clusters are, from the data).
+        Default
         ``max(dof - n_features - 1, 1) * C / 10 ** (2 / n_features)`` with ``C`` the empirical
         covariance of the data (plus a small ridge when it is singular): a priori a cluster
         fills a tenth of the data's volume (Fraley & Raftery 2007), so the prior mean of
@@ -128,6 +133,7 @@ class NormalInverseWishart(ConjugateFamily):
     name = "gaussian"
     describes = "real-valued features"
     data_kind = "dense"
+    learnable = ("kappa", "scale")
 
     def __init__(self, mean=None, kappa=None, dof=None, scale=None):
         self.mean = mean
@@ -186,7 +192,9 @@ class NormalInverseWishart(ConjugateFamily):
             raise ValueError(f"mean has shape {mean.shape}, expected ({d},) for {d} features")
         if not np.all(np.isfinite(mean)):
             raise ValueError("mean must be finite (no NaN or inf)")
-        kappa = 0.01 if self.kappa is None else float(self.kappa)
+        learned = self.hyperpriors()
+        kappa = (learned["kappa"].start if "kappa" in learned
+                 else 0.01 if self.kappa is None else float(self.kappa))
         if not (kappa > 0 and np.isfinite(kappa)):
             raise ValueError(f"kappa must be positive and finite, got {kappa}")
         dof = float(d + 2) if self.dof is None else float(self.dof)
@@ -194,7 +202,7 @@ class NormalInverseWishart(ConjugateFamily):
             raise ValueError(f"dof must be finite, got {dof}")
         if not dof > d - 1:
             raise ValueError(f"dof must exceed n_features - 1 = {d - 1}, got {dof}")
-        if self.scale is None:
+        if self.scale is None or "scale" in learned:
             if summary.n > 1:
                 C = summary.scatter / (summary.n - 1)
             else:
@@ -217,7 +225,37 @@ class NormalInverseWishart(ConjugateFamily):
             np.linalg.cholesky(scale)
         except np.linalg.LinAlgError:
             raise ValueError("scale must be positive definite") from None
-        return type(self)(mean=mean, kappa=kappa, dof=dof, scale=scale)
+        factor = learned["scale"].start if "scale" in learned else 1.0
+        out = type(self)(mean=mean, kappa=kappa, dof=dof, scale=scale * factor)
+        out._scale_base, out._scale_factor = scale, factor
+        return self._keep_hyperpriors(out)
+
+    def at(self, values: dict) -> "NormalInverseWishart":
+        """This resolved family with ``kappa`` and the factor of the default ``scale`` at
+        ``values`` (those learned)."""
+        out = type(self)(mean=self.mean, kappa=values.get("kappa", self.kappa), dof=self.dof,
+                         scale=self.scale)
+        out.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k.startswith("_")})
+        if "scale" in values:
+            out._scale_factor = float(values["scale"])
+            out.scale = self._scale_base * out._scale_factor
+        return out
+
+    def kernel_hyper(self, kernel, n_max: int | None = None):
+        """The collapsed kernel's ``hyper``: the prior and the count tables of clusters of up
+        to ``n_max`` points (``kernel``'s, when given)."""
+        m0, kappa0, nu0, S0 = self._hyper()
+        L0 = np.linalg.cholesky(S0)
+        if kernel is not None:
+            n_max = kernel.hyper[3].shape[1] - 2
+        return (m0, L0, np.array([kappa0, nu0, log_det_chol(L0)]),
+                _count_tables(kappa0, nu0, m0.shape[0], n_max))
+
+    def learned_values(self) -> dict:
+        learned = self.hyperpriors()
+        return {name: float(self.kappa if name == "kappa" else self._scale_factor)
+                for name in learned}
 
     def _hyper(self):
         m0 = np.asarray(self.mean, dtype=np.float64)
@@ -457,12 +495,9 @@ class NormalInverseWishart(ConjugateFamily):
     def kernel(self, X, n_max: int | None = None) -> FamilyKernel:
         """The collapsed kernel; its count tables cover clusters of up to ``n_max`` points
         (None: all of ``X``)."""
-        m0, kappa0, nu0, S0 = self._hyper()
-        L0 = np.linalg.cholesky(S0)
-        d = m0.shape[0]
+        d = np.asarray(self.mean).shape[0]
         n_max = self.n_points(X) if n_max is None else int(n_max)
-        hyper = (m0, L0, np.array([kappa0, nu0, log_det_chol(L0)]),
-                 _count_tables(kappa0, nu0, d, n_max))
+        hyper = self.kernel_hyper(None, n_max)
 
         def alloc(capacity: int):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros(capacity),

@@ -30,7 +30,7 @@ from ..kernels import ddcrp as _dk
 from . import _multinomial_kernels as _k
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
                    FamilyKernel, HyperParameter, PassKernel, log_dirichlet,
-                   positive_float, register_family, take)
+                   positive_or_gamma, register_family, take)
 
 #: words of each cluster that the run summary lists, most probable first
 N_TOP_WORDS = 10
@@ -115,10 +115,11 @@ class DirichletMultinomial(ConjugateFamily):
     describes = "word counts"
     data_kind = "counts"
     hyperparameters = (
-        HyperParameter("concentration", positive_float, default=1.0, metavar="BETA",
+        HyperParameter("concentration", positive_or_gamma, default=1.0, metavar="BETA",
                        help="multinomial only: symmetric Dirichlet prior on each cluster's "
                             "word distribution (default: 1.0; smaller gives sharper "
-                            "clusters)"),
+                            "clusters); gamma:SHAPE,RATE learns it from the data under "
+                            "that Gamma prior"),
     )
     #: ``sampler="auto"`` picks the sub-cluster sampler from this many documents, as for
     #: other data: with its collapsed pass it ends above collapsed Gibbs in the same time on
@@ -210,6 +211,10 @@ class DirichletMultinomial(ConjugateFamily):
 
     def learned_values(self) -> dict:
         return ({"concentration": float(self.beta[0])} if self.hyperpriors() else {})
+
+    def kernel_hyper(self, kernel):
+        beta = np.ascontiguousarray(self.beta)
+        return (beta, np.array([beta.sum()]))
 
     @property
     def beta(self) -> np.ndarray:
@@ -390,7 +395,7 @@ class DirichletMultinomial(ConjugateFamily):
         beta = np.ascontiguousarray(self.beta)
         V = beta.shape[0]
         data = self._kernel_data(X)
-        hyper = (beta, np.array([beta.sum()]))
+        hyper = self.kernel_hyper(None)
 
         def alloc(capacity: int):
             return (np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, V)),

@@ -38,7 +38,7 @@ from . import _table_math as _m
 from ._table_entry import ENTRY_POINTS
 from .gaussian import NormalInverseWishart
 from .base import (ClusterSummary, ConjugateFamily, FamilyKernel, HyperParameter, PassKernel,
-                   positive_float, register_family, rounded, take)
+                   positive_or_gamma, register_family, rounded, take)
 from ._table_math import TableParams, TableStats
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -77,15 +77,20 @@ class TableFamily(ConjugateFamily):
         A kind per column name (``"gaussian"``, ``"bernoulli"``, ``"categorical"``,
         ``"poisson"``, ``"drop"``) overriding what the data suggest
         (:func:`dpclust.tables.infer_schema`).
-    kappa : float, default=0.01
+    kappa : float or GammaPrior, default=0.01
         Prior pseudo-count of a real column's cluster mean, as for the Gaussian family: the
-        prior on a cluster mean is ten cluster widths wide.
+        prior on a cluster mean is ten cluster widths wide.  A
+        :class:`~dpclust.priors.GammaPrior` learns it.
     shape : float, default=1.5
         ``a0`` of the Gamma prior on a real column's precision (1.5: the precision of one
         column of a three-degree-of-freedom Inverse-Wishart).
-    concentration : float, default=1.0
+    concentration : float or GammaPrior, default=1.0
         The Dirichlet (Beta) prior on each category (yes/no) column's shares, per level:
-        1 is uniform.
+        1 is uniform.  A :class:`~dpclust.priors.GammaPrior` learns it from the data (one
+        value for every level).
+    scale : GammaPrior, optional
+        Learn a factor of the real columns' default prior variance (below) under this
+        prior: how wide clusters are, from the data.  None: the factor is 1.
     count_shape : float, default=1.0
         Shape of the Gamma prior on a count column's rate; its mean is the column's mean.
 
@@ -106,18 +111,22 @@ class TableFamily(ConjugateFamily):
     #: every column of this kind (the single-kind families), or None: a kind per column
     kind: str | None = None
     hyperparameters = (
-        HyperParameter("kappa", positive_float, metavar="K",
-                       help="prior pseudo-count of a cluster's mean (default: 0.01)"),
-        HyperParameter("concentration", positive_float, default=1.0, metavar="BETA",
+        HyperParameter("kappa", positive_or_gamma, metavar="K",
+                       help="prior pseudo-count of a cluster's mean (default: 0.01; "
+                            "gamma:SHAPE,RATE learns it)"),
+        HyperParameter("concentration", positive_or_gamma, default=1.0, metavar="BETA",
                        help="prior Dirichlet concentration of each category or yes/no "
-                            "column, per level (default: 1.0)"),
+                            "column, per level (default: 1.0; gamma:SHAPE,RATE learns it)"),
     )
     supports_weights = True
 
+    learnable = ("kappa", "scale", "concentration")
+
     def __init__(self, kinds=None, covariance="auto", kappa=None, shape=1.5, concentration=1.0,
-                 count_shape=1.0):
+                 count_shape=1.0, scale=None):
         self.kinds = kinds
         self.covariance = covariance
+        self.scale = scale
         self.kappa = kappa
         self.shape = shape
         self.concentration = concentration
@@ -126,8 +135,9 @@ class TableFamily(ConjugateFamily):
         self.hyper_ = None
 
     def get_params(self) -> dict:
-        return {"kinds": self.kinds, "covariance": self.covariance, "kappa": self.kappa, "shape": self.shape,
-                "concentration": self.concentration, "count_shape": self.count_shape}
+        return {"kinds": self.kinds, "covariance": self.covariance, "kappa": self.kappa,
+                "shape": self.shape, "concentration": self.concentration,
+                "count_shape": self.count_shape, "scale": self.scale}
 
     # ------------------------------------------------------------------ set-up
     def validate(self, X, *, what="X") -> TableData:
@@ -201,10 +211,12 @@ class TableFamily(ConjugateFamily):
                 schema=summary.schema, gn=summary.gn[:0], gmean=summary.gmean[:0],
                 gm2=summary.gm2[:0]), n_real=0)
             out.schema_, out.hyper_ = base.schema_, base.hyper_
-            out.niw_ = NormalInverseWishart(kappa=self.kappa).resolve_summary(
+            out._base_hyper, out._learned = base._base_hyper, base._learned
+            out.niw_ = NormalInverseWishart(kappa=self.kappa, scale=self.scale).resolve_summary(
                 niw_summary_with_holes(summary) if holes else summary.real)
-            return out
-        return self._resolve_columns(summary, n_real=len(summary.schema.real))
+            return self._keep_hyperpriors(out)
+        return self._keep_hyperpriors(
+            self._resolve_columns(summary, n_real=len(summary.schema.real)))
 
     def _resolve_columns(self, summary: TableSummary, n_real: int) -> "TableFamily":
         schema = summary.schema
@@ -212,7 +224,10 @@ class TableFamily(ConjugateFamily):
         var = np.divide(summary.gm2, summary.gn - 1.0, out=np.ones(dg), where=summary.gn > 1.5)
         scale = np.where(np.isfinite(var) & (var > 0), var, 1.0)
         scale = np.maximum(scale, 1e-12 * max(float(scale.mean()) if dg else 1.0, 1e-300))
-        kappa = 0.01 if self.kappa is None else float(self.kappa)
+        learned = self.hyperpriors()
+        start = {name: prior.start for name, prior in learned.items()}
+        kappa = start.get("kappa", 0.01 if self.kappa is None else self.kappa)
+        kappa = float(kappa)
         shape = float(self.shape)
         for value, what in ((kappa, "kappa"), (shape, "shape"),
                             (float(self.count_shape), "count_shape")):
@@ -221,7 +236,7 @@ class TableFamily(ConjugateFamily):
         # prior mean of the variance b0 / (a0 - 1) = var / 10 ** (2 / dg) (for a0 > 1)
         b0 = max(shape - 1.0, 0.5) * scale / 10.0 ** (2.0 / max(dg, 1))
         offsets = schema.offsets
-        conc = np.asarray(self.concentration, dtype=np.float64)
+        conc = np.asarray(start.get("concentration", self.concentration), dtype=np.float64)
         alpha = np.full(int(offsets[-1]), float(conc)) if conc.ndim == 0 else conc
         if alpha.shape != (int(offsets[-1]),) or not np.all(np.isfinite(alpha)) \
                 or np.any(alpha <= 0):
@@ -232,10 +247,42 @@ class TableFamily(ConjugateFamily):
         cshape = np.full(len(schema.counts), float(self.count_shape))
         out = type(self)(**self.get_params())
         out.schema_ = schema
-        out.hyper_ = _m.Hyper(np.asarray(summary.gmean, dtype=np.float64), np.full(dg, kappa),
-                              np.full(dg, shape), b0, alpha, offsets, cshape,
-                              cshape / np.maximum(mean_count, 1e-3))
-        return out
+        if self.scale is not None and "scale" not in learned:
+            raise ValueError("a table's scale is a factor of its real columns' default prior "
+                             "variance: give a GammaPrior (to learn it) or leave it None")
+        out._base_hyper = _m.Hyper(np.asarray(summary.gmean, dtype=np.float64),
+                                   np.full(dg, kappa), np.full(dg, shape), b0, alpha, offsets,
+                                   cshape, cshape / np.maximum(mean_count, 1e-3))
+        out._learned = {}
+        return out.at(start) if learned else out._set_hyper()
+
+    def _set_hyper(self) -> "TableFamily":
+        """``hyper_`` from the resolved prior with the learned values of ``_learned``."""
+        h, v = self._base_hyper, self._learned
+        self.hyper_ = h._replace(
+            kappa0=np.full(len(h.m0), v["kappa"]) if "kappa" in v else h.kappa0,
+            b0=h.b0 * v.get("scale", 1.0),
+            alpha=np.full(len(h.alpha), v["concentration"]) if "concentration" in v
+            else h.alpha)
+        return self
+
+    def at(self, values: dict) -> "TableFamily":
+        """This resolved family with the learned ``kappa``, ``scale`` (the factor of the
+        real columns' default prior variance) and ``concentration`` (every level's) at
+        ``values``; a full-covariance block's Gaussian follows ``kappa`` and ``scale``."""
+        out = type(self)(**self.get_params())
+        out.__dict__.update(self.__dict__)
+        out._learned = {**self._learned, **{k: float(v) for k, v in values.items()}}
+        niw = getattr(self, "niw_", None)
+        if niw is not None and niw.hyperpriors():
+            out.niw_ = niw.at({k: v for k, v in out._learned.items() if k in ("kappa", "scale")})
+        return out._set_hyper()
+
+    def learned_values(self) -> dict:
+        return {name: float(self._learned[name]) for name in self.hyperpriors()}
+
+    def kernel_hyper(self, kernel):
+        return self._khyper() if getattr(self, "niw_", None) is None else None
 
     @property
     def hyper(self) -> _m.Hyper:

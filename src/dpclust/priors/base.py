@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,24 @@ class GammaPrior:
         if self.initial is not None and not 0 < self.initial < math.inf:
             raise ValueError(f"GammaPrior initial value must be positive and finite, got "
                              f"{self.initial}")
+
+    @classmethod
+    def parse(cls, value) -> "GammaPrior | None":
+        """A GammaPrior from itself or from its text ``"gamma:SHAPE,RATE"`` (as
+        ``--alpha`` and a family's learnable options read it), else None."""
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, str):
+            return None
+        m = re.fullmatch(r"\s*gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)\s*", value,
+                         flags=re.IGNORECASE)
+        if m is None:
+            return None
+        try:
+            return cls(float(m.group(1)), float(m.group(2)))
+        except ValueError:
+            raise ValueError(f"in {value!r} the Gamma shape and rate must be positive "
+                             f"numbers") from None
 
     @property
     def start(self) -> float:

@@ -11,6 +11,17 @@ from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
 
 
+def _learned_sentence(learned) -> str:
+    """`` The family's concentration was learned from the data: 0.071 (95 % interval
+    0.068–0.074).``, or ``""`` when no hyperparameter was learned."""
+    if not learned:
+        return ""
+    items = [f"{_esc(name.replace('_', ' '))} {_fmt_value(v['mean'])} (95 % interval "
+             f"{_fmt_value(v['interval_95'][0])}–{_fmt_value(v['interval_95'][1])})"
+             for name, v in learned.items()]
+    return (" Learned from the data (posterior mean): " + ", ".join(items) + ".")
+
+
 def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     settings = summary.get("settings") or {}
     data = summary.get("data") or {}
@@ -55,7 +66,7 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sep = ": " if isinstance(alpha, str) else " = "
         name = "self-link weight" if ddcrp else "concentration"
         parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
-    sentence = "".join(parts) + "."
+    sentence = "".join(parts) + "." + _learned_sentence(summary.get("learned"))
     answer = _answer_sentences(summary, K, n)
     if answer:
         sentence += " " + answer

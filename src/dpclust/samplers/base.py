@@ -252,12 +252,16 @@ class MixtureModel(ChainData):
         values."""
         if not hyper:
             return self
-        self.kernel  # the kernels' data arrays, made once and shared by the copies
         family = self.family.at(dict(zip(self.hyperpriors, hyper)))
         out = dataclasses.replace(self, family=family, summary=self.data_summary)
-        for name in ("n_samples", "distinct", "repeats", "hyperpriors"):
+        # what does not depend on the learned values is shared: the data and their forms,
+        # and the instantiated pass (which scores points given sampled parameters)
+        for name in ("n_samples", "distinct", "repeats", "hyperpriors", "pass_kernel"):
             if name in self.__dict__:
                 out.__dict__[name] = self.__dict__[name]
+        khyper = family.kernel_hyper(self.kernel)
+        if khyper is not None:  # the same data arrays, the prior at the new values
+            out.__dict__["kernel"] = self.kernel._replace(hyper=khyper)
         return out
 
     def state_stats(self, state):

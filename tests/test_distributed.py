@@ -320,8 +320,10 @@ def test_documents_give_the_in_process_chain(client, monkeypatch):
     from dpclust.datasets import make_documents
     from dpclust.samplers._partitioned import LocalPartitions
 
+    from dpclust.families import DirichletMultinomial
+
     X, _ = make_documents(n_docs=300, random_state=0)
-    kw = {**KW, "family": "multinomial", "n_iter": 12, "burn_in": 4}
+    kw = {**KW, "family": DirichletMultinomial(concentration=1.0), "n_iter": 12, "burn_in": 4}
     scanned = []
     collected = LocalPartitions._collected
     monkeypatch.setattr(LocalPartitions, "_collected",
@@ -330,6 +332,16 @@ def test_documents_give_the_in_process_chain(client, monkeypatch):
     assert scanned  # the in-process twin made scan moves, so the cluster's chain did too
     m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(X)  # sparse rows
     _same_chain(ref, m)
+
+
+def test_learned_hyperparameters_are_refused_on_the_cluster(client):
+    """A Dask cluster runs the family's hyperparameters fixed: the documents' learned
+    default is refused with what to give instead."""
+    from dpclust.datasets import make_documents
+
+    X, _ = make_documents(n_docs=60, random_state=0)
+    with pytest.raises(ValueError, match="give concentration a number"):
+        DPMixture(backend="dask", client=client, family="multinomial", **KW).fit(X)
 
 
 @pytest.mark.slow  # 16 s (the workers compile the table kernels); Dask's identity is in

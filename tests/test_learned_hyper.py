@@ -168,3 +168,25 @@ def test_learned_concentration_under_the_ddcrp_matches_exact():
     tv = total_variation(partition_frequencies(draws, parts), exact)
     assert tv < 0.04, tv
     assert kolmogorov_distance(hyper[:, 0], grid, cdf) < 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", ["documents", "gaussian_scale"])
+def test_learned_hyperparameters_are_calibrated(make):
+    """SBC with the hyperparameter drawn from its prior for each data set, the data from
+    the family at that value: the ranks of the learned value (and of the partition's
+    statistics) are uniform."""
+    from dpclust.calibration import simulation_based_calibration
+
+    if make == "documents":
+        fam = DirichletMultinomial(concentration=GammaPrior(2.0, 4.0)).resolve(np.ones((2, 6)))
+        name = "concentration"
+    else:
+        fam = NormalInverseWishart(mean=np.zeros(2), kappa=0.5, dof=4.0,
+                                   scale=GammaPrior(2.0, 2.0)).resolve(np.eye(2))
+        name = "scale"
+    r = simulation_based_calibration(fam, CollapsedGibbs(), n_samples=20, n_replicates=200,
+                                     n_draws=19, thin=3, burn_in=50, n_bins=5,
+                                     random_state=5, n_jobs=2)
+    assert name in r.ranks
+    assert r.calibrated(0.001), r.p_values

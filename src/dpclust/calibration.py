@@ -26,7 +26,10 @@ Statistics (functions of the partition, the parameters and the data):
 * ``log_likelihood``: ``log p(X | z)`` with the parameters integrated out (families with a
   collapsed form), or ``sum_i log f(x_i; theta_{z_i})`` with the parameters of the state
   (families without, whose samplers instantiate them);
-* ``alpha``, when alpha has a Gamma prior.
+* ``alpha``, when alpha has a Gamma prior;
+* each learned hyperparameter of the family (one given a
+  :class:`~dpclust.priors.GammaPrior`), by its name: its true value is drawn from its prior
+  for each data set, the data from the family at that value, and the chain learns it.
 
 **Missing cells.**  ``observe=`` calibrates a family that leaves missing cells out of the
 likelihood (the table families): each data set is drawn complete, then ``observe(X, rng)``
@@ -176,7 +179,11 @@ def _replicate(args) -> dict:
     (family, sampler, n_samples, alpha, n_draws, thin, burn_in, seed, candidates,
      partition_prior, observe) = args
     rng = np.random.default_rng(seed)
-    a, z, params, X = prior_draw(family, n_samples, alpha, rng, candidates, partition_prior)
+    learned = family.hyperpriors()
+    truth_hyper = {name: float(rng.gamma(p.shape, 1.0 / p.rate)) for name, p in learned.items()}
+    generator = family.at(truth_hyper) if learned else family
+    a, z, params, X = prior_draw(generator, n_samples, alpha, rng, candidates,
+                                 partition_prior)
     if observe is not None:
         X = observe(X, rng)
     prior = alpha if isinstance(alpha, GammaPrior) and partition_prior is None else None
@@ -188,16 +195,21 @@ def _replicate(args) -> dict:
         model = DDCRPModel(family, family.validate(X), prior, candidates=candidates)
     collapsible = getattr(family, "collapsible", True)
     pairs = rng.choice(n_samples, size=(N_PAIRS, 2))
-    truth = _statistics(model, z, params, a, pairs, collapsible)
+    truth = _statistics(model.at(tuple(truth_hyper.values())), z, params, a, pairs,
+                        collapsible)
+    truth.update(truth_hyper)
     state = sampler.init(rng, model, n_clusters=1, alpha=a)
+    hyper = model.hyper_start
     for _ in range(burn_in):
-        state, _ = sampler.step(rng, state, model)
+        state, _, hyper = model.step(sampler, rng, state, hyper)
     draws = []
     for _ in range(n_draws):
         for _ in range(thin):
-            state, _ = sampler.step(rng, state, model)
-        draws.append(_statistics(model, state.labels, getattr(state, "params", None),
-                                 state.alpha, pairs, collapsible))
+            state, _, hyper = model.step(sampler, rng, state, hyper)
+        draws.append({**_statistics(model.at(hyper), state.labels,
+                                    getattr(state, "params", None), state.alpha, pairs,
+                                    collapsible),
+                      **dict(zip(learned, hyper))})
     ranks = {}
     for name, t in truth.items():
         if name == "alpha" and prior is None:

@@ -231,11 +231,10 @@ def run_chain(sampler, model, rng, n_steps: int, *, burn_in: int = 100, thin: in
     hyper = model.hyper_start if learned else ()
     draws, kept_hyper = [], []
     for t in range(n_steps):
-        state, _ = sampler.step(rng, state, model.at(hyper) if learned else model)
-        if hyper:
-            hyper = model.update_hyper(rng, hyper, state)
-            if model.family.kernel_stats_hold_prior and getattr(state, "cache", None):
-                state = state._replace(cache=None)
+        if learned:
+            state, _, hyper = model.step(sampler, rng, state, hyper)
+        else:
+            state, _ = sampler.step(rng, state, model)
         if t >= burn_in and (t - burn_in) % thin == 0:
             draws.append(state.labels)
             kept_hyper.append(hyper)

@@ -31,7 +31,7 @@ from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
                     records_array, records_trace, reservoir_add, resolve_max_draws,
-                    size_summaries, without_cache)
+                    size_summaries)
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
 _MAX_SIMILARITY_SAMPLES = 10_000
@@ -445,12 +445,10 @@ class ChainEstimator(BaseEstimator):
         snap = prog.snapshot
         it = snap.iteration
         t0 = time.perf_counter()
-        hyper = snap.hyper
-        state, info = sampler.step(rng, snap.state, model.at(hyper) if hyper else model)
-        if hyper:  # the learned hyperparameters given the new partition
-            hyper = model.update_hyper(rng, hyper, state)
-            if model.family.kernel_stats_hold_prior:
-                state = without_cache(state)
+        if snap.hyper:  # the step, then the learned hyperparameters given its partition
+            state, info, hyper = model.step(sampler, rng, snap.state, snap.hyper)
+        else:
+            (state, info), hyper = sampler.step(rng, snap.state, model), ()
         del prog.records[it:]  # a record left by an interrupted iteration
         n_kept, reservoir = snap.n_kept, snap.reservoir
         if it >= prog.burn_in and (it - prog.burn_in) % prog.thin == 0:

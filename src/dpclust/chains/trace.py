@@ -220,15 +220,6 @@ def cut_lineage(model, prog: Progress, saved: Progress) -> Snapshot:
 LARGE_CLUSTER_SHARE = 0.01
 
 
-def without_cache(state):
-    """``state`` without the cluster statistics a collapsed sampler caches between steps
-    (its ``cache``, made again from the labels at the next step): after the learned
-    hyperparameters change, for the families whose kernel statistics hold the prior."""
-    if getattr(state, "cache", None) is None:
-        return state
-    return state._replace(cache=None)
-
-
 def size_summaries(model, state) -> tuple[float, int]:
     """``(entropy of the cluster sizes, clusters with at least 1 % of the points)`` of a
     sampler state (sizes from the sub-cluster sampler's statistics, which stay in this

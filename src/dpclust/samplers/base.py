@@ -293,6 +293,20 @@ class MixtureModel(ChainData):
             out = update_hyper(rng, family, values, stats=self.state_stats(state))
         return tuple(float(out[name]) for name in self.hyperpriors)
 
+    def step(self, sampler, rng, state, hyper: tuple = ()):
+        """One iteration of a chain: ``sampler``'s step at the learned hyperparameters'
+        values ``hyper`` (:meth:`at`), then their update given the new state
+        (:meth:`update_hyper`); returns ``(state, info, hyper)``.  Without learned
+        hyperparameters, the sampler's step alone."""
+        if not hyper:
+            state, info = sampler.step(rng, state, self)
+            return state, info, hyper
+        state, info = sampler.step(rng, state, self.at(hyper))
+        hyper = self.update_hyper(rng, hyper, state)
+        if self.family.kernel_stats_hold_prior and getattr(state, "cache", None) is not None:
+            state = state._replace(cache=None)  # its statistics hold the old values' prior
+        return state, info, hyper
+
     def update_alpha(self, rng, alpha: float, n_clusters: int) -> float:
         """The prior's concentration after one update (Escobar & West for a Dirichlet
         process with a Gamma prior on alpha; unchanged otherwise)."""

@@ -184,6 +184,7 @@ class ChainEstimator(BaseEstimator):
         if est.n_iter is None:  # where the run that goes on until it converges had got to
             n_iter_ = max(n_iter_, done, 2 * progs[0].burn_in)
         family_ = ckpt["family"]
+        est._resumed(family_)
         prior = est._partition_prior().alpha_prior
         model = est._resume_model(X, family_, prior)
         if model.fingerprint() != ckpt["fingerprint"]:
@@ -437,7 +438,17 @@ class ChainEstimator(BaseEstimator):
         est = type(self)(**params)
         est.progress = False
         est.checkpoint = None
+        for name in self._model_state:  # what fit decided about the model
+            if name in self.__dict__:
+                est.__dict__[name] = self.__dict__[name]
         return est
+
+    #: attributes that ``fit`` sets and the model depends on, which a chain worker's copy
+    #: of the estimator (and a resumed one, from the checkpoint's family) must have too
+    _model_state: tuple = ()
+
+    def _resumed(self, family_):
+        """Set up a resumed estimator from the checkpoint's family (nothing by default)."""
 
     def _step_chain(self, model, sampler, rng, prog: Progress, capacity: int):
         """One iteration of one chain, committed to ``prog`` in one assignment; returns the

@@ -27,8 +27,12 @@ _DUBLIN_WEST = "dublin-west"
 _SUBSAMPLE_STREAM = 7
 #: bundled data sets (``--dataset NAME``): their family, what the summary calls them and
 #: their loader in :mod:`dpclust.datasets`
-DATASETS = {_DUBLIN_WEST: ("mallows", "the Dublin West 2002 election ballots",
+DATASETS = {_DUBLIN_WEST: ("plackett-luce", "the Dublin West 2002 election ballots",
                            "load_dublin_west")}
+#: the family a file of rankings (PrefLib, a cast-vote record) gets without --family, or
+#: with --family auto: Plackett–Luce, by default under the coarsened posterior
+#: (:attr:`~dpclust.families.base.ConjugateFamily.default_coarsening`)
+RANKINGS_FAMILY = "plackett-luce"
 #: the data a run clusters without DATA, by the kind of data its family reads (default: the
 #: bundled demo)
 _DEMO_DATA = {"rankings": _DUBLIN_WEST}
@@ -226,16 +230,16 @@ def parse_alpha(text: str):
 
 
 def _coarsening_type(text: str):
-    """``--coarsening``: a positive number or ``auto``."""
-    if text.strip().lower() == "auto":
-        return "auto"
+    """``--coarsening``: a positive number, ``auto`` or ``exact``."""
+    if text.strip().lower() in ("auto", "exact"):
+        return text.strip().lower()
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
     if not (value > 0 and value != float("inf")):
         raise argparse.ArgumentTypeError(
-            f"expected a positive number (alpha_c) or 'auto', got {text!r}")
+            f"expected a positive number (alpha_c), 'auto' or 'exact', got {text!r}")
     return value
 
 
@@ -362,6 +366,9 @@ def _config_from_args(args) -> RunConfig:
         if family in FAMILIES and FAMILIES[family].data_kind != kind:
             raise UsageError(f"--dataset {args.dataset} holds {kind}: use it with --family "
                              f"{_families_reading(kind)}")
+    if family in (None, AUTO) and args.data is not None and (
+            _is_preflib(args.data) or _is_cvr(args.data)):
+        family = RANKINGS_FAMILY  # a file of rankings needs no --family
     family = family or "gaussian"
     if args.data is None and (args.columns is not None or args.truth is not None
                               or args.positions is not None or args.weights is not None
@@ -443,7 +450,7 @@ def _check_weights(config: RunConfig, model: str) -> None:
 def _check_prior(args) -> None:
     """``--prior`` belongs to the DP mixture's model, and carries its own parameters;
     ``--coarsening`` fits a finite mixture of the DP mixture's families."""
-    if args.coarsening is not None:
+    if args.coarsening not in (None, "exact"):
         if args.model != "dp":
             raise UsageError("--coarsening applies to --model dp")
         if args.sampler not in (None, "auto", "coarsened"):
@@ -465,7 +472,7 @@ def _check_prior(args) -> None:
     if args.model != "dp":
         raise UsageError("--prior applies to --model dp (the ddCRP's prior is its own)")
     name = get_prior(args.prior).name
-    if args.coarsening is not None and name != "finite":
+    if args.coarsening not in (None, "exact") and name != "finite":
         raise UsageError(f"--coarsening fits a finite mixture with sparse weights: use "
                          f"--prior finite:K, not {args.prior}")
     if name != "dp" and args.alpha != "1.0":

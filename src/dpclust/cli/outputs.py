@@ -84,20 +84,33 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
 def _fuse(config: RunConfig, model) -> str | None:
     """Fuse the clusters of an exact-posterior run (:meth:`~dpclust.DPMixture.fuse`, FOLD:
     it reuses the kept draws); why not, where they are not fused.  A coarsened run is not
-    fused (and says nothing): the coarsened posterior is its answer to the same misfit."""
+    fused (and says nothing): the coarsened posterior is its answer to the same misfit.
+    Nor is a run whose chains have not converged, and fused clusters that outnumber the
+    point estimate's are dropped (both say why on the page)."""
     if config.model != "dp":
         return ("fused clusters compare the densities of mixture components; the ddCRP's "
                 "tables are groups of linked rows, so they apply to --model dp only")
-    if config.coarsening is not None:
+    if getattr(model, "coarsening_", None) is not None:
         return None
     if config.distributed:
         return ("on a Dask cluster the kept draws stay on the workers, and fusing needs "
                 "them in this process; run in-process (without --scheduler and --workers) "
                 "for fused clusters")
+    if not model.convergence_["converged"]:
+        return ("the chains have not converged: fused clusters of draws that disagree would "
+                "only add noise to the page; they are computed once the run converges (run "
+                "longer, or resume it)")
     try:
         model.fuse()
     except (NotImplementedError, ValueError) as exc:
         return f"fused clusters could not be computed: {exc}"
+    fused, raw = int(model.fusion_.n_clusters), int(model.n_clusters_)
+    if fused > raw:  # more fused clusters than raw ones: not a summary of the raw partition
+        for name in ("fusion_", "fused_labels_", "fused_per_draw_"):
+            model.__dict__.pop(name, None)
+        return (f"fusing gave {fused} clusters from the {raw} of the point estimate: more, "
+                f"not fewer, which says the draws' components disagree point by point; the "
+                f"raw clusters are shown")
     return None
 
 

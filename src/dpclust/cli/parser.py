@@ -172,7 +172,10 @@ def _add_model_args(fit):
                             "chooses A at the elbow of fit against complexity over a short "
                             "grid (shown in the report). The model is then a sparse finite "
                             "mixture (--prior finite:K, default finite:20) fitted by the "
-                            "'coarsened' sampler (default: the exact posterior; --model dp)")
+                            "'coarsened' sampler; 'exact': the exact posterior (default: "
+                            "the family's default, the exact posterior but for "
+                            "plackett-luce rankings, coarsened at 100 unless --sampler, "
+                            "--prior or --alpha asks otherwise; --model dp)")
     model.add_argument("--alpha-sensitivity", type=_alpha_type, nargs="+", metavar="A",
                        help="after the fit, fit again (one chain, same settings) with each of "
                             "these alphas (numbers or gamma:SHAPE,RATE) and tabulate the "

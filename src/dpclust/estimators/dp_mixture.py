@@ -61,7 +61,7 @@ class DPMixture(MixtureEstimator):
         Collapsed Gibbs, explicit Gibbs and Gibbs+SAMS fit every prior (``"auto"`` picks
         Gibbs+SAMS for a prior other than the DP); the sub-cluster sampler and the
         rankings' samplers fit the Dirichlet process only, and ``"fsd"`` the finite prior.
-    coarsening : float, "auto" or None, default=None
+    coarsening : float, "auto", "exact" or None, default=None
         Fit the *coarsened* posterior (Miller & Dunson 2019) instead of the exact one: the
         mixture likelihood raised to ``zeta = coarsening / (coarsening + N)``, which
         conditions on the data lying within a tolerated misfit of the model (about
@@ -75,7 +75,13 @@ class DPMixture(MixtureEstimator):
         component drawn from its responsibilities.  ``"auto"`` chooses the value by
         Miller & Dunson's elbow of fit against complexity over a short grid
         (:func:`~dpclust.estimators.coarsening.calibrate`; ``coarsening_`` and
-        ``calibration_`` say what it found).  None: the exact posterior.
+        ``calibration_`` say what it found).  ``"exact"``: the exact posterior.  None
+        (the default): the family's default model, the exact posterior for every family
+        but Plackett–Luce rankings, which are fitted at ``coarsening=100``
+        (:attr:`~dpclust.families.base.ConjugateFamily.default_coarsening`: on real
+        ballots the exact posterior keeps adding clusters the chains do not settle),
+        unless the other settings ask for the exact posterior's model (a sampler, a prior
+        or an alpha of its own); ``coarsening_`` says which ran.
     sampler : str or sampler object, default="auto"
         ``"auto"``: ``"gibbs"`` below 5,000 points (or documents), ``"subcluster"`` from
         there on.
@@ -373,17 +379,22 @@ class DPMixture(MixtureEstimator):
 
     @property
     def _coarsening(self):
-        """``coarsening`` checked: None, a positive number or ``"auto"``."""
+        """``coarsening`` checked and in effect: None (the exact posterior), a positive
+        number or ``"auto"``; ``coarsening=None`` is the family's default (set at ``fit``,
+        :attr:`~dpclust.families.base.ConjugateFamily.default_coarsening`), ``"exact"``
+        None."""
         value = getattr(self, "coarsening", None)
-        if value is None or (isinstance(value, str) and value == "auto"):
-            return value
+        if value is None:
+            return self.__dict__.get("_family_coarsening")
+        if isinstance(value, str) and value in ("auto", "exact"):
+            return None if value == "exact" else value
         try:
             number = float(value)
         except (TypeError, ValueError):
             number = float("nan")
         if isinstance(value, bool) or not (number > 0 and math.isfinite(number)):
-            raise ValueError(f"coarsening must be a positive number (alpha_c), 'auto' or "
-                             f"None, got {value!r}")
+            raise ValueError(f"coarsening must be a positive number (alpha_c), 'auto', "
+                             f"'exact' or None, got {value!r}")
         return number
 
     def _alpha_c(self):
@@ -520,6 +531,26 @@ class DPMixture(MixtureEstimator):
         data, resolved, fingerprint = load_partitions(client, X, family, self.partitions)
         return DaskModel(resolved, data, prior, fingerprint)
 
+    _model_state = ("coarsening_", "_family_coarsening")
+
+    def _resumed(self, family_):
+        if self._takes_default_coarsening():  # the family's default model
+            self._family_coarsening = getattr(family_, "default_coarsening", None)
+
+    def _takes_default_coarsening(self) -> bool:
+        """Whether the family's default coarsening applies: ``coarsening=None`` and nothing
+        else asked for the exact posterior's model (a sampler other than ``"auto"`` or
+        ``"coarsened"``, a prior other than a finite one, an ``alpha``, ``backend="dask"``,
+        sample weights read as powers)."""
+        sampler = getattr(self, "sampler", "auto")
+        prior = getattr(self, "prior", None)
+        return (getattr(self, "coarsening", None) is None
+                and (isinstance(sampler, str) and sampler in ("auto", "coarsened"))
+                and (prior is None or (isinstance(prior, str) and prior.startswith("finite")))
+                and isinstance(self.alpha, (int, float)) and self.alpha == 1.0
+                and getattr(self, "backend", "local") == "local"
+                and getattr(self, "sample_weight_mode", "auto") != "power")
+
     def _resume_model(self, X, family_, prior):
         X, sample_weight = _unwrap(X)
         if self._distributed:
@@ -545,6 +576,10 @@ class DPMixture(MixtureEstimator):
         -------
         self
         """
+        self._family_coarsening = None
+        if self._takes_default_coarsening():  # the family's default model
+            self._family_coarsening = getattr(self._family(_unwrap(X)[0]),
+                                              "default_coarsening", None)
         if sample_weight is not None:
             if isinstance(self._coarsening, str):
                 raise ValueError("coarsening='auto' calibrates on unweighted data: with "
@@ -558,6 +593,9 @@ class DPMixture(MixtureEstimator):
         elif self._coarsening is not None:
             self.coarsening_ = self._coarsening
             self.__dict__.pop("calibration_", None)
+        else:
+            for stale in ("coarsening_", "calibration_"):
+                self.__dict__.pop(stale, None)
         return super().fit(X, y)
 
     def fit_predict(self, X, y=None, sample_weight=None):

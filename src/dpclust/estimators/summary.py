@@ -263,13 +263,15 @@ def coarsening_summary(estimator) -> dict | None:
     point under the coarsening prior ``Exp(alpha_c)``) and, under ``"auto"``, the
     calibration grid; None for the exact posterior."""
     alpha_c = getattr(estimator, "coarsening_", None)
-    if getattr(estimator, "coarsening", None) is None or alpha_c is None:
+    if alpha_c is None:
         return None
     n = int(getattr(estimator, "_n_fit", 0) or len(estimator.labels_))
+    given = getattr(estimator, "coarsening", None)
     out = {"posterior": "coarsened", "alpha_c": float(alpha_c),
            "zeta": float(alpha_c / (alpha_c + n)),
            "tolerated_misfit_nats_per_point": float(1.0 / alpha_c),
-           "chosen_by": "elbow" if getattr(estimator, "coarsening", None) == "auto" else "user"}
+           "chosen_by": ("elbow" if given == "auto" else "user" if given is not None
+                         else "family default")}
     calibration = getattr(estimator, "calibration_", None)
     if calibration is not None:
         out["calibration"] = calibration.as_dict()

@@ -38,7 +38,8 @@ def choose_family(X) -> ConjugateFamily:
     """The family ``family="auto"`` picks for the data ``X``.
 
     * a sparse matrix: ``multinomial`` (word counts);
-    * rankings (:class:`~dpclust.rankings.Rankings`): ``mallows``;
+    * rankings (:class:`~dpclust.rankings.Rankings`): ``plackett-luce`` (and with it, by
+      default, the coarsened posterior: :attr:`ConjugateFamily.default_coarsening`);
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
       of them only 0 and 1): ``gaussian``, a full covariance (``diagonal`` from 50 columns,
       where a full covariance costs O(d^2) per point and cluster);
@@ -54,7 +55,7 @@ def choose_family(X) -> ConjugateFamily:
     if sp.issparse(X):
         return DirichletMultinomial()
     if isinstance(X, Rankings):
-        return GeneralizedMallows()
+        return PlackettLuce()
     numeric = _plain_numbers(X)
     if numeric is not None:
         return NormalInverseWishart() if numeric.shape[1] < 50 else DiagonalGaussian()

@@ -251,6 +251,11 @@ class ConjugateFamily(ABC):
     #: for families without a collapsed form (``collapsible = False``): the samplers that
     #: fit them, by name (:data:`dpclust.samplers.SAMPLERS`)
     samplers: tuple = ()
+    #: the coarsening ``alpha_c`` of the model this family's data get by default (the
+    #: estimator's ``coarsening=None``), or None: the exact posterior.  For a family whose
+    #: exact posterior on real data keeps growing clusters that chains do not settle
+    #: (rankings), the coarsened posterior is the default answer (Miller & Dunson 2019)
+    default_coarsening: float | None = None
     #: the hyperparameters that may be learned: given a :class:`~dpclust.priors.GammaPrior`
     #: instead of a number, each is resampled every iteration given the partition
     #: (:meth:`hyperpriors`, :meth:`at`)

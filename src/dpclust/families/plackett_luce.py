@@ -131,6 +131,11 @@ class PlackettLuce(RankingsFamily):
     name = "plackett-luce"
     describes = "rankings (Plackett-Luce worths, Caron & Doucet 2012)"
     title = "Plackett–Luce"
+    #: ballots are fitted by the coarsened posterior unless asked otherwise: the exact
+    #: posterior of a Plackett–Luce mixture on real ballots keeps adding clusters that the
+    #: chains do not settle, while at alpha_c = 100 (a tolerated misfit of 0.01 nats a
+    #: ballot) the Dublin West ballots give 3 to 6 blocs and chains that meet
+    default_coarsening = 100.0
     option_group = "rankings (--family plackett-luce)"
     hyperparameters = (
         HyperParameter("worth_shape", positive_float, default=1.0, metavar="A",

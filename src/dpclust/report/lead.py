@@ -130,8 +130,9 @@ def _answer_sentences(summary: Mapping[str, Any], K: Any, n: Any) -> str:
     coarsening = summary.get("coarsening") or {}
     if coarsening.get("alpha_c") is not None:
         alpha_c, zeta = float(coarsening["alpha_c"]), coarsening.get("zeta")
-        how = ("chosen at the elbow of fit against complexity"
-               if coarsening.get("chosen_by") == "elbow" else "as given")
+        how = {"elbow": "chosen at the elbow of fit against complexity",
+               "family default": f"the default model of {family} {what}"}.get(
+                   coarsening.get("chosen_by"), "as given")
         text = (f"This is the <b>coarsened posterior</b> (Miller &amp; Dunson 2019; "
                 f"α<sub>c</sub> = {_esc(_fmt_value(alpha_c))}")
         if zeta is not None:

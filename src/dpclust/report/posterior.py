@@ -37,8 +37,10 @@ def _coarsening_section(coarsening: Mapping[str, Any]) -> str:
             ("ζ = α<sub>c</sub> / (α<sub>c</sub> + N)", _esc(f"{coarsening['zeta']:.3g}")),
             ("Misfit tolerated (nats per point)",
              _esc(f"{coarsening['tolerated_misfit_nats_per_point']:.3g}")),
-            ("Chosen", "at the elbow of fit against complexity"
-             if coarsening.get("chosen_by") == "elbow" else "by the user")]
+            ("Chosen", {"elbow": "at the elbow of fit against complexity",
+                        "family default": "the family's default model (<code>--coarsening "
+                                          "exact</code> fits the exact posterior)"}.get(
+                coarsening.get("chosen_by"), "by the user"))]
     panels = [_panel(
         "What was fitted", _kv_table(rows),
         "The likelihood is raised to the power ζ: the posterior given that the data lie "

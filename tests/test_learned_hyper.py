@@ -18,7 +18,7 @@ from dpclust.exact import (exact_learned_posterior, exact_posterior, kolmogorov_
                            partition_frequencies, run_chain, total_variation)
 from dpclust.families import DirichletMultinomial, NormalInverseWishart, TableFamily
 from dpclust.samplers import CollapsedGibbs, GammaPrior, MixtureModel, SubclusterSplitMerge
-from dpclust.samplers.hyper import slice_log
+from dpclust.utils.slice import slice_log
 
 X_DOCS = sp.csr_matrix(np.array([[3, 0, 1, 0], [2, 1, 0, 0], [0, 0, 2, 3], [0, 1, 3, 2],
                                  [1, 1, 1, 1]], dtype=float))
@@ -190,3 +190,44 @@ def test_learned_hyperparameters_are_calibrated(make):
                                      random_state=5, n_jobs=2)
     assert name in r.ranks
     assert r.calibrated(0.001), r.p_values
+
+
+def test_learned_pitman_yor_strength_matches_exact():
+    """The Pitman–Yor strength under a Gamma prior: the partitions against the posterior
+    with the strength integrated out by quadrature, and the strength's draws (the chain's
+    alpha) against its exact posterior."""
+    from scipy.integrate import quad
+
+    from dpclust.exact import set_partitions
+    from dpclust.priors import PitmanYor
+
+    prior = PitmanYor(discount=0.3, strength=GammaPrior(2.0, 1.0))
+    fam = DirichletMultinomial(concentration=0.7).resolve(X_DOCS)
+    parts = set_partitions(5)
+    loglik = np.array([fam.log_marginal(fam.stats(X_DOCS, z, int(z.max()) + 1)).sum()
+                       for z in parts])
+    sizes = [np.bincount(z) for z in parts]
+    grid = np.exp(np.linspace(-8, 5, 600))
+
+    def joint(s):  # p(z, s | X) up to a constant, for every partition
+        return np.exp([prior.log_eppf(n, s) for n in sizes] + loglik - loglik.max()
+                      + prior.alpha_prior.log_pdf(s))
+
+    exact = np.array([quad(lambda s: joint(s)[j], 0, np.inf, limit=200)[0]
+                      for j in range(len(parts))])
+    exact /= exact.sum()
+    dens = np.array([joint(s).sum() for s in grid])
+    cdf = np.concatenate([[0], np.cumsum((dens[1:] + dens[:-1]) / 2 * np.diff(grid))])
+    model = MixtureModel(fam, X_DOCS, prior=prior)
+    rng = np.random.default_rng(3)
+    sampler = CollapsedGibbs()
+    state = sampler.init(rng, model, alpha=prior.alpha_start)
+    draws, strengths = [], []
+    for t in range(20_200):
+        state, info = sampler.step(rng, state, model)
+        if t >= 200:
+            draws.append(state.labels)
+            strengths.append(state.alpha)
+    tv = total_variation(partition_frequencies(np.array(draws), parts), exact)
+    assert tv < 0.04, tv
+    assert kolmogorov_distance(strengths, grid, cdf / cdf[-1]) < 0.05

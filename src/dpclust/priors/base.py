@@ -150,8 +150,14 @@ class PartitionPrior:
     def label(self) -> str:
         """A short phrase naming the prior and its parameters, for summaries and reports
         (``"Pitman–Yor process (discount 0.25, strength 1)"``)."""
-        params = ", ".join(f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float)
-                           else f"{k.replace('_', ' ')} {v}"
+        def value(v):
+            if isinstance(v, float):
+                return f"{v:g}"
+            if isinstance(v, dict) and "gamma_shape" in v:  # a learned parameter's prior
+                return f"learned (Gamma({v['gamma_shape']:g}, {v['gamma_rate']:g}) prior)"
+            return str(v)
+
+        params = ", ".join(f"{k.replace('_', ' ')} {value(v)}"
                            for k, v in self.describe().items() if k not in ("name", "title"))
         return f"{self.title} ({params})" if params else self.title
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from .base import PartitionPrior, positive_sizes
+from ..utils.slice import slice_positive
+from .base import GammaPrior, PartitionPrior, positive_sizes
 
 
 @dataclass(frozen=True)
@@ -36,24 +37,34 @@ class PitmanYor(PartitionPrior):
     discount : float, default=0.25
         ``d`` in [0, 1): 0 is the Dirichlet process; larger values give more, smaller
         clusters (``E[K]`` grows like ``N^d``).
-    strength : float, default=1.0
-        ``s > -d`` (the DP's alpha when ``d = 0``).
+    strength : float or GammaPrior, default=1.0
+        ``s > -d`` (the DP's alpha when ``d = 0``).  A :class:`GammaPrior` learns it: the
+        strength is then resampled after every step from its conditional given the number
+        of clusters K among N points, ``p(s | K) ∝ p(s) prod_{i=1}^{K-1} (s + i d) /
+        (s + 1)^{(N-1)}`` (the only factors of the EPPF with ``s`` in them), by slice
+        sampling on ``log s``; the chain's ``alpha`` is the strength.
     """
 
     discount: float = 0.25
     strength: float = 1.0
     name = "pitman-yor"
     title = "Pitman–Yor process"
-    spec_help = "pitman-yor:DISCOUNT,STRENGTH (0 <= DISCOUNT < 1, STRENGTH > -DISCOUNT)"
+    spec_help = ("pitman-yor:DISCOUNT,STRENGTH (0 <= DISCOUNT < 1, STRENGTH > -DISCOUNT, or "
+                 "gamma:SHAPE:RATE to learn it)")
 
     @classmethod
     def from_spec(cls, args):
         if len(args) != 2:
-            raise ValueError("pitman-yor takes DISCOUNT,STRENGTH (e.g. pitman-yor:0.25,1)")
+            raise ValueError("pitman-yor takes DISCOUNT,STRENGTH (e.g. pitman-yor:0.25,1, "
+                             "or pitman-yor:0.25,gamma:2:1 to learn the strength)")
+        if args[1].startswith("gamma:"):
+            _, shape, rate = args[1].split(":")
+            return cls(float(args[0]), GammaPrior(float(shape), float(rate)))
         return cls(float(args[0]), float(args[1]))
 
     def __post_init__(self):
-        d, s = float(self.discount), float(self.strength)
+        d = float(self.discount)
+        s = self.alpha_start
         if not 0 <= d < 1:
             raise ValueError(f"the Pitman–Yor discount must be in [0, 1), got {self.discount!r}")
         if not (s > -d and math.isfinite(s)):
@@ -62,7 +73,26 @@ class PitmanYor(PartitionPrior):
 
     @property
     def alpha_start(self) -> float:
-        return float(self.strength)
+        prior = self.alpha_prior
+        return prior.start if prior is not None else float(self.strength)
+
+    @property
+    def alpha_prior(self) -> GammaPrior | None:
+        return self.strength if isinstance(self.strength, GammaPrior) else None
+
+    def update_alpha(self, rng, alpha: float, n_clusters: int, n_samples: int) -> float:
+        """The strength given K clusters among N points, when it has a Gamma prior."""
+        prior = self.alpha_prior
+        if prior is None:
+            return alpha
+        d, k, n = float(self.discount), int(n_clusters), int(n_samples)
+        steps = d * np.arange(1, k)
+
+        def log_density(s: float) -> float:
+            return (float(np.log(s + steps).sum()) - math.lgamma(s + n) + math.lgamma(s + 1)
+                    + prior.log_pdf(s))
+
+        return slice_positive(rng, log_density, alpha)
 
     def log_eppf(self, sizes, alpha: float) -> float:
         d, s = float(self.discount), float(alpha)
@@ -88,5 +118,7 @@ class PitmanYor(PartitionPrior):
                 - math.lgamma(n_left + n_right - d) - math.lgamma(1 - d))
 
     def describe(self) -> dict:
-        return {**super().describe(), "discount": float(self.discount),
-                "strength": float(self.strength)}
+        prior = self.alpha_prior
+        strength = ({"gamma_shape": prior.shape, "gamma_rate": prior.rate} if prior
+                    else float(self.strength))
+        return {**super().describe(), "discount": float(self.discount), "strength": strength}

@@ -31,68 +31,24 @@ Escobar, M. D. & West, M. (1995). Bayesian density estimation and inference usin
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-#: the slice sampler's initial window on log h (an e-fold either way)
-SLICE_WIDTH = 1.0
-#: the most steps the window is stepped out on each side
-SLICE_STEPS = 20
-
-
-def slice_log(rng: np.random.Generator, log_target, x0: float, width: float = SLICE_WIDTH,
-              max_steps: int = SLICE_STEPS) -> float:
-    """One slice-sampling update of a scalar ``x`` with unnormalised log density
-    ``log_target(x)``, from ``x0`` (Neal 2003, stepping out then shrinkage).
-
-    The window's placement and the stepping-out budget split are drawn first, so the
-    update leaves the density invariant for any ``width`` and ``max_steps``.
-    """
-    f0 = log_target(x0)
-    if not math.isfinite(f0):
-        raise ValueError(f"the slice sampler started at a point of zero density ({x0})")
-    level = f0 + math.log(rng.random())  # log of the slice's height: f0 - Exp(1)
-    left = x0 - width * rng.random()
-    right = left + width
-    j = int(math.floor(max_steps * rng.random()))
-    k = max_steps - 1 - j
-    while j > 0 and log_target(left) > level:
-        left -= width
-        j -= 1
-    while k > 0 and log_target(right) > level:
-        right += width
-        k -= 1
-    while True:
-        x = left + (right - left) * rng.random()
-        if log_target(x) > level:
-            return x
-        if x < x0:
-            left = x
-        else:
-            right = x
+from ..utils.slice import slice_positive
 
 
 def log_conditional(family, name: str, prior, values: dict, *, stats=None, params=None):
-    """``u -> log p(h = e^u | ...) + u`` up to a constant, at ``h`` with the other learned
-    values held at ``values``: given the partition (``stats``, the clusters' statistics),
-    the sum of the clusters' log marginals ``log f(X_k | h)``; given the components'
-    parameters (``params``, for the samplers that hold them), the sum of their log prior
-    densities ``log p(theta_k | h)``; then the log density of the Gamma prior of ``h`` and
-    the Jacobian of ``h = e^u``."""
+    """``h -> log p(h | ...)`` up to a constant, with the other learned values held at
+    ``values``: given the partition (``stats``, the clusters' statistics), the sum of the
+    clusters' log marginals ``log f(X_k | h)``; given the components' parameters
+    (``params``, for the samplers that hold them), the sum of their log prior densities
+    ``log p(theta_k | h)``; then the log density of the Gamma prior of ``h``."""
 
-    def target(u: float) -> float:
-        if not -700.0 < u < 700.0:
-            return -math.inf
-        h = math.exp(u)
+    def log_density(h: float) -> float:
         at = family.at({**values, name: h})
         logf = at.log_marginal(stats) if params is None else at.log_prior(params)
-        total = float(np.sum(logf))
-        if not math.isfinite(total):
-            return -math.inf
-        return total + prior.log_pdf(h) + u
+        return float(np.sum(logf)) + prior.log_pdf(h)
 
-    return target
+    return log_density
 
 
 def update_hyper(rng: np.random.Generator, family, values: dict, *, stats=None,
@@ -101,10 +57,10 @@ def update_hyper(rng: np.random.Generator, family, values: dict, *, stats=None,
     :meth:`~dpclust.families.base.ConjugateFamily.hyperpriors` are not empty) resampled in
     turn from its conditional (:func:`log_conditional`: given the clusters' statistics
     ``stats``, or given the components' parameters ``params`` where the sampler holds
-    them), from ``values``; returns the new values (a new dict, in the order of the
-    hyperpriors)."""
+    them) by slice sampling on its logarithm, from ``values``; returns the new values (a
+    new dict, in the order of the hyperpriors)."""
     values = dict(values)
     for name, prior in family.hyperpriors().items():
-        target = log_conditional(family, name, prior, values, stats=stats, params=params)
-        values[name] = math.exp(slice_log(rng, target, math.log(values[name])))
+        log_density = log_conditional(family, name, prior, values, stats=stats, params=params)
+        values[name] = slice_positive(rng, log_density, values[name])
     return values

@@ -1,0 +1,190 @@
+"""The defaults on real data nobody on the project made, beside the peer a user would pick,
+in the same run (so that the machine's speed is the same for both).
+
+Parts (``--parts``, default all that find their data):
+
+* ``newsgroups``: 20 Newsgroups train (11,269 posts, 61,188 words; the project's development
+  data, ``../shared/data``), ``family="multinomial"``, one chain of 100 iterations: the
+  default (beta learned) against beta fixed at 1 (the earlier default) and at 0.1.
+  Reported: wall time, K, clusters holding >= 1 % of the posts, NMI to the newsgroups, the
+  learned beta.
+* ``fashion``: Fashion-MNIST train + test (70,000 images, Debian package
+  ``dataset-fashion-mnist``), PCA to 50 dimensions (as Chang & Fisher's Fig. 5a does with
+  MNIST): ``DPMixture()`` with no model arguments against scikit-learn's
+  ``BayesianGaussianMixture(30)``; ``--also-learned`` adds the diagonal Gaussian with its
+  scale and kappa learned.
+* ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
+  line's defaults), its verdict, time and blocs.
+
+Results: ``benchmarks/results/real_defaults.{json,md}`` (merged part by part).
+Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]``
+(Fashion-MNIST needs ``apt-get install dataset-fashion-mnist``; 20 Newsgroups the project's
+``../shared/data`` beside the clone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+
+from _common import run_parts  # noqa: E402
+
+SHARED = HERE.parent.parent / "shared" / "data"
+FASHION = Path("/usr/share/datasets/fashion-mnist")
+PARTS = ("newsgroups", "fashion", "dublin-west")
+
+
+def _large(labels, share=0.01) -> int:
+    sizes = np.bincount(np.asarray(labels))
+    return int((sizes >= share * len(labels)).sum())
+
+
+def _nmi(y, labels) -> float:
+    from sklearn.metrics import normalized_mutual_info_score
+
+    return float(normalized_mutual_info_score(y, labels))
+
+
+def newsgroups():
+    import scipy.sparse as sp
+
+    from dpclust import DPMixture
+    from dpclust.families import DirichletMultinomial
+
+    path = SHARED / "newsgroups_train_counts.npz"
+    if not path.exists():
+        print(f"skipped: {path} is missing")
+        return None
+    X = sp.load_npz(path).tocsr()
+    y = np.loadtxt(SHARED / "newsgroups_train_labels.txt", dtype=str)
+    rows = []
+    for name, family in (("default (beta learned)", "multinomial"),
+                         ("beta = 1 (fixed)", DirichletMultinomial(concentration=1.0)),
+                         ("beta = 0.1 (fixed)", DirichletMultinomial(concentration=0.1))):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = DPMixture(family=family, n_chains=1, n_iter=100, random_state=0).fit(X)
+        rows.append({"model": name, "seconds": round(time.perf_counter() - t0, 1),
+                     "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
+                     "nmi": round(_nmi(y, m.labels_), 3),
+                     "learned": {k: round(v, 4) for k, v in m.hyperparameters_.items()}})
+        print(rows[-1], flush=True)
+    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "rows": rows}
+
+
+def _fashion():
+    parts = []
+    for kind in ("train", "t10k"):
+        with gzip.open(FASHION / f"{kind}-labels-idx1-ubyte.gz") as f:
+            y = np.frombuffer(f.read(), np.uint8, offset=8)
+        with gzip.open(FASHION / f"{kind}-images-idx3-ubyte.gz") as f:
+            X = np.frombuffer(f.read(), np.uint8, offset=16).reshape(len(y), 784)
+        parts.append((X, y))
+    X = np.vstack([p[0] for p in parts]).astype(np.float64) / 255.0
+    y = np.concatenate([p[1] for p in parts])
+    from sklearn.decomposition import PCA
+
+    return PCA(50, random_state=0).fit_transform(X), y
+
+
+def fashion(also_learned: bool = False):
+    from sklearn.mixture import BayesianGaussianMixture
+
+    from dpclust import DPMixture, GammaPrior
+    from dpclust.families import DiagonalGaussian
+
+    if not FASHION.exists():
+        print(f"skipped: {FASHION} is missing (apt-get install dataset-fashion-mnist)")
+        return None
+    X, y = _fashion()
+    rows = []
+    models = [("dpclust defaults", lambda: DPMixture(random_state=0))]
+    if also_learned:
+        models.append(("dpclust, diagonal, scale and kappa learned", lambda: DPMixture(
+            family=DiagonalGaussian(scale=GammaPrior(2.0, 2.0), kappa=GammaPrior(1.0, 10.0)),
+            random_state=0)))
+    models.append(("BayesianGaussianMixture(30)",
+                   lambda: BayesianGaussianMixture(n_components=30, random_state=0)))
+    for name, make in models:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = make()
+            labels = m.fit_predict(X) if not hasattr(m, "labels_") else m.fit(X).labels_
+        row = {"model": name, "seconds": round(time.perf_counter() - t0, 1),
+               "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
+               "nmi": round(_nmi(y, labels), 3)}
+        conv = getattr(m, "convergence_", None)
+        if conv is not None:
+            row.update(converged=bool(conv["converged"]), n_iter=int(m.n_iter_),
+                       learned={k: round(v, 4) for k, v in m.hyperparameters_.items()})
+        rows.append(row)
+        print(row, flush=True)
+    return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
+
+
+def dublin_west():
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "dpclust", "fit", "--dataset",
+                               "dublin-west", "--no-progress", "--seed", "0", "--out", out],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+        s = json.loads((Path(out) / "summary.json").read_text())
+    conv = s["convergence"]
+    row = {"command": "dpclust fit --dataset dublin-west", "seconds": round(seconds, 1),
+           "exit_status": done.returncode, "family": s["settings"]["family"],
+           "coarsening": (s.get("coarsening") or {}).get("alpha_c"),
+           "converged": conv["converged"], "failing": conv["failing"],
+           "iterations": s["settings"]["n_iter"], "n_clusters": s["n_clusters"],
+           "large": sum(1 for b in s["cluster_sizes"] if b >= 0.01 * sum(s["cluster_sizes"]))
+           if "cluster_sizes" in s else None}
+    print(row, flush=True)
+    return row
+
+
+def _markdown(record: dict, path: Path) -> None:
+    lines = ["# The defaults on real data, beside a peer", ""]
+    for part in PARTS:
+        result = record.get(part)
+        if not result:
+            continue
+        lines += [f"## {part}", ""]
+        rows = result.get("rows") if isinstance(result, dict) else None
+        if rows:
+            keys = list(rows[0])
+            lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+            lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+        else:
+            lines += [f"- {k}: {v}" for k, v in result.items() if k != "started"]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--also-learned", action="store_true")
+    args = parser.parse_args()
+    run = {"newsgroups": newsgroups, "fashion": lambda: fashion(args.also_learned),
+           "dublin-west": dublin_west}
+    run_parts(args.parts, lambda part: run[part](), HERE / "results" / "real_defaults",
+              False, lambda: None, _markdown)
+
+
+if __name__ == "__main__":
+    main()

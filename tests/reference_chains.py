@@ -74,29 +74,35 @@ def _cases():
     from dpclust import DDCRPMixture, GammaPrior
     from dpclust.samplers import FiniteSymmetricDirichlet, GibbsSAMS, SubclusterSplitMerge
 
+    from dpclust.families import DirichletMultinomial
+
     g, d, r = gaussian_data(), sp.csr_matrix(document_data()), ranking_data()
     cases = {}
-    for fam, X in (("gaussian", g), ("multinomial", d)):
-        cases[f"{fam}-gibbs"] = (lambda f=fam: _dp(family=f, sampler="gibbs"), X)
-        cases[f"{fam}-gibbs-gamma"] = (
+    # the documents' family as it was when the chains were stored (beta fixed at 1: its
+    # default is learned since)
+    docs = DirichletMultinomial(concentration=1.0)
+    for fam, X in (("gaussian", g), (docs, d)):
+        name = fam if isinstance(fam, str) else "multinomial"
+        cases[f"{name}-gibbs"] = (lambda f=fam: _dp(family=f, sampler="gibbs"), X)
+        cases[f"{name}-gibbs-gamma"] = (
             lambda f=fam: _dp(family=f, sampler="gibbs", alpha=GammaPrior(2.0, 1.0)), X)
-        cases[f"{fam}-explicit"] = (lambda f=fam: _dp(family=f, sampler="explicit"), X)
-        cases[f"{fam}-fsd"] = (
+        cases[f"{name}-explicit"] = (lambda f=fam: _dp(family=f, sampler="explicit"), X)
+        cases[f"{name}-fsd"] = (
             lambda f=fam: _dp(family=f, sampler=FiniteSymmetricDirichlet(n_components=8)), X)
-        cases[f"{fam}-sams"] = (
+        cases[f"{name}-sams"] = (
             lambda f=fam: _dp(family=f, sampler=GibbsSAMS(n_proposals=3), alpha=0.7), X)
-        cases[f"{fam}-subcluster"] = (lambda f=fam: _dp(family=f, sampler="subcluster"), X)
-        cases[f"{fam}-subcluster-instantiated"] = (
+        cases[f"{name}-subcluster"] = (lambda f=fam: _dp(family=f, sampler="subcluster"), X)
+        cases[f"{name}-subcluster-instantiated"] = (
             lambda f=fam: _dp(family=f, sampler=SubclusterSplitMerge(data_pass="instantiated"),
                               alpha=GammaPrior(1.0, 1.0)), X)
-        cases[f"{fam}-subcluster-approx"] = (
+        cases[f"{name}-subcluster-approx"] = (
             lambda f=fam: _dp(family=f, sampler="subcluster-approx"), X)
         # the partitioned moves as they were written (EM launches); the default's sequential
         # moves on partitions are the "-partitions-sequential" cases
-        cases[f"{fam}-subcluster-partitions"] = (
+        cases[f"{name}-subcluster-partitions"] = (
             lambda f=fam: _dp(family=f, sampler=SubclusterSplitMerge(sequential=False),
                               partitions=2, init="random"), X)
-        cases[f"{fam}-subcluster-partitions-sequential"] = (
+        cases[f"{name}-subcluster-partitions-sequential"] = (
             lambda f=fam: _dp(family=f, sampler="subcluster", partitions=3), X)
     cases["gaussian-gibbs-2chains"] = (lambda: _dp(sampler="gibbs", n_chains=2, n_jobs=1), g)
     cases["gaussian-subcluster-supercluster"] = (

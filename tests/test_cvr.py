@@ -427,7 +427,12 @@ def test_cli_detects_a_cvr_refuses_other_families_and_index_base(tmp_path, capsy
     from dpclust.cli import main
 
     path = write(tmp_path, "nyc.csv", NYC)
-    assert main(["fit", str(path), "--iters", "5", "--out", str(tmp_path / "o")]) == 2
+    # no --family: a cast-vote record gets the rankings' default model
+    assert main(["fit", str(path), "--iters", "5", "--chains", "1", "--no-progress",
+                 "--no-plots", "--out", str(tmp_path / "o")]) == 0
+    capsys.readouterr()
+    assert main(["fit", str(path), "--family", "gaussian", "--iters", "5",
+                 "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "is a cast-vote record (ranked ballots): fit it with --family mallows" in err
     assert main(["fit", str(path), "--family", "mallows", "--index-base", "1",

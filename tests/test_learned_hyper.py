@@ -82,7 +82,7 @@ def test_learned_gaussian_scale_matches_exact():
     """The factor of the Gaussian's scale, S0 = s × default (the posterior over partitions
     moves by TV 0.19 from s fixed at its prior mean)."""
     tv, ks = distances_to_exact(gaussians(scale=GammaPrior(1.0, 1.0)), X_GAUSS,
-                                CollapsedGibbs(), 20_000)
+                                CollapsedGibbs(), 12_000)
     assert tv < 0.04, tv
     assert ks < 0.05, ks
 
@@ -117,7 +117,7 @@ def test_learned_table_scale_matches_exact():
     """The factor of the real columns' prior variance, with a hole and a category column
     (the partitions move by TV 0.15 from the factor fixed at its prior mean)."""
     fam, X = table(scale=GammaPrior(1.0, 1.0))
-    tv, ks = distances_to_exact(fam, X, CollapsedGibbs(), 20_000)
+    tv, ks = distances_to_exact(fam, X, CollapsedGibbs(), 12_000)
     assert tv < 0.04, tv
     assert ks < 0.05, ks
 
@@ -125,7 +125,7 @@ def test_learned_table_scale_matches_exact():
 @pytest.mark.parametrize("learned", ["kappa", "concentration"])
 def test_learned_table_kappa_and_concentration_match_exact(learned):
     fam, X = table(**{learned: GammaPrior(1.0, 1.0)})
-    tv, ks = distances_to_exact(fam, X, CollapsedGibbs(), 8_000, seed=2)
+    tv, ks = distances_to_exact(fam, X, CollapsedGibbs(), 6_000, seed=2)
     assert tv < 0.05, tv
     assert ks < 0.05, ks
 

@@ -659,7 +659,7 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM) == "subcluster"
     assert isinstance(get_sampler("auto", 10**6), SubclusterSplitMerge)
     docs = DirichletMultinomial()
-    assert resolve_sampler_name("auto", docs.auto_subcluster_from - 1, docs) == "gibbs"
+    assert resolve_sampler_name("auto", docs.auto_subcluster_from - 1, docs) == "gibbs+sams"
     assert resolve_sampler_name("auto", docs.auto_subcluster_from, docs) == "subcluster"
     assert resolve_sampler_name("auto", 50_000, NormalInverseWishart()) == "subcluster"
     assert get_sampler("subcluster-exact").is_exact

@@ -136,8 +136,8 @@ def _add_model_args(fit):
                             "tend to share a cluster (default: %(default)s)")
     model.add_argument("--family", choices=[AUTO] + sorted(FAMILIES), help=_family_help())
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
-                       help="'auto': gibbs below 5,000 points or documents, subcluster "
-                            "from there on; "
+                       help="'auto': gibbs below 5,000 points (documents: gibbs+sams), "
+                            "subcluster from there on; "
                             "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
                             "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
                             "Dirichlet approximation with 20 components; 'subcluster': the "

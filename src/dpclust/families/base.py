@@ -256,6 +256,8 @@ class ConjugateFamily(ABC):
     #: exact posterior on real data keeps growing clusters that chains do not settle
     #: (rankings), the coarsened posterior is the default answer (Miller & Dunson 2019)
     default_coarsening: float | None = None
+    #: the sampler ``sampler="auto"`` picks below the sub-cluster sampler's threshold
+    auto_small_sampler: str = "gibbs"
     #: the hyperparameters that may be learned: given a :class:`~dpclust.priors.GammaPrior`
     #: instead of a number, each is resampled every iteration given the partition
     #: (:meth:`hyperpriors`, :meth:`at`)

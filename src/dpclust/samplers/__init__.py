@@ -63,8 +63,9 @@ AUTO_SUBCLUSTER_FROM = 5000
 
 
 def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
-    """``"auto"`` becomes ``"gibbs"`` below the family's ``auto_subcluster_from`` points
-    (default :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
+    """``"auto"`` becomes ``"gibbs"`` (or the family's ``auto_small_sampler``: documents'
+    ``"gibbs+sams"``) below the family's ``auto_subcluster_from`` points (default
+    :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
     partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
     algebra needs) ``"gibbs+sams"``, whose merge-split moves open and close whole clusters
     that one-point Gibbs moves rarely do, or ``"fsd"`` (exact for it) for a finite prior
@@ -77,7 +78,8 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
         if getattr(family, "default_sampler", None):
             return family.default_sampler
         threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
-        return "subcluster" if n_samples >= threshold else "gibbs"
+        return ("subcluster" if n_samples >= threshold
+                else getattr(family, "auto_small_sampler", "gibbs"))
     return sampler
 
 

@@ -231,3 +231,35 @@ def test_learned_pitman_yor_strength_matches_exact():
     tv = total_variation(partition_frequencies(np.array(draws), parts), exact)
     assert tv < 0.04, tv
     assert kolmogorov_distance(strengths, grid, cdf / cdf[-1]) < 0.05
+
+
+def test_a_learned_value_is_in_the_trace_arviz_verdict_summary_and_report(tmp_path, capsys):
+    """Documents learn their concentration by default: the trace, to_arviz, the verdict,
+    hyperparameters_, the summary's learned block and the report's lead and table."""
+    import json
+
+    from dpclust.cli import main
+    from dpclust.datasets import make_documents
+
+    X, _ = make_documents(n_docs=80, random_state=0)
+    m = DPMixture(family="multinomial", n_iter=40, n_chains=2, n_jobs=1,
+                  random_state=0).fit(X)
+    assert set(m.trace_.hyper) == {"concentration"}
+    assert m.trace_.hyper["concentration"].shape == (2, 40)
+    assert "concentration" in m.to_arviz().posterior
+    assert "concentration" in m.convergence_ and m.convergence_["learned"] == ["concentration"]
+    assert m.family_.beta[0] == pytest.approx(m.hyperparameters_["concentration"])
+    assert np.isfinite(m.score(X[:5]))
+
+    sp.save_npz(tmp_path / "docs.npz", sp.csr_matrix(X))
+    out = tmp_path / "o"
+    assert main(["fit", str(tmp_path / "docs.npz"), "--family", "multinomial", "--iters", "30",
+                 "--chains", "1", "--no-progress", "--no-plots", "--out", str(out)]) == 0
+    capsys.readouterr()
+    s = json.loads((out / "summary.json").read_text())
+    assert s["settings"]["concentration"] == {"gamma_shape": 1.0, "gamma_rate": 1.0}
+    low, high = s["learned"]["concentration"]["interval_95"]
+    assert low <= s["learned"]["concentration"]["mean"] <= high
+    html = (out / "report.html").read_text()
+    assert "Learned from the data (posterior mean): the multinomial family" in html
+    assert "concentration (learned)" in html

@@ -11,15 +11,16 @@ from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
 
 
-def _learned_sentence(learned) -> str:
-    """`` The family's concentration was learned from the data: 0.071 (95 % interval
-    0.068–0.074).``, or ``""`` when no hyperparameter was learned."""
+def _learned_sentence(learned, family) -> str:
+    """`` Learned from the data (posterior mean): the multinomial family's concentration
+    0.071 (95 % interval 0.068–0.074).``, or ``""`` when no hyperparameter was learned."""
     if not learned:
         return ""
     items = [f"{_esc(name.replace('_', ' '))} {_fmt_value(v['mean'])} (95 % interval "
              f"{_fmt_value(v['interval_95'][0])}–{_fmt_value(v['interval_95'][1])})"
              for name, v in learned.items()]
-    return (" Learned from the data (posterior mean): " + ", ".join(items) + ".")
+    whose = f"the {_esc(family)} family's " if family else ""
+    return " Learned from the data (posterior mean): " + whose + ", ".join(items) + "."
 
 
 def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
@@ -66,7 +67,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sep = ": " if isinstance(alpha, str) else " = "
         name = "self-link weight" if ddcrp else "concentration"
         parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
-    sentence = "".join(parts) + "." + _learned_sentence(summary.get("learned"))
+    sentence = "".join(parts) + "." + _learned_sentence(summary.get("learned"),
+                                                         settings.get("family"))
     answer = _answer_sentences(summary, K, n)
     if answer:
         sentence += " " + answer

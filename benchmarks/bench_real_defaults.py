@@ -17,7 +17,8 @@ Parts (``--parts``, default all that find their data):
   line's defaults), its verdict, time and blocs.
 
 Results: ``benchmarks/results/real_defaults.{json,md}`` (merged part by part).
-Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]``
+Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]
+[--quick]``
 (Fashion-MNIST needs ``apt-get install dataset-fashion-mnist``; 20 Newsgroups the project's
 ``../shared/data`` beside the clone).
 """
@@ -58,7 +59,7 @@ def _nmi(y, labels) -> float:
     return float(normalized_mutual_info_score(y, labels))
 
 
-def newsgroups():
+def newsgroups(quick: bool = False):
     import scipy.sparse as sp
 
     from dpclust import DPMixture
@@ -70,6 +71,8 @@ def newsgroups():
         return None
     X = sp.load_npz(path).tocsr()
     y = np.loadtxt(SHARED / "newsgroups_train_labels.txt", dtype=str)
+    if quick:
+        X, y = X[:1000], y[:1000]
     rows = []
     for name, family in (("default (beta learned)", "multinomial"),
                          ("beta = 1 (fixed)", DirichletMultinomial(concentration=1.0)),
@@ -77,7 +80,8 @@ def newsgroups():
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = DPMixture(family=family, n_chains=1, n_iter=100, random_state=0).fit(X)
+            m = DPMixture(family=family, n_chains=1, n_iter=10 if quick else 100,
+                          random_state=0).fit(X)
         rows.append({"model": name, "seconds": round(time.perf_counter() - t0, 1),
                      "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
                      "nmi": round(_nmi(y, m.labels_), 3),
@@ -101,7 +105,7 @@ def _fashion():
     return PCA(50, random_state=0).fit_transform(X), y
 
 
-def fashion(also_learned: bool = False):
+def fashion(also_learned: bool = False, quick: bool = False):
     from sklearn.mixture import BayesianGaussianMixture
 
     from dpclust import DPMixture, GammaPrior
@@ -111,12 +115,15 @@ def fashion(also_learned: bool = False):
         print(f"skipped: {FASHION} is missing (apt-get install dataset-fashion-mnist)")
         return None
     X, y = _fashion()
+    if quick:
+        X, y = X[:3000], y[:3000]
+    short = dict(n_chains=1, n_iter=20) if quick else {}
     rows = []
-    models = [("dpclust defaults", lambda: DPMixture(random_state=0))]
+    models = [("dpclust defaults", lambda: DPMixture(random_state=0, **short))]
     if also_learned:
         models.append(("dpclust, diagonal, scale and kappa learned", lambda: DPMixture(
             family=DiagonalGaussian(scale=GammaPrior(2.0, 2.0), kappa=GammaPrior(1.0, 10.0)),
-            random_state=0)))
+            random_state=0, **short)))
     models.append(("BayesianGaussianMixture(30)",
                    lambda: BayesianGaussianMixture(n_components=30, random_state=0)))
     for name, make in models:
@@ -137,12 +144,13 @@ def fashion(also_learned: bool = False):
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
 
 
-def dublin_west():
+def dublin_west(quick: bool = False):
+    short = ["--subsample", "1000", "--iters", "20", "--chains", "1"] if quick else []
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "dpclust", "fit", "--dataset",
-                               "dublin-west", "--no-progress", "--seed", "0", "--out", out],
-                              capture_output=True, text=True)
+                               "dublin-west", "--no-progress", "--seed", "0", *short,
+                               "--out", out], capture_output=True, text=True)
         seconds = time.perf_counter() - t0
         s = json.loads((Path(out) / "summary.json").read_text())
     conv = s["convergence"]
@@ -179,11 +187,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--also-learned", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: subsets, short chains")
     args = parser.parse_args()
-    run = {"newsgroups": newsgroups, "fashion": lambda: fashion(args.also_learned),
-           "dublin-west": dublin_west}
+    run = {"newsgroups": lambda: newsgroups(args.quick),
+           "fashion": lambda: fashion(args.also_learned, args.quick),
+           "dublin-west": lambda: dublin_west(args.quick)}
     run_parts(args.parts, lambda part: run[part](), HERE / "results" / "real_defaults",
-              False, lambda: None, _markdown)
+              args.quick, lambda: None, _markdown)
 
 
 if __name__ == "__main__":

@@ -55,8 +55,9 @@ def _subcluster(**kwargs):
 
 
 #: (name, family, sampler, data): what a default fit runs (``"auto"`` picks Gibbs below
-#: 5,000 points and the sub-cluster sampler from there, whose pass is collapsed on small
-#: Gaussian data and instantiated on large), and what the demo runs
+#: 5,000 points, Gibbs+SAMS for documents, and the sub-cluster sampler from there, whose
+#: pass is collapsed on small Gaussian data and instantiated on large; rankings get the
+#: coarsened Plackett–Luce sampler), and what the demo runs
 DEFAULT_CASES = (
     ("gaussian, gibbs", "gaussian", "gibbs", _gaussian),
     ("gaussian, gibbs+sams", "gaussian", "gibbs+sams", _gaussian),
@@ -66,7 +67,7 @@ DEFAULT_CASES = (
      lambda: _subcluster(data_pass="instantiated"), _gaussian),
     ("gaussian 10-D, subcluster (blocked pass)", "gaussian",
      lambda: _subcluster(data_pass="instantiated"), lambda: _gaussian(400, 10)),
-    ("documents, gibbs", "multinomial", "gibbs", _documents),
+    ("documents, gibbs+sams", "multinomial", "gibbs+sams", _documents),
     ("documents, subcluster", "multinomial", "subcluster", _documents),
     ("table with holes, gibbs", "auto", "gibbs", _table),
     ("rankings, plackett-luce", "plackett-luce", "auto", _ballots),
@@ -75,7 +76,7 @@ DEFAULT_CASES = (
 MORE_CASES = (
     ("gaussian, explicit", "gaussian", "explicit", _gaussian),
     ("gaussian, fsd", "gaussian", "fsd", _gaussian),
-    ("documents, gibbs+sams", "multinomial", "gibbs+sams", _documents),
+    ("documents, gibbs", "multinomial", "gibbs", _documents),
     ("table with holes, subcluster", "auto", "subcluster", _table),
     ("rankings, mallows", "mallows", "auto", _ballots),
     ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),

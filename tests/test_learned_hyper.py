@@ -70,14 +70,16 @@ def distances_to_exact(fam, X, sampler, steps, seed=0):
             kolmogorov_distance(hyper[:, 0], grid, cdf))
 
 
-@pytest.mark.parametrize("sampler, steps", [(CollapsedGibbs(), 20_000),
-                                            (SubclusterSplitMerge(), 10_000)])
+@pytest.mark.parametrize("sampler, steps", [
+    (CollapsedGibbs(), 20_000),
+    pytest.param(SubclusterSplitMerge(), 10_000, marks=pytest.mark.slow)])  # 30 s
 def test_learned_concentration_matches_exact(sampler, steps):
     tv, ks = distances_to_exact(documents(), X_DOCS, sampler, steps)
     assert tv < 0.04, tv
     assert ks < 0.05, ks
 
 
+@pytest.mark.slow  # 11 s; kappa's test keeps the Gaussian in the default run
 def test_learned_gaussian_scale_matches_exact():
     """The factor of the Gaussian's scale, S0 = s × default (the posterior over partitions
     moves by TV 0.19 from s fixed at its prior mean)."""
@@ -113,6 +115,7 @@ def table(**learned):
     return fam.resolve(X), X
 
 
+@pytest.mark.slow  # 9 s; kappa's and the concentration's keep the table in the default run
 def test_learned_table_scale_matches_exact():
     """The factor of the real columns' prior variance, with a hole and a category column
     (the partitions move by TV 0.15 from the factor fixed at its prior mean)."""

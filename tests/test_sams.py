@@ -43,8 +43,8 @@ def test_sams_splits_what_gibbs_cannot():
                   init_clusters=1, random_state=0, n_chains=1).fit(X)
     assert m.trace_.n_accepted_splits.sum() >= 1
     assert nmi(m.labels_, y) > 0.95
-    stuck = DPMixture(family=fixed, n_iter=60, init_clusters=1, random_state=0,
-                      n_chains=1).fit(X)
+    stuck = DPMixture(family=fixed, sampler="gibbs", n_iter=60, init_clusters=1,
+                      random_state=0, n_chains=1).fit(X)
     assert nmi(stuck.labels_, y) < 0.9
 
 

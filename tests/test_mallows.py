@@ -322,6 +322,7 @@ def test_random_allocation_needs_its_beta_function(monkeypatch):
     assert tv > 0.15
 
 
+@pytest.mark.slow  # 9 s: a power check of the exact test above
 def test_split_merge_ratio_terms_matter(monkeypatch):
     """The exact test can see a wrong ratio: without the allocation's probability the moves
     land far from the posterior."""
@@ -339,8 +340,9 @@ def test_split_merge_ratio_terms_matter(monkeypatch):
 
 
 @pytest.mark.parametrize("seed, kw", [
-    (1, {}),
-    # slow: the default run keeps the default hyperparameters' case above
+    # slow (24 s): birth and death are off by default; the default run keeps the default
+    # sampler's moves
+    pytest.param(1, {}, marks=pytest.mark.slow),
     pytest.param(2, {"nu": 2.0, "r": 0.5, "alpha": 2.0}, marks=pytest.mark.slow)])
 def test_birth_death_moves_alone_match_exact_posterior(seed, kw):
     """Births of a component inside a cluster (allocation drawn from the proposed

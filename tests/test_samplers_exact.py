@@ -62,19 +62,19 @@ def test_collapsed_gibbs_matches_exact_posterior(family):
     assert tv < 0.02, tv
 
 
-# the Gaussian case is slow (14 s): the default run keeps explicit Gibbs on Gaussian data
-# under the Pitman-Yor prior (test_priors.py)
-@pytest.mark.parametrize("family", [pytest.param("gaussian", marks=pytest.mark.slow),
-                                    "multinomial"])
+# slow (14 s and 18 s): the default run keeps explicit Gibbs on Gaussian data under the
+# Pitman-Yor prior and on documents under the MFM (test_priors.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
 def test_explicit_gibbs_matches_exact_posterior(family):
     tv = tv_to_exact(ExplicitGibbs(), family, 5, 40_000, seed=1)
     assert tv < 0.02, tv
 
 
-# the Gaussian case is slow (10 s): the default run keeps FSD on Gaussian data in
-# test_priors.py (test_fsd_sampler_matches_the_exact_posterior_of_its_finite_prior)
-@pytest.mark.parametrize("family", [pytest.param("gaussian", marks=pytest.mark.slow),
-                                    "multinomial"])
+# slow (10 s and 11 s): the default run keeps FSD on Gaussian data in test_priors.py
+# (test_fsd_sampler_matches_the_exact_posterior_of_its_finite_prior)
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["gaussian", "multinomial"])
 def test_fsd_matches_finite_mixture_posterior(family):
     k = 3
     tv = tv_to_exact(FiniteSymmetricDirichlet(n_components=k), family, 5, 40_000, alpha=1.5,

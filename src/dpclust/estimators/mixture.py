@@ -29,6 +29,18 @@ from ..chains import ChainEstimator
 _MODEL_FORMAT = 1
 
 
+def _check_data_kind(family, X) -> None:
+    """Refuse rankings given to a family of other data (its arrays would be read as
+    numbers), naming the families that read them."""
+    from ..rankings import Rankings
+
+    if (isinstance(X, Rankings) and isinstance(family, ConjugateFamily)
+            and family.data_kind != "rankings"):
+        raise ValueError(f"the data are rankings, which the {type(family).__name__} family "
+                         "does not read: use family='auto' (Plackett-Luce), "
+                         "'plackett-luce' or 'mallows'")
+
+
 class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
     """A mixture of a component family's clusters fitted by MCMC: the model of the data,
     the fitted summaries (``weights_``, ``cluster_params_``), ``predict``,
@@ -70,6 +82,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         family = get_family(self.family, X)
         if isinstance(family, ConjugateFamily) and family is self.family:
             family = _copy_family(family)
+        _check_data_kind(family, X)
         return family
 
     def _partition_rows(self, n_samples):

@@ -26,45 +26,59 @@ _PARALLEL_FROM = 1 << 15
 def log_pl_table(orders, lengths, log_p, out):
     """``out[i, k] = log PL(orders[i, :lengths[i]] | exp(log_p[k]))`` for every ranking
     ``i`` and component ``k`` (``log_p`` rows normalised or not: the likelihood is
-    scale-free); returns ``out``."""
+    scale-free); returns ``out``.
+
+    The compiled loop writes each entry as ``sum_s log p_pi(s)`` and the product of its
+    ``Lambda_s`` (:func:`_rows`); one vectorised ``log`` of the products finishes the
+    table (a compiled ``log`` a stage costs several times as much)."""
+    free = np.ones(log_p.shape[1])
+    den = np.empty_like(out)
     if orders.shape[0] * log_p.shape[0] >= _PARALLEL_FROM:
-        _table_parallel(orders, lengths, log_p, np.exp(log_p), out)
+        _table_parallel(orders, lengths, log_p, np.exp(log_p), out, den)
     else:
-        _rows(orders, lengths, log_p, np.exp(log_p), out, 0, orders.shape[0],
-              np.zeros(log_p.shape[1], dtype=np.bool_))
+        _rows(orders, lengths, log_p, np.exp(log_p), out, den, 0, orders.shape[0], free)
+    out -= np.log(den)
     return out
 
 
 @njit(cache=True, parallel=True)
-def _table_parallel(orders, lengths, log_p, p, out):
+def _table_parallel(orders, lengths, log_p, p, num, den):
     N = orders.shape[0]
     n_chunks = (N + _CHUNK - 1) // _CHUNK
     for c in prange(n_chunks):
-        _rows(orders, lengths, log_p, p, out, c * _CHUNK, min(N, (c + 1) * _CHUNK),
-              np.zeros(log_p.shape[1], dtype=np.bool_))
+        _rows(orders, lengths, log_p, p, num, den, c * _CHUNK, min(N, (c + 1) * _CHUNK),
+              np.ones(log_p.shape[1]))
 
 
 @njit(cache=True)
-def _rows(orders, lengths, log_p, p, out, lo, hi, ranked):
-    """Rows ``lo .. hi - 1`` of the table (``ranked``: scratch of n_items False)."""
+def _rows(orders, lengths, log_p, p, num, den, lo, hi, free):
+    """Rows ``lo .. hi - 1`` of the table as ``num - log(den)``: ``num`` the sum of the
+    chosen items' ``log p`` (less the logarithms of any partial products that would
+    underflow), ``den`` the product of the ``Lambda_s`` (``free``: scratch of n_items
+    ones)."""
     K, n = log_p.shape
     for i in range(lo, hi):
         t = lengths[i]
         for s in range(t):
-            ranked[orders[i, s]] = True
+            free[orders[i, s]] = 0.0
         for k in range(K):
             rest = 0.0
             for j in range(n):
-                if not ranked[j]:
-                    rest += p[k, j]
+                rest += p[k, j] * free[j]
             total = 0.0
+            prod = 1.0
             for s in range(t - 1, -1, -1):
                 item = orders[i, s]
                 rest += p[k, item]
-                total += log_p[k, item] - math.log(rest)
-            out[i, k] = total
+                total += log_p[k, item]
+                prod *= rest
+                if prod < 1e-200:  # a long ranking of tiny worths: take the log now
+                    total -= math.log(prod)
+                    prod = 1.0
+            num[i, k] = total
+            den[i, k] = prod
         for s in range(t):
-            ranked[orders[i, s]] = False
+            free[orders[i, s]] = 1.0
 
 
 @njit(cache=True)
@@ -73,23 +87,31 @@ def soft_sums(orders, lengths, weights, p, chosen, exposure):
     into ``chosen`` and ``exposure`` (n_items,): ``chosen_j = sum_d w_d [j ranked in d]``
     and ``exposure_j = sum_d w_d sum_{s <= t_d} [j available at s] / Lambda_s(d)``, the
     expected Gamma latents at ``p``.  The NumPy reference is
-    :func:`dpclust.families._plackett_luce.soft_gamma_params`."""
+    :func:`dpclust.families._plackett_luce.soft_gamma_params`.
+
+    An unranked item is available at every stage of a ranking: rather than add each
+    ranking's total to each unranked item (n_items scattered additions a ranking), the
+    totals are summed once (``every``) and, per item, over the rankings that list it
+    (``listed``); ``every - listed_j`` is then its unranked share, kept at zero or above
+    (a difference of two sums, exact up to rounding; the statistics define a proposal,
+    whose forward and reverse densities are computed by the same rule)."""
     n = p.shape[0]
     chosen[:] = 0.0
     exposure[:] = 0.0
-    ranked = np.zeros(n, dtype=np.bool_)
+    listed = np.zeros(n)
+    free = np.ones(n)
     lam = np.empty(max(orders.shape[1], 1))
+    every = 0.0
     for d in range(orders.shape[0]):
         w = weights[d]
         if w == 0.0:
             continue
         t = lengths[d]
         for s in range(t):
-            ranked[orders[d, s]] = True
+            free[orders[d, s]] = 0.0
         rest = 0.0
         for j in range(n):
-            if not ranked[j]:
-                rest += p[j]
+            rest += p[j] * free[j]
         for s in range(t - 1, -1, -1):  # Lambda_s, summed from what is left
             rest += p[orders[d, s]]
             lam[s] = rest
@@ -97,10 +119,13 @@ def soft_sums(orders, lengths, weights, p, chosen, exposure):
         cum = 0.0
         for s in range(t):
             cum += w / lam[s]
-            exposure[orders[d, s]] += cum
-            chosen[orders[d, s]] += w
-        for j in range(n):
-            if not ranked[j]:
-                exposure[j] += cum
+            item = orders[d, s]
+            exposure[item] += cum
+            chosen[item] += w
         for s in range(t):
-            ranked[orders[d, s]] = False
+            item = orders[d, s]
+            listed[item] += cum
+            free[item] = 1.0
+        every += cum
+    for j in range(n):
+        exposure[j] += max(every - listed[j], 0.0)

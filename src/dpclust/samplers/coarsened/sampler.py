@@ -263,6 +263,7 @@ class CoarsenedMixture:
         fam = model.family
         K, gamma = self.components(model)
         Xu, inverse, c = model.distinct
+        c = np.asarray(c, dtype=np.float64)  # the multiplicities enter float products only
         w = _Work.of(state, fam)
         n_aug = (self._augmented_sweep(rng, fam, Xu, inverse, c, model.zeta, gamma, w)
                  if model.zeta >= self.augment_above else 0)

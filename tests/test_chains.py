@@ -227,6 +227,10 @@ def test_advice_says_when_only_the_small_clusters_have_not_settled():
     text = advice(conv)
     assert "at least 1 % of the points have settled (6 in every kept draw)" in text
     assert text.index("settled") < text.index("Otherwise: run more iterations")
+    assert "coarsening=1000" in text
+    # a coarsened run is not told to coarsen: a smaller alpha_c instead
+    coarse = advice(conv, coarsened=True)
+    assert "coarsening=1000" not in coarse and "a smaller coarsening" in coarse
     moving = convergence(Trace(**fields, n_large_clusters=k), alpha_resampled=False)
     assert not moving["large_clusters"]["converged"]
     assert "settled" not in advice(moving) and "To do: run more iterations" in advice(moving)

@@ -380,3 +380,11 @@ def test_save_and_load_give_the_same_predictions(tmp_path, family):
             make_gaussian_mixture(50, 2, random_state=0)[0])
         DPMixture.load(ckpt)
 
+
+
+def test_rankings_given_to_a_family_of_other_data_are_refused_by_name():
+    from dpclust.rankings import Rankings
+
+    X = Rankings([[0, 1, 2], [2, 1, 0]] * 5, 3)
+    with pytest.raises(ValueError, match="rankings.*family='auto'"):
+        DPMixture(family="gaussian", n_iter=5, n_chains=1).fit(X)

@@ -253,10 +253,12 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     return out
 
 
-def settled_scale(conv: dict) -> str:
+def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
     """A sentence for a run that fails the rule only at the scale of small clusters: the
     number of clusters holding at least 1 % of the points passes the rule on its own while
     the number of clusters, or the entropy of their sizes, does not; else ``""``.
+    ``coarsened``: the run already fits a coarsened posterior, so the sentence advises a
+    smaller ``alpha_c`` instead of coarsening.
 
     On many points from well-separated groups the exact DP posterior keeps a few small
     clusters of outlying points, whose number mixes slowly under every sampler (10⁵ points:
@@ -269,19 +271,25 @@ def settled_scale(conv: dict) -> str:
     lo, hi = large["values"]
     count = (f"{lo} in every kept draw" if lo == hi
              else f"{lo} to {hi}, R-hat {large['rhat']:.3f}")
-    return ("The clusters holding at least 1 % of the points have settled (" + count + "): "
+    head = ("The clusters holding at least 1 % of the points have settled (" + count + "): "
             "what has not mixed is the number and sizes of the small ones, under 1 % of the "
-            "points each, which on many points the exact posterior keeps and revisits "
-            "slowly. The large clusters of the point estimate can be read; to judge the small "
-            "ones too, run longer, or fit the coarsened posterior with a fixed tolerance "
-            "(e.g. coarsening=1000, CLI --coarsening 1000; user guide, 'When the model does "
-            "not fit'), under which a few outlying points no longer make a cluster.")
+            "points each, which ")
+    if coarsened:
+        return (head + "the chains revisit slowly. The large clusters of the point "
+                "estimate can be read; to judge the small ones too, run longer (max_time, "
+                "CLI --max-time), or coarsen more (a smaller coarsening, e.g. half the "
+                "current alpha_c), under which small clusters merge into the large ones.")
+    return (head + "on many points the exact posterior keeps and revisits slowly. The "
+            "large clusters of the point estimate can be read; to judge the small ones "
+            "too, run longer, or fit the coarsened posterior with a fixed tolerance (e.g. "
+            "coarsening=1000, CLI --coarsening 1000; user guide, 'When the model does not "
+            "fit'), under which a few outlying points no longer make a cluster.")
 
 
-def advice(conv: dict, *, rankings: bool = False) -> str:
+def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False) -> str:
     """One paragraph saying which quantities fail the rule and what to do (``rankings``: the
     exact posterior of a mixture of rankings, for which no sampler with faster moves
-    exists)."""
+    exists; ``coarsened``: a coarsened posterior, :func:`settled_scale`)."""
     if conv["converged"]:
         return "the chains have converged by the rule"
     parts = []
@@ -297,7 +305,7 @@ def advice(conv: dict, *, rankings: bool = False) -> str:
     else:
         todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
                     "'subcluster')")
-    scale = settled_scale(conv)
+    scale = settled_scale(conv, coarsened=coarsened)
     return (f"the run has not converged by the rule ({conv['rule']}; "
             f"{conv['n_draws']} kept draws per chain): " + "; ".join(parts)
             + ". " + (scale + " Otherwise: " if scale else "To do: ") + ", ".join(todo)

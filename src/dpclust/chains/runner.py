@@ -601,7 +601,8 @@ class ChainEstimator(BaseEstimator):
             rankings = (getattr(family, "data_kind", None) == "rankings"
                         and getattr(self, "coarsening_", None) is None)
             warnings.warn(f"{type(self).__name__}: "
-                          + advice(self.convergence_, rankings=rankings),
+                          + advice(self.convergence_, rankings=rankings,
+                                   coarsened=getattr(self, "coarsening_", None) is not None),
                           UserWarning, stacklevel=_outside_package())
 
     def to_arviz(self):

@@ -463,6 +463,6 @@ def _print_done(out_dir: Path, summary: dict) -> None:
             print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run longer (a "
                   f"larger --max-time, or --iters) or more chains; the report's diagnostics "
                   f"table has the figures", file=sys.stderr)
-            scale = settled_scale(conv)
+            scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
             if scale:
                 print(f"{PROG}: {scale}", file=sys.stderr)

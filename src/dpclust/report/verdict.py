@@ -68,7 +68,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         text = f"{every} passes the rule ({conv['rule']}); {scope}."
         cls = "ok"
     else:
-        scale = settled_scale(conv)
+        scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
         head = ("✗ Not converged: the small clusters have not settled (the large ones have)"
                 if scale else "✗ Not converged: these results cannot be trusted yet")
         if _rankings_block(summary) is not None and not summary.get("coarsening"):

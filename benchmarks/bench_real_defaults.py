@@ -14,7 +14,9 @@ Parts (``--parts``, default all that find their data):
   ``BayesianGaussianMixture(30)``; ``--also-learned`` adds the diagonal Gaussian with its
   scale and kappa learned.
 * ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
-  line's defaults), its verdict, time and blocs.
+  line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
+  ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
+  candidate default measured in the same run).
 
 Results: ``benchmarks/results/real_defaults.{json,md}`` (merged part by part).
 Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]
@@ -144,25 +146,38 @@ def fashion(also_learned: bool = False, quick: bool = False):
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
 
 
-def dublin_west(quick: bool = False):
+def _dublin_west_run(extra: list, seed: int, quick: bool) -> dict:
     short = ["--subsample", "1000", "--iters", "20", "--chains", "1"] if quick else []
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "dpclust", "fit", "--dataset",
-                               "dublin-west", "--no-progress", "--seed", "0", *short,
-                               "--out", out], capture_output=True, text=True)
+                               "dublin-west", "--no-progress", "--seed", str(seed), *short,
+                               *extra, "--out", out], capture_output=True, text=True)
         seconds = time.perf_counter() - t0
         s = json.loads((Path(out) / "summary.json").read_text())
     conv = s["convergence"]
-    row = {"command": "dpclust fit --dataset dublin-west", "seconds": round(seconds, 1),
-           "exit_status": done.returncode, "family": s["settings"]["family"],
-           "coarsening": (s.get("coarsening") or {}).get("alpha_c"),
-           "converged": conv["converged"], "failing": conv["failing"],
-           "iterations": s["settings"]["n_iter"], "n_clusters": s["n_clusters"],
-           "large": sum(1 for b in s["cluster_sizes"] if b >= 0.01 * sum(s["cluster_sizes"]))
-           if "cluster_sizes" in s else None}
-    print(row, flush=True)
-    return row
+    sizes = s.get("cluster_sizes") or []
+    return {"command": " ".join(["dpclust fit --dataset dublin-west", *extra]),
+            "seed": seed, "seconds": round(seconds, 1), "exit_status": done.returncode,
+            "family": s["settings"]["family"], "prior": s["settings"].get("prior"),
+            "coarsening": (s.get("coarsening") or {}).get("alpha_c"),
+            "converged": conv["converged"], "failing": ",".join(conv["failing"]),
+            "rhat": {q: round(conv[q]["rhat"], 4) for q in conv.get("failing", [])
+                     if isinstance(conv.get(q), dict)},
+            "kept_per_chain": conv.get("n_draws"), "n_clusters": s["n_clusters"],
+            "large": sum(1 for b in sizes if b >= 0.01 * sum(sizes))}
+
+
+def dublin_west(quick: bool = False, seeds=(0,), priors=(None,)):
+    """``dpclust fit --dataset dublin-west`` with no model flags (``priors`` None), and with
+    ``--prior P`` for each other entry, at each seed: the rows of one run."""
+    rows = []
+    for prior in priors:
+        for seed in seeds:
+            row = _dublin_west_run([] if prior is None else ["--prior", prior], seed, quick)
+            rows.append(row)
+            print(row, flush=True)
+    return {"rows": rows}
 
 
 def _markdown(record: dict, path: Path) -> None:
@@ -187,12 +202,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--also-learned", action="store_true")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="dublin-west: the seeds of its runs")
+    parser.add_argument("--dw-priors", nargs="+", default=["default"],
+                        help="dublin-west: 'default' (no model flags) and --prior values to "
+                             "run beside it, e.g. default finite:10")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: subsets, short chains")
     args = parser.parse_args()
     run = {"newsgroups": lambda: newsgroups(args.quick),
            "fashion": lambda: fashion(args.also_learned, args.quick),
-           "dublin-west": lambda: dublin_west(args.quick)}
+           "dublin-west": lambda: dublin_west(
+               args.quick, args.seeds,
+               [None if p == "default" else p for p in args.dw_priors])}
     run_parts(args.parts, lambda part: run[part](), HERE / "results" / "real_defaults",
               args.quick, lambda: None, _markdown)
 

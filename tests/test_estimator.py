@@ -176,7 +176,16 @@ def test_bad_input_is_reported_clearly(blobs):
     bad = X.copy()
     bad[3, 1] = np.nan
     with pytest.raises(DataError, match="NaN"):
-        DPMixture(n_iter=5, n_chains=1).fit(bad)
+        DPMixture(family="gaussian", n_iter=5, n_chains=1).fit(bad)
+    # the default family reads the hole as a hole (the table family), and refuses what no
+    # family reads by name
+    assert DPMixture(n_iter=5, n_chains=1).fit(bad).family_.name == "table"
+    with pytest.raises(ValueError, match="Complex data"):
+        DPMixture(n_iter=5, n_chains=1).fit(X + 1j)
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        DPMixture(n_iter=5, n_chains=1).fit(X[:, 0])
+    with pytest.raises(ValueError, match="sparse X is read as word counts"):
+        DPMixture(n_iter=5, n_chains=1).fit(sp.csr_matrix(X))
     # a scale the Gaussian statistics cannot hold is refused, with no NumPy warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -29,8 +29,8 @@ class DPMixture(MixtureEstimator):
 
     Parameters
     ----------
-    family : str, dict or ConjugateFamily, default="gaussian"
-        The component family.  ``"auto"`` picks one from the data
+    family : str, dict or ConjugateFamily, default="auto"
+        The component family.  ``"auto"`` (the default) picks one from the data
         (:func:`~dpclust.families.choose_family`): a sparse matrix of counts takes
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
@@ -330,7 +330,7 @@ class DPMixture(MixtureEstimator):
     3
     """
 
-    def __init__(self, family="gaussian", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
+    def __init__(self, family="auto", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",

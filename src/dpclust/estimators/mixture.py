@@ -403,6 +403,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         if isinstance(fam, str) and fam == "multinomial" or getattr(fam, "name", "") == "multinomial":
             tags.input_tags.sparse = True
             tags.input_tags.positive_only = True
+        if isinstance(fam, str) and fam == "auto":  # holes are read as holes (the table)
+            tags.input_tags.allow_nan = True
+            tags.input_tags.string = True
         return tags
 
 

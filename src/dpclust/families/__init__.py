@@ -53,13 +53,49 @@ def choose_family(X) -> ConjugateFamily:
     if X is None:
         raise ValueError("family='auto' picks a family from the data: it needs X")
     if sp.issparse(X):
+        _check_sparse_counts(X)
         return DirichletMultinomial()
     if isinstance(X, Rankings):
         return PlackettLuce()
+    _check_array_like(X)
     numeric = _plain_numbers(X)
     if numeric is not None:
         return NormalInverseWishart() if numeric.shape[1] < 50 else DiagonalGaussian()
     return TableFamily()
+
+
+def _check_sparse_counts(X) -> None:
+    """A sparse matrix is read as counts: refuse one holding other values, saying so."""
+    import numpy as np
+
+    values = X.tocsr().data if hasattr(X, "tocsr") else X.data
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values != np.round(values)))
+    if len(bad):
+        raise ValueError(f"a sparse X is read as word counts (the multinomial family), and "
+                         f"it holds {values[bad[0]]!r}, not a whole number of 0 or more: "
+                         "give other sparse input as a dense array (any family reads one)")
+
+
+def _check_array_like(X) -> None:
+    """Refuse what no family reads, before one is picked: complex numbers, a shape other
+    than rows x columns, and values that are neither numbers nor text (a dict in a cell)."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return
+    a = np.asarray(X)
+    if a.dtype.kind == "c":
+        raise ValueError("Complex data not supported: X holds complex numbers, and every "
+                         "family reads real values")
+    if a.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {a.ndim}D array instead: X must be rows x "
+                         "columns (reshape a single column with X.reshape(-1, 1))")
+    if a.dtype == object:
+        for value in a.ravel():
+            if not isinstance(value, (str, bytes, int, float, np.number, np.bool_,
+                                      type(None))):
+                float(value)  # TypeError: float() argument must be a string or a ...
 
 
 def _plain_numbers(X):

@@ -309,7 +309,7 @@ def test_a_worker_error_is_raised_here_with_its_traceback():
     from dpclust._chains import ChainWorkers
     from dpclust.utils.checks import DataError
 
-    est = DPMixture(n_iter=5, n_chains=1)
+    est = DPMixture(family="gaussian", n_iter=5, n_chains=1)  # which refuses holes
     bad = np.array([[0.0, np.nan], [1.0, 2.0]])  # the worker's validation refuses it
     with pytest.raises(DataError, match="NaN") as info:
         ChainWorkers(est, (bad, None, None), [None, None], 2, 10)

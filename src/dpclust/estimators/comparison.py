@@ -209,7 +209,7 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
     >>> result.best  # doctest: +SKIP
     'dp'
     """
-    models = _check_models(models)
+    models = _check_models(models, X)
     X = _validated(X, next(iter(models.values())))
     n_samples = _n_rows(X)
     seeds = np.random.SeedSequence(_entropy(random_state))
@@ -220,7 +220,7 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
     pointwise = {name: [] for name in names}
     fitted = {name: [] for name in names}
     seconds = dict.fromkeys(names, 0.0)
-    noun = _noun(next(iter(models.values())))
+    noun = _noun(next(iter(models.values())), X)
     for k, (train, test) in enumerate(folds):
         X_train, X_test = take_rows(X, train), take_rows(X, test)
         for name in names:
@@ -394,7 +394,7 @@ def _n_test(n_samples: int, test_size) -> int:
     return n_test
 
 
-def _check_models(models) -> dict:
+def _check_models(models, X) -> dict:
     if not isinstance(models, Mapping):
         raise ValueError(f"models must be a mapping of names to estimators, e.g. "
                          f"{{'mallows': DPMixture(family='mallows'), ...}}; got "
@@ -412,7 +412,7 @@ def _check_models(models) -> dict:
         family = getattr(est, "family", None)
         if family is not None:
             try:
-                kinds[name] = get_family(family).data_kind
+                kinds[name] = get_family(family, X).data_kind
             except ValueError as exc:
                 raise ValueError(f"model {name!r}: {exc}") from None
     if len(set(kinds.values())) > 1:
@@ -455,14 +455,14 @@ def _validated(X, model):
     split: lists of rankings by name become one :class:`~dpclust.rankings.Rankings` over
     every item, so that the training and held-out parts share the items)."""
     family = getattr(model, "family", None)
-    return X if family is None else get_family(family).validate(X)
+    return X if family is None else get_family(family, X).validate(X)
 
 
-def _noun(model) -> str:
+def _noun(model, X) -> str:
     family = getattr(model, "family", None)
     if family is None:
         return "point"
-    return getattr(get_family(family), "noun", "point")
+    return getattr(get_family(family, X), "noun", "point")
 
 
 def _n_rows(X) -> int:

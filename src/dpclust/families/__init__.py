@@ -57,6 +57,9 @@ def choose_family(X) -> ConjugateFamily:
         return DirichletMultinomial()
     if isinstance(X, Rankings):
         return PlackettLuce()
+    if _is_source(X):  # read where it lies (Dask, files of numbers): Gaussian clusters
+        d = getattr(X, "shape", (0, 0))[-1]
+        return DiagonalGaussian() if isinstance(d, int) and d >= 50 else NormalInverseWishart()
     _check_array_like(X)
     numeric = _plain_numbers(X)
     if numeric is not None:
@@ -76,14 +79,24 @@ def _check_sparse_counts(X) -> None:
                          "give other sparse input as a dense array (any family reads one)")
 
 
+def _is_source(X) -> bool:
+    """Whether ``X`` is data read where it lies: a path or list of paths (shards of a
+    Dask fit), or a Dask array (computing it here to pick a family would defeat it)."""
+    import os
+
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "__dask_graph__"):
+        return True
+    return (type(X) in (list, tuple) and len(X) > 0
+            and all(isinstance(x, (str, os.PathLike)) for x in X))
+
+
 def _check_array_like(X) -> None:
     """Refuse what no family reads, before one is picked: complex numbers, a shape other
     than rows x columns, and values that are neither numbers nor text (a dict in a cell)."""
     import numpy as np
-    import pandas as pd
 
-    if isinstance(X, pd.DataFrame):
-        return
+    if not (isinstance(X, np.ndarray) or type(X) in (list, tuple)):
+        return  # a DataFrame, or a source read elsewhere (Dask, files): checked by its family
     a = np.asarray(X)
     if a.dtype.kind == "c":
         raise ValueError("Complex data not supported: X holds complex numbers, and every "

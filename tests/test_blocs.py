@@ -61,6 +61,12 @@ def test_report_shows_the_blocs_of_either_family(tmp_path, family):
     assert main(["fit", str(path), "--family", family, "--chains", "1", "--iters", "40",
                  "--seed", "1", "--out", str(out), "--no-progress", "--no-plots"]) in (0, None)
     page = (out / "report.html").read_text()
+    if family == "plackett-luce":  # its default model: the coarsened sampler, said as such
+        import json
+
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["settings"]["sampler"] == "auto (coarsened)"
+        assert "coarsened posterior" in summary["plackett-luce"]["posterior"]
     blocs = page[page.index('id="blocs"'):]
     blocs = blocs[:blocs.index("</div>")]
     assert "in draws" in blocs and "transfers from the leading first choice" in blocs

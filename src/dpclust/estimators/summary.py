@@ -398,8 +398,8 @@ def _sampler_name(estimator, n_samples: int) -> str:
 
     if _is_ddcrp(estimator):
         return "ddcrp"
-    if getattr(estimator, "coarsening", None) is not None and estimator.sampler == "auto":
-        return "coarsened"
+    if getattr(estimator, "coarsening_", None) is not None and estimator.sampler == "auto":
+        return "coarsened"  # a coarsened posterior, given or the family's default
     return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_,
                                 getattr(estimator, "prior_", None))
 

@@ -38,9 +38,10 @@ def _start(root: Path, name: str, *args: str) -> tuple[subprocess.Popen, Path]:
     out = root / name
     if "--chains" not in args:
         args = (*args, "--chains", "1")
-    log = open(root / f"{name}.log", "w")
-    run = subprocess.Popen([sys.executable, "-m", "dpclust", "fit", *args, "--out", str(out),
-                            "--seed", "0"], stdout=log, stderr=subprocess.STDOUT, text=True)
+    with open(root / f"{name}.log", "w") as log:  # the child keeps its own handle
+        run = subprocess.Popen([sys.executable, "-m", "dpclust", "fit", *args, "--out",
+                                str(out), "--seed", "0"], stdout=log, stderr=subprocess.STDOUT,
+                               text=True)
     return run, out / "report.html"
 
 

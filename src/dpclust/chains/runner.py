@@ -598,11 +598,10 @@ class ChainEstimator(BaseEstimator):
         self.convergence_ = convergence(self.trace_, alpha_resampled=prior is not None)
         if not self.convergence_["converged"]:
             family = getattr(self, "family_", None)
-            rankings = (getattr(family, "data_kind", None) == "rankings"
-                        and getattr(self, "coarsening_", None) is None)
+            coarsened = getattr(self, "coarsening_", None) is not None
+            rankings = getattr(family, "data_kind", None) == "rankings" and not coarsened
             warnings.warn(f"{type(self).__name__}: "
-                          + advice(self.convergence_, rankings=rankings,
-                                   coarsened=getattr(self, "coarsening_", None) is not None),
+                          + advice(self.convergence_, rankings=rankings, coarsened=coarsened),
                           UserWarning, stacklevel=_outside_package())
 
     def to_arviz(self):

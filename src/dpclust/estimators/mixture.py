@@ -32,13 +32,15 @@ _MODEL_FORMAT = 1
 def _check_data_kind(family, X) -> None:
     """Refuse rankings given to a family of other data (its arrays would be read as
     numbers), naming the families that read them."""
+    from ..families import FAMILIES
     from ..rankings import Rankings
 
     if (isinstance(X, Rankings) and isinstance(family, ConjugateFamily)
             and family.data_kind != "rankings"):
+        readers = " or ".join(repr(name) for name, cls in sorted(FAMILIES.items())
+                              if cls.data_kind == "rankings")
         raise ValueError(f"the data are rankings, which the {type(family).__name__} family "
-                         "does not read: use family='auto' (Plackett-Luce), "
-                         "'plackett-luce' or 'mallows'")
+                         f"does not read: use family='auto' (Plackett-Luce) or {readers}")
 
 
 class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):

@@ -68,15 +68,16 @@ def choose_family(X) -> ConjugateFamily:
 
 
 def _check_sparse_counts(X) -> None:
-    """A sparse matrix is read as counts: refuse one holding other values, saying so."""
-    import numpy as np
+    """A sparse matrix is read as counts (:func:`~dpclust.utils.checks.check_counts`):
+    refuse one holding other values, saying so."""
+    from ..utils.checks import DataError, check_counts
 
-    values = X.tocsr().data if hasattr(X, "tocsr") else X.data
-    bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values != np.round(values)))
-    if len(bad):
-        raise ValueError(f"a sparse X is read as word counts (the multinomial family), and "
-                         f"it holds {values[bad[0]]!r}, not a whole number of 0 or more: "
-                         "give other sparse input as a dense array (any family reads one)")
+    try:
+        check_counts(X, what="a sparse X is read as word counts (the multinomial family), "
+                             "and it")
+    except DataError as exc:
+        raise DataError(f"{exc} Give other sparse input as a dense array (any family reads "
+                        "one).") from None
 
 
 def _is_source(X) -> bool:

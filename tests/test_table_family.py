@@ -82,6 +82,22 @@ def test_combine_and_subtract_are_inverse(case):
         assert fam.log_marginal(batched)[k] == pytest.approx(fam.log_marginal(one)[0])
 
 
+def test_weighted_statistics_are_the_statistics_of_the_rows_they_weigh(case):
+    """``weighted_stats`` (the coarsened sampler's soft statistics, from matrix products)
+    gives a 0/1 column the statistics of the rows it picks, and a column of 2s those of the
+    rows counted twice."""
+    fam, X = case
+    pick = np.array([[1, 0, 2], [0, 1, 2], [1, 1, 2], [0, 1, 2], [1, 0, 2]], dtype=float)
+    got = fam.weighted_stats(X, pick)
+    for k in range(2):
+        want = fam.log_marginal(fam.stats(X[pick[:, k] == 1]))[0]
+        assert fam.log_marginal(got)[k] == pytest.approx(want, rel=1e-10)
+    if not fam.supports_weights:  # the full covariance counts whole rows
+        return
+    doubled = fam.stats(X.with_weight(2.0 * X.weight))
+    assert fam.log_marginal(got)[2] == pytest.approx(fam.log_marginal(doubled)[0], rel=1e-10)
+
+
 def test_kernel_face_matches_numpy_face(case):
     fam, X = case
     kern = fam.kernel(X)
@@ -285,6 +301,31 @@ def test_auto_reads_a_kind_per_column():
     assert "city" not in X.schema.names
 
 
+def test_whole_numbers_of_a_few_levels_are_read_as_categories():
+    """A rating scale or a band (3 to 12 whole numbers, 10 cells a level or more) is
+    categorical, its levels the numbers; fewer cells, more levels, fractions or a kind the
+    user gives keep the column's numbers."""
+    rng = np.random.default_rng(0)
+    n = 200
+    df = pd.DataFrame({"rating": rng.integers(1, 6, n).astype(float),
+                       "band": rng.integers(1, 13, n),
+                       "many": rng.integers(0, 40, n),
+                       "score": rng.integers(1, 6, n) / 2.0,
+                       "given": rng.integers(1, 6, n)})
+    df.loc[::7, "rating"] = np.nan
+    X = TableFamily(kinds={"given": "gaussian"}).validate(df)
+    kinds = {c.name: c.kind for c in X.schema.columns}
+    assert kinds == {"rating": "categorical", "band": "categorical", "many": "gaussian",
+                     "score": "gaussian", "given": "gaussian"}
+    rating = X.schema.coded[0]
+    assert rating.levels == (1, 2, 3, 4, 5) and "whole-number levels" in rating.why
+    np.testing.assert_array_equal(X.code[:, 0], np.where(df["rating"].isna(), -1,
+                                                         df["rating"].fillna(1) - 1))
+    # a short column of the same values keeps its numbers (3 levels need 30 cells)
+    short = TableFamily().validate(pd.DataFrame({"r": [1, 2, 3] * 9, "x": rng.normal(size=27)}))
+    assert short.schema.columns[0].kind == "gaussian"
+
+
 def test_auto_on_plain_numbers_is_the_gaussian():
     X = np.random.default_rng(0).normal(size=(30, 3))
     assert get_family("auto", X).name == "gaussian"
@@ -292,6 +333,11 @@ def test_auto_on_plain_numbers_is_the_gaussian():
     X[0, 0] = np.nan
     assert get_family("auto", X).name == "table"
     assert get_family("auto", np.random.default_rng(1).normal(size=(5, 60))).name == "diagonal"
+    # a column of ratings (1 to 5, 40 rows a level) is read as categories by the table family
+    rng = np.random.default_rng(2)
+    rated = np.column_stack([rng.normal(size=200), rng.integers(1, 6, 200)])
+    assert get_family("auto", rated).name == "table"
+    assert get_family("auto", rated[:20]).name == "gaussian"  # too few rows a level
 
 
 @pytest.mark.parametrize("bad, match", [

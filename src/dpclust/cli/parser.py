@@ -190,7 +190,8 @@ def _family_help() -> str:
     bundled = "; ".join(f"{family} with --dataset {name}"
                         for name, (family, _, _) in DATASETS.items())
     return (f"component family: {what}; '{AUTO}' picks one from the data (gaussian for "
-            f"complete numbers, table for text columns, 0/1 columns, holes or a column of "
+            f"complete numbers, table for text columns, 0/1 columns, a scale of 3 to 12 "
+            f"whole numbers, holes or a column of "
             f"ids, which it leaves out; said on stderr and in the summary) (default: "
             f"gaussian; {bundled})")
 

@@ -35,7 +35,8 @@ class DPMixture(MixtureEstimator):
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
         from 50 columns); a pandas DataFrame (or array) with text,
-        yes/no or 0/1 columns or missing cells takes the ``"table"`` family
+        yes/no or 0/1 columns, a scale of 3 to 12 whole numbers or missing cells takes the
+        ``"table"`` family
         (:class:`~dpclust.families.TableFamily`: a kind per column, real columns together
         in one full-covariance Gaussian when they are complete, else independent
         Normal-Gamma columns; yes/no Beta-Bernoulli, categories Dirichlet-categorical,

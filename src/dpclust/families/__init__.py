@@ -41,9 +41,10 @@ def choose_family(X) -> ConjugateFamily:
     * rankings (:class:`~dpclust.rankings.Rankings`): ``plackett-luce`` (and with it, by
       default, the coarsened posterior: :attr:`ConjugateFamily.default_coarsening`);
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
-      of them only 0 and 1): ``gaussian``, a full covariance (``diagonal`` from 50 columns,
+      of them only 0 and 1 nor a few whole-number levels): ``gaussian``, a full covariance (``diagonal`` from 50 columns,
       where a full covariance costs O(d^2) per point and cluster);
-    * any other table -- text or categorical columns, booleans, 0/1 columns, holes: the
+    * any other table -- text or categorical columns, booleans, 0/1 columns, columns of 3
+      to 12 whole numbers (a rating scale, a code), holes: the
       ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`).
     """
     import scipy.sparse as sp
@@ -113,8 +114,10 @@ def _check_array_like(X) -> None:
 
 
 def _plain_numbers(X):
-    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column
-    and, for a DataFrame, no column of identifiers (:func:`dpclust.tables.numbered_ids`,
+    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column,
+    no column of a few whole-number levels (a rating scale, a code:
+    :func:`dpclust.tables.columns.reads_as_levels`) and, for a DataFrame, no column of
+    identifiers (:func:`dpclust.tables.numbered_ids`,
     which the table family leaves out), else None."""
     import numpy as np
     import pandas as pd
@@ -135,6 +138,10 @@ def _plain_numbers(X):
     if a.ndim != 2 or a.shape[0] == 0 or not np.all(np.isfinite(a)):
         return None
     if np.any(np.all((a == 0) | (a == 1), axis=0)):
+        return None
+    from ..tables.columns import reads_as_levels
+
+    if any(reads_as_levels(column) for column in a.T):  # a scale or a code: categories
         return None
     return a
 

@@ -112,6 +112,27 @@ def table_stats(X, labels, n_clusters, offsets) -> TableStats:
     return out
 
 
+def weighted_stats(X, W, h: Hyper) -> TableStats:
+    """Statistics with row ``i`` counted ``W[i, k]`` times (times its own weight) in
+    component ``k``, shape (n, K), from matrix products over the rows: the real columns
+    centred about the prior mean (:meth:`~dpclust.tables.TableData.centred`; the centred
+    sum of squares as ``sum w x^2 - (sum w x)^2 / sum w``), the levels through the sparse
+    level matrix (:meth:`~dpclust.tables.TableData.level_matrix`)."""
+    Ww = X.weight[:, None] * W
+    dg = X.real.shape[1]
+    x, x2, seen = X.centred(h.m0)
+    gn = (seen.T @ Ww).T if seen is not None else np.repeat(Ww.sum(axis=0)[:, None], dg, 1)
+    s1 = (x.T @ Ww).T
+    mean = np.divide(s1, gn, out=np.zeros_like(s1), where=gn > 0)
+    gm2 = np.maximum((x2.T @ Ww).T - s1 * mean, 0.0)
+    cc = np.asarray(X.level_matrix(h.offsets).T @ Ww).T
+    pseen = ~np.isnan(X.count)
+    pn = (pseen.astype(np.float64).T @ Ww).T
+    ps = (np.where(pseen, X.count, 0.0).T @ Ww).T
+    return TableStats(W.sum(axis=0), gn, np.where(gn > 0, h.m0 + mean, 0.0), gm2,
+                      segment_sums(cc, h.offsets), cc, pn, ps, X.log_fact @ Ww)
+
+
 def empty_stats(K, dg, dc, C, dp) -> TableStats:
     z = np.zeros
     return TableStats(z(K), z((K, dg)), z((K, dg)), z((K, dg)), z((K, dc)), z((K, C)),
@@ -265,17 +286,19 @@ def log_posterior_density(p: TableParams, s: TableStats, h: Hyper) -> np.ndarray
 # -------------------------------------------------------------- likelihoods
 def log_likelihood(X, p: TableParams, h: Hyper) -> np.ndarray:
     """``log f(x_i; theta_k)`` for every row and component, shape (n, K)."""
-    seen = ~np.isnan(X.real)
-    m = seen.astype(np.float64)
-    x = np.where(seen, X.real - h.m0, 0.0)
+    x, x2, seen = X.centred(h.m0)
     mu = p.mean - h.m0
     tau = p.precision
-    out = m @ (0.5 * (np.log(tau) - _LOG_2PI)).T
-    out -= 0.5 * ((x * x) @ tau.T - 2.0 * x @ (tau * mu).T + m @ (tau * mu * mu).T)
-    for j in range(X.code.shape[1]):
-        c = X.code[:, j]
-        out += np.where((c >= 0)[:, None], p.log_prob[:, h.offsets[j] + np.maximum(c, 0)].T, 0.0)
-    pseen = ~np.isnan(X.count)
-    cnt = np.where(pseen, X.count, 0.0)
-    out += cnt @ p.log_rate.T - pseen.astype(np.float64) @ np.exp(p.log_rate).T
-    return X.weight[:, None] * (out - X.log_fact[:, None])
+    # per observed cell: log N(x; mu, 1/tau) = 0.5 (log tau - log 2 pi) - 0.5 tau (x - mu)^2
+    per_cell = 0.5 * (np.log(tau) - _LOG_2PI) - 0.5 * tau * mu * mu
+    out = (seen @ per_cell.T if seen is not None
+           else np.broadcast_to(per_cell.sum(axis=1), (len(X), len(tau))).copy())
+    out -= 0.5 * (x2 @ tau.T) - x @ (tau * mu).T
+    if X.code.shape[1]:
+        out += X.level_matrix(h.offsets) @ p.log_prob.T
+    if X.count.shape[1]:
+        pseen = ~np.isnan(X.count)
+        cnt = np.where(pseen, X.count, 0.0)
+        out += cnt @ p.log_rate.T - pseen.astype(np.float64) @ np.exp(p.log_rate).T
+        out -= X.log_fact[:, None]
+    return X.weight[:, None] * out

@@ -358,11 +358,7 @@ class TableFamily(ConjugateFamily):
     def weighted_stats(self, X, weights) -> TableStats:
         """Statistics with row ``i`` counted ``weights[i, k]`` times in component ``k``."""
         W = np.asarray(weights, dtype=np.float64)
-        K = W.shape[1]
-        parts = [_m.table_stats(X.with_weight(X.weight * W[:, k]), np.zeros(len(X), np.intp),
-                                1, self.hyper.offsets) for k in range(K)]
-        out = _m.TableStats(*(np.concatenate(a) for a in zip(*parts)))
-        return out._replace(rows=W.sum(axis=0))
+        return _m.weighted_stats(X, W, self.hyper)
 
     def log_posterior_density(self, params, stats) -> np.ndarray:
         return _m.log_posterior_density(params, stats, self.hyper)

@@ -8,6 +8,11 @@ Rules, applied in order to each column that the user has not given a kind:
 
 * every cell missing: refused (``ValueError`` naming the column);
 * booleans, or numbers that are all 0 and 1: ``bernoulli``;
+* whole numbers with 3 to 12 distinct values, each present value seen on 10 rows or more
+  on average (a rating scale, an income band, a code): ``categorical``, its levels the
+  numbers.  A Gaussian on such a column puts clusters on single values, whose variance the
+  data then push towards 0 (each tie is a spike of density), so a mixture keeps splitting
+  the table by its ties;
 * other numbers: ``gaussian`` (whole numbers too: a count column is ``poisson`` only when
   declared so, ``kinds={"visits": "poisson"}``);
 * text that reads as numbers once spreadsheet markers of a hole (``?``, ``-``, ``NA``, ...)
@@ -45,6 +50,10 @@ MISSING_MARKERS = frozenset({"", "?", "-", ".", "na", "n/a", "nan", "null", "non
 YES = frozenset({"yes", "true", "y", "t", "1", "1.0"})
 #: kinds a user may give a column, besides :data:`KINDS`
 OVERRIDES = tuple(KINDS) + ("drop",)
+#: whole numbers with at most this many distinct values (and at least 3) are levels
+ORDINAL_MAX_LEVELS = 12
+#: ... when the column holds at least this many observed cells per level
+ORDINAL_MIN_CELLS = 10
 #: a text column with a distinct value on every one of more than this many rows is an id
 ID_MIN_ROWS = 20
 #: a column of whole numbers may miss at most this share of its cells and still be an id
@@ -201,6 +210,9 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
             why = "booleans" if pd.api.types.is_bool_dtype(values.dtype) else "values 0 and 1"
             return Column(name, "bernoulli", (0, 1) if not pd.api.types.is_bool_dtype(
                 values.dtype) else (False, True), why)
+        if chosen is None and _whole_levels(present, int((~hole).sum())):
+            return Column(name, "categorical", tuple(int(v) for v in present),
+                          f"{len(present)} whole-number levels (a scale or a code)")
         if chosen is None:
             return Column(name, "gaussian", None, f"numbers ({values.dtype})")
     levels = _levels(values, hole)
@@ -215,6 +227,26 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
                       "given" if chosen else f"two levels ({values.dtype})")
     return Column(name, "categorical", levels,
                   "given" if chosen else f"{len(levels)} levels ({values.dtype})")
+
+
+def _whole_levels(present: np.ndarray, n_seen: int) -> bool:
+    """Whether distinct numbers ``present`` (of ``n_seen`` observed cells) are the levels of
+    a scale or a code: 3 to :data:`ORDINAL_MAX_LEVELS` whole numbers, with at least
+    :data:`ORDINAL_MIN_CELLS` cells per level."""
+    return (3 <= len(present) <= ORDINAL_MAX_LEVELS
+            and n_seen >= ORDINAL_MIN_CELLS * len(present)
+            and bool(np.all(present == np.round(present))))
+
+
+def reads_as_levels(values) -> bool:
+    """Whether a column of numbers (NaN for a hole) is read as categories: whole numbers
+    of 3 to :data:`ORDINAL_MAX_LEVELS` values, :data:`ORDINAL_MIN_CELLS` cells per level or
+    more (the rule of :func:`infer_schema`)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if not np.all(v == np.round(v)):
+        return False
+    return _whole_levels(np.unique(v), len(v))
 
 
 def named_like_an_id(name: str) -> bool:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln
 
 #: the kinds of column, and the family each column follows within a cluster
@@ -133,6 +134,42 @@ class TableData:
         """``sum_j log x_ij!`` over each row's observed count cells (computed once per
         table: the statistics read it every iteration)."""
         return np.where(np.isnan(self.count), 0.0, gammaln(self.count + 1.0)).sum(axis=1)
+
+    def __getstate__(self) -> dict:
+        # the caches of :meth:`centred` and :meth:`level_matrix` stay behind (a chain
+        # process builds its own): they are several times the table's size
+        return {k: v for k, v in self.__dict__.items() if k not in ("_centred", "_levels")}
+
+    def centred(self, m0) -> tuple:
+        """``(x, x2, seen)`` of the real columns about ``m0``: ``x = real - m0`` with 0 in
+        the holes, its square, and the observed cells as 0/1 floats (None when no cell is
+        missing).  Kept for the last ``m0`` asked: samplers that score one component at a
+        time over the same rows (the coarsened sampler) read them every move."""
+        m0 = np.asarray(m0, dtype=np.float64)
+        key, value = self.__dict__.get("_centred", (None, None))
+        if key is None or not np.array_equal(key, m0):
+            holes = np.isnan(self.real)
+            seen = (~holes).astype(np.float64) if holes.any() else None
+            x = np.where(holes, 0.0, self.real - m0)
+            value = (x, x * x, seen)
+            self.__dict__["_centred"] = (m0.copy(), value)
+        return value
+
+    def level_matrix(self, offsets) -> sp.csr_matrix:
+        """The coded cells as a sparse 0/1 matrix, rows x levels: a 1 at the level each
+        observed cell holds (column ``j``'s levels start at ``offsets[j]``), nothing for a
+        hole.  A product with it sums a per-level quantity over each row's cells (a row's
+        log-probabilities, a component's level counts).  Kept for the last ``offsets``."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        key, value = self.__dict__.get("_levels", (None, None))
+        if key is None or not np.array_equal(key, offsets):
+            seen = self.code >= 0
+            columns = (self.code + offsets[:-1][None, :])[seen]  # row-major: row by row
+            indptr = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])
+            value = sp.csr_matrix((np.ones(len(columns)), columns, indptr),
+                                  shape=(len(self), int(offsets[-1])))
+            self.__dict__["_levels"] = (offsets.copy(), value)
+        return value
 
     def missing(self) -> np.ndarray:
         """Whether each cell is missing, shape (n, n_columns), in the schema's column order."""

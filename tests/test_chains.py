@@ -418,11 +418,37 @@ def test_longer_asks_for_what_the_smallest_ess_needs_within_the_budget():
 
 
 def test_max_time_stops_a_run_that_will_not_converge_in_time(easy):
+    """A run of automatic length is held to ``max_time`` from its start, its first 200
+    iterations included: past the time it stops once 10 draws (a twentieth of 200) are
+    kept past a burn-in of half the run; a run of fixed length is not cut."""
     X, _ = easy
     with pytest.warns(UserWarning, match="has not converged"):
         m = DPMixture(init_clusters=1, max_time=1e-3, random_state=0, n_chains=2,
                       n_jobs=1).fit(X[:300])
-    assert m.n_iter_ == 200  # the first length, then no room for more
+    assert m.n_iter_ == 20 and m.convergence_["n_draws"] == 10
+    with pytest.warns(UserWarning, match="has not converged"):
+        fixed = DPMixture(init_clusters=1, max_time=1e-3, n_iter=40, random_state=0,
+                          n_chains=2, n_jobs=1).fit(X[:300])
+    assert fixed.n_iter_ == 40 and fixed.convergence_["n_draws"] == 20
+
+
+def test_a_run_cut_by_max_time_keeps_half_of_what_it_made(easy):
+    """Iterations slowed (a callback that sleeps) so that 200 would take 8 s: with
+    ``max_time=1`` the run stops near 1 s, its burn-in half the run it made."""
+    import time
+
+    X, _ = easy
+
+    def slow(it, state, info):
+        time.sleep(0.01)
+
+    t0 = time.perf_counter()
+    with pytest.warns(UserWarning, match="has not converged"):
+        m = DPMixture(max_time=1.0, random_state=0, n_chains=4, callback=slow,
+                      sampler="gibbs").fit(X[:200])
+    assert time.perf_counter() - t0 < 6.0
+    assert 20 <= m.n_iter_ < 200
+    assert abs(m.convergence_["n_draws"] - m.n_iter_ / 2) <= 10
 
 
 def test_chains_move_to_processes_when_the_run_proves_long(easy, monkeypatch):

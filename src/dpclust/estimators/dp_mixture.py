@@ -207,11 +207,11 @@ class DPMixture(MixtureEstimator):
         less than a quarter is not made); it then stops and says whether it converged.
         With ``n_iter=None`` its first 200 iterations are held to ``max_time`` too: on
         data where they would take longer the run stops at ``max_time`` (its burn-in
-        brought down to half the run its pace foresees, before the chains reach it).  None: no limit but ``max_iter``.  A run of fixed
-        length (``n_iter`` given) is not cut.  Where the
-        budget decides the length, the result depends on the machine's speed as well as on
-        ``random_state``: pass ``max_time=None`` (or a fixed ``n_iter``) for a result that
-        any machine reproduces.
+        brought down to half the run its pace foresees, before the chains reach it).
+        None: no limit but ``max_iter``.  A run of fixed length (``n_iter`` given) is not
+        cut.  Where the budget decides the length, the result depends on the machine's
+        speed as well as on ``random_state``: pass ``max_time=None`` (or a fixed
+        ``n_iter``) for a result that any machine reproduces.
     sample_weight_mode : {"auto", "repeat", "power"}, default="auto"
         How ``fit(X, sample_weight=w)`` reads the weights (Notes, "Sample weights"):
         ``"repeat"``: row ``i`` counted as ``w_i`` rows (whole numbers; every family);

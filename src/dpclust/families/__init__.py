@@ -41,8 +41,9 @@ def choose_family(X) -> ConjugateFamily:
     * rankings (:class:`~dpclust.rankings.Rankings`): ``plackett-luce`` (and with it, by
       default, the coarsened posterior: :attr:`ConjugateFamily.default_coarsening`);
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
-      of them only 0 and 1 nor a few whole-number levels): ``gaussian``, a full covariance (``diagonal`` from 50 columns,
-      where a full covariance costs O(d^2) per point and cluster);
+      of them only 0 and 1 nor a few whole-number levels): ``gaussian``, a full
+      covariance (``diagonal`` from 50 columns, where a full covariance costs O(d^2) per
+      point and cluster);
     * any other table -- text or categorical columns, booleans, 0/1 columns, columns of 3
       to 12 whole numbers (a rating scale, a code), holes: the
       ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`).

@@ -542,12 +542,13 @@ def _bad_inputs(tmp_path):
     neg = tmp_path / "neg.npy"
     np.save(neg, np.array([[1.0, -2.0], [0.0, 3.0]]))
     return {
-        "nan": (["fit", write("nan.csv", "a,b\n1,2\nnan,4\n")], "NaN"),
+        "nan": (["fit", write("nan.csv", "a,b\n1,2\nnan,4\n"), "--family", "gaussian"], "NaN"),
         "inf": (["fit", write("inf.csv", "1,2\n3,inf\n")], "infinite"),
         "overflow": (["fit", write("big.csv", "1,2\n1e300,3\n2,5\n")], "Rescale"),
         "underflow": (["fit", write("tiny.csv", "1e-300,2\n3e-300,3\n2e-300,5\n")],
                       "underflows"),
-        "strings": (["fit", write("words.csv", "name\nalice\nbob\n")], "non-numeric"),
+        "strings": (["fit", write("words.csv", "name\nalice\nbob\n"), "--family", "gaussian"],
+                    "non-numeric"),
         "empty": (["fit", write("empty.csv", "")], "empty"),
         "missing": (["fit", tmp_path / "nope.csv"], "no such file"),
         "directory": (["fit", tmp_path], "directory"),
@@ -571,7 +572,7 @@ def _bad_inputs(tmp_path):
                                 "--decimal ,"),
         "mixed-separators": (["fit", write("mix.csv", "1,2\n3;4\n5,6\n")],
                              "is the file separated by semicolons?"),
-        "typo-first-row": (["fit", write("typo.csv", "1,2x\n3,4\n5,6\n")],
+        "typo-first-row": (["fit", write("typo.csv", "1,2x\n3,4\n5,6\n"), "--family", "gaussian"],
                            "line 1 mixes numbers and text: column 2 holds '2x'"),
         "sep-on-demo": (["fit", "--sep", "tab"], "the bundled data need none"),
         "decimal-on-rankings": (["fit", write("r.csv", "a,b\nb,a\n"), "--family", "mallows",
@@ -1133,7 +1134,7 @@ def test_mallows_without_data_is_the_dublin_west_demo():
     assert config.data == "dublin-west" and config.family == "mallows"
     args = cli.build_parser().parse_args(["fit"])
     assert cli._config_from_args(args).data == "demo"
-    assert cli._config_from_args(args).family == "gaussian"
+    assert cli._config_from_args(args).family == "auto"
 
 
 def test_mallows_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, capsys):
@@ -1181,7 +1182,7 @@ def _mallows_bad_inputs(tmp_path):
         "no-item-names": ([good, *mallows, "--items", write("blank.txt", "\n\n")],
                           "holds no item names"),
         "index-base": ([good, *mallows, "--index-base", "2"], "invalid choice: 2"),
-        "gaussian-missing": ([good, "--missing", "0"],
+        "gaussian-missing": ([good, "--family", "gaussian", "--missing", "0"],
                              "--missing applies only to --family mallows"),
         "gaussian-nu": (["--nu", "2"], "--nu applies only to --family mallows"),
         "nu-negative": ([*mallows, "--nu", "-1"], "positive number"),
@@ -1265,7 +1266,7 @@ def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
     np.savetxt(path, X, delimiter=",", header=",".join(f"f{j}" for j in range(120)),
                comments="")
     out = tmp_path / "o"
-    status, _, err = run(capsys, "fit", path, *FAST, "--out", out)
+    status, _, err = run(capsys, "fit", path, *FAST, "--family", "gaussian", "--out", out)
     assert status == 0, err
     s = summary_of(out)
     assert len(s["data"]["columns"]) == 50 and s["data"]["columns_not_listed"] == 70
@@ -1276,6 +1277,13 @@ def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
     assert saved["means"].shape == saved["variances"].shape == (s["n_clusters"], 120)
     assert (out / "summary.json").stat().st_size < 20_000
     assert "f119" not in (out / "report.html").read_text()
+    # the default (auto: the diagonal Gaussian from 50 columns) lists 50 columns' parameters
+    status, _, err = run(capsys, "fit", path, *FAST, "--out", tmp_path / "auto")
+    assert status == 0, err
+    params = summary_of(tmp_path / "auto")["cluster_params"]
+    assert params["n_features"] == 120 and len(params["means"]) == 50
+    saved = np.load(tmp_path / "auto" / "cluster_params.npz")
+    assert saved["means"].shape == saved["variances"].shape == (len(params["means"]["f0"]), 120)
 
 
 @pytest.fixture

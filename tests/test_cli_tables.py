@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from dpclust.cli import main
 
@@ -101,7 +102,7 @@ def test_auto_says_the_kinds_on_stderr(messy, tmp_path, capsys):
                          *FAST, "--iters", "4", "--out", tmp_path)
     assert status == 0, err
     lines = err.splitlines()
-    assert "dpclust: --family auto picked table" in lines[0]
+    assert "dpclust: --family auto (the default) picked table" in lines[0]
     assert lines[1].startswith("dpclust: columns read as (--column-type NAME=KIND")
     kinds = {line.split()[1]: line.split()[2] for line in lines[2:5]}
     assert kinds == {"age": "gaussian", "smoker": "bernoulli", "id": "left"}
@@ -116,7 +117,30 @@ def test_auto_picks_gaussian_for_complete_numbers(tmp_path, capsys):
     assert status == 0, err
     summary = summary_of(tmp_path / "o")
     assert summary["settings"]["family"] == "gaussian" and "table" not in summary
-    assert "picked gaussian" in err
+    assert summary["data"]["family_picked"] == "gaussian"
+
+
+def test_without_family_the_family_is_picked_from_the_data(tmp_path, capsys):
+    """No --family is --family auto: a table with holes gets the table family, a sparse
+    file of counts the documents' family, and a hyperparameter of another family than
+    the one picked is refused before the run, naming the family picked."""
+    holes = tmp_path / "holes.csv"
+    holes.write_text("a,b\n" + "\n".join(f"{i % 7}.5,{'' if i % 5 == 0 else i % 3}"
+                                          for i in range(30)))
+    status, _, err = run(capsys, "fit", holes, *FAST, "--out", tmp_path / "t")
+    assert status == 0, err
+    assert summary_of(tmp_path / "t")["data"]["family_picked"] == "table"
+    assert "--family auto (the default) picked table" in err
+    counts = tmp_path / "docs.npz"
+    rng = np.random.default_rng(3)
+    sp.save_npz(counts, sp.csr_matrix(rng.poisson(1.0, size=(30, 8)).astype(float)))
+    status, _, err = run(capsys, "fit", counts, *FAST, "--out", tmp_path / "d")
+    assert status == 0, err
+    assert summary_of(tmp_path / "d")["settings"]["family"] == "multinomial"
+    status, _, err = run(capsys, "fit", counts, *FAST, "--kappa", "0.5",
+                         "--out", tmp_path / "k")
+    assert status == 2 and "--family auto picked multinomial" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_auto_leaves_out_a_column_of_numbered_ids(tmp_path, capsys):
@@ -222,8 +246,10 @@ def _bad(tmp_path, messy) -> dict:
 
     weights = write("weights.csv", "a,w\n1.0,1\n2.0,x\n3.0,2\n4.0,1\n")
     return {
-        "holes-in-gaussian": ([write("holes.csv", "a,b\n1,2\n,4\n3,5\n")], "--family auto"),
-        "text-in-gaussian": ([write("text.csv", "a,b\n1,x\n2,y\n")], "--family auto"),
+        "holes-in-gaussian": ([write("holes.csv", "a,b\n1,2\n,4\n3,5\n"), "--family", "gaussian"],
+                              "--family auto"),
+        "text-in-gaussian": ([write("text.csv", "a,b\n1,x\n2,y\n"), "--family", "gaussian"],
+                             "--family auto"),
         "unknown-kind": ([messy, "--family", "auto", "--column-type", "age=normal"],
                          "unknown kind 'normal'"),
         "not-a-pair": ([messy, "--family", "auto", "--column-type", "age"], "NAME=KIND"),
@@ -237,7 +263,7 @@ def _bad(tmp_path, messy) -> dict:
                          "--column-type", "w=poisson"], "is not a count"),
         "type-of-truth": ([messy, "--family", "table", "--truth", "group", "--column-type",
                            "group=categorical"], "is the --truth column"),
-        "type-with-gaussian": ([messy, "--column-type", "age=gaussian"],
+        "type-with-gaussian": ([messy, "--family", "gaussian", "--column-type", "age=gaussian"],
                                "--column-type applies only to --family"),
         "weights-missing": ([messy, "--family", "auto", "--weights", "weight"],
                             "no column named 'weight' (--weights)"),

@@ -91,7 +91,7 @@ class RunConfig:
 
     data: str = _DEMO
     model: str = "dp"
-    family: str = "gaussian"
+    family: str = "auto"
     sampler: str = "auto"
     alpha: str = "1.0"
     prior: str | None = None
@@ -366,10 +366,9 @@ def _config_from_args(args) -> RunConfig:
         if family in FAMILIES and FAMILIES[family].data_kind != kind:
             raise UsageError(f"--dataset {args.dataset} holds {kind}: use it with --family "
                              f"{_families_reading(kind)}")
-    if family in (None, AUTO) and args.data is not None and (
-            _is_preflib(args.data) or _is_cvr(args.data)):
-        family = RANKINGS_FAMILY  # a file of rankings needs no --family
-    family = family or "gaussian"
+    if family in (None, AUTO) and args.data is not None:
+        family = _auto_by_file(args) or family
+    family = family or AUTO  # no --family: picked from the data
     if args.data is None and (args.columns is not None or args.truth is not None
                               or args.positions is not None or args.weights is not None
                               or args.column_types is not None):
@@ -381,9 +380,11 @@ def _config_from_args(args) -> RunConfig:
     else:  # the rankings' demo: the Dublin West ballots
         data = args.dataset or _DEMO_DATA.get(family_kind(family), _DEMO)
     vocab = None if args.vocab is None else str(Path(args.vocab).absolute())
-    hyperparameters = () if family == AUTO else FAMILIES[family].hyperparameters
-    given = tuple((hp.name, getattr(args, hp.name)) for hp in hyperparameters
-                  if getattr(args, hp.name) is not None)
+    # under auto every family's hyperparameters given, checked against the family picked
+    names = (_hyperparameter_owners() if family == AUTO
+             else [hp.name for hp in FAMILIES[family].hyperparameters])
+    given = tuple((name, getattr(args, name)) for name in names
+                  if getattr(args, name) is not None)
     config = RunConfig(
         data=data, family=family, alpha=args.alpha, prior=args.prior,
         coarsening=args.coarsening, n_iter=n_iter,
@@ -483,14 +484,47 @@ def _check_prior(args) -> None:
                          "--prior at dp")
 
 
+def _auto_by_file(args) -> str | None:
+    """The family that a file's kind decides before it is read, without ``--family``: the
+    rankings' (:data:`RANKINGS_FAMILY`) for a PrefLib file, a cast-vote record or an option
+    that reads rankings, the family of counts with ``--vocab``; None (picked from the data
+    when they are loaded)."""
+    rankings_options = [dest for _, dest in _DATA_KIND_OPTIONS["rankings"]
+                        if getattr(args, dest, None) is not None]
+    if rankings_options or _is_preflib(args.data) or _is_cvr(args.data):
+        return RANKINGS_FAMILY  # a file of rankings needs no --family
+    if getattr(args, "vocab", None) is not None:
+        return next(name for name, family in FAMILIES.items() if family.data_kind == "counts")
+    return None
+
+
+def check_picked(config: RunConfig, picked: str) -> None:
+    """Under ``--family auto``, refuse a hyperparameter that the family picked from the
+    data does not have, naming the family picked (before the run starts)."""
+    if config.family != AUTO:
+        return
+    owners = _hyperparameter_owners()
+    for name, _ in config.hyperparameters:
+        if picked not in owners[name]:
+            hp = next(hp for hp in FAMILIES[owners[name][0]].hyperparameters
+                      if hp.name == name)
+            raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners[name])}"
+                             f"; --family auto picked {picked} for these data (give --family "
+                             f"to choose another)")
+
+
 def _check_family_options(args, family: str, *, rankings: bool) -> None:
     """Refuse the hyperparameters of other families and the options that read another kind
     of data than ``family``'s: those of the families of rankings (``rankings=True``, checked
-    after the data file's kind) or of the others."""
+    after the data file's kind) or of the others.  Under ``auto`` the hyperparameters of the
+    families of points, documents and tables wait for the family picked
+    (:func:`check_picked`)."""
     def now(kind):
         return (kind == "rankings") == rankings
 
     for name, owners in _hyperparameter_owners().items():
+        if family == AUTO and FAMILIES[owners[0]].data_kind != "rankings":
+            continue
         if (family not in owners and getattr(args, name) is not None
                 and now(FAMILIES[owners[0]].data_kind)):
             hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..families import FAMILIES
+from ..families import FAMILIES, choose_family
 from ..utils.checks import CellError, DataError
 from .config import (AUTO, DATASETS, MAX_LISTED_COLUMNS, RunConfig, _DEMO, _SUBSAMPLE_STREAM,
-                     _is_preflib, _preflib_suffix, family_kind)
+                     _is_preflib, _preflib_suffix, check_picked, family_kind)
 
 @dataclass
 class LoadedData:
@@ -56,11 +57,39 @@ def _load(config: RunConfig) -> LoadedData:
     kind = family_kind(config.family)
     if kind == "rankings":
         data = _load_rankings(config)
+    elif config.family == AUTO and not _reads_as_frame(config.data):
+        data = _load_table(config, "auto")  # the demo, or counts from a sparse file
+        data.family = choose_family(data.X).name
+        if config.data != _DEMO:
+            data.info["family_picked"] = data.family
     elif reads_frames(config.family) and config.data != _DEMO:
         data = load_frame(config)
     else:
-        data = _load_table(config, "dense" if config.family == AUTO else kind)
+        data = _load_table(config, kind)
+    if data.family is not None:
+        check_picked(config, data.family)
+    if config.distances is not None:  # the ddCRP's
+        from ..io import load_distances
+
+        data.distances = load_distances(config.distances, n=len(data.X))
+        data.info["distances"] = config.distances
+        if sp.issparse(data.distances):
+            data.info["distance_pairs"] = int(data.distances.nnz)
     return _subsampled(config, data, kind)
+
+
+def _reads_as_frame(path: str) -> bool:
+    """Whether a data file is read as a table of mixed columns under ``--family auto``
+    (text and Parquet tables, ``.npy`` arrays); sparse files (``.npz``, bag-of-words) hold
+    counts."""
+    from ..io.files import detect_format
+
+    if path == _DEMO:
+        return False
+    try:
+        return detect_format(Path(path))[0] not in ("npz", "docword")
+    except DataError:  # not a data file: the table reader says what it is
+        return True
 
 
 def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
@@ -156,16 +185,9 @@ def _load_table(config: RunConfig, kind: str) -> LoadedData:
                 what=f"{meta['path']}: the positions column {config.positions!r}")
             info.update(_positions_info(config, positions))
         data = LoadedData(X=X, truth=truth, info=info, positions=positions)
-    if config.distances is not None:
-        from ..io import load_distances
-
-        data.distances = load_distances(config.distances, n=int(data.X.shape[0]))
-        data.info["distances"] = config.distances
-        if sp.issparse(data.distances):
-            data.info["distance_pairs"] = int(data.distances.nnz)
     data.info["n_samples"] = int(data.X.shape[0])
     data.info["n_features"] = int(data.X.shape[1])
-    if kind == "counts" and sp.issparse(data.X):
+    if kind in ("counts", "auto") and sp.issparse(data.X):
         data.info["n_nonzero"] = int(data.X.nnz)
     if config.vocab is not None:
         from ..io import load_vocabulary

@@ -7,8 +7,8 @@ import argparse
 
 from .. import __version__
 from ..families import FAMILIES
-from .config import (AUTO, DATASETS, MODEL_FILE, PROG, STDIN_FILE, _EXIT_USAGE, _alpha_type,
-                     _coarsening_type, _column_types_type, _prior_type, _columns_type,
+from .config import (AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
+                     _EXIT_USAGE, _alpha_type, _coarsening_type, _column_types_type, _prior_type, _columns_type,
                      _decay_type, _int_type, _missing_type, _option_type, _truth_type)
 
 
@@ -192,8 +192,9 @@ def _family_help() -> str:
     return (f"component family: {what}; '{AUTO}' picks one from the data (gaussian for "
             f"complete numbers, table for text columns, 0/1 columns, a scale of 3 to 12 "
             f"whole numbers, holes or a column of "
-            f"ids, which it leaves out; said on stderr and in the summary) (default: "
-            f"gaussian; {bundled})")
+            f"ids, which it leaves out; documents for a sparse file of counts or with "
+            f"--vocab; {RANKINGS_FAMILY} for a file of rankings; said on stderr and in the "
+            f"summary) (default: {AUTO}; {bundled})")
 
 
 def _add_family_args(fit, model) -> None:

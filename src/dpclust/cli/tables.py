@@ -35,7 +35,7 @@ def load_frame(config: RunConfig, *, infer: bool = True):
     picked and no kinds are read."""
     from ..io import as_labels, parse_positions
     from ..io.frames import read_frame
-    from .data import LoadedData
+    from .data import LoadedData, _positions_info
 
     text = [name for name, kind in config.column_types or () if kind in ("categorical",
                                                                            "bernoulli")]
@@ -68,6 +68,7 @@ def load_frame(config: RunConfig, *, infer: bool = True):
         what = f"{path}: the positions column {roles['positions']!r}"
         data.positions = parse_positions(
             _complete(path, frame[roles["positions"]], "--positions", "").tolist(), what=what)
+        info.update(_positions_info(config, data.positions))
     info["n_samples"] = int(len(X))
     info["n_features"] = int(len(features))
     if infer:
@@ -215,11 +216,13 @@ def _pick_family(config: RunConfig, X: pd.DataFrame, kinds: dict, weighted: bool
 
 
 def kinds_lines(config: RunConfig, data) -> list[str]:
-    """Lines for stderr: the family ``auto`` picked, each column's kind (the first
+    """Lines for stderr: the table family ``auto`` picked (a family of plain numbers or
+    counts is said in the summary only), each column's kind (the first
     :data:`MAX_PRINTED_COLUMNS`), and the cleaning rules with their counts."""
     lines = []
-    if config.family == AUTO and data.family is not None:
-        lines.append(f"--family auto picked {data.family} ({FAMILIES[data.family].describes})")
+    if config.family == AUTO and data.schema is not None:
+        lines.append(f"--family auto (the default) picked {data.family} "
+                     f"({FAMILIES[data.family].describes}; --family chooses another)")
     if data.schema is not None:
         rows = [(c.name, c.kind, _why(c, data.family)) for c in data.schema.columns]
         rows += [(name, "left out", why) for name, why in data.schema.dropped]

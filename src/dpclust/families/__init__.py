@@ -115,7 +115,7 @@ def _check_array_like(X) -> None:
 
 
 def _plain_numbers(X):
-    """``X`` as a float array when it is a complete table of numbers with no 0/1-only column,
+    """``X`` as a float array when it is a complete table of numbers with no 0/1 column,
     no column of a few whole-number levels (a rating scale, a code:
     :func:`dpclust.tables.columns.reads_as_levels`) and, for a DataFrame, no column of
     identifiers (:func:`dpclust.tables.numbered_ids`,
@@ -138,8 +138,9 @@ def _plain_numbers(X):
         return None
     if a.ndim != 2 or a.shape[0] == 0 or not np.all(np.isfinite(a)):
         return None
-    if np.any(np.all((a == 0) | (a == 1), axis=0)):
-        return None
+    zero, one = a == 0, a == 1
+    if np.any(np.all(zero | one, axis=0) & zero.any(axis=0) & one.any(axis=0)):
+        return None  # a 0/1 column (a constant column of 0 or 1 is plain numbers)
     from ..tables.columns import reads_as_levels
 
     if any(reads_as_levels(column) for column in a.T):  # a scale or a code: categories

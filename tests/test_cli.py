@@ -1250,7 +1250,7 @@ def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     s = summary_of(out)
     assert s["settings"]["n_iter"] == 48 and s["settings"]["burn_in"] == 24
     assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12,
-                                                "max_time": 300.0}
+                                                "max_time": 600.0}
     status, _, err = run(capsys, "fit", *FAST, "--max-iters", "48", "--out", out)
     assert status == 2 and "--until-converged" in err
 

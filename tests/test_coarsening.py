@@ -93,6 +93,30 @@ def test_auto_runs_the_grid_and_fits_at_the_elbow(data):
         calibrate(DPMixture(coarsening="auto", n_chains=1, n_iter=200), X, grid=[0.0, 10.0])
 
 
+def test_the_grid_runs_on_a_subsample_of_the_same_effective_sample_size():
+    """Above ``n_rows`` points the grid runs on a random subsample, each value at the
+    alpha_c whose effective sample size zeta m equals the whole data's zeta N; values whose
+    subsample would be nearly exact (zeta_m >= 1/2) are dropped."""
+    X, _ = make_gaussian_mixture(n_samples=1_200, n_clusters=3, random_state=1)
+    est = DPMixture(coarsening="auto", n_chains=1, n_iter=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cal = calibrate(est, X, grid=[10.0, 100.0, 300.0, 1000.0], n_rows=400)
+    assert cal.n_rows == 400
+    assert list(cal.alpha_c) == [10.0, 100.0]  # E(300) = 240 >= 400 / 2: dropped
+    effective = cal.alpha_c * 1_200 / (cal.alpha_c + 1_200)
+    np.testing.assert_allclose(cal.alpha_subsample * 400 / (cal.alpha_subsample + 400),
+                               effective)
+    np.testing.assert_allclose(cal.zeta, cal.alpha_c / (cal.alpha_c + 1_200))
+    assert cal.chosen in cal.alpha_c and np.all(np.isfinite(cal.fit))
+    info = cal.as_dict()
+    assert info["rows"] == 400 and len(info["alpha_c_subsample"]) == 2
+    again = calibrate(est, X, grid=[10.0, 100.0], n_rows=400)
+    np.testing.assert_array_equal(again.fit, cal.fit)  # the same subsample at the same seed
+    whole = calibrate(est, X[:300], grid=[10.0, 100.0], n_rows=400)
+    assert whole.n_rows == 300 and whole.alpha_subsample is None
+
+
 def test_cli_coarsening(tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["fit", "--coarsening", "40", "--chains", "1", "--iters", "30", "--no-plots",

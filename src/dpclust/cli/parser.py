@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..chains.runner import DEFAULT_MAX_TIME
 from ..families import FAMILIES
 from .config import (AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
                      _EXIT_USAGE, _alpha_type, _coarsening_type, _column_types_type, _prior_type, _columns_type,
@@ -347,7 +348,7 @@ def _add_chain_args(fit) -> None:
     chain.add_argument("--max-iters", type=_int_type(1), metavar="N",
                        help="the longest run that goes on until it converges (default: "
                             "10 x --iters, or 50,000 without --iters)")
-    chain.add_argument("--max-time", type=_seconds, default=300.0, metavar="S",
+    chain.add_argument("--max-time", type=_seconds, default=DEFAULT_MAX_TIME, metavar="S",
                        help="seconds: a run that goes on until it converges is made longer "
                             "only as far as its pace says it ends within S of its start; 0: "
                             "no limit (default: %(default)s)")

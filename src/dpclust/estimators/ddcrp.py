@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.checks import DataError
 from ..chains import ChainEstimator
+from ..chains.runner import DEFAULT_MAX_TIME
 from ..samplers.crp import resolve_alpha
 from ..ddcrp.decay import parse_decay
 from ..ddcrp.distances import link_candidates, new_customer_weights
@@ -93,7 +94,7 @@ class DDCRPMixture(MixtureEstimator):
                  point_estimate="vi", max_draws="auto", n_predictive_draws=20,
                  random_state=None, progress=False, checkpoint=None, checkpoint_every=None,
                  callback=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=300.0):
+                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME):
         self.family = family
         self.alpha = alpha
         self.decay = decay
@@ -253,7 +254,7 @@ class DDCRPLanguageModel(ChainEstimator):
                  start="prior", point_estimate="vi", max_draws="auto",
                  n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
                  checkpoint_every=None, callback=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=300.0):
+                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME):
         self.alpha = alpha
         self.decay = decay
         self.distances = distances

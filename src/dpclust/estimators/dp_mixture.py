@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 
+from ..chains.runner import DEFAULT_MAX_TIME
 from ..utils.checks import DataError, check_int
 from ..samplers import MixtureModel, get_sampler
 from ..samplers._partitioned import kmeans_start
@@ -201,7 +202,7 @@ class DPMixture(MixtureEstimator):
     max_iter : int or None, default=None
         The longest run that goes on until it converges (None: ``10 * n_iter``, or 50,000
         with ``n_iter=None``).
-    max_time : float or None, default=300.0
+    max_time : float or None, default=600.0
         Seconds: a run that goes on until it converges is made longer only as far as its
         pace so far says it will end within ``max_time`` of its start (an extension of
         less than a quarter is not made); it then stops and says whether it converged.
@@ -339,7 +340,7 @@ class DPMixture(MixtureEstimator):
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
                  client=None, partitions=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=300.0, prior=None,
+                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME, prior=None,
                  coarsening=None, sample_weight_mode="auto"):
         self.family = family
         self.coarsening = coarsening

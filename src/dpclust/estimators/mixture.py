@@ -8,6 +8,7 @@ says which model, sampler and starting state its chains use.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -248,8 +249,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                 logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
                 per_draw.append(logsumexp(logp + logw[None, :], axis=1))
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
-        learned = getattr(self, "_predictive_hyper", None) or [{}] * len(self._predictive_draws
-                                                                         or self._predictive_stats)
+        # each draw's learned hyperparameters (none learned: the family's own, every draw)
+        learned = getattr(self, "_predictive_hyper", None) or itertools.repeat({})
         for (st, a), hyper in zip(self._predictive_stats or self._draw_stats(), learned):
             fam_s = fam.at(hyper) if hyper else fam  # at the draw's learned values
             logw = np.append(*self._log_weights(fam.count(st), a))

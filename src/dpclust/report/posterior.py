@@ -66,13 +66,24 @@ def _coarsening_section(coarsening: Mapping[str, Any]) -> str:
         panels.append(_panel(
             "Calibration grid", f"<table><thead>{head}</thead><tbody>{''.join(rows)}"
             "</tbody></table>",
-            f"Short runs of {_esc(grid.get('n_iter', '?'))} iterations, one per α<sub>c</sub>. "
-            "Fit: the mean log-likelihood per point; complexity: the expected number of "
+            f"Short runs of {_esc(grid.get('n_iter', '?'))} iterations, one per α<sub>c</sub>"
+            + _subsample_note(grid) + ". Fit: the mean log-likelihood per point; complexity: the expected number of "
             "clusters with at least 1% of the points. The elbow is the point farthest above "
             "the chord from the first to the last (both axes scaled to [0, 1]); the figure "
             "below draws the same curve." + _near_tie(grid)))
     return ('<h2>Coarsened posterior</h2><div class="tables">' + "".join(panels)
             + "</div>")
+
+
+def _subsample_note(grid: Mapping[str, Any]) -> str:
+    """Where the grid ran on a subsample: how many rows, at the same effective sample
+    size."""
+    if not grid.get("alpha_c_subsample"):
+        return ""
+    return (f", on a random subsample of {int(grid.get('rows', 0)):,} rows, each at the "
+            "α<sub>c</sub> that gives the subsample the effective sample size ζN of the "
+            "whole data (the coarsened posterior depends on N and α<sub>c</sub> only "
+            "through it)")
 
 
 def _near_tie(grid: Mapping[str, Any]) -> str:

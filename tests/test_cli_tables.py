@@ -137,6 +137,10 @@ def test_without_family_the_family_is_picked_from_the_data(tmp_path, capsys):
     status, _, err = run(capsys, "fit", counts, *FAST, "--out", tmp_path / "d")
     assert status == 0, err
     assert summary_of(tmp_path / "d")["settings"]["family"] == "multinomial"
+    for command, head in (("predict", "label,probability"), ("score", "log_density")):
+        status, stdout, err = run(capsys, command, tmp_path / "d", counts)
+        assert status == 0, err
+        assert stdout.splitlines()[0] == head and len(stdout.splitlines()) == 31
     status, _, err = run(capsys, "fit", counts, *FAST, "--kappa", "0.5",
                          "--out", tmp_path / "k")
     assert status == 2 and "--family auto picked multinomial" in err

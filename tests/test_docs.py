@@ -30,3 +30,16 @@ def test_documentation_builds_without_warnings(tmp_path):
     # the user guide and the benchmark pages are there
     assert (out / "user_guide" / "convergence.html").exists()
     assert any((out / "benchmarks" / "results").glob("*.html"))
+
+
+def test_the_docs_and_docstrings_cite_no_file_outside_the_repository():
+    """The mathematics is written into the user guide (its Mathematics page, which the
+    docstrings cite by section), never cited from a development file beside the clone."""
+    cited = [str(p.relative_to(ROOT))
+             for top in ("src", "docs", "examples", "benchmarks")
+             for p in (ROOT / top).rglob("*") if p.suffix in (".py", ".md", ".rst")
+             and "_build" not in p.parts and "ALGORITHMS.md" in p.read_text(errors="ignore")]
+    assert (ROOT / "README.md").read_text().count("ALGORITHMS.md") == 0
+    assert cited == []
+    page = (ROOT / "docs" / "user_guide" / "mathematics.md").read_text()
+    assert all(f"## {n}." in page for n in range(1, 8))

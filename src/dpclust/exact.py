@@ -4,7 +4,7 @@ For N <= 6 points the posterior over partitions
 ``p(partition | X) ∝ p_prior(partition) prod_blocks f(X_block)`` can be enumerated
 (Bell(6) = 203).  Run a sampler, map each draw to its canonical partition, and compare the
 frequencies with the enumeration: a wrong Hastings ratio or a wrong new-cluster term looks
-plausible on clustering demos and fails this test (ALGORITHMS.md section 6).
+plausible on clustering demos and fails this test (Mathematics §6).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import numpy as np
 from .. import __version__
 from ..families import FAMILIES
 from ..utils.checks import DataError
-from .config import (CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE, STDIN_FILE,
+from .config import (AUTO, CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE, STDIN_FILE,
                      RunConfig, UsageError, _DEMO, _EXIT_INTERRUPTED, _EXIT_OK, _EXIT_USAGE,
                      _Interrupt, _RUN_FORMAT, _config_from_args, parse_alpha)
 from .data import LoadedData, _load
@@ -333,14 +333,14 @@ def _predict(args) -> int:
     from ..estimators.dp_mixture import DPMixture
 
     model = DPMixture.load(model_path)
-    config = replace(config, data=str(Path(args.data).absolute()), truth=None,
+    # the new rows are read as the fitted family reads them (the one auto picked)
+    family = model.family_.name if config.family == AUTO else config.family
+    config = replace(config, data=str(Path(args.data).absolute()), truth=None, family=family,
                      sep=args.sep or config.sep, decimal=args.decimal or config.decimal)
     from .tables import load_frame, reads_frames
 
-    if reads_frames(config.family):  # the model's own schema reads the new rows
+    if reads_frames(family):  # the model's own schema reads the new rows
         data = load_frame(replace(config, weights=None), infer=False)
-        if getattr(model.family_, "schema_", None) is None:  # auto picked plain numbers
-            data.X = data.X.to_numpy(dtype=np.float64)
     else:
         data = _load(config)
     if args.command == "predict":

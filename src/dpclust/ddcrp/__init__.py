@@ -11,7 +11,7 @@
 * :func:`log_evidence` and :func:`bayes_factor`: marginal likelihoods of sequential models
   and Bayes factors of a decay against the ordinary CRP (:mod:`dpclust.estimators.evidence`).
 
-ALGORITHMS.md section 4 has the mathematics.
+The user guide's Mathematics page (§4) has the mathematics.
 """
 
 from .decay import Constant, Decay, Exponential, Logistic, Window, parse_decay

@@ -2,7 +2,7 @@
 
 A decay ``f`` maps a distance ``d >= 0`` to a non-negative link weight: customer ``i`` links
 to customer ``j != i`` with probability proportional to ``f(d_ij)`` and to itself with
-probability proportional to ``alpha`` (ALGORITHMS.md section 4).  Every decay here is
+probability proportional to ``alpha`` (Mathematics §4).  Every decay here is
 non-increasing, with ``f(inf) = 0``.
 """
 

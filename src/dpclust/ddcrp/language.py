@@ -11,7 +11,7 @@ where ``m_v`` is the number of tables whose word is v: with G0 marginalised the 
 form a Dirichlet-multinomial (Pólya) urn, ``Gamma(Λ) / Gamma(Λ + K) prod_v Gamma(λ_v + m_v) /
 Gamma(λ_v)`` with ``K = sum_v m_v`` tables and ``Λ = sum_v λ_v``.
 
-Gibbs step for customer i (ALGORITHMS.md section 4): once i's link is removed, i's part A of
+Gibbs step for customer i (Mathematics §4): once i's link is removed, i's part A of
 its table (its in-tree when the table splits) carries i's word w.  Linking to itself or
 inside A leaves the tables as they are; linking to a customer j of another table T is only
 possible when T carries w too, and joins the two, which removes one draw of w from G0:

@@ -7,8 +7,8 @@ links.  One step is one sweep over the customers in index order, each link drawn
                          ∝ f(d_ij)                                         if j is at i's table
                          ∝ f(d_ij) f(X_A ∪ X_T) / (f(X_A) f(X_T))          if j is at table T
 
-where A is the part of i's table that stays with i once i's link is removed (ALGORITHMS.md
-section 4).  The numba sweep is in :mod:`dpclust.kernels.ddcrp`.
+where A is the part of i's table that stays with i once i's link is removed (Mathematics
+§4).  The numba sweep is in :mod:`dpclust.kernels.ddcrp`.
 
 References
 ----------

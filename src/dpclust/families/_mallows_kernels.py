@@ -1,4 +1,4 @@
-"""Numba kernels of the Generalized Mallows family (Meilă & Chen 2010; ALGORITHMS.md §5).
+"""Numba kernels of the Generalized Mallows family (Meilă & Chen 2010; Mathematics §5).
 
 Conventions: items are ``0 .. n-1``; a central ranking ``sigma`` is stored both as an order
 (``order[p]`` = the item at position p, best first) and as ranks (``rank[item]`` = its
@@ -59,7 +59,7 @@ def code_var(theta, m):
 def log_density_theta(theta, a, b, m):
     """``-a theta - b log psi_m(theta)``: the log density (up to a constant) of one theta_j
     under the conjugate prior (``a = nu r_j``, ``b = nu``) or the posterior (``a = nu r_j +
-    S_j``, ``b = nu + N_j``), ALGORITHMS.md §5."""
+    S_j``, ``b = nu + N_j``), Mathematics §5."""
     return -a * theta - b * log_psi(theta, m)
 
 
@@ -376,7 +376,7 @@ def sample_code(theta, m, u):
 @njit(cache=True, inline="always")
 def code_of(orders, i, j, rank):
     """``s_{j+1}(pi_i | sigma)``: the items sigma ranks before ``pi_i(j)`` that are not among
-    ``pi_i(0 .. j-1)`` (ALGORITHMS.md §5), from rank look-ups (``rank[item]`` = its position
+    ``pi_i(0 .. j-1)`` (Mathematics §5), from rank look-ups (``rank[item]`` = its position
     in sigma) in O(j)."""
     r = rank[orders[i, j]]
     s = r
@@ -513,7 +513,7 @@ def clear_weights(a, E, present, n_present, mark):
 def stagewise(a, E, present, n_present, mark, n, state, order, replay, col, alive, absent,
               logw):
     """The stagewise draw of a central ranking given theta (Meilă & Chen 2010, Lemma 2;
-    ALGORITHMS.md §5), or, with ``replay=True``, the log probability of proposing ``order``.
+    Mathematics §5), or, with ``replay=True``, the log probability of proposing ``order``.
 
     At each stage the next item k is drawn with probability ∝ ``exp(-sum_{i left} R[i,
     k])`` with ``R[i, k] = a[i] - E[i, k]`` (:func:`cluster_weights`, whose ``mark`` flags the

@@ -7,7 +7,7 @@ The coarsened sampler (:mod:`dpclust.samplers.coarsened`) proposes a component's
 R[i, k])``, :func:`~dpclust.families._mallows_kernels.stagewise`) with the weighted
 ``R = sum_j theta_j R_j``; then each ``theta_j' | sigma'`` exactly from its conjugate
 conditional ``∝ exp(-theta (nu r_j + S_j)) psi_{n-j-1}(theta)^-(nu + N_j)`` with the
-weighted code sums ``S_j`` and counts ``N_j`` (ALGORITHMS.md §5).  Both factors are
+weighted code sums ``S_j`` and counts ``N_j`` (Mathematics §5).  Both factors are
 normalised, so the proposal's log density is exact and the sampler's Hastings ratio is too.
 """
 

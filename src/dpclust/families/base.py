@@ -1,7 +1,7 @@
 """The contract that every component family implements.
 
 A family bundles a likelihood ``f(x; theta)`` with a conjugate prior ``p(theta; lambda)``
-(ALGORITHMS.md section 1).  Samplers only ever talk to a family through this contract, so
+(Mathematics §1).  Samplers only ever talk to a family through this contract, so
 they never branch on the family.  There are two faces:
 
 * a **NumPy face**, batched over clusters: sufficient statistics of several clusters at once
@@ -204,7 +204,7 @@ def concatenate(*stats: NamedTuple) -> NamedTuple:
 
 
 class ConjugateFamily(ABC):
-    """Base class of component families (ALGORITHMS.md section 1).
+    """Base class of component families (Mathematics §1).
 
     Subclasses store their constructor arguments unchanged (``None`` meaning a data-driven
     default) and implement :meth:`resolve`, which returns a copy with every hyperparameter

@@ -3,7 +3,7 @@
 References
 ----------
 Murphy, K. P. (2007). Conjugate Bayesian analysis of the Gaussian distribution, section 9.
-Paisley, J. (2015). Lecture notes on DP mixtures (Normal-Wishart form; ALGORITHMS.md section 1
+Paisley, J. (2015). Lecture notes on DP mixtures (Normal-Wishart form; Mathematics §1
     corrects the typo in the update of B').
 Gelman et al. (2013). Bayesian Data Analysis, 3rd ed., section 3.6.
 Fraley, C. & Raftery, A. E. (2007). Bayesian regularization for normal mixture estimation and
@@ -121,7 +121,7 @@ class NormalInverseWishart(ConjugateFamily):
 
     Notes
     -----
-    Posterior (ALGORITHMS.md section 1): ``kappa_n = kappa0 + n``, ``nu_n = nu0 + n``,
+    Posterior (Mathematics §1): ``kappa_n = kappa0 + n``, ``nu_n = nu0 + n``,
     ``m_n = (kappa0 m0 + n xbar) / kappa_n``,
     ``S_n = S0 + scatter + (kappa0 n / kappa_n)(xbar - m0)(xbar - m0)^T``.
     The posterior predictive is a multivariate Student-t with ``nu_n - d + 1`` degrees of
@@ -347,7 +347,7 @@ class NormalInverseWishart(ConjugateFamily):
         return NIWPosterior(mean, kappa, dof, scale, np.linalg.cholesky(scale))
 
     def log_marginal(self, stats: GaussianStats) -> np.ndarray:
-        """``log f(X_k)``: ALGORITHMS.md section 1 (Murphy 2007, eq. 266)."""
+        """``log f(X_k)``: Mathematics §1 (Murphy 2007, eq. 266)."""
         m0, kappa0, nu0, S0 = self._hyper()
         d = m0.shape[0]
         post = self.posterior(stats)

@@ -1,4 +1,4 @@
-"""Generalized Mallows components for top-t rankings (Meilă & Chen 2010; ALGORITHMS.md §5).
+"""Generalized Mallows components for top-t rankings (Meilă & Chen 2010; Mathematics §5).
 
 A top-t ranking ``pi`` lists ``t <= n - 1`` distinct items of ``0 .. n-1``, best first.  Given
 a central ranking ``sigma`` (a permutation) its codes are
@@ -89,7 +89,7 @@ class MallowsStats(NamedTuple):
         ``N_j``: rankings of length at least ``j + 1``.
     R : ndarray of shape (K, J, n, n)
         ``R_j[i, i']``: rankings with ``pi(j+1) = i`` and ``i'`` not among ``pi(1..j)``,
-        ``i' != i`` (ALGORITHMS.md §5); ``S_j(sigma) = sum R_j[i, i'] 1[sigma: i' before i]``.
+        ``i' != i`` (Mathematics §5); ``S_j(sigma) = sum R_j[i, i'] 1[sigma: i' before i]``.
     """
 
     n: np.ndarray

@@ -10,7 +10,7 @@ Chang, J. & Fisher III, J. W. (2013). Parallel sampling of DP mixture models usi
     splits. NIPS (multinomial experiments).
 Blei, D. M. & Frazier, P. I. (2010). Distance dependent Chinese restaurant processes. ICML
     (the Dirichlet-multinomial mixture of documents).
-ALGORITHMS.md section 1 (the log marginal with its multinomial coefficients).
+Mathematics §1 (the log marginal with its multinomial coefficients).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Per customer the sweep
    needs no slot: its predictive densities are enough);
 3. weighs every candidate: ``log alpha`` for itself, ``log f(d_ij)`` for a customer at its
    own table, and ``log f(d_ij)`` plus the table's join gain ``log f(X_A ∪ X_T) - log f(X_A)
-   - log f(X_T)`` otherwise, computed once per candidate table (ALGORITHMS.md section 4);
+   - log f(X_T)`` otherwise, computed once per candidate table (Mathematics §4);
 4. draws the link and, when it joins another table, moves the moving part there.
 
 So a customer costs O(candidates + candidate tables) plus the size of the part that moves.

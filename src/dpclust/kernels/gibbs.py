@@ -6,7 +6,7 @@ Randomness comes in as pre-drawn uniforms from the caller's ``numpy.random.Gener
 
 A categorical draw uses one uniform and an inverse CDF over ``exp(l_k - max l)``, skipping
 the exponential where ``l_k - max l < -36`` (a weight below 1e-15 of the best, which moves
-the distribution by less than rounding does; ALGORITHMS.md section 7).
+the distribution by less than rounding does; Mathematics §7).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def collapsed_sweep(kdata, kstats, khyper, labels, counts, log_join, active, whe
     clusters and ``∝ V(K_-i) f(x_i)`` for a new one, with the partition prior's seating
     weights read from its tables ``log_join[c]`` and ``log_new[K]``
     (:meth:`dpclust.priors.PartitionPrior.log_seat_weights`; the Dirichlet process has
-    ``W(c) = c`` and ``V(K) = alpha``, ALGORITHMS.md section 2).  The new-cluster term is
+    ``W(c) = c`` and ``V(K) = alpha``, Mathematics §2).  The new-cluster term is
     evaluated on a free slot, which every free slot keeps in the prior (reset) state.
 
     ``sizes = [n_active, n_free]`` is updated in place.  Returns the position in ``order``

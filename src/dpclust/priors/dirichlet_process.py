@@ -10,7 +10,7 @@ References
 Escobar, M. D. & West, M. (1995). Bayesian density estimation and inference using mixtures.
     JASA 90(430), section 6 (the auxiliary-variable update of alpha).
 Neal, R. M. (2000), eq. (3.7)-(3.8) (the CRP conditionals).
-ALGORITHMS.md section 2.
+Mathematics §2.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def resolve_alpha(alpha) -> tuple[float, GammaPrior | None]:
 def crp_log_prior(sizes, alpha: float) -> float:
     """``log p(z | alpha)`` of a partition with block sizes ``sizes`` under the CRP.
 
-    ``K log alpha + sum_k lgamma(N_k) + lgamma(alpha) - lgamma(alpha + N)`` (ALGORITHMS.md §2).
+    ``K log alpha + sum_k lgamma(N_k) + lgamma(alpha) - lgamma(alpha + N)`` (Mathematics §2).
     """
     sizes = positive_sizes(sizes)
     n = sizes.sum()

@@ -181,7 +181,7 @@ class MixtureModel(ChainData):
         return self.family.log_predictive(self.X, self.family.empty_stats(1))[:, 0]
 
     def log_joint(self, labels: np.ndarray, alpha: float) -> float:
-        """``log p(z | alpha) + sum_k log f(X_k)`` (ALGORITHMS.md section 2).
+        """``log p(z | alpha) + sum_k log f(X_k)`` (Mathematics §2).
 
         Computed with the family's compiled kernels (one pass over the data).
         """
@@ -211,7 +211,7 @@ class MixtureModel(ChainData):
         (:meth:`~dpclust.priors.PartitionPrior.log_split_ratio`; for the Dirichlet process
         ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c)``) plus ``log f(X_l) +
         log f(X_r) - log f(X_c)``, the target ratio of every split/merge move
-        (ALGORITHMS.md §3)."""
+        (Mathematics §3)."""
         kern = self.kernel
         logf = np.empty(3)
         split, fns = _kernels.dispatch(kern, "split_log_marginals")

@@ -8,7 +8,7 @@ References
 ----------
 Paisley, J. (2015). Lecture notes, the finite Gibbs sampler (steps a-c).
 Chang, J. & Fisher III, J. W. (2013), the FSD baseline.
-ALGORITHMS.md section 2.
+Mathematics §2.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ References
 Neal, R. M. (2000). Markov chain sampling methods for Dirichlet process mixture models.
     JCGS 9(2), algorithm 3.
 Paisley, J. (2015). Lecture notes on DP mixtures: the marginalised sampler.
-ALGORITHMS.md section 2.
+Mathematics §2.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ that the result for a given ``random_state`` does not depend on how many threads
 run the chunks.
 
 Slots of the statistics, for K clusters: ``2k + s`` for sub-cluster s of cluster k, and
-``2K``/``2K + 1`` for the two halves of the random split proposal (ALGORITHMS.md section 3).
+``2K``/``2K + 1`` for the two halves of the random split proposal (Mathematics §3).
 
 :func:`chunk_pass` is one loop over a chunk's points, longer than 100 lines on purpose: the
 per-point state (the random stream, the cached candidates of the point's super-cluster, the

@@ -14,7 +14,7 @@ shared edge).
 The kernel
 ----------
 Items are ``0 .. n-1``; a top-t ranking ``pi`` lists ``t <= n - 1`` items, best first.  With all
-``theta_j = theta`` the GM^s model of ALGORITHMS.md §5,
+``theta_j = theta`` the GM^s model of Mathematics §5,
 
     GM(pi | sigma, theta) = exp(-theta sum_{j<=t} s_j(pi | sigma)) / prod_{j<=t} psi_{n-j}(theta),
 

@@ -33,7 +33,7 @@ class RankingEBMS(ClusterMixin, _RankingModel):
     :class:`RankingKDE` (the probability of ``pi_v`` under the kernel centred at ``pi_u``).  With
     all ``theta_j`` equal the GM^s normaliser does not depend on ``sigma``, so the argmin is the
     maximum-likelihood central ranking of the weighted points, a weighted Kemeny problem in the
-    statistics ``R[i, k] = sum_v w_uv sum_j R_j(pi_v)[i, k]`` of ALGORITHMS.md §5.  It is
+    statistics ``R[i, k] = sum_v w_uv sum_j R_j(pi_v)[i, k]`` of Mathematics §5.  It is
     estimated by the greedy stagewise rule: at each stage, place the item left with the
     smallest column sum ``sum_{i left} R[i, k]`` (the cost of putting it next).  All points
     move at once (blurring: the data themselves move, Carreira-Perpiñán 2006) until none

@@ -68,7 +68,7 @@ def update_clusters(orders, lengths, members, starts, order, rank, theta, nu_r, 
     sigma | theta then theta | sigma (Meilă & Chen 2010, Figures 1 and 5, step 2).
 
     * sigma | theta: the stagewise draw (``SIGMA_STAGEWISE``, the paper's; approximate, see
-      ALGORITHMS.md §5) or that draw as an independence proposal in a Metropolis-Hastings
+      Mathematics §5) or that draw as an independence proposal in a Metropolis-Hastings
       step (``SIGMA_MH``, exact): accept with probability ``min(1, [e^{-L(sigma')} q(sigma)]
       / [e^{-L(sigma)} q(sigma')])``, ``L(sigma) = sum_j theta_j S_j(sigma)``, followed by a
       scan of neighbour swaps (:func:`_adjacent_swaps`), also exact.
@@ -152,7 +152,7 @@ def _update_cluster(orders, lengths, members, lo, hi, c, order, rank, theta, nu_
             state, log_q_old, cost_old = gm.stagewise(a, E, present, n_present, mark, n,
                                                       state, order[c], True, col, alive,
                                                       absent, logw)
-            # independence Metropolis-Hastings: target e^{-L(sigma)} (ALGORITHMS.md §5)
+            # independence Metropolis-Hastings: target e^{-L(sigma)} (Mathematics §5)
             log_ratio = (cost_old - cost_new) + (log_q_old - log_q_new)
             state, u = next_uniform(state)
             take = math.log1p(-u) < log_ratio

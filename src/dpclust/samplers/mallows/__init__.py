@@ -14,7 +14,7 @@ alternate assignments with cluster updates:
   posterior (close when the number of items is large); it is the faster of the two.
 
 The sigma | theta step: the paper's stagewise draw (Lemma 2) is exact only when the later
-stages' normalisers do not depend on the earlier choices, which fails in general (ALGORITHMS.md
+stages' normalisers do not depend on the earlier choices, which fails in general (Mathematics
 §5 gives a 4-item case at total variation 0.17).  ``sigma_step="mh"`` uses it as an
 independence proposal in a Metropolis-Hastings step, which is exact and costs one more pass
 over the stages, followed by a scan of Metropolis swaps of neighbouring items (O(1) each,

@@ -177,7 +177,7 @@ def pairwise_merges(cfg, rng, fam, clusters, alpha, touched):
     n_l, n_r = n[first], n[second]
     n_m = n_l + n_r
     if cfg.merges == "reverse":
-        # minus the split target ratio (ALGORITHMS.md section 3)
+        # minus the split target ratio (Mathematics §3)
         log_h = -_split_log_ratio(logf[first], logf[second], logf_both, n_l, n_r, alpha)
     else:
         a2 = alpha / 2.0

@@ -40,7 +40,7 @@ def _log_beta(a, b):
 
 def _split_log_ratio(logf_l, logf_r, logf_c, n_l, n_r, alpha):
     """``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c) + log f(X_l) + log f(X_r)
-    - log f(X_c)``: the target ratio of a split (ALGORITHMS.md section 3), from the parts'
+    - log f(X_c)``: the target ratio of a split (Mathematics §3), from the parts'
     log marginals; elementwise over arrays of splits."""
     return (math.log(alpha) + gammaln(n_l) + gammaln(n_r) - gammaln(n_l + n_r)
             + logf_l + logf_r - logf_c)

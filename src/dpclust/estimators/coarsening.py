@@ -41,8 +41,10 @@ from sklearn.base import clone
 DEFAULT_GRID = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 #: iterations of each short run of the grid (at most the estimator's n_iter)
 CALIBRATION_ITER = 100
-#: rows of the random subsample the grid runs on (all the rows of smaller data): at 3,000
-#: the seven short runs cost about 2 % of a default fit of the 29,988 Dublin West ballots
+#: rows of the random subsample the grid runs on (all the rows of smaller data): on the
+#: 29,988 Dublin West ballots (Plackett-Luce) the grid took 10 s on 3,000 against 71 s on all
+#: of them, with the same curve within 0.05 nats a ballot and 0.4 clusters, and the same
+#: choice (alpha_c = 100); the default fit takes 364-592 s
 CALIBRATION_ROWS = 3_000
 #: the random stream of the subsample among those of the estimator's ``random_state``
 _SUBSAMPLE_STREAM = 13

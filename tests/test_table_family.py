@@ -329,7 +329,10 @@ def test_whole_numbers_of_a_few_levels_are_read_as_categories():
 def test_auto_on_plain_numbers_is_the_gaussian():
     X = np.random.default_rng(0).normal(size=(30, 3))
     assert get_family("auto", X).name == "gaussian"
-    assert get_family("auto", np.hstack([X, np.ones((30, 1))])).name == "table"
+    yes_no = (np.arange(30) % 2)[:, None]
+    assert get_family("auto", np.hstack([X, yes_no])).name == "table"
+    # a constant column of 1s is no yes/no question: the numbers stay plain
+    assert get_family("auto", np.hstack([X, np.ones((30, 1))])).name == "gaussian"
     X[0, 0] = np.nan
     assert get_family("auto", X).name == "table"
     assert get_family("auto", np.random.default_rng(1).normal(size=(5, 60))).name == "diagonal"

@@ -506,11 +506,15 @@ def check_picked(config: RunConfig, picked: str) -> None:
     owners = _hyperparameter_owners()
     for name, _ in config.hyperparameters:
         if picked not in owners[name]:
-            hp = next(hp for hp in FAMILIES[owners[name][0]].hyperparameters
-                      if hp.name == name)
-            raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners[name])}"
-                             f"; --family auto picked {picked} for these data (give --family "
-                             f"to choose another)")
+            raise UsageError(f"{_applies_only(name, owners[name])}; --family auto picked "
+                             f"{picked} for these data (give --family to choose another)")
+
+
+def _applies_only(name: str, owners: list) -> str:
+    """``"--kappa applies only to --family a or b"``: the families that have the
+    hyperparameter ``name``."""
+    hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
+    return f"{hp.option} applies only to --family {' or '.join(owners)}"
 
 
 def _check_family_options(args, family: str, *, rankings: bool) -> None:
@@ -527,8 +531,7 @@ def _check_family_options(args, family: str, *, rankings: bool) -> None:
             continue
         if (family not in owners and getattr(args, name) is not None
                 and now(FAMILIES[owners[0]].data_kind)):
-            hp = next(hp for hp in FAMILIES[owners[0]].hyperparameters if hp.name == name)
-            raise UsageError(f"{hp.option} applies only to --family {' or '.join(owners)}")
+            raise UsageError(_applies_only(name, owners))
     for kind, options in _DATA_KIND_OPTIONS.items():
         if not now(kind) or kind == family_kind(family):
             continue

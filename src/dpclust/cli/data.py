@@ -83,11 +83,12 @@ def _reads_as_frame(path: str) -> bool:
     (text and Parquet tables, ``.npy`` arrays); sparse files (``.npz``, bag-of-words) hold
     counts."""
     from ..io.files import detect_format
+    from ..io.frames import FRAME_FORMATS
 
     if path == _DEMO:
         return False
     try:
-        return detect_format(Path(path))[0] not in ("npz", "docword")
+        return detect_format(Path(path))[0] in FRAME_FORMATS
     except DataError:  # not a data file: the table reader says what it is
         return True
 

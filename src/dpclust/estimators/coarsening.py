@@ -207,12 +207,9 @@ def _subsample(X, n_rows: int, random_state):
     else:
         seed = random_state if isinstance(random_state, (int, np.integer)) else None
         rng = np.random.default_rng(None if seed is None else [int(seed), _SUBSAMPLE_STREAM])
-    keep = np.sort(rng.choice(n, n_rows, replace=False))
-    if hasattr(X, "iloc"):
-        return X.iloc[keep]
-    if isinstance(X, (list, tuple)):
-        return [X[i] for i in keep]
-    return X[keep]
+    from .comparison import take_rows
+
+    return take_rows(X, np.sort(rng.choice(n, n_rows, replace=False)))
 
 
 def _n_points(estimator, X) -> int:

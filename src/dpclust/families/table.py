@@ -524,15 +524,11 @@ class TableFamily(ConjugateFamily):
         column's parameters to :data:`~dpclust.families.base.CLUSTER_PARAMS_FILE`."""
         s = self.schema_
         n_columns = len(s.real) + len(s.coded) + len(s.counts)
-        room = [MAX_SUMMARY_FEATURES]
-
-        def listed(columns):
-            keep = columns[:max(room[0], 0)]
-            room[0] -= len(keep)
-            return list(enumerate(keep))
-
+        # the first MAX_SUMMARY_FEATURES columns in the order real, coded, counts
+        real = list(enumerate(s.real[:MAX_SUMMARY_FEATURES]))
+        coded = list(enumerate(s.coded[:MAX_SUMMARY_FEATURES - len(real)]))
+        counts = list(enumerate(s.counts[:MAX_SUMMARY_FEATURES - len(real) - len(coded)]))
         block: dict = {}
-        real, coded, counts = listed(s.real), listed(s.coded), listed(s.counts)
         if real:
             block["means"] = {c.name: rounded(params["means"][:, j]) for j, c in real}
             block["sds"] = {c.name: rounded(np.sqrt(params["variances"][:, j]))

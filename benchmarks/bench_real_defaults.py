@@ -269,12 +269,13 @@ def _newsgroups_subset(n: int | None, seed: int = 0):
     return X[keep], y[keep]
 
 
-def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 0):
+def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 0,
+           shares=K_VS_N_SHARES):
     """Clusters holding >= 1 % of the rows under the defaults at each of
     :data:`K_VS_N_SHARES` of each data set (random subsets of one seed)."""
 
     rows = []
-    shares = (0.1, 0.3) if quick else K_VS_N_SHARES
+    shares = (0.1, 0.3) if quick else shares
     for name in data:
         for share in shares:
             if name == "dublin-west":
@@ -531,6 +532,8 @@ def main():
     parser.add_argument("--kn-data", nargs="+", choices=("dublin-west", "newsgroups", "fashion"),
                         default=["dublin-west", "newsgroups"],
                         help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
+    parser.add_argument("--kn-shares", nargs="+", type=float, default=list(K_VS_N_SHARES),
+                        help="k-vs-n: the shares of each data set fitted")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: subsets, short chains")
     args = parser.parse_args()
@@ -539,7 +542,7 @@ def main():
            "survey": lambda: survey(args.quick),
            "fashion-iteration": lambda: fashion_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
-           "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data),
+           "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,
                [None if p == "default" else p for p in args.dw_priors])}

@@ -28,7 +28,6 @@ from .base import (CLUSTER_PARAMS_FILE, ClusterColumn, ClusterSummary, ClusterTa
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
-_ROW_BLOCK = 2048
 #: from this many features the sub-cluster passes score points by blocks of BLOCK_ROWS rows,
 #: one triangular product (BLAS trmm) per block and component (measured: below 8 features
 #: the scalar loop is as fast).  2,048 rows: the per-cluster sub-blocks of a block (its
@@ -721,9 +720,9 @@ def _mahalanobis(X, means, chols):
     inverses = _lower_inverses(chols)
     for k in range(len(inverses)):
         maha, factor = np.empty(len(X)), np.ascontiguousarray(inverses[k].T)
-        for start in range(0, len(X), _ROW_BLOCK):  # blocks that stay in cache: twice as fast
-            Z = (X[start:start + _ROW_BLOCK] - means[k]) @ factor
-            maha[start:start + _ROW_BLOCK] = np.einsum("ij,ij->i", Z, Z)
+        for start in range(0, len(X), BLOCK_ROWS):  # blocks that stay in cache: twice as fast
+            Z = (X[start:start + BLOCK_ROWS] - means[k]) @ factor
+            maha[start:start + BLOCK_ROWS] = np.einsum("ij,ij->i", Z, Z)
         yield maha, 2.0 * np.log(np.diag(chols[k])).sum()
 
 

@@ -339,14 +339,15 @@ def test_a_script_without_a_main_guard_fails_fast_and_says_why(tmp_path):
 
 
 # ------------------------------------------------------------------- until converged
-def test_until_converged_doubles_the_run_until_the_rule_passes(easy):
+def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
     X, _ = easy
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         m = DPMixture(n_iter=100, until_converged=True, max_iter=3200,
                       random_state=0, n_chains=1).fit(X)
     assert m.convergence_["converged"]
-    assert m.n_iter_ in (200, 400, 800, 1600, 3200)  # doubled from 100
+    # made 1.5 to 2 times longer from 100 at each verdict that fails (round lengths)
+    assert 150 <= m.n_iter_ <= 3200 and m.n_iter_ % 50 == 0
     assert m.trace_.log_joint.shape == (m.n_iter_,)
     # the default burn-in moved with it: half of the run
     assert m.trace_.kept[0] == m.n_iter_ // 2

@@ -723,7 +723,7 @@ def _mahalanobis(X, means, chols):
         for start in range(0, len(X), BLOCK_ROWS):  # blocks that stay in cache: twice as fast
             Z = (X[start:start + BLOCK_ROWS] - means[k]) @ factor
             maha[start:start + BLOCK_ROWS] = np.einsum("ij,ij->i", Z, Z)
-        yield maha, 2.0 * np.log(np.diag(chols[k])).sum()
+        yield maha, log_det_chol(np.ascontiguousarray(chols[k]))
 
 
 def _weighted_rows(w, relative: float = 1e-14):

@@ -337,7 +337,7 @@ def test_kmeans_start():
     "auto" uses it for the sub-cluster sampler only; a bad value is named."""
     from dpclust.families import DirichletMultinomial
     from dpclust.samplers import CollapsedGibbs
-    from dpclust.samplers.base import kmeans_labels
+    from dpclust.samplers.kmeans import kmeans_labels
 
     X, y = make_gaussian_mixture(n_samples=400, n_clusters=4, random_state=5)
     rng = np.random.default_rng(0)

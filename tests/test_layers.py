@@ -1,10 +1,11 @@
 """The package's imports point down the layers, and no module imports itself in a circle.
 
 Every module of ``src/dpclust`` sits in one layer of :data:`LAYERS` (the longest matching
-prefix decides); an import, at module level or inside a function, may name a module of the
-same layer or a lower one.  Module-level imports must form no circle.  This is the
-architecture of the README's "Layout" section, checked on the source (``ast``), not on a
-running interpreter.
+prefix decides, and every prefix names a module); an import, at module level or inside a
+function, may name a module of the same layer or a lower one, and imports, at module level
+or inside functions, form no circle.  No function is over :data:`FUNCTION_LINES` lines
+unless its docstring says why ("long on purpose").  This is the architecture of the
+README's "Layout" section, checked on the source (``ast``), not on a running interpreter.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ LAYERS = [
     # 1: what a model is made of: component families, partition priors, ranking data
     ("dpclust.families", "dpclust.priors", "dpclust.rankings", "dpclust.tables", "dpclust.ddcrp.decay",
      "dpclust.ddcrp.distances", "dpclust.ddcrp.prior"),
-    # 2: the model (family + prior + data), exact posteriors on tiny data, and posterior
-    # summaries that need the family (fused clusters compare its components)
-    ("dpclust.model", "dpclust.exact", "dpclust.fusion"),
+    # 2: exact posteriors on tiny data, and posterior summaries that need the family (fused
+    # clusters compare its components)
+    ("dpclust.exact", "dpclust.fusion"),
     # 3: samplers
     ("dpclust.samplers", "dpclust.ddcrp"),
     # 4: the chain runner: trace, driver, processes, checkpoints, calibration
@@ -57,6 +58,9 @@ ALIASES: set[tuple[str, str]] = {
 PENDING_UPWARD: set[tuple[str, str]] = set()
 PENDING_CIRCLES: set[str] = set()
 PENDING_LONG: set[str] = set()
+#: functions over this many lines say why in their docstring
+FUNCTION_LINES = 120
+PENDING_LONG_FUNCTIONS: set[str] = set()
 
 
 def _check(found: set, pending: set, what: str):
@@ -134,8 +138,15 @@ def test_imports_point_down():
     _check(upward, PENDING_UPWARD, "imports that point up (module, target)")
 
 
+def test_every_layer_name_is_a_module():
+    stale = {p for prefixes in LAYERS for p in prefixes
+             if not any(m == p or m.startswith(p + ".") for m in MODULES)}
+    assert not stale, f"layer names that are no module: {sorted(stale)}"
+
+
 def test_no_import_circles():
-    graph = {m: {t for t, top in ts if top and t in MODULES} for m, ts in _graph().items()}
+    """No circle, counting imports inside functions too (a lazy import is an import)."""
+    graph = {m: {t for t, _ in ts if t in MODULES} for m, ts in _graph().items()}
     state, stack, circles = {}, [], []
 
     def visit(m):
@@ -166,3 +177,19 @@ def test_modules_are_small(limit):
         if n > limit and "long on purpose" not in "\n".join(text.splitlines()[:40]):
             long.add(module)
     _check(long, PENDING_LONG, f"modules over {limit} lines")
+
+
+def test_functions_are_short():
+    """No function over :data:`FUNCTION_LINES` lines unless its docstring says it is long
+    on purpose (a compiled loop whose splitting would cost speed)."""
+    long = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if node.end_lineno - node.lineno + 1 <= FUNCTION_LINES:
+                continue
+            if "long on purpose" not in (ast.get_docstring(node) or "").lower():
+                long.add(f"{module}.{node.name}")
+    _check(long, PENDING_LONG_FUNCTIONS, f"functions over {FUNCTION_LINES} lines")
+

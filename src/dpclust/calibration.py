@@ -78,7 +78,7 @@ def prior_draw(family, n_samples: int, alpha, rng, candidates=None, prior=None):
     partition from that prior's restaurant process instead (``alpha`` is then the prior's
     own concentration); or with ``candidates`` (:func:`dpclust.ddcrp.link_candidates`) from
     the distance dependent CRP mixture: links from the ddCRP prior, tables as clusters."""
-    if prior is not None and prior.name != "dp":
+    if prior is not None and not prior.is_dirichlet_process:
         a = prior.alpha_start
         z = prior.sample_partition(rng, n_samples, a)
         params = family.sample_prior(rng, int(z.max()) + 1)

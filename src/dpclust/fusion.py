@@ -111,6 +111,25 @@ class Fusion(NamedTuple):
     draw_chain: np.ndarray | None = None
 
 
+def _cut(cross, sizes, pairs, k):
+    """The tree cut into ``k`` fused clusters: each block's cluster (canonical labels) and
+    the mean distance ``Dbar`` between the points of every two clusters (within one: its
+    distinct pairs), shape (k, k)."""
+    m = len(sizes)
+    owner = np.arange(m)
+    for a, b in pairs[: m - k]:
+        owner[owner == b] = a
+    owner = canonical_labels(owner)
+    G = np.zeros((m, k))
+    G[np.arange(m), owner] = 1.0
+    between = G.T @ cross @ G
+    csize = G.T @ sizes
+    pair_count = np.outer(csize, csize)
+    np.fill_diagonal(pair_count, csize * (csize - 1.0))
+    return owner, np.divide(between, pair_count, out=np.zeros_like(between),
+                            where=pair_count > 0)
+
+
 def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None,
          start=None, max_blocks=MAX_BLOCKS, random_state=0) -> Fusion:
     """Fused clusters of a posterior: the FOLD point estimate (Dombowsky & Dunson 2024).
@@ -225,17 +244,7 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
         if k > m:
             raise ValueError(f"n_clusters={k} is more than the {m} blocks the fused clusters "
                              "are unions of (raise max_blocks)")
-    owner = np.arange(m)
-    for a, b in pairs[: m - k]:
-        owner[owner == b] = a
-    owner = canonical_labels(owner)
-    G = np.zeros((m, k))
-    G[np.arange(m), owner] = 1.0
-    between = G.T @ cross @ G
-    csize = G.T @ sizes
-    pair_count = np.outer(csize, csize)
-    np.fill_diagonal(pair_count, csize * (csize - 1.0))
-    delta = np.divide(between, pair_count, out=np.zeros_like(between), where=pair_count > 0)
+    owner, delta = _cut(cross, sizes, pairs, k)
     return Fusion(labels=canonical_labels(owner[blocks]), n_clusters=k, omega=omega,
                   expected_loss=loss, within_share=share, delta=delta, tree=tree,
                   blocks=blocks, block_sizes=sizes.astype(np.int64), exact=bool(exact),

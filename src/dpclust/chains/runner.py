@@ -27,6 +27,7 @@ from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
 from ..partitions import cluster_presence, point_certainty, posterior_similarity
 from ..priors import PartitionPrior, get_prior
+from ..samplers.choice import sampler_name
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
@@ -139,6 +140,7 @@ class ChainEstimator(BaseEstimator):
         model = self._target(X)
         alpha0 = self._partition_prior().alpha_start
         sampler = self._make_sampler(model.n_samples, model.family)
+        self.sampler_ = sampler_name(sampler)
         rngs = _chain_rngs(self.random_state, self._n_chains())
         self._recipe = (X, None, None)  # how a chain worker rebuilds the model
         return self._start_chains(model, sampler, rngs, alpha0)
@@ -210,7 +212,9 @@ class ChainEstimator(BaseEstimator):
             rng = np.random.default_rng()
             rng.bit_generator.state = p.snapshot.rng_state
             rngs.append(rng)
-        est._run(model, est._make_sampler(model.n_samples, family_), rngs, progs, n_iter_,
+        sampler = est._make_sampler(model.n_samples, family_)
+        est.sampler_ = sampler_name(sampler)
+        est._run(model, sampler, rngs, progs, n_iter_,
                  fingerprint=ckpt["fingerprint"],
                  saved_at=min(p.snapshot.iteration for p in progs))
         return est

@@ -25,7 +25,7 @@ from .config import (AUTO, CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE
                      _Interrupt, _RUN_FORMAT, _config_from_args, parse_alpha)
 from .data import LoadedData, _load
 from ..estimators.summary import alpha_setting, chains_of
-from .outputs import _write_json, _write_outputs
+from .outputs import _prepare_out_dir, _warn, _write_json, _write_outputs
 from .parser import build_parser
 
 
@@ -74,11 +74,6 @@ def main(argv=None) -> int:
 def _error(message: str) -> None:
     message = " ".join(str(message).split())  # one line, whatever the exception held
     print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
-
-
-def _warn(message: str) -> None:
-    message = " ".join(str(message).split())
-    print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _describe(exc: BaseException) -> str:
@@ -430,14 +425,6 @@ def _verdict_in_summary():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*has not converged", category=UserWarning)
         yield
-
-
-def _prepare_out_dir(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise DataError(f"--out {out_dir} exists and is not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if not os.access(out_dir, os.W_OK):
-        raise DataError(f"--out {out_dir} is not writable")
 
 
 def _print_done(out_dir: Path, summary: dict) -> None:

@@ -334,7 +334,7 @@ def run_compare(args, command_line: str) -> int:
 
     from ..estimators.comparison import compare_models
     from ..report.comparison import write_comparison_report
-    from .commands import _prepare_out_dir, _warn
+    from .outputs import _prepare_out_dir, _warn
     from .data import _load
     from .outputs import _write_json
 

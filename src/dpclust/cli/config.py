@@ -448,13 +448,26 @@ def _check_weights(config: RunConfig, model: str) -> None:
         raise UsageError("--weights applies to --model dp")
 
 
+def _sampler_runs(request: str, **where) -> bool:
+    """Whether ``--sampler request`` can run where the other flags put the chain (the
+    estimator's own choice, :func:`dpclust.samplers.choose_sampler`, asked before the data
+    are read; the caller words the refusal in flags)."""
+    from ..samplers import choose_sampler
+
+    try:
+        choose_sampler(request, 0, **where)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_prior(args) -> None:
     """``--prior`` belongs to the DP mixture's model, and carries its own parameters;
     ``--coarsening`` fits a finite mixture of the DP mixture's families."""
     if args.coarsening not in (None, "exact"):
         if args.model != "dp":
             raise UsageError("--coarsening applies to --model dp")
-        if args.sampler not in (None, "auto", "coarsened"):
+        if not _sampler_runs(args.sampler or "auto", coarsened=True):
             raise UsageError(f"--coarsening is fitted by the 'coarsened' sampler, not "
                              f"{args.sampler!r}: leave --sampler out")
         if args.alpha != "1.0":
@@ -547,10 +560,10 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
                          "local one), not both")
     if not (args.scheduler or args.workers or args.partitions):
         return config
-    if not getattr(family_class(config.family), "collapsible", True):
+    if not family_class(config.family).collapsible:
         raise UsageError(f"--family {config.family} runs in-process only (no --scheduler, "
                          "--workers or --partitions)")
-    if config.sampler not in ("auto", "subcluster", "subcluster-exact", "subcluster-approx"):
+    if not _sampler_runs(config.sampler, where="partitions"):
         raise UsageError(f"--scheduler, --workers and --partitions run the sub-cluster "
                          f"sampler, not --sampler {config.sampler}")
     return replace(config, sampler="subcluster" if config.sampler == "auto" else config.sampler,
@@ -579,7 +592,7 @@ def _rankings_config(config: RunConfig, args) -> RunConfig:
     _check_family_options(args, config.family, rankings=True)
     if args.model == "ddcrp":
         collapsed = " or ".join(name for name, family in FAMILIES.items()
-                                if getattr(family, "collapsible", True))
+                                if family.collapsible)
         raise UsageError(f"--model ddcrp needs a family with a collapsed form ({collapsed}), "
                          f"not --family {config.family}")
     if args.columns is not None or args.truth is not None:

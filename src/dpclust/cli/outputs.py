@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -15,12 +17,28 @@ import numpy as np
 from .. import __version__
 from ..estimators.summary import chains_of, run_summary
 from ..report.html import json_default
-from .config import MAX_SIMILARITY_SAMPLES, MODEL_FILE, RunConfig
-from .data import LoadedData
+from .config import MAX_SIMILARITY_SAMPLES, MODEL_FILE, PROG, RunConfig
+from ..utils.checks import DataError
+from .loaded import LoadedData
 
 
 # --------------------------------------------------------------------------------------------
 # outputs
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr, on one line."""
+    message = " ".join(str(message).split())
+    print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _prepare_out_dir(out_dir: Path) -> None:
+    """Create ``--out`` (a directory that can be written), or say why it cannot be."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise DataError(f"--out {out_dir} exists and is not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not os.access(out_dir, os.W_OK):
+        raise DataError(f"--out {out_dir} is not writable")
 
 
 def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,

@@ -138,22 +138,7 @@ def _add_model_args(fit):
                             "tend to share a cluster (default: %(default)s)")
     model.add_argument("--family", choices=[AUTO] + sorted(FAMILIES), help=_family_help())
     model.add_argument("--sampler", choices=["auto"] + sorted(SAMPLERS),
-                       help="'auto': gibbs below 5,000 points (documents: gibbs+sams), "
-                            "subcluster from there on; "
-                            "'gibbs': collapsed Gibbs (Neal alg. 3); 'explicit': Gibbs with "
-                            "cluster parameters (Neal alg. 2); 'fsd': finite symmetric "
-                            "Dirichlet approximation with 20 components; 'subcluster': the "
-                            "parallel sub-cluster sampler (Chang & Fisher 2013's restricted "
-                            "Gibbs with exact parallel split-merge moves; 'subcluster-exact' "
-                            "is the same); 'subcluster-approx': the paper's fast sub-cluster "
-                            "splits and merges (NOT exact, for comparisons); 'gibbs+sams': "
-                            "collapsed Gibbs with Dahl's "
-                            "merge-split moves; for --family mallows, 'slice-gibbs' (exact "
-                            "MCMC) or 'beta-gibbs' (approximate: the n -> infinity Beta "
-                            "approximation of Meila & Chen 2010); for --family plackett-luce "
-                            "'explicit' or 'fsd'; 'coarsened' with --coarsening (default: "
-                            "auto, which is slice-gibbs for mallows and explicit for "
-                            "plackett-luce; --model dp only)")
+                       help=_sampler_help())
     model.add_argument("--alpha", type=_alpha_type, default="1.0", metavar="A",
                        help="DP concentration (the ddCRP's self-link weight): a positive "
                             "number, or gamma:SHAPE,RATE to put a Gamma prior on it and "
@@ -184,6 +169,18 @@ def _add_model_args(fit):
                             "posterior number of clusters in the summary and report "
                             "(--model dp only)")
     return model
+
+
+def _sampler_help() -> str:
+    """The ``--sampler`` help, from each sampler's own one-line description."""
+    from ..samplers import AUTO_SUBCLUSTER_FROM, describe_samplers
+
+    lines = [f"'auto' (the default): gibbs below {AUTO_SUBCLUSTER_FROM:,} points (documents: "
+             "gibbs+sams; a prior other than dp: gibbs+sams, or fsd for finite:K from "
+             f"{AUTO_SUBCLUSTER_FROM:,}), subcluster from there on; rankings and tables with "
+             "holes: their family's sampler; coarsened with --coarsening"]
+    lines += [f"'{name}': {text}" for name, text in describe_samplers().items()]
+    return "; ".join(lines) + " (--model dp only)"
 
 
 def _family_help() -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 from ..families import FAMILIES, TableFamily, choose_family
 from ..utils.checks import DataError
 from .config import AUTO, MAX_LISTED_COLUMNS, PROG, RunConfig, family_class
+from .loaded import LoadedData, _positions_info
 
 #: stderr lists this many columns' kinds (the summary lists them all)
 MAX_PRINTED_COLUMNS = 30
@@ -30,12 +31,11 @@ def reads_frames(family: str) -> bool:
 
 
 def load_frame(config: RunConfig, *, infer: bool = True):
-    """The :class:`~dpclust.cli.data.LoadedData` of a table of mixed columns; with
+    """The :class:`~dpclust.cli.loaded.LoadedData` of a table of mixed columns; with
     ``infer=False`` (new rows for a fitted model, whose schema reads them) no family is
     picked and no kinds are read."""
     from ..io import as_labels, parse_positions
     from ..io.frames import read_frame
-    from .data import LoadedData, _positions_info
 
     text = [name for name, kind in config.column_types or () if kind in ("categorical",
                                                                            "bernoulli")]
@@ -204,7 +204,7 @@ def _pick_family(config: RunConfig, X: pd.DataFrame, kinds: dict, weighted: bool
     if kinds:
         return "table"
     picked = choose_family(X).name
-    if weighted and not getattr(FAMILIES[picked], "supports_weights", False):
+    if weighted and not FAMILIES[picked].supports_weights:
         return "table"
     if picked != "table" and numbered_ids(X):
         return "table"

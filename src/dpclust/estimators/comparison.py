@@ -112,6 +112,19 @@ class ModelComparison:
         return f"ModelComparison({self.summary()})\n{self.table.to_string(index=False)}"
 
 
+def _fit_and_score(name, est, X_train, X_test, noun):
+    """``est`` fitted on ``X_train``, its log predictive density of each row of ``X_test``
+    and the seconds of the fit."""
+    t0 = time.perf_counter()
+    est.fit(X_train)
+    took = time.perf_counter() - t0
+    try:
+        scores = np.asarray(est.score_samples(X_test), dtype=np.float64)
+    except DataError as exc:
+        raise DataError(f"model {name!r} cannot score the held-out {noun}s: {exc}") from None
+    return est, scores, took
+
+
 def compare_models(X, models, *, test_size=None, n_splits=None, random_state=None,
                    ) -> ModelComparison:
     """Compare models by the log predictive density of held-out data.
@@ -224,23 +237,21 @@ def compare_models(X, models, *, test_size=None, n_splits=None, random_state=Non
     for k, (train, test) in enumerate(folds):
         X_train, X_test = take_rows(X, train), take_rows(X, test)
         for name in names:
-            est = _prepared(models[name], streams[name], k)
-            t0 = time.perf_counter()
-            est.fit(X_train)
-            seconds[name] += time.perf_counter() - t0
-            try:
-                scores = np.asarray(est.score_samples(X_test), dtype=np.float64)
-            except DataError as exc:
-                raise DataError(f"model {name!r} cannot score the held-out {noun}s: {exc}"
-                                ) from None
+            est, scores, took = _fit_and_score(name, _prepared(models[name], streams[name], k),
+                                               X_train, X_test, noun)
+            seconds[name] += took
             pointwise[name].append(scores)
             fitted[name].append(est)
+    return _comparison(folds, pointwise, fitted, seconds, noun)
+
+
+def _comparison(folds, pointwise, fitted, seconds, noun) -> ModelComparison:
+    """The :class:`ModelComparison` of the folds' scores (held-out rows in fold order)."""
     test_index = np.concatenate([test for _, test in folds])
     fold = np.concatenate([np.full(len(test), k) for k, (_, test) in enumerate(folds)])
     pointwise = {name: np.concatenate(parts) for name, parts in pointwise.items()}
-    table = _table(pointwise, fitted, seconds)
-    return ModelComparison(table=table, pointwise=pointwise, test_index=test_index,
-                           fold=fold, estimators=fitted, noun=noun)
+    return ModelComparison(table=_table(pointwise, fitted, seconds), pointwise=pointwise,
+                           test_index=test_index, fold=fold, estimators=fitted, noun=noun)
 
 
 # -------------------------------------------------------------------------------- the maths

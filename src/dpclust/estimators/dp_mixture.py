@@ -16,9 +16,9 @@ import math
 
 from ..chains.runner import DEFAULT_MAX_TIME
 from ..utils.checks import DataError, check_int
-from ..samplers import MixtureModel, get_sampler
+from ..samplers import MixtureModel, choose_sampler
 from ..samplers._partitioned import kmeans_start
-from ..samplers.base import kmeans_labels
+from ..samplers.kmeans import kmeans_labels
 from ..priors import PartitionPrior, get_prior
 from .mixture import MixtureEstimator
 from .weights import (MODES, WeightedData, fold_fused, make_plan, row_similarity,
@@ -237,6 +237,9 @@ class DPMixture(MixtureEstimator):
         (for the DP ``alpha / (N + alpha)``) is the mass left for a new cluster.
     prior_ : PartitionPrior
         The prior on partitions the chains targeted (:mod:`dpclust.priors`).
+    sampler_ : str
+        The sampler that ran, a name of :data:`dpclust.samplers.SAMPLERS` (what
+        ``sampler="auto"`` chose: :func:`dpclust.samplers.choose_sampler`).
     cluster_params_ : dict of arrays
         Posterior means of the cluster parameters given ``labels_`` (``"means"`` and
         ``"covariances"`` for Gaussians, ``"probabilities"`` for multinomials).  For
@@ -429,24 +432,12 @@ class DPMixture(MixtureEstimator):
                                  "prior='finite:K,ALPHA'")
             return resolved
         resolved = get_prior(prior, alpha=self.alpha)
-        if prior is not None and resolved.name != "dp" and not (
+        if prior is not None and not resolved.is_dirichlet_process and not (
                 isinstance(self.alpha, (int, float)) and self.alpha == 1.0):
             raise ValueError(f"alpha={self.alpha!r} is the Dirichlet process's concentration; "
                              f"the {resolved.title} prior takes its own parameters: leave "
                              f"alpha at its default")
         return resolved
-
-    def _check_sampler_prior(self, sampler, prior: PartitionPrior):
-        """Refuse a sampler that cannot target ``prior`` (its ``priors``: names, or None
-        for every prior of :mod:`dpclust.priors`)."""
-        supported = getattr(sampler, "priors", ("dp",))
-        if supported is not None and prior.name not in supported:
-            name = getattr(sampler, "name", type(sampler).__name__)
-            raise ValueError(f"the {name!r} sampler fits the "
-                             f"{' or '.join(supported)} prior, not the {prior.title}: use "
-                             f"sampler='gibbs', 'explicit' or 'gibbs+sams'")
-        if prior.alpha_prior is not None and prior.name != "dp":
-            raise ValueError("only the Dirichlet process's alpha can be resampled")
 
     @property
     def _distributed(self) -> bool:
@@ -481,29 +472,13 @@ class DPMixture(MixtureEstimator):
         return start
 
     def _make_sampler(self, n_samples, family):
-        prior = self._partition_prior()
-        if self._coarsening is not None:
-            if self._partitions is not None or self._distributed:
-                raise ValueError("coarsening runs in-process: leave backend='local' and "
-                                 "partitions=None")
-            sampler = get_sampler("coarsened" if self.sampler == "auto" else self.sampler,
-                                  n_samples, family, prior)
-            if getattr(sampler, "name", None) != "coarsened":
-                raise ValueError(f"coarsening is fitted by the 'coarsened' sampler (no "
-                                 f"allocations), not {self.sampler!r}: leave sampler='auto'")
-            self._check_sampler_prior(sampler, prior)
-            return sampler
-        if self._partitions is not None or self._distributed:
-            sampler = get_sampler("subcluster" if self.sampler == "auto" else self.sampler,
-                                  n_samples, family)
-            if not getattr(sampler, "partitioned", False):
-                raise ValueError(
-                    "backend='dask' and partitions= are for the sub-cluster sampler "
-                    f"('subcluster' or 'subcluster-approx'), not {self.sampler!r}")
-        else:
-            sampler = get_sampler(self.sampler, n_samples, family, prior)
-        self._check_sampler_prior(sampler, prior)
-        return sampler
+        """The sampler of this fit, chosen once (:func:`~dpclust.samplers.choose_sampler`;
+        the runner records its name as ``sampler_``)."""
+        where = ("dask" if self._distributed
+                 else "partitions" if self._partitions is not None else "local")
+        choice = choose_sampler(self.sampler, n_samples, family, self._partition_prior(),
+                                where=where, coarsened=self._coarsening is not None)
+        return choice.sampler
 
     def _partition_rows(self, n_samples):
         """Rows per partition of ``partitions`` for ``n_samples`` points (None: one)."""

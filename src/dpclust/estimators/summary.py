@@ -108,9 +108,12 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
         summary["certainty"] = _certainty(certainty)
     if _is_ddcrp(estimator):
         summary["ddcrp"] = _ddcrp_summary(estimator, positions, distances)
+    n = int(sizes.sum())
     own = estimator.family_.describe_fit(estimator.cluster_params_, sizes,
-                                         sampler=_sampler_name(estimator, int(sizes.sum())))
+                                         sampler=_sampler_name(estimator, n))
     if own is not None:
+        if "posterior" in own:  # exactness is the sampler's declaration
+            own["exact"] = _sampler_exact(estimator, n)
         summary[estimator.family_.name] = own
     table = table_summary(estimator)
     if table is not None:
@@ -124,7 +127,7 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     if dask is not None:
         summary["dask"] = _dask_summary(estimator, dask)
     prior = getattr(estimator, "prior_", None)
-    if prior is not None and prior.name != "dp":
+    if prior is not None and not prior.is_dirichlet_process:
         summary["prior"] = prior.describe()
     elif isinstance(alpha_setting(alpha), float):
         summary["alpha"] = float(estimator.alpha_)
@@ -244,6 +247,7 @@ def _settings(estimator, n_samples: int, *, alpha, positions, distances) -> dict
             "family": family.name,
             "sampler": (sampler if sampler != "auto"
                         else f"auto ({_sampler_name(estimator, n_samples)})"),
+            "sampler_exact": _sampler_exact(estimator, n_samples),
             **_prior_settings(estimator, alpha),
             **({"coarsening": getattr(estimator, "coarsening", None)}
                if getattr(estimator, "coarsening", None) is not None else {}),
@@ -349,7 +353,7 @@ def _prior_settings(estimator, alpha) -> dict:
     """The prior on partitions as the settings show it: the Dirichlet process's alpha as
     given, or another prior by name with its parameters."""
     prior = getattr(estimator, "prior_", None)
-    if prior is None or prior.name == "dp":
+    if prior is None or prior.is_dirichlet_process:
         return {"alpha": alpha_setting(alpha)}
     return {"prior": prior.label()}
 
@@ -393,15 +397,31 @@ def _timings(trace, n_iter: int, n_samples: int, total_seconds: float) -> dict:
 
 
 def _sampler_name(estimator, n_samples: int) -> str:
-    """The sampler that ran (``"auto"`` resolved); the ddCRP's own for a ddCRP mixture."""
-    from ..samplers import resolve_sampler_name
+    """The sampler that ran: the fitted estimator's ``sampler_`` (``"auto"`` resolved when
+    the fit chose it); a model saved before ``sampler_`` existed has it chosen again."""
+    name = getattr(estimator, "sampler_", None)
+    if name is not None:
+        return name
+    from ..samplers import choose_sampler
 
     if _is_ddcrp(estimator):
         return "ddcrp"
-    if getattr(estimator, "coarsening_", None) is not None and estimator.sampler == "auto":
-        return "coarsened"  # a coarsened posterior, given or the family's default
-    return resolve_sampler_name(estimator.sampler, n_samples, estimator.family_,
-                                getattr(estimator, "prior_", None))
+    where = ("dask" if getattr(estimator, "backend", "local") == "dask"
+             else "partitions" if getattr(estimator, "partitions", None) is not None
+             else "local")
+    return choose_sampler(estimator.sampler, n_samples, estimator.family_,
+                          getattr(estimator, "prior_", None), where=where,
+                          coarsened=getattr(estimator, "coarsening_", None) is not None).name
+
+
+def _sampler_exact(estimator, n_samples: int) -> bool:
+    """Whether the sampler that ran is exact MCMC for the fitted prior (its declaration)."""
+    from ..samplers import SAMPLERS, is_exact_for
+
+    name = _sampler_name(estimator, n_samples)
+    if name not in SAMPLERS:
+        return True
+    return is_exact_for(SAMPLERS[name](), getattr(estimator, "prior_", None))
 
 
 def _cluster_params(estimator, feature_names, out_dir) -> dict:

@@ -88,7 +88,7 @@ class WeightPlan:
 
 def weighted_families() -> list[str]:
     """The registered families whose likelihood takes a power per row."""
-    return [name for name, cls in FAMILIES.items() if getattr(cls, "supports_weights", False)]
+    return [name for name, cls in FAMILIES.items() if cls.supports_weights]
 
 
 def check_sample_weight(sample_weight) -> np.ndarray:

@@ -14,6 +14,10 @@ from .mallows import GeneralizedMallows
 from .plackett_luce import PlackettLuce
 from .table import (BetaBernoulli, DiagonalGaussian, DirichletCategorical, GammaPoisson,
                     TableFamily)
+# a table's full-covariance forms (not registered: ``table`` resolves to them); importing
+# them registers their resolver with ``table``
+from .gaussian_table import GaussianTable
+from .gaussian_table_holes import GaussianTableHoles
 
 
 def get_family(family, X=None) -> ConjugateFamily:
@@ -172,5 +176,6 @@ def _plain_numbers(X):
 
 __all__ = ["choose_family", "numbers_family", "ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
            "GeneralizedMallows", "PlackettLuce", "TableFamily", "DiagonalGaussian",
-           "BetaBernoulli", "DirichletCategorical", "GammaPoisson", "FAMILIES", "get_family", "register_family", "HyperParameter",
+           "BetaBernoulli", "DirichletCategorical", "GammaPoisson", "GaussianTable",
+           "GaussianTableHoles", "FAMILIES", "get_family", "register_family", "HyperParameter",
            "ClusterColumn", "ClusterTable", "ClusterSummary"]

@@ -515,6 +515,9 @@ def stagewise(a, E, present, n_present, mark, n, state, order, replay, col, aliv
     """The stagewise draw of a central ranking given theta (Meilă & Chen 2010, Lemma 2;
     Mathematics §5), or, with ``replay=True``, the log probability of proposing ``order``.
 
+    Long on purpose: one compiled loop whose draw and replay share every stage's state
+    (split in two, numba would pass that state through calls in the innermost loop).
+
     At each stage the next item k is drawn with probability ∝ ``exp(-sum_{i left} R[i,
     k])`` with ``R[i, k] = a[i] - E[i, k]`` (:func:`cluster_weights`, whose ``mark`` flags the
     items present).  Items absent from the cluster's data have equal weights at every stage,

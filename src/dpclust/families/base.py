@@ -248,9 +248,22 @@ class ConjugateFamily(ABC):
     #: the title of the command line's option group for the family's options; None: the
     #: "model" group
     option_group: str | None = None
+    #: whether the family has a collapsed form (its parameters integrated out: the
+    #: marginal and predictive methods); False for families fitted with parameters in the
+    #: state (Generalized Mallows, Plackett-Luce, the full-covariance table with holes)
+    collapsible: bool = True
     #: for families without a collapsed form (``collapsible = False``): the samplers that
     #: fit them, by name (:data:`dpclust.samplers.SAMPLERS`)
     samplers: tuple = ()
+    #: the sampler ``sampler="auto"`` always picks for this family (None: the rule of
+    #: :func:`dpclust.samplers.choose_sampler`, by the number of points)
+    default_sampler: str | None = None
+    #: from this many points on ``sampler="auto"`` picks the sub-cluster sampler (None: the
+    #: samplers' :data:`~dpclust.samplers.AUTO_SUBCLUSTER_FROM`)
+    auto_subcluster_from: int | None = None
+    #: whether ``sample_weight`` may be read as powers of the likelihood (the table
+    #: families); otherwise weights are whole-number repeats only
+    supports_weights: bool = False
     #: the coarsening ``alpha_c`` of the model this family's data get by default (the
     #: estimator's ``coarsening=None``), or None: the exact posterior.  For a family whose
     #: exact posterior on real data keeps growing clusters that chains do not settle
@@ -262,6 +275,10 @@ class ConjugateFamily(ABC):
     #: instead of a number, each is resampled every iteration given the partition
     #: (:meth:`hyperpriors`, :meth:`at`)
     learnable: tuple = ()
+    #: what the report's lead paragraph says a cluster of this family is (HTML; "": nothing)
+    report_sentence: str = ""
+    #: the hint under the family's own panel of the report (HTML; "": none)
+    report_hint: str = ""
     #: whether the kernel face's cluster statistics hold prior terms (a Gaussian's
     #: posterior scale), so that a sampler's cached statistics are made again when a learned
     #: hyperparameter changes; False where they are plain sums (word totals)

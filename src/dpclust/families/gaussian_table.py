@@ -21,9 +21,11 @@ whole rows.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 from ..tables import TableData
 from . import _gaussian_kernels as _gk
@@ -140,8 +142,6 @@ class GaussianTable(TableFamily):
 
     def log_predictive(self, X, stats) -> np.ndarray:
         if np.isnan(X.real).any():  # new rows with holes: their observed coordinates' t
-            from .gaussian_table_holes import observed_log_predictive
-
             return observed_log_predictive(self, X, stats)
         X = self._check(X)
         g, t = _split(stats)
@@ -274,3 +274,56 @@ class GaussianTable(TableFamily):
 def _standardise_complete(a: np.ndarray, reference: np.ndarray) -> np.ndarray:
     sd = reference.std(axis=0)
     return (a - reference.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def missing_patterns(real: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows of ``real`` (n, d) grouped by which coordinates they have: a list of
+    ``(observed, rows)``, ``observed`` a boolean mask of shape (d,) and ``rows`` the int
+    indices of the rows with that pattern."""
+    seen = ~np.isnan(real)
+    n, d = seen.shape
+    if seen.all():
+        return [(np.ones(d, dtype=bool), np.arange(n))] if n else []
+    key = seen.astype(np.int64) @ (np.int64(1) << np.arange(d, dtype=np.int64))
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    cut = np.flatnonzero(np.diff(sk)) + 1
+    starts = np.concatenate([[0], cut])
+    ends = np.concatenate([cut, [n]])
+    return [(seen[order[a]], order[a:b]) for a, b in zip(starts, ends)]
+
+
+def _solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``L^{-1} B`` for lower-triangular ``L`` (batched over leading axes)."""
+    return np.linalg.solve(L, B)
+
+
+def observed_log_predictive(family: GaussianTable, X: TableData, stats) -> np.ndarray:
+    """``log f(x_{i,obs} | X_k)`` under ``family`` for statistics of complete rows (empty:
+    the prior predictive): the Student-t of the Normal-Inverse-Wishart posterior
+    marginalised to each row's observed coordinates, times the other columns' predictive.
+    Exact: a Student-t's marginal on some coordinates is the Student-t of their location
+    and scale block, with the same degrees of freedom."""
+    g, t = _split(stats)
+    post = family.niw_.posterior(g)
+    real = np.asarray(X.real, dtype=np.float64)
+    n, d = real.shape
+    K = len(post.kappa)
+    df = post.dof - d + 1.0
+    scale = post.scale * ((post.kappa + 1.0) / (post.kappa * df))[:, None, None]
+    out = np.zeros((n, K))
+    for obs, rows in missing_patterns(real):
+        o = np.flatnonzero(obs)
+        if not len(o):
+            continue
+        do = len(o)
+        L = np.linalg.cholesky(scale[:, o[:, None], o[None, :]])          # (K, do, do)
+        diff = real[rows][:, o][None, :, :] - post.mean[:, None, o]       # (K, r, do)
+        y = _solve(L, np.swapaxes(diff, 1, 2))                            # (K, do, r)
+        maha = np.einsum("kir,kir->kr", y, y)
+        logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+        c = (gammaln(0.5 * (df + do)) - gammaln(0.5 * df)
+             - 0.5 * do * np.log(df * math.pi) - 0.5 * logdet)
+        out[rows] = (c[:, None] - 0.5 * (df + do)[:, None]
+                     * np.log1p(maha / df[:, None])).T
+    return out + _m.log_predictive(family._rest(X), t, family.hyper)

@@ -66,45 +66,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..tables import TableData
 from . import _table_math as _m
 from .base import take
-from .gaussian import DataSummary
-from .gaussian_table import GaussianTable, GaussianTableParams, GaussianTableStats, _split
-from .table import _standardise
+from .gaussian import DataSummary, NormalInverseWishart
+from .gaussian_table import (GaussianTable, GaussianTableParams, GaussianTableStats, _solve,
+                             _split, missing_patterns, observed_log_predictive)
+from .table import FULL_COVARIANCE, TableFamily, _standardise
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
-#: what the run summary says of each sampler that fits the family
-_EXACT_SAMPLERS = {
+#: what the run summary says of each sampler that fits the family (whether its draws
+#: are exact is the sampler's own declaration, added by the summary)
+_SAMPLER_TEXT = {
     "explicit": "exact MCMC (Neal's algorithm 2 with data-augmentation updates of each "
                 "cluster's mean and covariance)",
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with data augmentation)",
 }
-
-
-def missing_patterns(real: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The rows of ``real`` (n, d) grouped by which coordinates they have: a list of
-    ``(observed, rows)``, ``observed`` a boolean mask of shape (d,) and ``rows`` the int
-    indices of the rows with that pattern."""
-    seen = ~np.isnan(real)
-    n, d = seen.shape
-    if seen.all():
-        return [(np.ones(d, dtype=bool), np.arange(n))] if n else []
-    key = seen.astype(np.int64) @ (np.int64(1) << np.arange(d, dtype=np.int64))
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    cut = np.flatnonzero(np.diff(sk)) + 1
-    starts = np.concatenate([[0], cut])
-    ends = np.concatenate([cut, [n]])
-    return [(seen[order[a]], order[a:b]) for a, b in zip(starts, ends)]
-
-
-def _solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``L^{-1} B`` for lower-triangular ``L`` (batched over leading axes)."""
-    return np.linalg.solve(L, B)
 
 
 def gaussian_conditional(mean, cov, x_obs, o, m):
@@ -345,8 +324,7 @@ class GaussianTableHoles(GaussianTable):
 
     def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict:
         """Which posterior the sampler targets, and how many real cells were missing."""
-        return {"posterior": _EXACT_SAMPLERS.get(sampler, f"sampler {sampler}"),
-                "exact": sampler in _EXACT_SAMPLERS,
+        return {"posterior": _SAMPLER_TEXT.get(sampler, f"sampler {sampler}"),
                 "missing_real_cells": "left out of the likelihood (observed-coordinates "
                                       "marginal); imputed within the chain"}
 
@@ -355,32 +333,22 @@ __all__ = ["GaussianTableHoles", "missing_patterns", "gaussian_conditional",
            "niw_summary_with_holes"]
 
 
-def observed_log_predictive(family: GaussianTable, X: TableData, stats) -> np.ndarray:
-    """``log f(x_{i,obs} | X_k)`` under ``family`` for statistics of complete rows (empty:
-    the prior predictive): the Student-t of the Normal-Inverse-Wishart posterior
-    marginalised to each row's observed coordinates, times the other columns' predictive.
-    Exact: a Student-t's marginal on some coordinates is the Student-t of their location
-    and scale block, with the same degrees of freedom."""
-    g, t = _split(stats)
-    post = family.niw_.posterior(g)
-    real = np.asarray(X.real, dtype=np.float64)
-    n, d = real.shape
-    K = len(post.kappa)
-    df = post.dof - d + 1.0
-    scale = post.scale * ((post.kappa + 1.0) / (post.kappa * df))[:, None, None]
-    out = np.zeros((n, K))
-    for obs, rows in missing_patterns(real):
-        o = np.flatnonzero(obs)
-        if not len(o):
-            continue
-        do = len(o)
-        L = np.linalg.cholesky(scale[:, o[:, None], o[None, :]])          # (K, do, do)
-        diff = real[rows][:, o][None, :, :] - post.mean[:, None, o]       # (K, r, do)
-        y = _solve(L, np.swapaxes(diff, 1, 2))                            # (K, do, r)
-        maha = np.einsum("kir,kir->kr", y, y)
-        logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-        c = (gammaln(0.5 * (df + do)) - gammaln(0.5 * df)
-             - 0.5 * do * np.log(df * math.pi) - 0.5 * logdet)
-        out[rows] = (c[:, None] - 0.5 * (df + do)[:, None]
-                     * np.log1p(maha / df[:, None])).T
-    return out + _m.log_predictive(family._rest(X), t, family.hyper)
+def resolve_full_covariance(table: TableFamily, summary) -> GaussianTable:
+    """The full-covariance family of a table (:meth:`TableFamily.full_covariance`):
+    :class:`GaussianTable` for real columns without holes, :class:`GaussianTableHoles`
+    with them, their other columns resolved as ``table`` resolves them and the Gaussian's
+    hyperparameters from the real columns' summary (observed means and variances where
+    cells are missing, :func:`niw_summary_with_holes`)."""
+    holes = summary.real is None
+    out = (GaussianTableHoles if holes else GaussianTable)(**table.get_params())
+    base = table._resolve_columns(summary._replace(
+        schema=summary.schema, gn=summary.gn[:0], gmean=summary.gmean[:0],
+        gm2=summary.gm2[:0]), n_real=0)
+    out.schema_, out.hyper_ = base.schema_, base.hyper_
+    out._base_hyper, out._learned = base._base_hyper, base._learned
+    out.niw_ = NormalInverseWishart(kappa=table.kappa, scale=table.scale).resolve_summary(
+        niw_summary_with_holes(summary) if holes else summary.real)
+    return out
+
+
+FULL_COVARIANCE["resolve"] = resolve_full_covariance

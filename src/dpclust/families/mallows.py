@@ -54,8 +54,9 @@ LARGE_CLUSTER_SHARE = 0.05
 #: when a cluster of rankings is flagged as near-uniform (see :func:`blocs`)
 NEAR_UNIFORM_RULE = ("its central ranking's first item is less than twice as likely to come "
                      "first as a uniformly random item: 1 / psi_{n-1}(theta_1) < 2 / n")
-#: the samplers whose draws are exact, and what the summary says of them
-_EXACT_SAMPLERS = {
+#: what the run summary says of each sampler that fits the family (whether its draws
+#: are exact is the sampler's own declaration, added by the summary)
+_SAMPLER_TEXT = {
     "slice-gibbs": "exact MCMC (Slice-Gibbs with the Metropolis-Hastings sigma step)",
     "coarsened": "exact MCMC for the coarsened posterior (allocation-free Metropolis-Hastings)",
 }
@@ -209,6 +210,12 @@ class GeneralizedMallows(RankingsFamily):
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("slice-gibbs", "beta-gibbs", "coarsened")
     default_sampler = "slice-gibbs"
+    report_sentence = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a "
+                       "central ranking of the items and a dispersion θ<sub>j</sub> for each "
+                       "rank j, larger where the cluster's rankings agree more.")
+    report_hint = ("Rankings of the items, best first, clustered around central rankings. θ by "
+                   "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, "
+                   "2, …), as in the figure below.")
 
     def __init__(self, n_items=None, nu=1.0, r=1.0, items=None):
         super().__init__(n_items, items)
@@ -471,14 +478,12 @@ class GeneralizedMallows(RankingsFamily):
         :func:`blocs`."""
         theta = np.asarray(params["theta"], dtype=np.float64)
         by_rank = theta_by_rank(theta, sizes, large_share=LARGE_CLUSTER_SHARE)
-        exact = sampler in _EXACT_SAMPLERS
         return {
             "n_items": int(self.n_items_),
             "ranks_with_theta": int(self.max_length_),
-            "posterior": _EXACT_SAMPLERS.get(
+            "posterior": _SAMPLER_TEXT.get(
                 sampler, "approximate (Beta-Gibbs: theta from the n -> infinity Beta "
                          "approximation; its draws are not from the posterior)"),
-            "exact": exact,
             **self._cluster_counts(sizes),
             "large_cluster_share": LARGE_CLUSTER_SHARE,
             "theta_by_rank": rounded(by_rank["all"]),

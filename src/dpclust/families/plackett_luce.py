@@ -77,7 +77,9 @@ N_ROUNDS = 2
 SOFT_KAPPAS, SOFT_WEIGHTS = (1.0, 0.3), (0.8, 0.2)
 #: Minorisation-maximisation steps of each cluster's starting worths
 N_MM_STEPS = 15
-_EXACT_SAMPLERS = {
+#: what the run summary says of each sampler that fits the family (whether its draws
+#: are exact is the sampler's own declaration, added by the summary)
+_SAMPLER_TEXT = {
     "explicit": "exact MCMC (Neal's algorithm 2 with Gamma-latent Gibbs rounds of the worths)",
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with Gamma-latent rounds)",
     "coarsened": "exact MCMC for the coarsened posterior (allocation-free Metropolis-Hastings)",
@@ -146,6 +148,12 @@ class PlackettLuce(RankingsFamily):
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("explicit", "fsd", "coarsened")
     default_sampler = "explicit"
+    report_sentence = ("Each cluster is a Plackett–Luce model: every candidate has a worth, "
+                       "and a voter of the cluster picks each next preference with "
+                       "probability proportional to the worths of the candidates left.")
+    report_hint = ("Rankings of the items, best first: each cluster gives every item a worth, "
+                   "the probability that a voter of the cluster ranks it first, and each next "
+                   "preference is drawn in proportion to the worths left.")
 
     def __init__(self, n_items=None, worth_shape=1.0, items=None):
         super().__init__(n_items, items)
@@ -362,8 +370,7 @@ class PlackettLuce(RankingsFamily):
         ballots, are the summary's own: :mod:`dpclust.rankings.blocs`; each cluster's
         worths are in ``cluster_params``)."""
         return {"n_items": int(self.n_items_),
-                "posterior": _EXACT_SAMPLERS.get(sampler, f"sampler {sampler}"),
-                "exact": sampler in _EXACT_SAMPLERS,
+                "posterior": _SAMPLER_TEXT.get(sampler, f"sampler {sampler}"),
                 **self._cluster_counts(sizes)}
 
     @classmethod

@@ -44,6 +44,12 @@ from ._table_math import TableParams, TableStats
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
+#: ``"resolve"``: the function that makes a table whose real columns take one
+#: full-covariance Gaussian into that family, ``(table, summary) -> family``; registered by
+#: :mod:`~dpclust.families.gaussian_table_holes`
+FULL_COVARIANCE: dict = {}
+
+
 class TableSummary(NamedTuple):
     """What the data-driven defaults need, mergeable across parts of the data: the schema,
     rows, and per real column the observed count, mean and centred sum of squares, per count
@@ -202,19 +208,9 @@ class TableFamily(ConjugateFamily):
 
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
         if self.full_covariance(summary):
-            from .gaussian_table import GaussianTable
-            from .gaussian_table_holes import GaussianTableHoles, niw_summary_with_holes
-
-            holes = summary.real is None
-            out = (GaussianTableHoles if holes else GaussianTable)(**self.get_params())
-            base = self._resolve_columns(summary._replace(
-                schema=summary.schema, gn=summary.gn[:0], gmean=summary.gmean[:0],
-                gm2=summary.gm2[:0]), n_real=0)
-            out.schema_, out.hyper_ = base.schema_, base.hyper_
-            out._base_hyper, out._learned = base._base_hyper, base._learned
-            out.niw_ = NormalInverseWishart(kappa=self.kappa, scale=self.scale).resolve_summary(
-                niw_summary_with_holes(summary) if holes else summary.real)
-            return self._keep_hyperpriors(out)
+            # the full-covariance families build on this module, which so imports neither:
+            # ``dpclust.families`` imports them, and they register their resolver
+            return self._keep_hyperpriors(FULL_COVARIANCE["resolve"](self, summary))
         return self._keep_hyperpriors(
             self._resolve_columns(summary, n_real=len(summary.schema.real)))
 

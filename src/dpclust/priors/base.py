@@ -104,6 +104,9 @@ class PartitionPrior:
     name: str = ""
     #: a short phrase for summaries and reports ("Dirichlet process", ...)
     title: str = ""
+    #: whether this is the Dirichlet process (the prior whose algebra the sub-cluster
+    #: sampler and the concentration's resampling use); read instead of ``name``
+    is_dirichlet_process = False
 
     # ------------------------------------------------------------------ the contract
     @property

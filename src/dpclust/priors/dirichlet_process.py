@@ -81,6 +81,7 @@ class DirichletProcess(PartitionPrior):
     alpha: float | GammaPrior = 1.0
     name = "dp"
     title = "Dirichlet process"
+    is_dirichlet_process = True
     spec_help = "dp[:ALPHA] (ALPHA or gamma:SHAPE:RATE; default: --alpha)"
 
     @classmethod

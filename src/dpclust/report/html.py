@@ -30,7 +30,7 @@ import numpy as np
 
 from ..tables import TableData
 from . import plots
-from .lead import _cards, _lead_paragraph
+from .lead import _cards, _lead_paragraph, sampler_words
 from .posterior import _answer_section
 from .profiles import CSS as _PROFILES_CSS
 from .profiles import _columns_read, _profiles_section
@@ -305,7 +305,7 @@ def render_html(
     if settings.get("family") is not None:
         sub.append(f"{settings['family']} mixture")
     if settings.get("sampler") is not None:
-        sub.append(f"{settings['sampler']} sampler")
+        sub.append(sampler_words(settings["sampler"], html=False))
     if data.get("source") is not None:
         sub.append(f"data: {data['source']}")
     note = ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..families import FAMILIES
 from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
@@ -57,7 +58,7 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         if detail:
             parts.append(f" ({', '.join(detail)})")
     if settings.get("sampler") is not None:
-        parts.append(f" with the <b>{_esc(settings['sampler'])}</b> sampler")
+        parts.append(f" with the {sampler_words(settings['sampler'])}")
     if settings.get("family") is not None:
         parts.append(f" and a {_esc(settings['family'])} mixture")
     if settings.get("prior") is not None:
@@ -72,11 +73,14 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     answer = _answer_sentences(summary, K, n)
     if answer:
         sentence += " " + answer
-    if str(settings.get("sampler", "")).startswith("subcluster-approx"):
+    if "subcluster-approx" in str(settings.get("sampler", "")):
         sentence += (" <b>The sampler is approximate</b> (the paper's sub-cluster splits and "
                      "merges, which leave out the probability of proposing the sub-clusters): "
                      "its draws are not from the posterior, and on overlapping clusters it "
                      "loses clusters; <code>--sampler subcluster</code> is exact.")
+    elif settings.get("sampler_exact") is False and not rankings:
+        sentence += (" <b>The sampler is approximate</b> for this prior: its draws are not "
+                     "from the posterior.")
     if ddcrp:
         sentence += " " + _ddcrp_sentence(ddcrp)
     if rankings:
@@ -197,27 +201,29 @@ def _ddcrp_sentence(ddcrp: Mapping[str, Any]) -> str:
     return text
 
 
-#: what the lead paragraph says each cluster of rankings is, by family
-_RANKINGS_MODELS = {
-    "plackett-luce": ("Each cluster is a Plackett–Luce model: every candidate has a worth, and "
-                      "a voter of the cluster picks each next preference with probability "
-                      "proportional to the worths of the candidates left."),
-}
-_GM_MODEL = ("Each cluster is a Generalized Mallows model (Meilă &amp; Chen 2010): a central "
-             "ranking of the items and a dispersion θ<sub>j</sub> for each rank j, larger "
-             "where the cluster's rankings agree more.")
+def sampler_words(setting: str, html: bool = True) -> str:
+    """``"auto (gibbs)"`` as a reader says it: "gibbs sampler (chosen by auto)" (HTML with
+    the name in bold; plain text for ``html=False``)."""
+    text = str(setting)
+    chosen = text.startswith("auto (") and text.endswith(")")
+    name = text[len("auto ("):-1] if chosen else text
+    if not html:
+        return f"{name} sampler" + (" (chosen by auto)" if chosen else "")
+    return f"<b>{_esc(name)}</b> sampler" + (" (chosen by <code>auto</code>)" if chosen else "")
 
 
 def _rankings_sentence(family: Any, own: Mapping[str, Any]) -> str:
     """What the lead paragraph says about a mixture of rankings."""
-    text = _RANKINGS_MODELS.get(family, _GM_MODEL)
+    text = getattr(FAMILIES.get(family), "report_sentence", "")
     if own.get("substantial_clusters") is not None:
         text += (f" {_esc(_plural(own['substantial_clusters'], 'cluster'))} "
                  f"{'holds' if own['substantial_clusters'] == 1 else 'hold'} at least 1% "
                  "of the rankings.")
     if own.get("exact") is False:
         text += (" <b>The sampler is approximate</b> (Beta-Gibbs): its draws are not from "
-                 "the posterior; Slice-Gibbs (<code>--sampler slice-gibbs</code>) is exact.")
+                 "the posterior; Slice-Gibbs (<code>--sampler slice-gibbs</code>) is exact."
+                 if family == "mallows" else
+                 " <b>The sampler is approximate</b>: its draws are not from the posterior.")
     return text
 
 

@@ -37,16 +37,6 @@ _DDCRP_LABELS = {
     "candidate_links": "Candidate links",
 }
 
-#: the hint under the family's own panel, for each family of rankings
-_RANKINGS_HINTS = {
-    "mallows": ("Rankings of the items, best first, clustered around central rankings. θ by "
-                "rank averages each cluster's θ<sub>j</sub> weighted by its size (ranks 1, 2, "
-                "…), as in the figure below."),
-    "plackett-luce": ("Rankings of the items, best first: each cluster gives every item a "
-                      "worth, the probability that a voter of the cluster ranks it first, "
-                      "and each next preference is drawn in proportion to the worths left."),
-}
-
 _MALLOWS_LABELS = {
     "n_items": "Items",
     "ranks_with_theta": "Ranks with a θ (longest ranking)",
@@ -99,7 +89,7 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
         family = FAMILIES.get(settings.get("family"))
         panels.append(_panel(
             getattr(family, "title", "Generalized Mallows"), _kv_table(rows),
-            _RANKINGS_HINTS.get(getattr(family, "name", None), _RANKINGS_HINTS["mallows"])))
+            getattr(family, "report_hint", "")))
     data = summary.get("data") or {}
     if data:
         rows = [(f"<code>{_esc(k)}</code>", _sentences(v) if k in _SENTENCE_LISTS

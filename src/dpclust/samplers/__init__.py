@@ -1,114 +1,22 @@
 """MCMC samplers for DP mixtures, each an ``init`` + pure ``step`` pair (see ``base``)."""
 
 from .base import MixtureModel, StepInfo, relabel
+from .choice import SamplerChoice, choose_sampler, is_exact_for
 from .coarsened import CoarsenedMixture
 from .crp import GammaPrior, crp_log_prior, finite_dirichlet_log_prior, sample_alpha
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
 from .mallows import BetaGibbs, SliceGibbs
+from .registry import (AUTO_SUBCLUSTER_FROM, INSTANTIATED, SAMPLERS, describe_samplers,
+                       family_samplers, get_sampler, resolve_sampler_name, sampler_needs)
 from .sams import GibbsSAMS
 from .subcluster import SubclusterSplitMerge
-
-#: names accepted by ``DPMixture(sampler=...)`` and ``dpclust fit --sampler``
-SAMPLERS = {
-    "gibbs": CollapsedGibbs,
-    "explicit": ExplicitGibbs,
-    "fsd": FiniteSymmetricDirichlet,
-    "subcluster": SubclusterSplitMerge,
-    "subcluster-exact": SubclusterSplitMerge.exact,  # the default; the name is kept
-    "subcluster-approx": SubclusterSplitMerge.approximate,
-    "gibbs+sams": GibbsSAMS,
-    "slice-gibbs": SliceGibbs,
-    "beta-gibbs": BetaGibbs,
-    "coarsened": CoarsenedMixture,
-}
-
-
-
-def _sampler_class(ctor):
-    """The class behind a registered constructor (a class or one of its classmethods)."""
-    return getattr(ctor, "__self__", ctor)
-
-
-def sampler_needs(sampler) -> str:
-    """What a sampler (name, class or instance) needs of the family: ``"collapsed"`` (a
-    collapsed form, ``family.collapsible``), ``"instantiated"`` (families without one) or
-    ``"any"`` (either: a collapsed form, or the instantiated hooks ``update_params`` and
-    ``sample_given_one`` of the families that list it in their ``samplers``)."""
-    if isinstance(sampler, str):
-        sampler = _sampler_class(SAMPLERS[sampler.lower()])
-    return getattr(sampler, "needs", "collapsed")
-
-
-#: the samplers that fit only families without a collapsed form (``family.collapsible =
-#: False``), read from what each sampler says it needs; which of these (and of the "any"
-#: samplers) fit a family is the family's ``samplers``
-INSTANTIATED = tuple(k for k, v in SAMPLERS.items()
-                     if sampler_needs(_sampler_class(v)) == "instantiated")
-
-
-def family_samplers(family) -> tuple | None:
-    """The sampler names that fit a family without a collapsed form (a class or an
-    instance): its ``samplers``; None for a collapsible family (the samplers check what
-    they need of it)."""
-    if getattr(family, "collapsible", True):
-        return None
-    return tuple(getattr(family, "samplers", ()) or INSTANTIATED)
-
-#: from this many points on, ``sampler="auto"`` picks the sub-cluster sampler: collapsed Gibbs
-#: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
-#: whole clusters.  A family may set its own threshold (``auto_subcluster_from``).
-AUTO_SUBCLUSTER_FROM = 5000
-
-
-def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
-    """``"auto"`` becomes ``"gibbs"`` (or the family's ``auto_small_sampler``: documents'
-    ``"gibbs+sams"``) below the family's ``auto_subcluster_from`` points (default
-    :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
-    partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
-    algebra needs) ``"gibbs+sams"``, whose merge-split moves open and close whole clusters
-    that one-point Gibbs moves rarely do, or ``"fsd"`` (exact for it) for a finite prior
-    from that many points on; anything else is returned unchanged."""
-    if (isinstance(sampler, str) and sampler.lower() == "auto" and prior is not None
-            and prior.name != "dp" and getattr(family, "collapsible", True)):
-        threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
-        return "fsd" if prior.name == "finite" and n_samples >= threshold else "gibbs+sams"
-    if isinstance(sampler, str) and sampler.lower() == "auto":
-        if getattr(family, "default_sampler", None):
-            return family.default_sampler
-        threshold = getattr(family, "auto_subcluster_from", AUTO_SUBCLUSTER_FROM)
-        return ("subcluster" if n_samples >= threshold
-                else getattr(family, "auto_small_sampler", "gibbs"))
-    return sampler
-
-
-def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
-    """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
-    ``n_samples`` and, for its choice, the family and the partition prior) or a configured
-    sampler instance."""
-    if n_samples is not None:
-        sampler = resolve_sampler_name(sampler, n_samples, family, prior)
-    if isinstance(sampler, str):
-        key = sampler.lower()
-        fits = None if family is None else family_samplers(family)
-        if fits is not None and key in SAMPLERS and key not in fits:
-            raise ValueError(f"{type(family).__name__} is fitted with sampler "
-                             f"{', '.join(map(repr, fits[:-1]))} or {fits[-1]!r}, "
-                             f"not {sampler!r}")
-        if key in SAMPLERS:
-            return SAMPLERS[key]()
-        raise ValueError(
-            f"unknown sampler {sampler!r}: use 'auto' or one of {sorted(SAMPLERS)}")
-    if hasattr(sampler, "init") and hasattr(sampler, "step"):
-        return sampler
-    raise ValueError(f"sampler must be a name {sorted(SAMPLERS)} or a sampler object,"
-                     f" got {sampler!r}")
-
 
 __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "finite_dirichlet_log_prior", "sample_alpha", "CollapsedGibbs", "ExplicitGibbs",
            "FiniteSymmetricDirichlet", "SubclusterSplitMerge", "GibbsSAMS", "SliceGibbs", "BetaGibbs",
            "CoarsenedMixture",
            "SAMPLERS", "INSTANTIATED", "family_samplers", "get_sampler", "sampler_needs",
-           "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM"]
+           "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM", "SamplerChoice", "choose_sampler",
+           "is_exact_for", "describe_samplers"]

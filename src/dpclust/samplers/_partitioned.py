@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from ..kernels import subcluster as _sk
+from .kmeans import kmeans_centres
 
 #: the accumulators of one pass are kept under this many bytes by using fewer chunks
 ACC_BUDGET = 256 * 2**20
@@ -376,12 +377,10 @@ def nearest_centre(features, centres, chunk: int = 4096) -> np.ndarray:
 def kmeans_start(rng, data, family, n_clusters: int, sample_size: int = KMEANS_SAMPLE):
     """The k-means start of partitioned data (in-process or on a Dask cluster, the same
     labels): k-means++ seeds and Lloyd iterations
-    (:func:`~dpclust.samplers.base.kmeans_centres`) on a uniform sample of about
+    (:func:`~dpclust.samplers.kmeans.kmeans_centres`) on a uniform sample of about
     ``sample_size`` rows gathered from the partitions (``family.init_features`` of the
     sample), then every row to its nearest centre where it lies.  Returns a
     :class:`StartLabels`, or None when the family has no features for k-means."""
-    from .base import kmeans_centres
-
     key = int(rng.integers(2**63))
     sample = data.init_sample(key, sample_rate(sum(data.rows), sample_size))
     features = family.init_features(sample)

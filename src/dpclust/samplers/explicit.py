@@ -45,6 +45,8 @@ class ExplicitGibbs:
 
     random_scan: bool = True
     name = "explicit"
+    summary = ("Gibbs with the clusters' parameters in the state (Neal 2000, algorithm 2); "
+               "families without a collapsed form")
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None

@@ -60,13 +60,17 @@ class FiniteSymmetricDirichlet:
 
     n_components: int | None = None
     name = "fsd"
+    summary = ("blocked Gibbs of a finite symmetric Dirichlet mixture: exact for "
+               "prior='finite:K', an approximation of the Dirichlet process")
     #: the partition priors this sampler fits (the Dirichlet process only approximately)
     priors = ("finite", "dp")
     #: a collapsed form, or the ``update_params`` hook of families that list it in
     #: ``samplers``
     needs = "any"
-    #: exact for the finite prior only; ``"auto"`` never picks it for the DP
+    #: exact for the finite prior only (``exact_priors``); ``"auto"`` never picks it for
+    #: the DP
     is_exact = False
+    exact_priors = ("finite",)
 
     def __post_init__(self):
         if self.n_components is not None and int(self.n_components) < 1:

@@ -53,6 +53,7 @@ class CollapsedGibbs:
     random_scan: bool = True
     rebuild_every: int = 20
     name = "gibbs"
+    summary = "collapsed Gibbs, one point at a time (Neal 2000, algorithm 3)"
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None

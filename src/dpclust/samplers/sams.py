@@ -53,6 +53,8 @@ class GibbsSAMS:
     n_proposals: int = 1
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
     name = "gibbs+sams"
+    summary = ("collapsed Gibbs with Dahl's sequentially-allocated merge-split moves "
+               "(Dahl 2003)")
     #: partition priors it fits: every prior of :mod:`dpclust.priors` (it reads the seating
     #: weights and split ratios of the prior's contract)
     priors = None

@@ -121,6 +121,10 @@ def chunk_pass(kdata, kparams, log_pi, log_pibar, fresh, group_of, group_start,
                log_likelihood, accumulate, block, score_block, accumulate_block):
     """One chunk (points ``lo .. hi - 1``) of the sub-cluster data pass.
 
+    Long on purpose: the hot loop of the default sampler, one compiled pass whose
+    per-point draw, scoring and accumulation share their buffers (split, numba would pass
+    them through calls for every point).
+
     ``kparams`` holds the K cluster parameters followed by the 2K sub-cluster parameters
     (sub-cluster s of cluster k at ``K + 2k + s``; with ``update`` 3 the K alone), so that one call of the family's
     ``log_likelihood`` per point scores both the candidate clusters and the sub-clusters of

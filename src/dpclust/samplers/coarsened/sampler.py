@@ -215,6 +215,8 @@ class CoarsenedMixture:
     pair_scale: float = 2.0
     partner_share: float = 1e-3
     name = "coarsened"
+    summary = ("the coarsened posterior of a finite mixture (Miller & Dunson 2019) by "
+               "allocation-free Metropolis-Hastings; with coarsening")
     priors = ("finite",)
     #: start from k-means clusters where the family has features for it
     kmeans_start = True

@@ -41,6 +41,8 @@ class BetaGibbs(_MallowsGibbs):
 
     n_slices: int = 1  # unused: theta | sigma is a Beta draw
     name = "beta-gibbs"
+    summary = ("Generalized Mallows rankings: the n -> infinity Beta approximation of "
+               "Meila & Chen 2010 (NOT exact)")
     is_exact = False  # the Beta approximation of the theta integrals (Meila & Chen 2010)
     _theta_mode = THETA_BETA
 

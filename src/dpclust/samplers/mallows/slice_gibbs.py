@@ -56,6 +56,8 @@ class SliceGibbs(_MallowsGibbs):
     """
 
     name = "slice-gibbs"
+    summary = ("Generalized Mallows rankings: Slice-Gibbs with the Metropolis-Hastings "
+               "sigma step (exact)")
 
     def _sweep(self, model, fam, labels, order, theta, counts, perm, log_new, log_alpha,
                seed):

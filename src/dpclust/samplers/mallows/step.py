@@ -60,6 +60,7 @@ class _MallowsGibbs:
 
     _theta_mode = _k.THETA_SLICE
     name = "mallows"
+    summary = "Generalized Mallows rankings"
     #: fits families without a collapsed form (their parameters instantiated), DP only
     needs = "instantiated"
     priors = ("dp",)

@@ -275,7 +275,6 @@ class SubclusterSplitMerge:
     multiway: int = 10
     scan_moves: float | None = None
     scans: int = 4
-    name = "subcluster"
     #: what the estimator reads (see the user guide, "Adding a sampler"): the Dirichlet process only
     #: (its ratios are written with the DP's algebra: groups with alpha/P, Dirichlet
     #: weights), families with a collapsed form, data in partitions, a k-means start
@@ -371,6 +370,21 @@ class SubclusterSplitMerge:
     def is_exact(self) -> bool:
         """Whether every move of this configuration is exact MCMC."""
         return not self._subclusters
+
+    @property
+    def name(self) -> str:
+        """``"subcluster"``, or ``"subcluster-approx"`` for a configuration with the
+        paper's approximate sub-cluster moves."""
+        return "subcluster" if self.is_exact else "subcluster-approx"
+
+    @property
+    def summary(self) -> str:
+        """One line for the command line's help and the docs."""
+        if self.is_exact:
+            return ("the parallel sub-cluster sampler: restricted Gibbs with exact parallel "
+                    "split-merge moves (Chang & Fisher 2013); the default from 5,000 points")
+        return ("the paper's fast sub-cluster splits and merges (NOT exact: for comparisons "
+                "with Chang & Fisher 2013)")
 
     # ------------------------------------------------------------------- init
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,

@@ -19,7 +19,7 @@ from dpclust.exact import (
     run_chain,
     total_variation,
 )
-from dpclust.families import _mallows_kernels as gmk
+from dpclust.kernels.mallows import model as gmk
 from dpclust.families.mallows import (
     GeneralizedMallows,
     MallowsParams,
@@ -409,7 +409,7 @@ def test_birth_proposal_scores_its_own_draws():
         assert again[2] == pytest.approx(log_q, abs=1e-10)
         np.testing.assert_allclose(again[3], l_b)
     # the central ranking's probabilities: a distribution over the 24 permutations
-    from dpclust.samplers import _mallows_kernels as mk
+    from dpclust.kernels import mallows as mk
 
     log_w = np.log(cnt / cnt.sum())
     total = 0.0

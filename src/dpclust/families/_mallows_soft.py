@@ -4,7 +4,7 @@ The coarsened sampler (:mod:`dpclust.samplers.coarsened`) proposes a component's
 ``(sigma, theta)`` from the rankings weighted by their tempered responsibilities
 ``w_i = zeta c_i r_ik``: first ``sigma' ~`` the stagewise distribution given ``theta``
 (Meilă & Chen 2010, Lemma 2: each next item with probability ∝ ``exp(-sum_{i left}
-R[i, k])``, :func:`~dpclust.families._mallows_kernels.stagewise`) with the weighted
+R[i, k])``, :func:`~dpclust.kernels.mallows.model.stagewise`) with the weighted
 ``R = sum_j theta_j R_j``; then each ``theta_j' | sigma'`` exactly from its conjugate
 conditional ``∝ exp(-theta (nu r_j + S_j)) psi_{n-j-1}(theta)^-(nu + N_j)`` with the
 weighted code sums ``S_j`` and counts ``N_j`` (Mathematics §5).  Both factors are
@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import _mallows_kernels as _k
+from ..kernels.mallows import model as _k
 
 
 @njit(cache=True)
 def _weighted_rank_weights(orders, lengths, w, theta, a, E, present, mark):
-    """:func:`~dpclust.families._mallows_kernels.cluster_weights` with ranking ``i``
+    """:func:`~dpclust.kernels.mallows.model.cluster_weights` with ranking ``i``
     counted ``w[i]`` times (rankings of weight 0 skipped)."""
     n_present = 0
     for i in range(orders.shape[0]):

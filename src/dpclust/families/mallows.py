@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 from scipy import integrate
 
-from . import _mallows_kernels as _k
+from ..kernels.mallows import model as _k
 from . import _mallows_soft as _soft
 from ._rankings_base import RankingsFamily
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,

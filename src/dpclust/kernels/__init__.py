@@ -6,7 +6,9 @@
   draws from (SplitMix64, per-chunk seeds, per-point keys);
 * :mod:`~dpclust.kernels.subcluster` — the sub-cluster sampler's passes and sequential
   allocation;
-* :mod:`~dpclust.kernels.ddcrp` — link moves of the distance dependent CRP.
+* :mod:`~dpclust.kernels.ddcrp` — link moves of the distance dependent CRP;
+* :mod:`~dpclust.kernels.mallows` — the Generalized Mallows model's operations and its
+  samplers' sweeps, cluster updates and whole-cluster moves.
 
 Nothing here imports the rest of the package: families specialise these kernels for their
 own operations and samplers call them, both from above.

@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ...families import _mallows_kernels as _k
+from ...kernels.mallows import model as _k
 from ..data import Rankings
 
 #: most bins ``(t_c, a, D)`` of the per-query histogram of the density evaluation

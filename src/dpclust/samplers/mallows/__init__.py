@@ -25,7 +25,7 @@ draw as it is, as in the paper.
 Speed.  The assignments given ``(sigma, theta)`` use the clusters' parameters of the start of
 the sweep, so when rankings repeat (ballots: 10,230 distinct among the 29,988 Dublin West
 ballots) Slice-Gibbs scores each distinct ranking against every cluster once per sweep, in
-parallel (:func:`dpclust.samplers._mallows_kernels.score_table`), and only a cluster opened
+parallel (:func:`dpclust.kernels.mallows.score_table`), and only a cluster opened
 during the sweep is scored ranking by ranking.  The cluster updates are independent given
 the rankings and run in parallel, each cluster on its own random stream, and a large
 cluster's rounds read per-rank count tables instead of its rankings.  Neither changes the
@@ -43,7 +43,7 @@ Moves on whole clusters, off by default, are exact for both samplers:
 The package: :mod:`.step` holds the state and the iteration both samplers share (the
 assignment sweep, the moves, the cluster updates, alpha); :mod:`.slice_gibbs` and
 :mod:`.beta_gibbs` their assignment sweeps; :mod:`.likelihood` the state's density; the
-compiled loops are in :mod:`dpclust.samplers._mallows_kernels`.
+compiled loops are in :mod:`dpclust.kernels.mallows`.
 
 References
 ----------

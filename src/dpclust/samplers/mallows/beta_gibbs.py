@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mallows_kernels import beta_gibbs as _k
-from .._mallows_kernels.cluster_update import THETA_BETA
+from ...kernels.mallows import beta_gibbs as _k
+from ...kernels.mallows.cluster_update import THETA_BETA
 from ._helpers import _grow, _grow_columns, _n1_cdf, _SweepArrays
 from .step import _MallowsGibbs
 

@@ -48,10 +48,10 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import beta as beta_dist
 
-from ...families import _mallows_kernels as gmk
+from ...kernels.mallows import model as gmk
 from ...families.mallows import MallowsParams
 from ..base import relabel
-from .._mallows_kernels import birth_death as _k
+from ...kernels.mallows import birth_death as _k
 from ._helpers import _ranks
 
 #: dispersion of the birth's central-ranking proposal around its seed ranking

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...families.mallows import GeneralizedMallows, MallowsParams, cumulative_log_psi
-from .._mallows_kernels import scoring as _k
+from ...kernels.mallows import scoring as _k
 from ...priors import crp_log_prior
 from ._helpers import _ranks
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...families import _mallows_kernels as gmk
+from ...kernels.mallows import model as gmk
 from ...families.mallows import cumulative_log_psi
-from .._mallows_kernels import slice_gibbs as _k
+from ...kernels.mallows import slice_gibbs as _k
 from ._helpers import _grow, _grow_columns, _SweepArrays
 from .step import _MallowsGibbs
 

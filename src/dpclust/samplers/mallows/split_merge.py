@@ -42,7 +42,7 @@ union of their clusters less ``i`` and ``j``.
 Because each theta is proposed from its exact conditional, the thetas cancel from the ratio:
 ``P0(theta) prod GM(pi | sigma, theta) / p(theta | sigma, X)`` is the one-dimensional
 integral ``M(X | sigma) = P0(sigma) prod_j Z(nu r_j + S_j(sigma), nu + N_j) / Z(nu r_j,
-nu)`` (compiled Gauss-Kronrod quadrature, :func:`dpclust.families._mallows_kernels.
+nu)`` (compiled Gauss-Kronrod quadrature, :func:`dpclust.kernels.mallows.model.
 log_theta_integral`).  The split's log ratio is then
 
     log alpha + log Gamma(n_0) + log Gamma(n_1) - log Gamma(n_0 + n_1)
@@ -70,9 +70,9 @@ import math
 import numpy as np
 from scipy.special import betaln
 
-from ...families import _mallows_kernels as gmk
+from ...kernels.mallows import model as gmk
 from ..base import relabel
-from .._mallows_kernels import split_merge as _k
+from ...kernels.mallows import split_merge as _k
 from ._helpers import _ranks
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...families.mallows import MallowsParams
 from ...kernels.streams import chunk_seeds
-from .._mallows_kernels import cluster_update as _k
+from ...kernels.mallows import cluster_update as _k
 from ..base import MixtureModel, initial_labels, relabel
 from ._helpers import _check_family, _n1_cdf, _ranks
 from .birth_death import _BirthDeath

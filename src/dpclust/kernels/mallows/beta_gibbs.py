@@ -10,8 +10,8 @@ import math
 
 from numba import njit
 
-from ...families import _mallows_kernels as gm
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..streams import next_uniform
 from .scoring import _choose, _free_slot, _set_count
 
 

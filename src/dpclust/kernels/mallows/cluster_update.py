@@ -12,8 +12,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...families import _mallows_kernels as gm
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..streams import next_uniform
 from .beta_gibbs import sample_sigma_n1
 
 SIGMA_STAGEWISE = 0
@@ -181,7 +181,7 @@ def _update_cluster(orders, lengths, members, lo, hi, c, order, rank, theta, nu_
 def _adjacent_swaps(order_c, rank_c, a, E, mark, state):
     """One systematic scan of Metropolis steps that swap neighbours ``x, y`` of sigma
     (symmetric proposals): the swap changes ``L_sigma(R)`` by ``R[x, y] - R[y, x]`` with
-    ``R[i, k] = a[i] - E[i, k]`` (:func:`dpclust.families._mallows_kernels.cluster_weights`),
+    ``R[i, k] = a[i] - E[i, k]`` (:func:`dpclust.kernels.mallows.model.cluster_weights`),
     so each step is O(1) and the scan O(n).  Exact; it moves sigma locally where the
     independence proposal of the stagewise draw is rarely accepted (hundreds of items).
     Two items absent from the cluster's data are never swapped (the swap would change
@@ -209,7 +209,7 @@ _MAX_TABLE = 1 << 16  # most entries of the per-rank tables J x n x n
 def _count_tables(orders, lengths, members, lo, hi, A, F):
     """Per-rank counts of the rankings ``members[lo:hi]``: ``A[j, x]`` of those with item
     x at rank j, ``F[j, x, k]`` of those with x at rank j and k among ranks 0..j-1.  They
-    give :func:`dpclust.families._mallows_kernels.cluster_weights`'s ``a = sum_j theta_j
+    give :func:`dpclust.kernels.mallows.model.cluster_weights`'s ``a = sum_j theta_j
     A[j]`` and ``E = sum_j theta_j F[j]``, and ``S_j(sigma) = sum_x A[j, x] rank(x) -
     sum_{x, k: rank(k) < rank(x)} F[j, x, k]`` (the sum of the rankings' codes at rank j),
     in O(J n^2) whatever the cluster's size."""
@@ -226,7 +226,7 @@ def _count_tables(orders, lengths, members, lo, hi, A, F):
 
 @njit(cache=True)
 def _weights_from_tables(A, F, theta_c, a, E, present, mark):
-    """:func:`dpclust.families._mallows_kernels.cluster_weights` from the count tables of
+    """:func:`dpclust.kernels.mallows.model.cluster_weights` from the count tables of
     :func:`_count_tables` (same contract: ``a``, ``E``, ``mark`` zero on entry; returns the
     number of items present, listed in ``present``)."""
     J, n = A.shape

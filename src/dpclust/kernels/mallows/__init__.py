@@ -13,7 +13,10 @@ Cluster slots: a slot ``c`` is in use when ``counts[c] > 0``; the sweeps return 
 a ranking's draw, when no slot is free (the caller grows the arrays and calls again), so a
 draw is never discarded.
 
-The loops, one module per part of an iteration: :mod:`.scoring` (a ranking's log weights
+The model's own compiled operations (the codes of a ranking against a central ranking,
+theta's densities, integrals and draws, the stagewise draw of a central ranking), which the
+family uses too, are :mod:`.model`.  The samplers' loops, one module per part of an
+iteration: :mod:`.scoring` (a ranking's log weights
 for the clusters, shared by both sweeps), :mod:`.slice_gibbs` and :mod:`.beta_gibbs` (the
 sweeps), :mod:`.cluster_update` (sigma and theta of every cluster), :mod:`.split_merge` and
 :mod:`.birth_death` (the moves on whole clusters).  A call from one module's kernel into

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...families import _mallows_kernels as gm
-from ...kernels.gibbs import categorical_from_logs
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..gibbs import categorical_from_logs
+from ..streams import next_uniform
 from .scoring import _choose, _free_slot, _next_code, _score_one, _set_count
 
 
@@ -17,7 +17,7 @@ from .scoring import _choose, _free_slot, _next_code, _score_one, _set_count
 def _open_cluster(orders, i, t, nu_r, nu, state, c, order, theta, rankT, thetaT, neg_cumT,
                   rank_row, code, free, xs, hs, ds):
     """Open cluster slot c for ranking i alone: ``(sigma, theta)`` an exact draw given
-    ``pi_i`` (:func:`dpclust.families._mallows_kernels.draw_given_one`), copied into the
+    ``pi_i`` (:func:`dpclust.kernels.mallows.model.draw_given_one`), copied into the
     cluster-major arrays of the sweep.  Returns the random state."""
     n = order.shape[1]
     state = gm.draw_given_one(orders, i, t, nu_r, nu, n, state, order[c], rank_row,
@@ -42,7 +42,7 @@ def slice_gibbs_sweep(orders, lengths, perm, start, labels, counts, log_counts, 
     algorithm 2): ranking i joins cluster c with probability ∝ ``N_{c,-i} GM(pi_i |
     sigma_c, theta_c)`` or a new cluster ∝ ``alpha (n - t_i)! / n!`` (``log_new[i]`` holds
     the log of ``(n - t_i)! / n!``, Lemma 1); a new cluster's ``(sigma, theta)`` is an exact
-    draw given ``pi_i`` alone (:func:`dpclust.families._mallows_kernels.draw_given_one`).
+    draw given ``pi_i`` alone (:func:`dpclust.kernels.mallows.model.draw_given_one`).
 
     Cluster-major copies for the scan: ``rankT[item, c]``, ``thetaT[j, c]`` and ``neg_cumT[t,
     c] = -sum_{j<t} log psi(theta_cj)``; rows ``order[c]``, ``theta[c]`` are kept too.

@@ -10,8 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ...families import _mallows_kernels as gm
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..streams import next_uniform
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kernels.streams import next_uniform
+from ..streams import next_uniform
 
 #: below this (m + 1) * theta, psi's moments use their Taylor series (no cancellation)
 _SERIES = 1e-4

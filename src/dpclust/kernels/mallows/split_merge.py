@@ -10,8 +10,8 @@ import math
 
 from numba import njit
 
-from ...families import _mallows_kernels as gm
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..streams import next_uniform
 from .cluster_update import _cluster_S
 
 
@@ -48,8 +48,8 @@ def draw_thetas(S, Nj, nu_r, nu, n, state, out, xs, hs, ds):
 def log_marginal_given_sigma(S, Nj, nu_r, nu, n, log_z0):
     """``log [P0(sigma) ∫ P0(theta) prod_pi GM(pi | sigma, theta) d theta]`` of one cluster
     from its statistics against sigma: ``-log n! + sum_j [log Z(nu r_j + S_j, nu + N_j) -
-    log Z(nu r_j, nu)]`` (one-dimensional integrals, :func:`dpclust.families.
-    _mallows_kernels.log_theta_integral`); ranks no ranking reaches give 0."""
+    log Z(nu r_j, nu)]`` (one-dimensional integrals, :func:`dpclust.kernels.mallows.
+    model.log_theta_integral`); ranks no ranking reaches give 0."""
     total = -math.lgamma(n + 1.0)
     for j in range(S.shape[0]):
         if Nj[j] > 0.0:

@@ -16,9 +16,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ...families import _mallows_kernels as gm
-from ...kernels.gibbs import categorical_from_logs
-from ...kernels.streams import next_uniform
+from . import model as gm
+from ..gibbs import categorical_from_logs
+from ..streams import next_uniform
 
 #: clusters whose weight is below exp(-36) of the best are skipped, as the categorical draw
 #: itself does (dpclust.kernels.gibbs): their scores stop early

@@ -106,10 +106,11 @@ def _children(links, ch_head, ch_next, ch_prev):
 
 def _dispatch_sweep(kern):
     from ..kernels import ddcrp as _dk
-    if kern.entry_points and "ddcrp_sweep" in kern.entry_points:
-        return kern.entry_points["ddcrp_sweep"], ()
-    return _dk.ddcrp_sweep, (kern.reset, kern.add, kern.remove, kern.log_predictive,
-                              kern.log_join_gain)
+    from ..kernels.entry_points import entry_point
+
+    return entry_point(kern, "ddcrp_sweep", _dk.ddcrp_sweep,
+                       (kern.reset, kern.add, kern.remove, kern.log_predictive,
+                        kern.log_join_gain))
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,17 @@ from . import {kernels} as _k
 '''
 
 
+def entry_point(kern, name: str, generic, generic_args=(), cached_args=()):
+    """The compiled function ``name`` for a family's numba face ``kern``, with the trailing
+    arguments it takes: its cached entry point (``kern.entry_points[name]``, generated from
+    this module's template) with ``cached_args``, else the ``generic`` kernel with the
+    family's functions ``generic_args``.  Every sampler looks its kernels up here."""
+    points = getattr(kern, "entry_points", None)
+    if points and name in points:
+        return points[name], tuple(cached_args)
+    return generic, tuple(generic_args)
+
+
 def _ops(ops: dict) -> dict:
     unknown = set(ops) - set(OPERATIONS)
     if unknown:

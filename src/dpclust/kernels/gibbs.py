@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .entry_points import entry_point
+
 _SKIP = -36.0
 
 
@@ -26,14 +28,14 @@ def dispatch(kern, name: str):
     the generic kernel of this module with the family's functions as trailing arguments.
     """
     if kern.entry_points and name in kern.entry_points:
-        return kern.entry_points[name], ()
+        return entry_point(kern, name, None)
     fns = {
         "collapsed_sweep": (kern.reset, kern.add, kern.remove, kern.log_predictive),
         "rebuild_stats": (kern.reset, kern.add),
         "sum_log_marginals": (kern.log_marginal,),
         "split_log_marginals": (kern.reset, kern.add, kern.log_marginal),
     }[name]
-    return globals()[name], fns
+    return entry_point(kern, name, globals()[name], fns)
 
 
 @njit(cache=True, _nrt=False)

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from ..kernels import subcluster as _sk
+from ..kernels.entry_points import entry_point
 from .kmeans import kmeans_centres
 
 #: the accumulators of one pass are kept under this many bytes by using fewer chunks
@@ -189,9 +190,7 @@ def combine_parts(parts) -> PartStats:
 def pass_function(pk):
     """The family's compiled pass (its cached entry point, or the generic one) and the extra
     arguments it needs."""
-    if pk.entry_points and "data_pass" in pk.entry_points:
-        return pk.entry_points["data_pass"], (int(pk.block),)
-    return _sk.data_pass, _generic_extra(pk)
+    return entry_point(pk, "data_pass", _sk.data_pass, _generic_extra(pk), (int(pk.block),))
 
 
 def _generic_extra(pk):
@@ -234,9 +233,8 @@ def pass_partition(pk, spec: PassSpec, labels, sub, row0: int, bounds, chunk0: i
 
 def launch_function(pk):
     """The family's compiled launch pass and the extra arguments it needs."""
-    if pk.entry_points and "launch_pass" in pk.entry_points:
-        return pk.entry_points["launch_pass"], (int(pk.block),)
-    return _sk.launch_pass, _generic_extra(pk)
+    return entry_point(pk, "launch_pass", _sk.launch_pass, _generic_extra(pk),
+                       (int(pk.block),))
 
 
 def launch_outputs(n_chunks: int, spec: LaunchSpec, n_stats: int):

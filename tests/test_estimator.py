@@ -292,10 +292,10 @@ def test_docstring_example_runs():
 
 
 def test_large_data_keeps_no_similarity_draws(monkeypatch, blobs):
-    import dpclust.chains.runner as est
+    import dpclust.chains.result as result
 
     X, _ = blobs
-    monkeypatch.setattr(est, "_MAX_SIMILARITY_SAMPLES", 100)
+    monkeypatch.setattr(result, "MAX_SIMILARITY_SAMPLES", 100)
     m = DPMixture(n_iter=10, random_state=0, n_chains=1).fit(X)
     with pytest.raises(ValueError, match="co-clustering matrix"):
         m.posterior_similarity()

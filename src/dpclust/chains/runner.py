@@ -25,17 +25,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
-from ..partitions import cluster_presence, point_certainty, posterior_similarity
+from ..partitions import posterior_similarity
 from ..priors import PartitionPrior, get_prior
 from ..samplers.choice import sampler_name
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
-from .trace import (RECORD_WIDTH, Progress, Snapshot, Trace, attach, cut_lineage, detach,
-                    records_array, records_trace, reservoir_add, resolve_max_draws,
-                    size_summaries)
+from .result import MAX_SIMILARITY_SAMPLES as _MAX_SIMILARITY_SAMPLES
+from .result import chain_result, draw_params as _draw_params
+from .trace import (Progress, Snapshot, attach, cut_lineage, detach, records_trace,
+                    reservoir_add, resolve_max_draws, size_summaries)
 
-#: above this many points the draws for the n x n co-clustering matrix are not kept
-_MAX_SIMILARITY_SAMPLES = 10_000
 
 #: the first length of a run with ``n_iter=None``, which then goes on until it converges
 FIRST_LENGTH = 200
@@ -75,14 +74,6 @@ def _outside_package() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     return level
-
-
-def _draw_params(state):
-    """The cluster parameters a kept draw holds: those of its clusters in label order
-    (``kept_params``, for samplers whose state holds more components than the labels use),
-    else the state's ``params`` (None for collapsed samplers)."""
-    kept = getattr(state, "kept_params", None)
-    return kept if kept is not None else getattr(state, "params", None)
 
 
 def _chain_rngs(random_state, n_chains: int) -> list:
@@ -564,95 +555,15 @@ class ChainEstimator(BaseEstimator):
         return min(p.snapshot.iteration for p in consistent)
 
     def _summarise_chain(self, model, progs):
-        """What any run gives: the point estimate, the trace, alpha, the convergence
-        verdict, the draws kept for prediction (``_predictive_draws``) and the data
-        (``_X_fit``).  The kept draws of all chains are pooled."""
-        X = model.X
-        C = len(progs)
-        draws, pool_alpha, pool_params, pool_chains, pool_hyper = [], [], [], [], []
-        progs = [p.after_burn_in() for p in progs]
-        for c, prog in enumerate(progs):
-            snap = prog.snapshot
-            _, held = snap.reservoir
-            pool_chains += [c] * max(len(held), 1)
-            if held:
-                alpha_of = dict(prog.kept)
-                draws += [d[2] for d in held]
-                pool_alpha += [alpha_of[d[1]] for d in held]
-                pool_params += [d[3] for d in held]
-                pool_hyper += [tuple(prog.records[d[1]][RECORD_WIDTH:]) for d in held]
-            else:  # stopped during burn-in: the last state is the only draw
-                # (the loop has run at least once: its record gives the number of clusters)
-                draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
-                pool_alpha.append(float(snap.state.alpha))
-                pool_params.append(_draw_params(snap.state))
-                pool_hyper.append(snap.hyper)
-        labels, loss, chosen = model.point_estimate(draws, self.point_estimate)
-        # the parameters of the chosen draw (instantiated samplers)
-        self._labels_params = pool_params[chosen]
-        self._chosen_draw = draws[chosen]
-        self.labels_ = labels.astype(np.int64)
-        self.expected_loss_ = float(loss)
-        self.n_clusters_ = int(self.labels_.max()) + 1
-        n_done = min(p.snapshot.iteration for p in progs)
-        self.n_iter_ = n_done
-        kept_alpha = [a for p in progs for _, a in p.kept]
-        self.alpha_ = float(np.mean(kept_alpha or pool_alpha))
-        # the learned hyperparameters' posterior means over the kept iterations
-        self.hyperparameters_ = {
-            name: float(np.mean([p.records[it][RECORD_WIDTH + j] for p in progs
-                                 for it, _ in p.kept] or [h[j] for h in pool_hyper]))
-            for j, name in enumerate(progs[0].learned)}
-        n = model.n_samples
-        records = records_array(progs, n_done)
-        n_kept = min(len(p.kept) for p in progs)
-        last = records[:, -1, 0]
-        self.log_joint_ = float(last.max())
-        self.best_log_joint_ = float(records[:, :, 0].max())
-        one = (lambda a: a[0]) if C == 1 else (lambda a: a)
-        self.trace_ = Trace(
-            log_joint=one(records[:, :, 0]), n_clusters=one(records[:, :, 1].astype(np.int64)),
-            alpha=one(records[:, :, 2]), seconds=one(records[:, :, 5]),
-            n_accepted_splits=one(records[:, :, 3].astype(np.int64)),
-            n_accepted_merges=one(records[:, :, 4].astype(np.int64)),
-            kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
-            labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
-                    if self.store_labels else None),
-            size_entropy=one(records[:, :, 6]),
-            n_large_clusters=one(records[:, :, 7].astype(np.int64)),
-            log_likelihood=one(records[:, :, 8]),
-            hyper={name: one(records[:, :, RECORD_WIDTH + j])
-                   for j, name in enumerate(progs[0].learned)})
+        """What any run gives (:func:`~dpclust.chains.result.chain_result`: the point
+        estimate, the trace, alpha, the draws kept for prediction and the data), read onto
+        the estimator in one place, then the convergence verdict."""
+        result = chain_result(model, progs, point_estimate=self.point_estimate,
+                              store_labels=self.store_labels,
+                              n_predictive_draws=self.n_predictive_draws)
+        for name, value in result.attributes().items():
+            setattr(self, name, value)
         self._check_convergence()
-        # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
-        local = X is not None
-        self.certainty_ = (point_certainty((model.as_array(d) for d in draws), self.labels_)
-                           if local else None)
-        self.cluster_presence_ = (cluster_presence((model.as_array(d) for d in draws),
-                                                   self.labels_) if local else None)
-        self._pool_draws = (np.array(draws) if local and n <= _MAX_SIMILARITY_SAMPLES
-                            else None)
-        # a few evenly spaced draws for the posterior predictive density; their statistics
-        # are computed from the training data when scoring, one draw at a time (on a Dask
-        # cluster, where the training data are not at hand, now, on the workers)
-        m = min(self.n_predictive_draws, len(draws))
-        idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
-        self._predictive_params = [pool_params[j] for j in idx]
-        self._predictive_hyper = [dict(zip(progs[0].learned, pool_hyper[j])) for j in idx]
-        # the chain of each pooled draw (in order of iteration within a chain), for
-        # quantities of the draws judged chain by chain (fused clusters)
-        self._pool_chains = np.asarray(pool_chains, dtype=np.int64)
-        self._predictive_chains = self._pool_chains[idx]
-        if local:
-            self._predictive_draws = [(draws[j], pool_alpha[j]) for j in idx]
-            self._predictive_stats = None
-        else:
-            self._predictive_draws = []
-            self._predictive_stats = [
-                (model.cluster_stats(draws[j], draws[j].n_clusters), pool_alpha[j])
-                for j in idx]
-        self._X_fit = X
-        self._n_fit = n
 
     def _check_convergence(self):
         """``convergence_`` from the trace; a ``UserWarning`` naming what fails when the

@@ -1,0 +1,160 @@
+"""What a run of chains gives, made from the chains' progress by one pure function.
+
+:func:`chain_result` pools the kept draws of every chain and returns a :class:`ChainResult`:
+the point estimate of the partition, the trace, the posterior means of alpha and of the
+learned hyperparameters, the per-point certainty and per-cluster presence, and the draws
+kept for prediction.  The estimator reads it in one place
+(:meth:`~dpclust.chains.ChainEstimator._summarise_chain`), under the attribute names a
+fitted estimator has always had (so models saved before load unchanged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ..partitions import cluster_presence, point_certainty
+from .trace import RECORD_WIDTH, Trace, records_array
+
+#: above this many points the draws for the n x n co-clustering matrix are not kept
+MAX_SIMILARITY_SAMPLES = 10_000
+
+
+def draw_params(state):
+    """The cluster parameters a kept draw holds: those of its clusters in label order
+    (``kept_params``, for samplers whose state holds more components than the labels use),
+    else the state's ``params`` (None for collapsed samplers)."""
+    kept = getattr(state, "kept_params", None)
+    return kept if kept is not None else getattr(state, "params", None)
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """A run's result; each field is the fitted estimator's attribute of the same name
+    (``labels_``, ...), the private ones with a leading underscore (``_pool_draws``, ...)."""
+
+    labels_: np.ndarray
+    expected_loss_: float
+    n_clusters_: int
+    n_iter_: int
+    alpha_: float
+    hyperparameters_: dict
+    log_joint_: float
+    best_log_joint_: float
+    trace_: Trace
+    certainty_: np.ndarray | None
+    cluster_presence_: np.ndarray | None
+    labels_params: Any
+    chosen_draw: Any
+    pool_draws: np.ndarray | None
+    pool_chains: np.ndarray
+    predictive_params: list
+    predictive_hyper: list
+    predictive_chains: np.ndarray
+    predictive_draws: list
+    predictive_stats: list | None
+    X_fit: Any
+    n_fit: int
+
+    def attributes(self) -> dict:
+        """``{attribute name: value}`` as the estimator holds them (the private fields with
+        a leading underscore)."""
+        return {(f.name if f.name.endswith("_") else "_" + f.name): getattr(self, f.name)
+                for f in fields(self)}
+
+
+def _pool(model, progs):
+    """The kept draws of every chain, pooled: ``(draws, alpha, params, chain, hyper)`` of
+    each (a chain stopped during burn-in gives its last state)."""
+    draws, pool_alpha, pool_params, pool_chains, pool_hyper = [], [], [], [], []
+    for c, prog in enumerate(progs):
+        snap = prog.snapshot
+        _, held = snap.reservoir
+        pool_chains += [c] * max(len(held), 1)
+        if held:
+            alpha_of = dict(prog.kept)
+            draws += [d[2] for d in held]
+            pool_alpha += [alpha_of[d[1]] for d in held]
+            pool_params += [d[3] for d in held]
+            pool_hyper += [tuple(prog.records[d[1]][RECORD_WIDTH:]) for d in held]
+        else:  # stopped during burn-in: the last state is the only draw
+            # (the loop has run at least once: its record gives the number of clusters)
+            draws.append(model.keep_labels(snap.state.labels, int(prog.records[-1][1])))
+            pool_alpha.append(float(snap.state.alpha))
+            pool_params.append(draw_params(snap.state))
+            pool_hyper.append(snap.hyper)
+    return draws, pool_alpha, pool_params, pool_chains, pool_hyper
+
+
+def _trace(progs, records, n_kept: int, store_labels: bool) -> Trace:
+    """The trace of every chain (one chain: without the chain axis)."""
+    one = (lambda a: a[0]) if len(progs) == 1 else (lambda a: a)
+    return Trace(
+        log_joint=one(records[:, :, 0]), n_clusters=one(records[:, :, 1].astype(np.int64)),
+        alpha=one(records[:, :, 2]), seconds=one(records[:, :, 5]),
+        n_accepted_splits=one(records[:, :, 3].astype(np.int64)),
+        n_accepted_merges=one(records[:, :, 4].astype(np.int64)),
+        kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
+        labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
+                if store_labels else None),
+        size_entropy=one(records[:, :, 6]),
+        n_large_clusters=one(records[:, :, 7].astype(np.int64)),
+        log_likelihood=one(records[:, :, 8]),
+        hyper={name: one(records[:, :, RECORD_WIDTH + j])
+               for j, name in enumerate(progs[0].learned)})
+
+
+def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
+                 n_predictive_draws: int) -> ChainResult:
+    """The result of chains ``progs`` (their :class:`~dpclust.chains.trace.Progress`) on
+    ``model``: the kept draws of all chains pooled; the point estimate under the loss
+    ``point_estimate``; ``n_predictive_draws`` evenly spaced draws kept for the posterior
+    predictive density."""
+    X = model.X
+    progs = [p.after_burn_in() for p in progs]
+    draws, pool_alpha, pool_params, pool_chains, pool_hyper = _pool(model, progs)
+    labels, loss, chosen = model.point_estimate(draws, point_estimate)
+    labels = labels.astype(np.int64)
+    n_done = min(p.snapshot.iteration for p in progs)
+    kept_alpha = [a for p in progs for _, a in p.kept]
+    # the learned hyperparameters' posterior means over the kept iterations
+    hyper = {name: float(np.mean([p.records[it][RECORD_WIDTH + j] for p in progs
+                                  for it, _ in p.kept] or [h[j] for h in pool_hyper]))
+             for j, name in enumerate(progs[0].learned)}
+    n = model.n_samples
+    records = records_array(progs, n_done)
+    n_kept = min(len(p.kept) for p in progs)
+    # the draws behind the co-clustering matrix, where one is feasible (n x n memory)
+    local = X is not None
+    # a few evenly spaced draws for the posterior predictive density; their statistics
+    # are computed from the training data when scoring, one draw at a time (on a Dask
+    # cluster, where the training data are not at hand, now, on the workers)
+    m = min(n_predictive_draws, len(draws))
+    idx = np.unique(np.linspace(0, len(draws) - 1, m).round().astype(int))
+    # the chain of each pooled draw (in order of iteration within a chain), for
+    # quantities of the draws judged chain by chain (fused clusters)
+    pool_chains = np.asarray(pool_chains, dtype=np.int64)
+    return ChainResult(
+        labels_=labels, expected_loss_=float(loss), n_clusters_=int(labels.max()) + 1,
+        n_iter_=n_done, alpha_=float(np.mean(kept_alpha or pool_alpha)),
+        hyperparameters_=hyper, log_joint_=float(records[:, -1, 0].max()),
+        best_log_joint_=float(records[:, :, 0].max()),
+        trace_=_trace(progs, records, n_kept, store_labels),
+        certainty_=(point_certainty((model.as_array(d) for d in draws), labels)
+                    if local else None),
+        cluster_presence_=(cluster_presence((model.as_array(d) for d in draws), labels)
+                           if local else None),
+        # the parameters of the chosen draw (instantiated samplers)
+        labels_params=pool_params[chosen], chosen_draw=draws[chosen],
+        pool_draws=(np.array(draws) if local and n <= MAX_SIMILARITY_SAMPLES else None),
+        pool_chains=pool_chains,
+        predictive_params=[pool_params[j] for j in idx],
+        predictive_hyper=[dict(zip(progs[0].learned, pool_hyper[j])) for j in idx],
+        predictive_chains=pool_chains[idx],
+        predictive_draws=([(draws[j], pool_alpha[j]) for j in idx] if local else []),
+        predictive_stats=(None if local else
+                          [(model.cluster_stats(draws[j], draws[j].n_clusters), pool_alpha[j])
+                           for j in idx]),
+        X_fit=X, n_fit=n)

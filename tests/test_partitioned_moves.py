@@ -222,3 +222,22 @@ def test_collected_scan_moves_are_the_in_process_scan_moves(family):
         np.testing.assert_array_equal(got.logq, logq)
         np.testing.assert_array_equal(got.counts[:, :2].ravel(), counts)
     assert np.all(np.isfinite(logq)) and not np.array_equal(logq, np.zeros(2))
+
+
+def test_both_data_sides_implement_the_partitioned_data_protocol():
+    """The sub-cluster sampler calls only PartitionedData's methods, which the in-process
+    and the Dask partitions both implement, with the same arguments."""
+    import inspect
+
+    from dpclust.distributed.backend import DaskPartitions
+    from dpclust.samplers._partitioned import LocalPartitions
+    from dpclust.samplers.partitioned_data import PartitionedData
+
+    names = [n for n in vars(PartitionedData) if not n.startswith("_")
+             and callable(getattr(PartitionedData, n))]
+    assert len(names) == 18
+    for cls in (LocalPartitions, DaskPartitions):
+        for name in names:
+            want = list(inspect.signature(getattr(PartitionedData, name)).parameters)
+            have = list(inspect.signature(getattr(cls, name)).parameters)
+            assert have == want, (cls.__name__, name, have)

@@ -203,12 +203,342 @@ def concatenate(*stats: NamedTuple) -> NamedTuple:
     return type(stats[0])(*(np.concatenate(arrays, axis=0) for arrays in zip(*stats)))
 
 
-class ConjugateFamily(ABC):
+class InstantiatedHooks:
+    """Optional part of the family contract, for the samplers that hold parameters in
+    their state (explicit Gibbs, the finite-mixture sampler, the rankings' samplers): a
+    Markov kernel of a cluster's parameters given its points, and an exact draw given one
+    point.  The defaults use the family's exact posterior draw; a family without one
+    (``collapsible = False``) overrides them.
+    """
+
+    # ------------------------------------------ instantiated samplers' hooks
+    def update_params(self, X, labels, params, rng: np.random.Generator,
+                      n_clusters: int | None = None) -> NamedTuple:
+        """New parameters of the clusters of ``labels`` by a Markov kernel that leaves
+        ``prod_k p(theta_k | X_k)`` invariant, started at ``params`` (one row per cluster;
+        None: no current value).
+
+        What Neal's algorithm 2 and the blocked Gibbs sampler do to the parameters after
+        the labels (Neal 2000: "any update of phi_c that leaves p(phi_c | y_c) invariant").
+        The default is an exact draw, ``sample_posterior(stats(X, labels, n_clusters))``,
+        which ignores ``params``; families without one exact draw (Plackett–Luce) override
+        it with a Gibbs kernel and list the samplers it serves in :attr:`samplers`.
+        """
+        return self.sample_posterior(self.stats(X, labels, n_clusters), rng)
+
+    def sample_given_one(self, X, i: int, rng: np.random.Generator) -> NamedTuple:
+        """An exact draw ``theta ~ p(theta | x_i)`` (a batch of one): the parameter of the
+        new cluster that point ``i`` opens in Neal's algorithm 2.  The default is
+        ``sample_posterior(stats(x_i))``."""
+        return self.sample_posterior(self.stats(self.subset(X, [i])), rng)
+
+
+class CoarsenedHooks:
+    """Optional part of the family contract, for the coarsened posterior's allocation-free
+    sampler and for fused clusters: the parameters' prior and posterior densities, soft
+    (weighted) statistics and proposals, random walks, the distinct rows of the data, and
+    divergences between components.  The defaults raise where a family has no such form.
+    """
+
+    # ------------------------------------------------- coarsened posteriors
+    def log_prior(self, params: NamedTuple) -> np.ndarray:
+        """``log p(theta_k)``, the prior density of each component's parameters, shape (K,).
+
+        The allocation-free sampler of coarsened posteriors
+        (:mod:`dpclust.samplers.coarsened`) needs it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define log_prior(); coarsened posteriors need it")
+
+    def weighted_stats(self, X, weights) -> NamedTuple:
+        """Statistics of the points of ``X`` counted ``weights[i, k]`` times in component
+        ``k`` (real, non-negative; shape (n, K)): the soft, tempered statistics the coarsened
+        sampler's proposals condition on.  Optional: families without it are proposed to by
+        random walks (:meth:`random_walk`)."""
+        raise NotImplementedError
+
+    def log_posterior_density(self, params: NamedTuple, stats: NamedTuple) -> np.ndarray:
+        """``log p(theta_k | stats_k)``: the normalised conjugate posterior density of each
+        component's parameters given its statistics, shape (K,).  Goes with
+        :meth:`weighted_stats`."""
+        raise NotImplementedError
+
+    def soft_proposal(self, X, weights, given: NamedTuple, rng=None, proposed=None):
+        """A proposal for one component's parameters from the points of ``X`` counted
+        ``weights[i]`` times (shape (n,)): ``(params, log q)``, a draw when ``rng`` is given,
+        else the log density of ``proposed`` (a batch of one); ``given`` is the component's
+        current value, which a proposal may read.  The default draws from the conjugate
+        posterior given :meth:`weighted_stats` (it ignores ``given``)."""
+        if type(self).weighted_stats is ConjugateFamily.weighted_stats:
+            raise NotImplementedError(f"{type(self).__name__} has no soft proposal")
+        stats = self.weighted_stats(X, np.asarray(weights, dtype=np.float64)[:, None])
+        params = self.sample_posterior(stats, rng) if rng is not None else proposed
+        return params, float(self.log_posterior_density(params, stats)[0])
+
+    def random_walk(self, params: NamedTuple, rng: np.random.Generator, scale: float):
+        """A random-walk proposal for one component's parameters (batch of one):
+        ``(proposed, log q(old | new) - log q(new | old))``, the step's size set by ``scale``
+        (1: a typical posterior step).  For families without :meth:`weighted_stats`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} defines neither weighted_stats() nor random_walk(); "
+            f"coarsened posteriors need one")
+
+    def initial_params(self, X, labels, n_components: int, rng: np.random.Generator):
+        """Starting parameters of ``n_components`` components for the clusters ``labels``
+        of ``X`` (components without points from the prior).  The default draws each from
+        its posterior given its points."""
+        return self.sample_posterior(self.stats(X, labels, n_components), rng)
+
+    def distinct(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, inverse, counts)``: the index of the first row of each distinct row of
+        ``X``, every row's distinct row, and how many rows each stands for.  Samplers whose
+        cost is per distinct row count repeated rows (ballots) once.  The default takes every
+        row as distinct."""
+        n = self.n_points(X)
+        return np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
+
+    def divergence(self, params: NamedTuple) -> np.ndarray:
+        """Symmetric KL (J-) divergence between every pair of components, shape (K, K).
+
+        Used to group clusters into super-clusters (Chang & Fisher 2013, Algorithm 1).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define divergence(); super-clusters need it")
+
+    def hellinger(self, params: NamedTuple) -> np.ndarray:
+        """Hellinger distance between the densities of every pair of components, shape (K, K).
+
+        ``H(f_k, f_m) = sqrt(1 - BC(f_k, f_m))`` with the Bhattacharyya coefficient
+        ``BC = integral of sqrt(f(x; theta_k) f(x; theta_m))``: symmetric, in [0, 1], 0 on the
+        diagonal.  Fused clusters (:func:`dpclust.fusion.fuse`) compare the components of
+        every posterior draw with it.
+
+        References
+        ----------
+        Dombowsky, A. & Dunson, D. B. (2024). Bayesian clustering via fusing of localized
+            densities. JASA (arXiv 2304.00074): the loss of fused clusters is built on
+            this distance.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define hellinger(); fused clusters "
+            "(dpclust.fusion.fuse) need the Hellinger distance between its components")
+
+
+class RowHandling:
+    """Optional part of the family contract: rows and where they are (counting,
+    subsetting and stacking data in the family's working form, statistics of some rows, the
+    kernels of partitions, k-means features) and the constructor's parameters.  The
+    defaults serve data that are one array.
+    """
+
+    # ----------------------------------------------------------------- misc
+    def n_points(self, X) -> int:
+        """Number of data points in ``X`` (working form)."""
+        return X.shape[0]
+
+    def subset(self, X, index):
+        """Rows ``index`` of ``X`` (working form)."""
+        return X[index]
+
+    def stack_rows(self, parts: list):
+        """The rows of several parts of the data (working form), one part after the other:
+        how rows gathered from the workers of a Dask cluster are put together."""
+        import scipy.sparse as sp
+
+        if sp.issparse(parts[0]):
+            return sp.vstack(parts, format="csr")
+        return np.concatenate(parts)
+
+    def stats_at(self, X, rows, labels, n_clusters: int) -> NamedTuple:
+        """Statistics of the points ``rows`` of ``X`` in clusters ``labels`` (one per row):
+        ``stats(subset(X, rows), labels, n_clusters)``, which a family may compute without
+        copying the rows."""
+        return self.stats(self.subset(X, rows), labels, n_clusters)
+
+    def partition_kernel(self, X, n_total: int) -> FamilyKernel:
+        """The collapsed kernel of ``X``, one part of a data set of ``n_total`` points:
+        :meth:`kernel`, with any table indexed by a cluster's size made for clusters of up
+        to ``n_total`` points (a sequential allocation on partitioned data goes on from one
+        part to the next)."""
+        return self.kernel(X)
+
+    def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel | None:
+        """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
+        (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random
+        order reads memory in sequence; None where the family does not copy rows (the scan
+        then reads the rows where they are).  The copy is the result's ``data[0]``, in
+        working form (``stats_at`` reads it)."""
+        return None
+
+    #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
+    kmeans_start = True
+    #: the share of the sub-cluster sampler's sequential moves made by default as restricted
+    #: Gibbs scan moves from a random launch (``SubclusterSplitMerge(scan_moves=None)``)
+    scan_moves = 0.0
+
+    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
+        """Whether the sub-cluster sampler's data pass is collapsed by default
+        (``SubclusterSplitMerge(data_pass=None)``; both are exact).
+
+        Parameters
+        ----------
+        n_samples : int
+            Points of the model.
+        n_rounds : int, default=1
+            Rounds of sequential split-merge moves an iteration would make with the
+            collapsed pass (:func:`~dpclust.samplers.subcluster.schedule.rounds`), for a
+            family that weighs the cost of an iteration.
+
+        Returns
+        -------
+        bool
+            A function of the model's size only, never of the chain's state (so that the
+            sampler stays a mixture of kernels chosen independently of it)."""
+        return False
+
+    def init_features(self, X):
+        """The points as rows of a (dense or sparse) matrix on which k-means makes a
+        sensible starting partition (``init="kmeans"``); ``None`` when there is none."""
+        return X
+
+    def init_features_like(self, X, reference):
+        """:meth:`init_features` of the rows ``X`` on the scale that the sample
+        ``reference`` (rows in working form) sets: the k-means start of partitioned data
+        finds its centres on a sample and assigns every partition's rows to them.  The same
+        as ``init_features(X)`` for features made row by row (the default); a family whose
+        features are scaled by the data overrides it."""
+        return self.init_features(X)
+
+    def get_params(self) -> dict:
+        """Constructor arguments, for display and serialisation."""
+        raise NotImplementedError
+
+
+class LearnedHyperparameters:
+    """Optional part of the family contract: hyperparameters under a Gamma hyperprior,
+    resampled every iteration given the partition (:attr:`ConjugateFamily.learnable`).
+    The defaults learn nothing.
+    """
+
+    # ------------------------------------------------ learned hyperparameters
+    def hyperpriors(self) -> dict:
+        """The learned hyperparameters: each of :attr:`learnable` given a
+        :class:`~dpclust.priors.GammaPrior` (or its text, ``"gamma:SHAPE,RATE"``), by name,
+        with its prior (empty: none)."""
+        from ..priors import GammaPrior
+
+        kept = self.__dict__.get("_hyperpriors")  # a resolved family's, where it keeps them
+        if kept is not None:
+            return dict(kept)
+        params = {name: GammaPrior.parse(v) or v for name, v in self.get_params().items()}
+        learned = {name: params[name] for name in self.learnable
+                   if isinstance(params.get(name), GammaPrior)}
+        for name, value in params.items():
+            if isinstance(value, GammaPrior) and name not in learned:
+                can = (f"it can learn {', '.join(self.learnable)}" if self.learnable
+                       else "it learns none of its hyperparameters")
+                raise ValueError(f"{type(self).__name__} cannot learn {name} (a GammaPrior was "
+                                 f"given): {can}; give {name} a number")
+        return learned
+
+    def _keep_hyperpriors(self, resolved: "ConjugateFamily") -> "ConjugateFamily":
+        """``resolved`` (a resolved copy of this family, whose parameters hold numbers)
+        declaring this family's learned hyperparameters as its own."""
+        resolved._hyperpriors = self.hyperpriors()
+        return resolved
+
+    def at(self, values: dict) -> "ConjugateFamily":
+        """This resolved family with the learned hyperparameters set to ``values`` (a
+        number by name for each of :meth:`hyperpriors`).  The copy still declares the
+        same hyperpriors, so that a chain moves from one value to the next."""
+        raise NotImplementedError(f"{type(self).__name__} learns no hyperparameters")
+
+    def learned_values(self) -> dict:
+        """The values the learned hyperparameters hold in this resolved family (their
+        starting values until :meth:`at` sets them)."""
+        return {}
+
+    def kernel_hyper(self, kernel: FamilyKernel):
+        """The ``hyper`` of ``kernel`` (a kernel of another value of this family, on the same
+        data) at this family's values, so that a learned value's kernel shares the data
+        arrays; None: make the kernel anew (:meth:`kernel`)."""
+        return None
+
+
+class SelfDescription:
+    """Optional part of the family contract: how the family describes itself to the run
+    summary, the report and the command line.  The defaults say little.
+    """
+
+    # ------------------------------------------------------- describing itself
+    def settings(self) -> dict:
+        """The values of :attr:`hyperparameters`, by name, as the run summary's settings
+        show them."""
+        from ..priors import GammaPrior
+
+        params = self.get_params()
+        return {hp.name: ({"gamma_shape": g.shape, "gamma_rate": g.rate}
+                          if (g := GammaPrior.parse(params[hp.name])) else params[hp.name])
+                for hp in self.hyperparameters}
+
+    def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
+        """The fitted clusters for the run summary's ``cluster_params`` block.
+
+        Parameters
+        ----------
+        params : dict of str to array-like
+            The estimator's ``cluster_params_``, one row per cluster.
+        feature_names : list of str, optional
+            Names of the data's columns (a vocabulary), where the data have them.
+
+        Returns
+        -------
+        ClusterSummary
+            By default every parameter as nested lists.
+        """
+        return ClusterSummary({k: np.asarray(v).tolist() for k, v in params.items()})
+
+    def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict | None:
+        """A block of the run summary of the family's own, under the key :attr:`name`
+        (None: none).  ``sizes`` (n_clusters,) counts the points of each cluster of the
+        point estimate; ``sampler`` is the sampler that ran."""
+        return None
+
+    @classmethod
+    def cluster_table(cls, block: dict) -> ClusterTable:
+        """The report's cluster-table columns from a summary's ``cluster_params`` block
+        (:meth:`describe_clusters`); by default none."""
+        return ClusterTable()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _short(v) -> str:
+    if isinstance(v, np.ndarray):
+        if v.size <= 4:
+            return np.array2string(v, precision=3, separator=", ")
+        return f"<array {v.shape}>"
+    return repr(v)
+
+
+class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyperparameters,
+                      SelfDescription, ABC):
     """Base class of component families (Mathematics §1).
 
     Subclasses store their constructor arguments unchanged (``None`` meaning a data-driven
     default) and implement :meth:`resolve`, which returns a copy with every hyperparameter
     fixed from the training data.  All other methods require a resolved family.
+
+    The *core* contract is what a new conjugate family must write: the 17 abstract methods
+    (set-up, statistics, posterior, likelihood, the numba face).  The rest comes in optional
+    parts with working defaults, each a mixin this class includes: :class:`InstantiatedHooks`
+    (samplers that hold parameters), :class:`CoarsenedHooks` (coarsened posteriors and
+    fused clusters), :class:`RowHandling` (rows, partitions, k-means features),
+    :class:`LearnedHyperparameters` and :class:`SelfDescription` (summary, report, command
+    line).  Every attribute the package reads of a family is declared below with its
+    default.
 
     The batched NumPy contract, with ``K`` clusters on the first axis of every statistic:
 
@@ -283,7 +613,6 @@ class ConjugateFamily(ABC):
     #: posterior scale), so that a sampler's cached statistics are made again when a learned
     #: hyperparameter changes; False where they are plain sums (word totals)
     kernel_stats_hold_prior: bool = True
-
     # ------------------------------------------------------------------ set-up
     @abstractmethod
     def validate(self, X, *, what: str = "X"):
@@ -396,27 +725,6 @@ class ConjugateFamily(ABC):
         """``n_clusters`` independent draws from the prior."""
         return self.sample_posterior(self.empty_stats(n_clusters), rng)
 
-    # ------------------------------------------ instantiated samplers' hooks
-    def update_params(self, X, labels, params, rng: np.random.Generator,
-                      n_clusters: int | None = None) -> NamedTuple:
-        """New parameters of the clusters of ``labels`` by a Markov kernel that leaves
-        ``prod_k p(theta_k | X_k)`` invariant, started at ``params`` (one row per cluster;
-        None: no current value).
-
-        What Neal's algorithm 2 and the blocked Gibbs sampler do to the parameters after
-        the labels (Neal 2000: "any update of phi_c that leaves p(phi_c | y_c) invariant").
-        The default is an exact draw, ``sample_posterior(stats(X, labels, n_clusters))``,
-        which ignores ``params``; families without one exact draw (Plackett–Luce) override
-        it with a Gibbs kernel and list the samplers it serves in :attr:`samplers`.
-        """
-        return self.sample_posterior(self.stats(X, labels, n_clusters), rng)
-
-    def sample_given_one(self, X, i: int, rng: np.random.Generator) -> NamedTuple:
-        """An exact draw ``theta ~ p(theta | x_i)`` (a batch of one): the parameter of the
-        new cluster that point ``i`` opens in Neal's algorithm 2.  The default is
-        ``sample_posterior(stats(x_i))``."""
-        return self.sample_posterior(self.stats(self.subset(X, [i])), rng)
-
     @abstractmethod
     def log_likelihood(self, X, params: NamedTuple) -> np.ndarray:
         """``log f(x_i; theta_k)`` for every point and parameter, shape (n, K)."""
@@ -429,6 +737,8 @@ class ConjugateFamily(ABC):
     @abstractmethod
     def mean_params(self, stats: NamedTuple) -> dict:
         """Posterior means of the parameters per cluster, as a dict of arrays."""
+
+
 
     # ---------------------------------------------------------------- kernels
     @abstractmethod
@@ -456,264 +766,3 @@ class ConjugateFamily(ABC):
         """
         return self.sample_posterior(take(stats, np.repeat(np.arange(len(self.count(stats))), 2)),
                                      rng)
-
-    # ------------------------------------------------- coarsened posteriors
-    def log_prior(self, params: NamedTuple) -> np.ndarray:
-        """``log p(theta_k)``, the prior density of each component's parameters, shape (K,).
-
-        The allocation-free sampler of coarsened posteriors
-        (:mod:`dpclust.samplers.coarsened`) needs it.
-        """
-        raise NotImplementedError(
-            f"{type(self).__name__} does not define log_prior(); coarsened posteriors need it")
-
-    def weighted_stats(self, X, weights) -> NamedTuple:
-        """Statistics of the points of ``X`` counted ``weights[i, k]`` times in component
-        ``k`` (real, non-negative; shape (n, K)): the soft, tempered statistics the coarsened
-        sampler's proposals condition on.  Optional: families without it are proposed to by
-        random walks (:meth:`random_walk`)."""
-        raise NotImplementedError
-
-    def log_posterior_density(self, params: NamedTuple, stats: NamedTuple) -> np.ndarray:
-        """``log p(theta_k | stats_k)``: the normalised conjugate posterior density of each
-        component's parameters given its statistics, shape (K,).  Goes with
-        :meth:`weighted_stats`."""
-        raise NotImplementedError
-
-    def soft_proposal(self, X, weights, given: NamedTuple, rng=None, proposed=None):
-        """A proposal for one component's parameters from the points of ``X`` counted
-        ``weights[i]`` times (shape (n,)): ``(params, log q)``, a draw when ``rng`` is given,
-        else the log density of ``proposed`` (a batch of one); ``given`` is the component's
-        current value, which a proposal may read.  The default draws from the conjugate
-        posterior given :meth:`weighted_stats` (it ignores ``given``)."""
-        if type(self).weighted_stats is ConjugateFamily.weighted_stats:
-            raise NotImplementedError(f"{type(self).__name__} has no soft proposal")
-        stats = self.weighted_stats(X, np.asarray(weights, dtype=np.float64)[:, None])
-        params = self.sample_posterior(stats, rng) if rng is not None else proposed
-        return params, float(self.log_posterior_density(params, stats)[0])
-
-    def random_walk(self, params: NamedTuple, rng: np.random.Generator, scale: float):
-        """A random-walk proposal for one component's parameters (batch of one):
-        ``(proposed, log q(old | new) - log q(new | old))``, the step's size set by ``scale``
-        (1: a typical posterior step).  For families without :meth:`weighted_stats`."""
-        raise NotImplementedError(
-            f"{type(self).__name__} defines neither weighted_stats() nor random_walk(); "
-            f"coarsened posteriors need one")
-
-    def initial_params(self, X, labels, n_components: int, rng: np.random.Generator):
-        """Starting parameters of ``n_components`` components for the clusters ``labels``
-        of ``X`` (components without points from the prior).  The default draws each from
-        its posterior given its points."""
-        return self.sample_posterior(self.stats(X, labels, n_components), rng)
-
-    def distinct(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(first, inverse, counts)``: the index of the first row of each distinct row of
-        ``X``, every row's distinct row, and how many rows each stands for.  Samplers whose
-        cost is per distinct row count repeated rows (ballots) once.  The default takes every
-        row as distinct."""
-        n = self.n_points(X)
-        return np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
-
-    def divergence(self, params: NamedTuple) -> np.ndarray:
-        """Symmetric KL (J-) divergence between every pair of components, shape (K, K).
-
-        Used to group clusters into super-clusters (Chang & Fisher 2013, Algorithm 1).
-        """
-        raise NotImplementedError(
-            f"{type(self).__name__} does not define divergence(); super-clusters need it")
-
-    def hellinger(self, params: NamedTuple) -> np.ndarray:
-        """Hellinger distance between the densities of every pair of components, shape (K, K).
-
-        ``H(f_k, f_m) = sqrt(1 - BC(f_k, f_m))`` with the Bhattacharyya coefficient
-        ``BC = integral of sqrt(f(x; theta_k) f(x; theta_m))``: symmetric, in [0, 1], 0 on the
-        diagonal.  Fused clusters (:func:`dpclust.fusion.fuse`) compare the components of
-        every posterior draw with it.
-
-        References
-        ----------
-        Dombowsky, A. & Dunson, D. B. (2024). Bayesian clustering via fusing of localized
-            densities. JASA (arXiv 2304.00074): the loss of fused clusters is built on
-            this distance.
-        """
-        raise NotImplementedError(
-            f"{type(self).__name__} does not define hellinger(); fused clusters "
-            "(dpclust.fusion.fuse) need the Hellinger distance between its components")
-
-    # ----------------------------------------------------------------- misc
-    def n_points(self, X) -> int:
-        """Number of data points in ``X`` (working form)."""
-        return X.shape[0]
-
-    def subset(self, X, index):
-        """Rows ``index`` of ``X`` (working form)."""
-        return X[index]
-
-    def stack_rows(self, parts: list):
-        """The rows of several parts of the data (working form), one part after the other:
-        how rows gathered from the workers of a Dask cluster are put together."""
-        import scipy.sparse as sp
-
-        if sp.issparse(parts[0]):
-            return sp.vstack(parts, format="csr")
-        return np.concatenate(parts)
-
-    def stats_at(self, X, rows, labels, n_clusters: int) -> NamedTuple:
-        """Statistics of the points ``rows`` of ``X`` in clusters ``labels`` (one per row):
-        ``stats(subset(X, rows), labels, n_clusters)``, which a family may compute without
-        copying the rows."""
-        return self.stats(self.subset(X, rows), labels, n_clusters)
-
-    def partition_kernel(self, X, n_total: int) -> FamilyKernel:
-        """The collapsed kernel of ``X``, one part of a data set of ``n_total`` points:
-        :meth:`kernel`, with any table indexed by a cluster's size made for clusters of up
-        to ``n_total`` points (a sequential allocation on partitioned data goes on from one
-        part to the next)."""
-        return self.kernel(X)
-
-    def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel | None:
-        """The collapsed kernel ``kern`` over its data's rows ``rows`` copied in that order
-        (point ``t`` of the result is row ``rows[t]``), so that a long scan in a random
-        order reads memory in sequence; None where the family does not copy rows (the scan
-        then reads the rows where they are).  The copy is the result's ``data[0]``, in
-        working form (``stats_at`` reads it)."""
-        return None
-
-    #: whether ``init="auto"`` starts the sub-cluster sampler from k-means
-    kmeans_start = True
-    #: the share of the sub-cluster sampler's sequential moves made by default as restricted
-    #: Gibbs scan moves from a random launch (``SubclusterSplitMerge(scan_moves=None)``)
-    scan_moves = 0.0
-
-    def collapsed_pass(self, n_samples: int, n_rounds: int = 1) -> bool:
-        """Whether the sub-cluster sampler's data pass is collapsed by default
-        (``SubclusterSplitMerge(data_pass=None)``; both are exact).
-
-        Parameters
-        ----------
-        n_samples : int
-            Points of the model.
-        n_rounds : int, default=1
-            Rounds of sequential split-merge moves an iteration would make with the
-            collapsed pass (:func:`~dpclust.samplers.subcluster.schedule.rounds`), for a
-            family that weighs the cost of an iteration.
-
-        Returns
-        -------
-        bool
-            A function of the model's size only, never of the chain's state (so that the
-            sampler stays a mixture of kernels chosen independently of it)."""
-        return False
-
-    def init_features(self, X):
-        """The points as rows of a (dense or sparse) matrix on which k-means makes a
-        sensible starting partition (``init="kmeans"``); ``None`` when there is none."""
-        return X
-
-    def init_features_like(self, X, reference):
-        """:meth:`init_features` of the rows ``X`` on the scale that the sample
-        ``reference`` (rows in working form) sets: the k-means start of partitioned data
-        finds its centres on a sample and assigns every partition's rows to them.  The same
-        as ``init_features(X)`` for features made row by row (the default); a family whose
-        features are scaled by the data overrides it."""
-        return self.init_features(X)
-
-    def get_params(self) -> dict:
-        """Constructor arguments, for display and serialisation."""
-        raise NotImplementedError
-
-    # ------------------------------------------------ learned hyperparameters
-    def hyperpriors(self) -> dict:
-        """The learned hyperparameters: each of :attr:`learnable` given a
-        :class:`~dpclust.priors.GammaPrior` (or its text, ``"gamma:SHAPE,RATE"``), by name,
-        with its prior (empty: none)."""
-        from ..priors import GammaPrior
-
-        kept = self.__dict__.get("_hyperpriors")  # a resolved family's, where it keeps them
-        if kept is not None:
-            return dict(kept)
-        params = {name: GammaPrior.parse(v) or v for name, v in self.get_params().items()}
-        learned = {name: params[name] for name in self.learnable
-                   if isinstance(params.get(name), GammaPrior)}
-        for name, value in params.items():
-            if isinstance(value, GammaPrior) and name not in learned:
-                can = (f"it can learn {', '.join(self.learnable)}" if self.learnable
-                       else "it learns none of its hyperparameters")
-                raise ValueError(f"{type(self).__name__} cannot learn {name} (a GammaPrior was "
-                                 f"given): {can}; give {name} a number")
-        return learned
-
-    def _keep_hyperpriors(self, resolved: "ConjugateFamily") -> "ConjugateFamily":
-        """``resolved`` (a resolved copy of this family, whose parameters hold numbers)
-        declaring this family's learned hyperparameters as its own."""
-        resolved._hyperpriors = self.hyperpriors()
-        return resolved
-
-    def at(self, values: dict) -> "ConjugateFamily":
-        """This resolved family with the learned hyperparameters set to ``values`` (a
-        number by name for each of :meth:`hyperpriors`).  The copy still declares the
-        same hyperpriors, so that a chain moves from one value to the next."""
-        raise NotImplementedError(f"{type(self).__name__} learns no hyperparameters")
-
-    def learned_values(self) -> dict:
-        """The values the learned hyperparameters hold in this resolved family (their
-        starting values until :meth:`at` sets them)."""
-        return {}
-
-    def kernel_hyper(self, kernel: FamilyKernel):
-        """The ``hyper`` of ``kernel`` (a kernel of another value of this family, on the same
-        data) at this family's values, so that a learned value's kernel shares the data
-        arrays; None: make the kernel anew (:meth:`kernel`)."""
-        return None
-
-    # ------------------------------------------------------- describing itself
-    def settings(self) -> dict:
-        """The values of :attr:`hyperparameters`, by name, as the run summary's settings
-        show them."""
-        from ..priors import GammaPrior
-
-        params = self.get_params()
-        return {hp.name: ({"gamma_shape": g.shape, "gamma_rate": g.rate}
-                          if (g := GammaPrior.parse(params[hp.name])) else params[hp.name])
-                for hp in self.hyperparameters}
-
-    def describe_clusters(self, params: dict, *, feature_names=None) -> ClusterSummary:
-        """The fitted clusters for the run summary's ``cluster_params`` block.
-
-        Parameters
-        ----------
-        params : dict of str to array-like
-            The estimator's ``cluster_params_``, one row per cluster.
-        feature_names : list of str, optional
-            Names of the data's columns (a vocabulary), where the data have them.
-
-        Returns
-        -------
-        ClusterSummary
-            By default every parameter as nested lists.
-        """
-        return ClusterSummary({k: np.asarray(v).tolist() for k, v in params.items()})
-
-    def describe_fit(self, params: dict, sizes: np.ndarray, *, sampler: str) -> dict | None:
-        """A block of the run summary of the family's own, under the key :attr:`name`
-        (None: none).  ``sizes`` (n_clusters,) counts the points of each cluster of the
-        point estimate; ``sampler`` is the sampler that ran."""
-        return None
-
-    @classmethod
-    def cluster_table(cls, block: dict) -> ClusterTable:
-        """The report's cluster-table columns from a summary's ``cluster_params`` block
-        (:meth:`describe_clusters`); by default none."""
-        return ClusterTable()
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-
-def _short(v) -> str:
-    if isinstance(v, np.ndarray):
-        if v.size <= 4:
-            return np.array2string(v, precision=3, separator=", ")
-        return f"<array {v.shape}>"
-    return repr(v)

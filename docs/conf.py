@@ -44,7 +44,12 @@ QUICK = os.environ.get("DPCLUST_DOCS_QUICK", "") not in ("", "0")
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip"]
+                    "auto_examples/*.py", "auto_examples/*.zip", "user_guide/_generated_*.md"]
+
+# the samplers' table of the user guide, from the registry (each sampler's own description)
+from dpclust.samplers.registry import samplers_table  # noqa: E402
+
+(HERE / "user_guide" / "_generated_samplers.md").write_text(samplers_table())
 templates_path = ["_templates"]
 
 # the API reference: one page per public object, from its docstring

@@ -116,3 +116,22 @@ def describe_samplers() -> dict[str, str]:
         text = getattr(ctor(), "summary", "") or key
         out[key] = "the same as 'subcluster'" if key == "subcluster-exact" else text
     return out
+
+
+def samplers_table() -> str:
+    """The user guide's table of the samplers (Markdown), one row per name of
+    :data:`SAMPLERS` from its own ``summary`` and exactness (``is_exact``,
+    ``exact_priors``); the documentation's build writes it, so that a new sampler appears
+    there from its registration alone."""
+    rows = ["| `sampler=` | what | exact MCMC |", "|---|---|---|"]
+    for key, text in describe_samplers().items():
+        sampler = SAMPLERS[key]()
+        if getattr(sampler, "is_exact", True):
+            exact = "yes"
+        elif getattr(sampler, "exact_priors", ()):
+            exact = "under the " + " or ".join(sampler.exact_priors) + " prior"
+        else:
+            exact = "**no**"
+        rows.append(f'| `"{key}"` | {text} | {exact} |')
+    return "\n".join(rows) + "\n"
+

@@ -447,6 +447,12 @@ class DPMixture(MixtureEstimator):
     def _partitions(self):
         return getattr(self, "partitions", None)
 
+    @property
+    def _where(self) -> str:
+        """Where the chains run, as :func:`~dpclust.samplers.choose_sampler` reads it."""
+        return ("dask" if self._distributed
+                else "partitions" if self._partitions is not None else "local")
+
     def _initial_labels(self, rng, model, sampler):
         """k-means labels when ``init`` asks for them (None: the sampler's random start).
 
@@ -474,10 +480,8 @@ class DPMixture(MixtureEstimator):
     def _make_sampler(self, n_samples, family):
         """The sampler of this fit, chosen once (:func:`~dpclust.samplers.choose_sampler`;
         the runner records its name as ``sampler_``)."""
-        where = ("dask" if self._distributed
-                 else "partitions" if self._partitions is not None else "local")
         choice = choose_sampler(self.sampler, n_samples, family, self._partition_prior(),
-                                where=where, coarsened=self._coarsening is not None)
+                                where=self._where, coarsened=self._coarsening is not None)
         return choice.sampler
 
     def _partition_rows(self, n_samples):

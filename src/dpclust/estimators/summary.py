@@ -406,11 +406,8 @@ def _sampler_name(estimator, n_samples: int) -> str:
 
     if _is_ddcrp(estimator):
         return "ddcrp"
-    where = ("dask" if getattr(estimator, "backend", "local") == "dask"
-             else "partitions" if getattr(estimator, "partitions", None) is not None
-             else "local")
     return choose_sampler(estimator.sampler, n_samples, estimator.family_,
-                          getattr(estimator, "prior_", None), where=where,
+                          getattr(estimator, "prior_", None), where=estimator._where,
                           coarsened=getattr(estimator, "coarsening_", None) is not None).name
 
 

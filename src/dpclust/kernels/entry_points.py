@@ -184,17 +184,14 @@ def render(title: str, kernels: str, ops: dict, variant: dict | None = None) -> 
         ``{"name": "2D", "suffix": "_2d", "ops": {...}}``: the instantiated passes again
         with some operations replaced, collected as ``ENTRY_POINTS_<name>``.
     """
-    ops = _ops(ops)
     parts = [_HEADER.format(title=title, kernels=kernels)]
-    parts += [_function(key, ops) for key in _ENTRIES]
+    parts += [_function(key, _ops(ops)) for key in _ENTRIES]
     table = ",\n".join(f'    "{key}": {name}' for key, (name, _, _) in _ENTRIES.items())
     tail = f"ENTRY_POINTS = {{\n{table},\n}}\n"
     if variant is not None:
-        vops = _ops({**{k: v[3:] for k, v in ops.items() if v.startswith("_k.")},
-                     **variant["ops"]})
-        for k, v in _DEFAULT_OPS.items():  # a variant's own or the defaults, never the base's
-            if k not in variant["ops"]:
-                vops[k] = v
+        # the base's operations with the variant's; its block scoring is its own or none
+        base = {k: v for k, v in ops.items() if k not in _DEFAULT_OPS}
+        vops = _ops({**base, **variant["ops"]})
         parts += [_function(key, vops, variant["suffix"]) for key in _VARIANT_ENTRIES]
         changed = ", ".join(f"{key}={_ENTRIES[key][0]}{variant['suffix']}"
                             for key in _VARIANT_ENTRIES)

@@ -27,8 +27,6 @@ def dispatch(kern, name: str):
     The family's cached specialisation when it provides one (``kern.entry_points``), else
     the generic kernel of this module with the family's functions as trailing arguments.
     """
-    if kern.entry_points and name in kern.entry_points:
-        return entry_point(kern, name, None)
     fns = {
         "collapsed_sweep": (kern.reset, kern.add, kern.remove, kern.log_predictive),
         "rebuild_stats": (kern.reset, kern.add),

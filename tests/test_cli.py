@@ -109,7 +109,8 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
     assert not summary_of(out)["fused"]["computed"]
     fused = (out / "fused_clusters.png").is_file()
     assert not fused
-    assert html.count("data:image/png;base64,") == 5 + fused
+    ball = (out / "credible_ball.png").is_file()  # when its bounds differ from the estimate
+    assert html.count("data:image/png;base64,") == 5 + fused + ball
     assert len(read_labels(out)) == 1500
     trace = (out / "trace.csv").read_text().splitlines()
     assert trace[0] == "iteration,log_joint,log_likelihood,n_clusters,alpha,seconds"
@@ -1275,7 +1276,9 @@ def test_a_wide_file_keeps_the_summary_and_report_small(tmp_path, capsys):
     assert np.array(params["means"]).shape == (s["n_clusters"], 50)
     saved = np.load(out / "cluster_params.npz")
     assert saved["means"].shape == saved["variances"].shape == (s["n_clusters"], 120)
-    assert (out / "summary.json").stat().st_size < 20_000
+    # about 1 kB a cluster for its 50 listed means (the full Gaussian in 120 dimensions
+    # with 60 rows finds no structure: its VI estimate may be all singletons)
+    assert (out / "summary.json").stat().st_size < 10_000 + 1_200 * s["n_clusters"]
     assert "f119" not in (out / "report.html").read_text()
     # the default (auto: the diagonal Gaussian for 120 columns of few rows) lists 50 columns'
     # parameters

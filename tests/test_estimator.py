@@ -11,7 +11,7 @@ from dpclust import DPMixture, GammaPrior, NormalInverseWishart
 from dpclust.utils.checks import DataError
 from dpclust.datasets import load_demo, make_documents, make_gaussian_mixture
 from dpclust.metrics import nmi
-from dpclust.partitions import point_estimate
+from dpclust.partitions import best_draw, expected_loss, point_estimate
 from dpclust.samplers import FiniteSymmetricDirichlet
 
 
@@ -96,17 +96,27 @@ def test_trace_and_fitted_attributes(fitted, blobs):
 
 
 def test_labels_are_the_vi_point_estimate_not_the_last_draw(fitted):
-    expected, loss = point_estimate(fitted.trace_.labels, loss="vi")
-    np.testing.assert_array_equal(fitted.labels_, expected)
+    from dpclust.samplers.base import searched_estimate
+
+    start, _ = best_draw(fitted.trace_.labels, loss="vi")
+    expected = searched_estimate(fitted.trace_.labels, "vi", start)
+    np.testing.assert_array_equal(fitted.labels_, expected.labels)
+    assert fitted.expected_loss_ == pytest.approx(expected.expected_loss)
+    loss = expected_loss(fitted.labels_[None, :], fitted.trace_.labels, "vi")[0]
     assert fitted.expected_loss_ == pytest.approx(loss)
+    # searched over all partitions: never worse than the best kept draw
+    assert loss <= best_draw(fitted.trace_.labels, loss="vi")[1] + 1e-12
 
 
 def test_binder_point_estimate(blobs):
     X, _ = blobs
     m = DPMixture(n_iter=30, point_estimate="binder", store_labels=True, random_state=0,
                   n_chains=1).fit(X)
-    expected, _ = point_estimate(m.trace_.labels, loss="binder")
-    np.testing.assert_array_equal(m.labels_, expected)
+    draws = m.trace_.labels
+    assert m.expected_loss_ == pytest.approx(expected_loss(m.labels_[None, :], draws, "binder")[0])
+    assert m.expected_loss_ <= best_draw(draws, "binder")[1] + 1e-12
+    _, searched = point_estimate(draws, loss="binder", random_state=0)
+    assert m.expected_loss_ == pytest.approx(searched, rel=1e-3)  # both searches' optima
 
 
 def test_predictions(fitted, blobs):

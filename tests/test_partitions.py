@@ -7,14 +7,20 @@ import pytest
 
 from dpclust.metrics import variation_of_information
 from dpclust.partitions import (
-    _canonical_2d,
-    _expected_loss_unique,
+    LOSSES,
+    Loss,
+    as_loss,
+    best_draw,
     canonical_labels,
+    credible_ball,
     expected_loss,
     first_minimum,
+    pair_losses,
     point_estimate,
     posterior_similarity,
 )
+from dpclust.partitions.draws import _canonical_2d
+from dpclust.partitions.losses import _expected_loss_unique
 
 # ------------------------------------------------------------------ plain-NumPy references
 
@@ -221,27 +227,27 @@ def test_point_estimate_picks_mode(loss):
     assert value == pytest.approx(expected_loss(draws, draws, loss).min())
 
 
-def test_point_estimate_brute_force_minimiser():
+def test_best_draw_brute_force_minimiser():
     draws = _random_draws(np.random.default_rng(5), 30, 12, 4)
     for loss in ("vi", "binder"):
         reference = _expected_loss_reference(draws, draws, loss)
-        labels, value = point_estimate(draws, loss=loss, random_state=0, n_jobs=2)
+        labels, value = point_estimate(draws, loss=loss, method="draws", n_jobs=2)
         assert value == pytest.approx(reference.min())
         best = int(np.argmin(reference))
         np.testing.assert_array_equal(labels, _canonical_reference(draws[best]))
 
 
-def test_point_estimate_thinning():
+def test_best_draw_thinning():
     draws = _random_draws(np.random.default_rng(6), 20, 8, 3)
-    labels, value = point_estimate(draws, max_candidates=5, max_draws=7)
+    labels, value = best_draw(draws, max_candidates=5, max_draws=7)
     cand = draws[[0, 5, 10, 14, 19]]  # round(linspace(0, 19, 5))
     used = draws[np.round(np.linspace(0, 19, 7)).astype(int)]
     reference = _expected_loss_reference(cand, used, "vi")
     assert value == pytest.approx(reference.min())
     np.testing.assert_array_equal(labels, _canonical_reference(cand[np.argmin(reference)]))
     # thinning to more than there are is the same as no thinning
-    full = point_estimate(draws)
-    big = point_estimate(draws, max_candidates=100, max_draws=100)
+    full = best_draw(draws)
+    big = best_draw(draws, max_candidates=100, max_draws=100)
     np.testing.assert_array_equal(full[0], big[0])
     assert full[1] == big[1]
 
@@ -265,6 +271,19 @@ def test_point_estimate_validation():
             point_estimate(draws, max_draws=bad)
     with pytest.raises(ValueError, match="n_jobs"):
         point_estimate(draws, n_jobs=0)
+    with pytest.raises(ValueError, match="method"):
+        point_estimate(draws, method="best")
+    for name in ("n_runs", "n_starts", "max_zealous", "max_sweeps"):
+        with pytest.raises(ValueError, match=name):
+            point_estimate(draws, **{name: -1})
+    with pytest.raises(ValueError, match="max_time"):
+        point_estimate(draws, max_time=0)
+    with pytest.raises(ValueError, match="no run"):
+        point_estimate(draws, n_runs=0, n_starts=0)
+    with pytest.raises(ValueError, match="weight a"):
+        point_estimate(draws, loss="vi", a=2.5)
+    with pytest.raises(ValueError, match="only vi and binder"):
+        point_estimate(draws, loss="omari", a=0.5)
 
 
 def test_ties_go_to_the_earliest_draw_whatever_the_rounding():
@@ -275,7 +294,212 @@ def test_ties_go_to_the_earliest_draw_whatever_the_rounding():
     assert first_minimum([0.0, 0.0]) == 0
     # two mirror-image partitions of four points, each drawn once: an exact tie
     draws = np.array([[0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1], [0, 1, 0, 1]])
-    labels, _ = point_estimate(draws)
+    labels, _ = best_draw(draws)
     np.testing.assert_array_equal(labels, draws[0])
-    labels, _ = point_estimate(draws[[1, 0, 3, 2]])
+    labels, _ = best_draw(draws[[1, 0, 3, 2]])
     np.testing.assert_array_equal(labels, draws[1])
+
+
+# ------------------------------------------------------------------ the searched estimate
+
+
+def _set_partitions(n):
+    """Every partition of ``n`` items, as restricted growth strings (Bell(n) rows)."""
+    rows, row = [], [0] * n
+
+    def grow(i, top):
+        if i == n:
+            rows.append(list(row))
+            return
+        for v in range(top + 2):
+            row[i] = v
+            grow(i + 1, max(top, v))
+
+    grow(1, 0)
+    return np.array(rows)
+
+
+def _perturbed_draws(seed, n_draws=25, p=0.4):
+    """Draws of 9 items around three groups of three, each item moved with probability p."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(3), 3)
+    draws = np.repeat(truth[None, :], n_draws, axis=0)
+    moved = rng.random(draws.shape) < p
+    draws[moved] = rng.integers(0, 4, size=int(moved.sum()))
+    return draws
+
+
+_SEARCH_LOSSES = [Loss(name) for name in LOSSES] + [
+    Loss("vi", 0.6), Loss("vi", 1.5), Loss("binder", 0.5), Loss("binder", 1.6)]
+
+
+@pytest.mark.parametrize("loss", _SEARCH_LOSSES, ids=str)
+def test_search_reaches_the_exact_minimiser_the_draws_never_hold(loss):
+    """On 9 items the search returns the minimiser over all 21,147 partitions, for every
+    loss offered, including draws sets that do not hold that minimiser."""
+    everything = _set_partitions(9)
+    assert len(everything) == 21147
+    unheld = 0
+    for seed in range(4):
+        draws = _perturbed_draws(seed)
+        exact = expected_loss(everything, draws, loss)
+        labels, value = point_estimate(draws, loss, random_state=seed)
+        assert value == pytest.approx(exact.min(), rel=1e-9, abs=1e-12)
+        assert value == pytest.approx(expected_loss(labels[None, :], draws, loss)[0])
+        _, drawn = best_draw(draws, loss)
+        assert value <= drawn + 1e-12
+        unheld += drawn > exact.min() + 1e-9
+    assert unheld >= 1  # the search found a partition no draw held
+
+
+def test_search_is_never_worse_than_the_best_draw_and_is_reproducible():
+    rng = np.random.default_rng(11)
+    truth = np.repeat(np.arange(4), 15)
+    draws = np.repeat(truth[None, :], 40, axis=0)
+    moved = rng.random(draws.shape) < 0.15
+    draws[moved] = rng.integers(0, 6, size=int(moved.sum()))
+    for loss in ("vi", "binder", "omari"):
+        _, drawn = best_draw(draws, loss)
+        one = point_estimate(draws, loss, random_state=3, n_jobs=1)
+        two = point_estimate(draws, loss, random_state=3, n_jobs=2)
+        np.testing.assert_array_equal(one[0], two[0])  # the same whatever the threads
+        assert one[1] == two[1] <= drawn + 1e-12
+    labels, _ = point_estimate(draws, "vi", random_state=3)
+    np.testing.assert_array_equal(labels, truth)  # the consensus no draw holds
+
+
+def test_search_from_starts_only_and_from_random_runs_only():
+    draws = _perturbed_draws(2)
+    exact = expected_loss(_set_partitions(9), draws, "vi").min()
+    for kwargs in ({"n_runs": 0}, {"n_starts": 0}, {"max_zealous": 0}):
+        _, value = point_estimate(draws, "vi", random_state=0, **kwargs)
+        assert value == pytest.approx(exact, rel=1e-9)
+
+
+def test_losses_hand_values_and_spellings():
+    c = np.array([[0, 0, 1, 1]])
+    z = np.array([[0, 1, 0, 1]])
+    # independent halves: I = 0, H(c) = H(z) = log 2, H(c, z) = log 4
+    assert expected_loss(c, z, "nvi")[0] == pytest.approx(1.0)
+    assert expected_loss(c, z, "nid")[0] == pytest.approx(1.0)
+    # ARI of these two: X = 0, A = B = 2, E = 4/6, M = 2: ARI = -0.5
+    assert expected_loss(c, z, "omari")[0] == pytest.approx(1.5)
+    for name in LOSSES:
+        assert expected_loss(c, c, name)[0] == 0.0
+    # one cluster against singletons: both normalised losses are 1, omARI 1
+    one, single = np.zeros((1, 4), dtype=int), np.arange(4)[None, :]
+    for name in ("nvi", "nid", "omari"):
+        assert expected_loss(one, single, name)[0] == pytest.approx(1.0)
+    # VI(a) splits into a H(z | c) + (2 - a) H(c | z): a = 2 charges only what c splits
+    assert expected_loss(one, single, Loss("vi", 2.0))[0] == 0.0
+    assert expected_loss(single, one, Loss("vi", 2.0))[0] == pytest.approx(2 * np.log(4))
+    assert expected_loss(single, one, "binder(a=0)")[0] == 0.0
+    assert as_loss("VI(a=1.5)") == Loss("vi", 1.5) == as_loss("vi(1.5)")
+    assert str(as_loss("binder")) == "binder" and str(Loss("vi", 0.5)) == "vi(a=0.5)"
+    with pytest.raises(ValueError, match="loss must be one of"):
+        as_loss("vi[2]")
+
+
+def test_omari_and_nvi_against_scikit_learn():
+    from sklearn.metrics import adjusted_rand_score, mutual_info_score
+
+    def entropy(labels):
+        p = np.bincount(labels) / labels.size
+        p = p[p > 0]
+        return float(-(p * np.log(p)).sum())
+
+    rng = np.random.default_rng(12)
+    for _ in range(10):
+        c, z = rng.integers(0, 4, 30), rng.integers(0, 5, 30)
+        assert expected_loss(c[None], z[None], "omari")[0] == pytest.approx(
+            1 - adjusted_rand_score(z, c))
+        info = mutual_info_score(c, z)
+        h_c, h_z = entropy(c), entropy(z)
+        assert expected_loss(c[None], z[None], "nvi")[0] == pytest.approx(
+            1 - info / (h_c + h_z - info))
+        assert expected_loss(c[None], z[None], "nid")[0] == pytest.approx(
+            1 - info / max(h_c, h_z))
+
+
+def test_credible_ball_bounds():
+    estimate = np.repeat(np.arange(3), 3)
+    draws = np.array([
+        estimate,                                  # distance 0
+        [0, 0, 0, 1, 1, 1, 1, 1, 1],               # merges two groups: fewer clusters
+        [0, 0, 0, 1, 1, 1, 2, 2, 3],               # one item split off: more clusters
+        [0, 0, 0, 1, 1, 1, 2, 3, 4],               # two items split off: farther, finer
+        estimate, estimate, estimate, estimate, estimate, estimate,
+    ])
+    d = pair_losses(estimate, draws)
+    ball = credible_ball(draws, estimate, level=0.9)
+    assert ball.radius == pytest.approx(np.sort(d)[8])  # 9 of the 10 draws inside
+    assert ball.share_in_ball >= 0.9
+    assert ball.horizontal.distance == ball.radius
+    assert ball.upper_vertical.n_clusters == ball.n_clusters_range[0]
+    assert ball.lower_vertical.n_clusters == ball.n_clusters_range[1]
+    full = credible_ball(draws, estimate, level=0.99)
+    assert full.n_clusters_range == (2, 5)
+    np.testing.assert_array_equal(full.upper_vertical.labels, canonical_labels(draws[1]))
+    np.testing.assert_array_equal(full.lower_vertical.labels, canonical_labels(draws[3]))
+    assert full.horizontal.distance == pytest.approx(d.max())
+    assert "2 to 5 clusters" in full.describe()
+    with pytest.raises(ValueError, match="level"):
+        credible_ball(draws, estimate, level=1.0)
+
+
+# ------------------------------------------------------------------ relabelled components
+
+
+def test_components_are_matched_to_the_estimate_whatever_the_labels():
+    """Draws whose components come in shuffled labels (label switching) summarise to the
+    estimate's clusters: the weights and parameters of each cluster's own component."""
+    from typing import NamedTuple
+
+    from dpclust.partitions import match_to_pivot, summarise_components
+
+    class P(NamedTuple):
+        mean: np.ndarray
+
+    rng = np.random.default_rng(13)
+    pivot = np.repeat([0, 1, 2], [50, 30, 20])
+    centres = np.array([[0.0, 0.0], [5.0, 5.0], [-5.0, 5.0]])
+    draws, params = [], []
+    for s in range(60):
+        perm = rng.permutation(4)  # four components, one empty, in a new order
+        z = perm[pivot].copy()
+        moved = rng.random(100) < 0.05
+        z[moved] = perm[rng.integers(0, 3, int(moved.sum()))]
+        theta = np.zeros((4, 2))
+        theta[perm[:3]] = centres + 0.1 * rng.standard_normal((3, 2))
+        draws.append(z)
+        params.append(P(theta))
+        np.testing.assert_array_equal(match_to_pivot(z, pivot), perm[:3])
+    comp = summarise_components(draws, params, pivot)
+    np.testing.assert_allclose(comp.params["mean"][0], centres, atol=0.05)
+    assert np.all(comp.params["mean"][1] < centres) and np.all(comp.params["mean"][2] > centres)
+    assert np.all(comp.weight_lower <= comp.weight) and np.all(comp.weight <= comp.weight_upper)
+    np.testing.assert_allclose(comp.weight, [0.5, 0.3, 0.2], atol=0.03)
+    np.testing.assert_array_equal(comp.matched, 1.0)
+    # a draw with fewer components leaves a cluster unmatched: weight 0, no parameters
+    one = summarise_components([np.zeros(100, dtype=int)], [P(np.zeros((1, 2)))], pivot)
+    assert one.matched.tolist() == [1.0, 0.0, 0.0] and one.weight[1] == 0.0
+    assert np.isnan(one.params["mean"][0][1]).all()
+
+
+def test_a_fit_summarises_its_components_with_intervals():
+    import warnings
+
+    from dpclust import DPMixture
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.5, size=(100, 2)) for c in ([0, 0], [6, 0], [0, 6])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPMixture(n_iter=100, n_chains=1, random_state=0).fit(X)
+    comp = m.components_
+    assert comp.weight.shape == (m.n_clusters_,) and set(comp.params) >= {"mean"}
+    big = np.argsort(-comp.weight)[:3]
+    means = comp.params["mean"][0][big]
+    assert sorted(np.round(means).astype(int).tolist()) == [[0, 0], [0, 6], [6, 0]]
+    lower, upper = comp.params["mean"][1][big], comp.params["mean"][2][big]
+    assert np.all(lower < means) and np.all(means < upper)

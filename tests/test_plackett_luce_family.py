@@ -231,7 +231,9 @@ def _generated(n_ballots, seed):
 def test_recovers_a_generated_mixture():
     """3,000 ballots of three blocs: the blocs' sizes and worths come back, and the
     clustering is nearly as good as the true model's own assignment (short ballots say
-    little about their bloc, so neither is close to ARI 1)."""
+    little about their bloc, so neither is close to ARI 1).  The estimate minimises the
+    normalised VI: plain VI merges two blocs whose short ballots the draws cannot tell
+    apart (ARI 0.50 against the oracle's 0.69)."""
     from sklearn.metrics import adjusted_rand_score
 
     X, z, truth = _generated(3000, seed=5)
@@ -239,7 +241,7 @@ def test_recovers_a_generated_mixture():
     oracle = np.argmax(fam.log_likelihood(X, PLParams(np.log(truth)))
                        + np.log([0.5, 0.3, 0.2]), axis=1)
     est = DPMixture(family="plackett-luce", coarsening="exact", n_iter=300, init_clusters=1,
-                    random_state=0, n_chains=1).fit(X)
+                    random_state=0, n_chains=1, point_estimate="nvi").fit(X)
     assert adjusted_rand_score(z, est.labels_) > 0.8 * adjusted_rand_score(z, oracle)
     sizes = np.bincount(est.labels_)
     big = np.flatnonzero(sizes >= 0.05 * len(z))

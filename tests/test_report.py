@@ -629,3 +629,30 @@ def test_trace_panels_zoom_on_the_kept_draws_from_either_side():
     assert where == "above" and -2 < low < -1 and 1 < high < 4
     assert _robust_ylim(np.concatenate([[-100.0, 100.0], kept]), 2)[2] == "outside"
     assert _robust_ylim(np.concatenate([[1.5, -1.2], kept]), 2) is None
+
+
+@needs_mpl
+def test_the_partition_says_how_sure_it_is(tmp_path, gaussian_fit):
+    """The lead says in one line how sure the partition is, every cluster is listed with
+    its presence (greyed below 50 %), the credible ball's panel gives its bounds and its
+    figure draws the coarsest and the finest beside the estimate."""
+    from dpclust.partitions import credible_ball
+
+    summary, trace, X, labels, _ = gaussian_fit
+    rng = np.random.default_rng(3)
+    draws = np.repeat(labels[None, :], 40, axis=0)
+    draws[:10, labels == 2] = 0  # a quarter of the draws merge clusters 2 and 0
+    draws[10:14, rng.random(300) < 0.1] = 3  # a few split off a scatter of points
+    ball = credible_ball(draws, labels)
+    summary = {**summary, "cluster_presence": [1.0, 1.0, 0.4],
+               "point_estimate": {"loss": "vi", "expected_loss": 0.12,
+                                  "credible_ball": ball.as_dict()}}
+    paths = write_report(tmp_path / "out", summary, trace, X, labels, credible_ball=ball)
+    page = paths["report"].read_text(encoding="utf-8")
+    assert ("How sure: 2 of its 3 clusters are in at least half of the posterior draws; 95% "
+            f"of the posterior lies within VI {ball.radius:.2g} of it, among partitions of "
+            "2 to 4 clusters.") in page
+    assert "<th class=\"num\">in draws</th>" in page and '<tr class="unsure">' in page
+    assert "95% credible ball" in page and "coarsest (upper vertical bound)" in page
+    assert paths["credible_ball"].read_bytes().startswith(PNG_SIGNATURE)
+    assert 'id="fig-credible_ball"' in page

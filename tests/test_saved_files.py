@@ -67,9 +67,11 @@ def test_old_model_loads_and_predicts(X):
     model = DPMixture.load(saved.DP_MODEL)
     whole = _quietly(lambda: DPMixture(**saved.DP_MODEL_KW).fit(X))
     assert model.n_iter_ == 10 and isinstance(model.trace_, Trace)
-    np.testing.assert_array_equal(model.labels_, whole.labels_)
     np.testing.assert_array_equal(model.trace_.log_joint, whole.trace_.log_joint)
-    np.testing.assert_array_equal(model.predict(X), whole.predict(X))
+    # the same chain; its labels_ were the best draw then, the searched estimate now
+    np.testing.assert_array_equal(model.trace_.n_clusters, whole.trace_.n_clusters)
+    assert whole.expected_loss_ <= model.expected_loss_ + 1e-12
+    assert np.mean(model.predict(X) == model.labels_) > 0.9
     np.testing.assert_allclose(model.score_samples(X[:5]), whole.score_samples(X[:5]))
 
 

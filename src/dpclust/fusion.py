@@ -131,7 +131,7 @@ def _cut(cross, sizes, pairs, k):
 
 
 def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None,
-         start=None, max_blocks=MAX_BLOCKS, random_state=0) -> Fusion:
+         max_clusters=None, start=None, max_blocks=MAX_BLOCKS, random_state=0) -> Fusion:
     """Fused clusters of a posterior: the FOLD point estimate (Dombowsky & Dunson 2024).
 
     Parameters
@@ -155,6 +155,10 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
         ``within_share`` (an elbow plot), which ``n_clusters`` then gives.
     n_clusters : int, optional
         Cut the tree into this many clusters instead of at the least expected loss.
+    max_clusters : int, optional
+        The cut of least expected loss among those of at most this many clusters (an
+        estimator's :meth:`~dpclust.DPMixture.fuse` passes its ``n_clusters_``, so that
+        fusing only joins the clusters a reader already sees).
     start : array-like of shape (n_samples,), optional
         The partition the blocks refine: by default the estimator's ``labels_``, or the
         variation-of-information point estimate of the draws.
@@ -237,18 +241,25 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
     cross /= len(draws)  # cross[a, b]: sum of Dbar_ij over i in a, j in b (i != j)
     tree, pairs, gain = _average_linkage(cross, sizes)
     loss, share = _cut_losses(cross, sizes, gain, omega, n)
-    if n_clusters is None:
-        k = int(np.argmin(loss)) + 1  # ties: the fewer clusters
-    else:
-        k = check_int(n_clusters, "n_clusters", 1)
-        if k > m:
-            raise ValueError(f"n_clusters={k} is more than the {m} blocks the fused clusters "
-                             "are unions of (raise max_blocks)")
+    k = _chosen_cut(loss, n_clusters, max_clusters, m)
     owner, delta = _cut(cross, sizes, pairs, k)
     return Fusion(labels=canonical_labels(owner[blocks]), n_clusters=k, omega=omega,
                   expected_loss=loss, within_share=share, delta=delta, tree=tree,
                   blocks=blocks, block_sizes=sizes.astype(np.int64), exact=bool(exact),
                   n_draws=len(draws), draw_n_clusters=per_draw, draw_chain=chains)
+
+
+def _chosen_cut(loss, n_clusters, max_clusters, m: int) -> int:
+    """The number of fused clusters: ``n_clusters``, else the cut of least expected loss
+    among those of at most ``max_clusters`` (ties: the fewer clusters)."""
+    if n_clusters is None:
+        top = len(loss) if max_clusters is None else check_int(max_clusters, "max_clusters", 1)
+        return int(np.argmin(loss[:top])) + 1
+    k = check_int(n_clusters, "n_clusters", 1)
+    if k > m:
+        raise ValueError(f"n_clusters={k} is more than the {m} blocks the fused clusters "
+                         "are unions of (raise max_blocks)")
+    return k
 
 
 def n_fused_per_draw(draws, X, *, family, params=None, omega=1.0,

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..partitions import cluster_presence, point_certainty
+from ..families.base import take
+from ..partitions import cluster_presence, point_certainty, summarise_components
 from .trace import RECORD_WIDTH, Trace, records_array
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
@@ -38,6 +39,8 @@ class ChainResult:
     labels_: np.ndarray
     expected_loss_: float
     n_clusters_: int
+    credible_ball_: Any
+    components_: Any
     n_iter_: int
     alpha_: float
     hyperparameters_: dict
@@ -106,6 +109,51 @@ def _trace(progs, records, n_kept: int, store_labels: bool) -> Trace:
                for j, name in enumerate(progs[0].learned)})
 
 
+#: collapsed samplers: at most this many kept draws get parameters drawn for the summary of
+#: the components, and at most this many bytes of them are held
+MAX_COMPONENT_DRAWS = 50
+MAX_COMPONENT_BYTES = 200 * 1024**2
+
+
+def _components(model, draws, pool_params, labels):
+    """The components matched to the clusters of ``labels`` across kept draws
+    (:func:`dpclust.partitions.summarise_components`): the draws' own parameters where the
+    sampler kept them; for a collapsed sampler, parameters drawn from each cluster's
+    conditional posterior given the draw's partition (with the partition a posterior
+    draw, a draw from the joint posterior), for up to :data:`MAX_COMPONENT_DRAWS` evenly
+    spaced draws.  None where the family cannot draw them or they would not fit in memory."""
+    if pool_params and pool_params[0] is not None:
+        return summarise_components((model.as_array(d) for d in draws), pool_params, labels)
+    fam = model.family
+    idx = np.unique(np.linspace(0, len(draws) - 1, min(len(draws), MAX_COMPONENT_DRAWS))
+                    .round().astype(int))
+    rng = np.random.default_rng(0)
+    zs, params, held = [], [], 0
+    for j in idx:
+        z = np.asarray(model.as_array(draws[j]), dtype=np.int64)
+        try:
+            theta = fam.sample_posterior(model.cluster_stats(draws[j], int(z.max()) + 1), rng)
+        except (NotImplementedError, AttributeError):
+            return None
+        held += sum(np.asarray(f).nbytes for f in theta)
+        if held > MAX_COMPONENT_BYTES:
+            break
+        zs.append(z)
+        params.append(theta)
+    return summarise_components(zs, params, labels) if zs else None
+
+
+def _matched_params(labels, draw, params):
+    """The components of ``params`` (a draw's, in its label order) matched to the clusters
+    of ``labels``: for each, the draw's component holding most of its points."""
+    if params is None:
+        return None
+    draw = np.asarray(draw, dtype=np.int64)
+    K, J = int(labels.max()) + 1, int(draw.max()) + 1
+    table = np.bincount(labels * J + draw, minlength=K * J).reshape(K, J)
+    return take(params, table.argmax(axis=1))
+
+
 def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
                  n_predictive_draws: int) -> ChainResult:
     """The result of chains ``progs`` (their :class:`~dpclust.chains.trace.Progress`) on
@@ -115,8 +163,9 @@ def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
     X = model.X
     progs = [p.after_burn_in() for p in progs]
     draws, pool_alpha, pool_params, pool_chains, pool_hyper = _pool(model, progs)
-    labels, loss, chosen = model.point_estimate(draws, point_estimate)
-    labels = labels.astype(np.int64)
+    estimate = model.point_estimate(draws, point_estimate)
+    labels, nearest = estimate.labels.astype(np.int64), estimate.nearest
+    n_clusters = int(labels.max()) + 1
     n_done = min(p.snapshot.iteration for p in progs)
     kept_alpha = [a for p in progs for _, a in p.kept]
     # the learned hyperparameters' posterior means over the kept iterations
@@ -137,7 +186,9 @@ def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
     # quantities of the draws judged chain by chain (fused clusters)
     pool_chains = np.asarray(pool_chains, dtype=np.int64)
     return ChainResult(
-        labels_=labels, expected_loss_=float(loss), n_clusters_=int(labels.max()) + 1,
+        labels_=labels, expected_loss_=float(estimate.expected_loss), n_clusters_=n_clusters,
+        credible_ball_=estimate.credible_ball,
+        components_=_components(model, draws, pool_params, labels) if local else None,
         n_iter_=n_done, alpha_=float(np.mean(kept_alpha or pool_alpha)),
         hyperparameters_=hyper, log_joint_=float(records[:, -1, 0].max()),
         best_log_joint_=float(records[:, :, 0].max()),
@@ -146,8 +197,11 @@ def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
                     if local else None),
         cluster_presence_=(cluster_presence((model.as_array(d) for d in draws), labels)
                            if local else None),
-        # the parameters of the chosen draw (instantiated samplers)
-        labels_params=pool_params[chosen], chosen_draw=draws[chosen],
+        # instantiated samplers: each cluster's parameters are those of the component that
+        # holds most of its points in the kept draw nearest to the estimate
+        labels_params=_matched_params(labels, model.as_array(draws[nearest]),
+                                      pool_params[nearest]),
+        chosen_draw=model.hold_labels(labels, n_clusters),
         pool_draws=(np.array(draws) if local and n <= MAX_SIMILARITY_SAMPLES else None),
         pool_chains=pool_chains,
         predictive_params=[pool_params[j] for j in idx],

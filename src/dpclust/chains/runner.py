@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
-from ..partitions import posterior_similarity
+from ..partitions import as_loss, posterior_similarity
 from ..priors import PartitionPrior, get_prior
 from ..samplers.choice import sampler_name
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
@@ -101,8 +101,10 @@ class ChainEstimator(BaseEstimator):
         if burn_in >= n_iter:
             raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
         thin = check_int(self.thin, "thin", 1)
-        if self.point_estimate not in ("vi", "binder"):
-            raise ValueError(f"point_estimate must be 'vi' or 'binder', got {self.point_estimate!r}")
+        try:
+            as_loss(self.point_estimate)
+        except ValueError as err:
+            raise ValueError(f"point_estimate: {err}") from None
         if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
             check_int(self.max_draws, "max_draws", 1)
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)

@@ -259,6 +259,16 @@ def _alpha_type(text: str) -> str:
     return text.strip()
 
 
+def _loss_type(text: str) -> str:
+    """A loss's spelling (``vi``, ``binder(a=1.5)``), validated and kept as written."""
+    from ..partitions import as_loss
+
+    try:
+        return str(as_loss(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _int_type(minimum: int):
     def convert(text: str) -> int:
         try:

@@ -90,7 +90,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         if getattr(model.family_, "schema_", None) is not None:
             X = model.family_.validate(X)  # a table's working form: the figures read it
         write_report(out_dir, summary, trace_dict, X, labels, similarity=similarity,
-                     positions=data.positions, fused_labels=fused_labels)
+                     positions=data.positions, fused_labels=fused_labels,
+                     credible_ball=getattr(model, "credible_ball_", None))
     else:
         from ..report import render_html
 

@@ -10,7 +10,7 @@ from ..chains.runner import DEFAULT_MAX_TIME
 from ..families import FAMILIES
 from .config import (AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
                      _EXIT_USAGE, _alpha_type, _coarsening_type, _column_types_type, _prior_type, _columns_type,
-                     _decay_type, _int_type, _missing_type, _option_type, _truth_type)
+                     _decay_type, _int_type, _loss_type, _missing_type, _option_type, _truth_type)
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,10 +325,12 @@ def _add_chain_args(fit) -> None:
                        help="how the starting clusters are made: points at random, or k-means; "
                             "auto: k-means for the sub-cluster sampler (default: auto; "
                             "--model dp only)")
-    chain.add_argument("--point-estimate", choices=("vi", "binder"), default="vi",
+    chain.add_argument("--point-estimate", type=_loss_type, default="vi", metavar="LOSS",
                        help="loss whose posterior expectation the reported partition "
-                            "minimises: variation of information or Binder (default: "
-                            "%(default)s)")
+                            "minimises, searched over all partitions: vi (variation of "
+                            "information), binder, omari (1 - adjusted Rand), nvi, nid; vi "
+                            "and binder take a weight, e.g. 'vi(a=0.5)' splits more "
+                            "(default: %(default)s)")
     chain.add_argument("--chains", type=_int_type(1), default=4, metavar="C",
                        help="independent chains, their kept draws pooled; R-hat compares "
                             "them (one chain gets a split-R-hat verdict over its quarters, "

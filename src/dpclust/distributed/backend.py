@@ -585,9 +585,11 @@ def _side_stats(final):
 
 def expected_loss_choice(per_part, ks, n, loss):
     """``(chosen draw, expected loss)`` from per-partition sizes, hashes and tables."""
-    from ..partitions import _loss_table, first_minimum
+    from ..partitions import as_loss, first_minimum
+    from ..partitions.losses import loss_value
 
-    f, scale = _loss_table(loss, n)
+    loss = as_loss(loss)
+    f = loss.table(n)
     n_draws = len(ks)
     sizes = [sum(p[0][s] for p in per_part) for s in range(n_draws)]
     keys = [tuple(p[1][s] for p in per_part) for s in range(n_draws)]
@@ -619,8 +621,8 @@ def expected_loss_choice(per_part, ks, n, loss):
             cross = 0.0
             for m in t[t > 0]:
                 cross += f[m]
-            value = (terms[c] + terms[d] - 2.0 * cross) / scale
-            acc += float(counts[d]) * max(value, 0.0)
+            value = loss_value(loss.code, loss.a, float(n), terms[c], terms[d], cross)
+            acc += float(counts[d]) * value
         values[c] = acc / weight
     best = first_minimum(values)
     return first[best], float(values[best])
@@ -669,12 +671,22 @@ class DaskModel:
     def keep_labels(self, labels, n_clusters: int):
         return self.partitions.keep(labels, n_clusters)
 
+    def hold_labels(self, labels, n_clusters: int):
+        return self.partitions.scatter_draw(labels, n_clusters)
+
     def as_array(self, labels) -> np.ndarray:
         return self.partitions.gather_labels(labels)
 
     def point_estimate(self, draws, loss: str):
-        chosen, value = self.partitions.point_estimate(draws, loss)
-        return self.as_array(draws[chosen]).astype(np.int64), value, chosen
+        """The searched estimate, as in-process
+        (:meth:`~dpclust.samplers.base.ChainData.point_estimate`), from the best kept draw
+        that the workers find from contingency tables; the kept draws are gathered for the
+        search (``max_draws`` bounds their size)."""
+        from ..samplers.base import searched_estimate
+
+        chosen, _ = self.partitions.point_estimate(draws, loss)
+        pool = np.array([self.as_array(d) for d in draws])
+        return searched_estimate(pool, loss, pool[chosen])
 
     def cluster_stats(self, draw, n_clusters: int):
         return self.partitions.cluster_stats(draw)

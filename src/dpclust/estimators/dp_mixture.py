@@ -137,8 +137,12 @@ class DPMixture(MixtureEstimator):
         (chosen by keys of the rows' global indices, not by the partitions) and every
         partition assigns its rows to the nearest centre: the same start in-process and on
         a cluster.
-    point_estimate : {"vi", "binder"}, default="vi"
-        Loss whose posterior expectation ``labels_`` minimises among the kept draws.
+    point_estimate : {"vi", "binder", "omari", "nvi", "nid"} or Loss, default="vi"
+        Loss whose posterior expectation ``labels_`` minimises, searched over all partitions
+        (:func:`dpclust.partitions.point_estimate`); ``"vi(a=0.5)"`` weighs the loss
+        (``a < 1`` splits more, ``a > 1`` merges more).  VI merges clusters whose points the
+        draws cannot tell apart; Binder and omARI keep them and add small clusters of
+        uncertain points; NVI lies between.
     max_draws : int or "auto", default="auto"
         At most this many kept draws (evenly spaced) are held for the point estimate and the
         co-clustering matrix, which cost O(max_draws² × n) and O(max_draws × n) memory.
@@ -227,8 +231,15 @@ class DPMixture(MixtureEstimator):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        Point estimate of the partition: the kept draw with the least posterior expected
-        variation of information (or Binder loss) to the other kept draws.
+        Point estimate of the partition: the partition with the least posterior expected
+        loss (``point_estimate``; variation of information by default) to the kept draws,
+        searched over all partitions, not only the sampled ones
+        (:func:`dpclust.partitions.point_estimate`), at most 30 s after the chains.
+    credible_ball_ : CredibleBall
+        The 95 % credible ball around ``labels_`` in the same loss (Wade & Ghahramani 2018;
+        :func:`dpclust.partitions.credible_ball`): its radius, the range of numbers of
+        clusters inside it, and its bounds as partitions: ``upper_vertical`` (the coarsest),
+        ``lower_vertical`` (the finest) and ``horizontal`` (the farthest).
     n_clusters_ : int
         Number of clusters in ``labels_``.
     weights_ : ndarray of shape (n_clusters,)
@@ -261,6 +272,14 @@ class DPMixture(MixtureEstimator):
         Each cluster's share of the pooled kept draws that have a cluster made mostly of its
         points and holding most of them (:func:`dpclust.partitions.cluster_presence`): how
         surely the posterior supports it; None on a Dask cluster.
+    components_ : Components or None
+        The components matched to the clusters of ``labels_`` across the kept draws by the
+        ECR rule (Papastamoulis & Iliopoulos 2010; :func:`dpclust.partitions.
+        summarise_components`): each cluster's weight (its share of the points) with a
+        95 % credible interval, and its parameters' posterior means and intervals
+        (``params[name] = (mean, lower, upper)``).  The sampler's own parameters where it
+        keeps them, else parameters drawn from each cluster's conditional posterior in up
+        to 50 kept draws; None on a Dask cluster or where they would take over 200 MB.
     convergence_ : dict
         The verdict of :func:`dpclust.diagnostics.convergence` on the kept iterations:
         per quantity (``log_likelihood``, ``n_clusters``, ``size_entropy``, and ``alpha`` when

@@ -334,8 +334,10 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             Weight of separating two points (larger: fewer clusters); 1 is the value of
             the authors' worked examples.
         **kwargs
-            ``n_clusters``, ``max_blocks``, ``random_state``, ``X`` (the training data, for
-            a model read with :meth:`load`): see :func:`dpclust.fusion.fuse`.
+            ``n_clusters``, ``max_clusters``, ``max_blocks``, ``random_state``, ``X`` (the
+            training data, for a model read with :meth:`load`): see
+            :func:`dpclust.fusion.fuse`.  ``max_clusters`` is ``n_clusters_`` by default:
+            fusing only joins, so the fused clusters never outnumber those of ``labels_``.
 
         Returns
         -------
@@ -345,6 +347,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             (n_chains, n_draws), until the next ``fit``.
         """
         check_is_fitted(self, "labels_")
+        if kwargs.get("n_clusters") is None:
+            kwargs.setdefault("max_clusters", self.n_clusters_)
         self.fusion_ = fuse(self, omega=omega, **kwargs)
         self.fused_labels_ = self.fusion_.labels
         self._judge_fused(self.fusion_, kwargs.get("X"), kwargs.get("random_state", 0))

@@ -99,13 +99,13 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
                       "best_iteration": int(best_at),
                       **({"best_chain": int(best_chain)} if log_joint.shape[0] > 1 else {})},
         "n_clusters_posterior": _k_posterior(trace),
-        "point_estimate": {"loss": estimator.point_estimate,
-                           "expected_loss": float(estimator.expected_loss_)},
+        "point_estimate": _point_estimate(estimator),
         "convergence": _convergence_summary(estimator.convergence_),
     }
     certainty = getattr(estimator, "certainty_", None)
     if certainty is not None:
         summary["certainty"] = _certainty(certainty)
+    summary.update(_uncertainty(estimator))
     if _is_ddcrp(estimator):
         summary["ddcrp"] = _ddcrp_summary(estimator, positions, distances)
     n = int(sizes.sum())
@@ -202,6 +202,35 @@ def _profiles(estimator, labels):
     from ..tables.profiles import as_summary, column_profiles
 
     return as_summary(column_profiles(X, labels, int(estimator.n_clusters_)))
+
+
+def _uncertainty(estimator) -> dict:
+    """Each cluster's presence in the draws and its component's weight with an interval
+    (the relabelled components), where the fit has them."""
+    out = {}
+    components = getattr(estimator, "components_", None)
+    if components is not None:
+        out["components"] = {
+            "level": components.level,
+            "weight": [round(float(w), 5) for w in components.weight],
+            "weight_interval": [[round(float(a), 5), round(float(b), 5)] for a, b in
+                                zip(components.weight_lower, components.weight_upper)],
+            "matched": [round(float(m), 4) for m in components.matched]}
+    presence = getattr(estimator, "cluster_presence_", None)
+    if presence is not None:
+        out["cluster_presence"] = [round(float(p), 4) for p in presence]
+    return out
+
+
+def _point_estimate(estimator) -> dict:
+    """The loss the partition minimises, its expected value and the credible ball around
+    it (without the bounds' labels)."""
+    out = {"loss": str(estimator.point_estimate),
+           "expected_loss": float(estimator.expected_loss_)}
+    ball = getattr(estimator, "credible_ball_", None)
+    if ball is not None:
+        out["credible_ball"] = ball.as_dict()
+    return out
 
 
 def _certainty(certainty: np.ndarray) -> dict:

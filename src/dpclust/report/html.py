@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..partitions import canonical_labels
 from ..tables import TableData
 from . import plots
 from .lead import _cards, _lead_paragraph, sampler_words
@@ -74,6 +75,17 @@ _FIGURES = (
          "and count data on a truncated SVD of tf-idf weights. A projection can make separate "
          "clusters look overlapping. For Gaussian clusters the ellipses are 2-standard-deviation "
          "contours and the crosses the cluster means."),
+    ),
+    (
+        "credible_ball",
+        "How far the partition could be",
+        ("The point estimate (middle) beside the coarsest and the finest partition in its "
+         "95% credible ball (Wade &amp; Ghahramani 2018): the ball holds 95% of the "
+         "posterior, measured by the same loss the estimate minimises, and these are the "
+         "sampled partitions on its edge with the fewest and the most clusters. Each of "
+         "their clusters takes the colour of the estimate's cluster holding most of its "
+         "points: what the posterior might join or split shows as a colour spreading or a "
+         "new one appearing."),
     ),
     (
         "fused_clusters",
@@ -189,7 +201,8 @@ th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line);
 th { background:var(--soft); font-weight:600; }
 tbody tr:nth-child(even) td { background:#fafbfc; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-.flag { color:#b3261e; font-size:.85em; font-weight:600; }
+.flag { color:#b3261e; font-size:.85em; font-weight:600; margin-right:6px; }
+tr.unsure td { color:var(--muted); }
 .theta { color:var(--muted); font-size:.8em; font-variant-numeric:tabular-nums;
   white-space:nowrap; margin-left:4px; }
 tr.foot td { border-top:2px solid var(--line); color:var(--muted); }
@@ -221,7 +234,8 @@ def _figures(figures: Mapping[str, Path], errors: Mapping[str, str]) -> str:
     for name, heading, caption in _FIGURES:
         if name in figures:
             data = base64.b64encode(Path(figures[name]).read_bytes()).decode("ascii")
-            wide = ' class="wide"' if name in ("trace", "tables", "profiles") else ""
+            wide = (' class="wide"' if name in ("trace", "tables", "profiles", "credible_ball")
+                    else "")
             blocks.append(
                 f'<figure{wide} id="fig-{name}"><h3>{_esc(heading)}</h3>'
                 f'<img src="data:image/png;base64,{data}" alt="{_esc(heading)}">'
@@ -352,6 +366,7 @@ def write_report(
     title: str | None = None,
     positions: Any = None,
     fused_labels: Any = None,
+    credible_ball: Any = None,
 ) -> dict[str, Path]:
     """Write the figures and a self-contained ``report.html`` for one fit.
 
@@ -394,12 +409,17 @@ def write_report(
     fused_labels : array-like of int, shape (n_samples,), optional
         The fused clusters (the summary's ``"fused"`` block describes them): drawn beside
         the clusters when they differ from ``labels``.
+    credible_ball : CredibleBall, optional
+        The credible ball around ``labels`` (:func:`dpclust.partitions.credible_ball`):
+        its coarsest and finest bounds are drawn beside the estimate, when they differ from
+        it.
 
     Returns
     -------
     paths : dict of str to Path
         ``"report"`` and every figure written: ``"trace"``, ``"calibration"``,
-        ``"clusters"``, ``"fused_clusters"``, ``"k_posterior"``, ``"tables"``,
+        ``"clusters"``, ``"credible_ball"``, ``"fused_clusters"``, ``"k_posterior"``,
+        ``"tables"``,
         ``"size_distribution"``, ``"theta_by_rank"``, ``"cluster_sizes"``, ``"similarity"``.
 
     Notes
@@ -418,7 +438,8 @@ def write_report(
     except ImportError:
         plots_available = False
     if plots_available:
-        jobs = _figure_jobs(summary, trace, X, labels, similarity, positions, fused_labels)
+        jobs = _figure_jobs(summary, trace, X, labels, similarity, positions, fused_labels,
+                            credible_ball)
         paths, errors = _draw_figures(out_dir, jobs)
 
     page = render_html(summary, paths, labels=labels, title=title, figure_errors=errors,
@@ -431,7 +452,8 @@ def write_report(
 
 def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X: Any,
                  labels: Any, similarity: Any, positions: Any,
-                 fused_labels: Any = None) -> list[tuple[str, bool, Callable[[Path], Path]]]:
+                 fused_labels: Any = None,
+                 ball: Any = None) -> list[tuple[str, bool, Callable[[Path], Path]]]:
     """The report's figures: (name, whether this fit has it, how to draw it to a path)."""
     settings = summary.get("settings") or {}
     calibration = (summary.get("coarsening") or {}).get("calibration")
@@ -455,6 +477,9 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
          lambda p: plots.plot_calibration(calibration, p)),
         ("clusters", X is not None and labels is not None and not rankings,
          lambda p: plots.plot_clusters(X, labels, p, cluster_params=params)),
+        ("credible_ball", X is not None and labels is not None and not rankings
+         and _ball_differs(ball, labels),
+         lambda p: _draw_ball(X, labels, ball, p)),
         ("fused_clusters", X is not None and not rankings
          and _fused_differs(summary, labels, fused_labels),
          lambda p: _draw_fused(summary, X, labels, fused_labels, p)),
@@ -469,6 +494,29 @@ def _figure_jobs(summary: Mapping[str, Any], trace: Mapping[str, Any] | None, X:
         ("similarity", similarity is not None and labels is not None,
          lambda p: plots.plot_similarity(similarity, labels, p)),
     ]
+
+
+def _ball_differs(ball: Any, labels: Any) -> bool:
+    """Whether the credible ball has a coarsest or finest bound other than the estimate."""
+    if ball is None or labels is None:
+        return False
+    est = canonical_labels(np.asarray(labels))
+    return any(not np.array_equal(canonical_labels(b.labels), est)
+               for b in (ball.upper_vertical, ball.lower_vertical))
+
+
+def _draw_ball(X: Any, labels: Any, ball: Any, path: Path) -> Path:
+    """The estimate between the coarsest and the finest partition of its credible ball."""
+    loss = str(ball.loss).upper()
+    bounds = [(f"Coarsest in the {100 * ball.level:g} % ball: "
+               f"{ball.upper_vertical.n_clusters} clusters\n({loss} "
+               f"{ball.upper_vertical.distance:.2g} from the estimate)",
+               ball.upper_vertical.labels),
+              (f"Finest in the {100 * ball.level:g} % ball: "
+               f"{ball.lower_vertical.n_clusters} clusters\n({loss} "
+               f"{ball.lower_vertical.distance:.2g} from the estimate)",
+               ball.lower_vertical.labels)]
+    return plots.plot_credible_ball(X, labels, bounds, path)
 
 
 def _fused_differs(summary: Mapping[str, Any], labels: Any, fused_labels: Any) -> bool:

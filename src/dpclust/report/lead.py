@@ -9,7 +9,44 @@ from typing import Any
 from ..families import FAMILIES
 from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 
-_LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder"}
+_LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder",
+               "omari": "one minus adjusted Rand index (omARI)",
+               "nvi": "normalised Variation of Information (NVI)",
+               "nid": "normalised information distance (NID)"}
+
+
+def loss_name(loss: Any) -> str:
+    """A loss's name for a reader: ``"vi(a=0.5)"`` as "Variation of Information (VI),
+    a = 0.5"."""
+    text = str(loss)
+    name, _, weight = text.partition("(")
+    words = _LOSS_NAMES.get(name.strip().lower(), name)
+    return words + (f", {weight.rstrip(')').replace('=', ' = ')}" if weight else "")
+
+
+def sureness_sentence(summary: Mapping[str, Any]) -> str:
+    """One line on how sure the posterior is of the partition shown: how many of its
+    clusters most draws hold, and the credible ball around it, e.g. "How sure: 5 of its
+    6 clusters are in at least half of the posterior draws; 95% of the posterior lies
+    within VI 0.41 of it, among partitions of 4 to 7 clusters."  ``""`` without either."""
+    parts = []
+    presence = summary.get("cluster_presence")
+    if presence:
+        held = sum(float(p) >= 0.5 for p in presence)
+        parts.append(f"{'all' if held == len(presence) else held} of its "
+                     f"{_plural(len(presence), 'cluster')} "
+                     f"{'is' if len(presence) == 1 and held == 1 else 'are'} in at least "
+                     "half of the posterior draws")
+    ball = (summary.get("point_estimate") or {}).get("credible_ball")
+    if ball:
+        low, high = ball["n_clusters_range"]
+        span = (f"{_plural(low, 'cluster')}" if low == high else f"{low} to {high} clusters")
+        name = str(ball["loss"]).split("(")[0].upper()
+        parts.append(f"{100 * float(ball['level']):g}% of the posterior lies within {name} "
+                     f"{float(ball['radius']):.2g} of it, among partitions of {span}")
+    if not parts:
+        return ""
+    return "How sure: " + "; ".join(parts) + "."
 
 
 def _learned_sentence(learned, family) -> str:
@@ -107,12 +144,12 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sentence += f" The largest cluster holds {share:.0f}% of the {what}."
     estimate = summary.get("point_estimate") or {}
     if estimate.get("loss") is not None:
-        loss = _LOSS_NAMES.get(str(estimate["loss"]).lower(), str(estimate["loss"]))
         sentence += (" The partition shown is the one that minimises the posterior expected "
-                     f"{_esc(loss)} loss")
+                     f"{_esc(loss_name(estimate['loss']))} loss")
         if estimate.get("expected_loss") is not None:
             sentence += f" (expected loss {_esc(_fmt_value(estimate['expected_loss']))})"
-        sentence += "."
+        sure = sureness_sentence(summary)
+        sentence += ". " + _esc(sure) if sure else "."
     metrics = summary.get("metrics") or {}
     if metrics:
         scores = ", ".join(f"{_esc(str(k).upper())} {_esc(_fmt_value(v))}"

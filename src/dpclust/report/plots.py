@@ -17,6 +17,7 @@ from .figures import (CLUSTER_PALETTE, FIGURE2_DECAYS, LARGE_CLUSTER_SHARE, MAX_
                       OTHER_COLOUR, cluster_colours, colours_by_size, fused_colours,
                       plot_calibration,
                       plot_cluster_size_distribution, plot_cluster_sizes, plot_clusters,
+                      plot_credible_ball,
                       plot_k_posterior, plot_model_comparison, plot_prior_draws,
                       plot_profiles, plot_similarity, table_matrix,
                       plot_tables_by_position, plot_theta_by_rank, plot_trace, theta_by_rank)
@@ -38,6 +39,7 @@ __all__ = [
     "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",
+    "plot_credible_ball",
     "plot_prior_draws",
     "plot_profiles",
     "plot_similarity",

@@ -15,7 +15,7 @@ import numpy as np
 from ..families import FAMILIES, ClusterTable
 from ..families.mallows import theta_at
 from . import plots
-from .lead import _LOSS_NAMES
+from .lead import loss_name
 from .text import (_esc, _fmt_rate, _fmt_seconds, _fmt_value, _kv_table, _panel,
                    _rankings_block, _scalar)
 
@@ -134,12 +134,18 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
     if estimate:
         rows = []
         for k, v in estimate.items():
-            text = _LOSS_NAMES.get(str(v).lower(), _fmt_value(v)) if k == "loss" else _fmt_value(v)
+            if k == "credible_ball":
+                continue
+            text = loss_name(v) if k == "loss" else _fmt_value(v)
             rows.append((f"<code>{_esc(k)}</code>", _esc(text)))
         panels.append(_panel(
             "Point estimate", _kv_table(rows),
-            "The single partition reported, chosen to minimise the posterior expected loss "
-            "(0 would mean every posterior sample agrees with it)."))
+            "The single partition reported: of all partitions, the one found to minimise the "
+            "posterior expected loss, searched by sequential allocation, sweeps and "
+            "whole-cluster moves (0 would mean every posterior sample agrees with it)."))
+    ball = estimate.get("credible_ball")
+    if ball:
+        panels.append(_ball_panel(ball, summary.get("n_clusters")))
     metrics = summary.get("metrics") or {}
     if metrics:
         rows = [(_esc(str(k).upper()), f'<span class="mono">{_esc(_fmt_value(v))}</span>')
@@ -153,6 +159,26 @@ def _detail_tables(summary: Mapping[str, Any]) -> str:
     return f'<h2>Run details</h2><div class="tables">{"".join(panels)}</div>'
 
 
+def _ball_panel(ball: Mapping[str, Any], n_clusters: Any) -> str:
+    """The credible ball around the estimate: its radius and its three bounds."""
+    name = str(ball["loss"]).split("(")[0].upper()
+    rows = [("radius", f'<span class="mono">{name} {float(ball["radius"]):.3g}</span>'),
+            ("the estimate", f'<span class="mono">{n_clusters} clusters</span>')]
+    for key, label in (("upper_vertical", "coarsest (upper vertical bound)"),
+                       ("lower_vertical", "finest (lower vertical bound)"),
+                       ("horizontal", "farthest (horizontal bound)")):
+        b = ball.get(key) or {}
+        if b:
+            rows.append((label, f'<span class="mono">{int(b["n_clusters"])} clusters, '
+                                f'{name} {float(b["distance"]):.3g}</span>'))
+    return _panel(
+        f"{100 * float(ball['level']):g}% credible ball", _kv_table(rows),
+        "The smallest ball around the estimate that holds this share of the posterior, in "
+        "the loss the estimate minimises (Wade &amp; Ghahramani 2018); its bounds are the "
+        "sampled partitions on its edge with the fewest clusters, the most, and the farthest "
+        "from the estimate.")
+
+
 def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
     """Every cluster, largest first: its size and share, then the columns its family adds
     (:meth:`~dpclust.families.ConjugateFamily.cluster_table`: means, top words, central
@@ -164,7 +190,18 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
     order = np.lexsort((ids, -np.asarray(sizes)))
     total = sum(sizes)
     table = _family_columns(summary)
+    presence = summary.get("cluster_presence")
+    if presence is not None and len(presence) != len(sizes):
+        presence = None  # a summary of another partition (e.g. weighted rows)
+    comp = summary.get("components") or {}
+    interval = comp.get("weight_interval")
+    if interval is not None and len(interval) != len(sizes):
+        interval = None
     head = ['<th>cluster</th>', '<th class="num">size</th>', '<th class="num">share</th>']
+    if interval is not None:
+        head.append(f'<th class="num">weight ({100 * float(comp["level"]):g}% interval)</th>')
+    if presence is not None:
+        head.append('<th class="num">in draws</th>')
     # numbers are right-aligned in the heading too; other classes style the cells only
     head.extend(f'<th{_css("num" if c.css == "num" else "")}>{c.heading}</th>'
                 for c in table.columns)
@@ -178,8 +215,13 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
             (f'<td class="num"><span class="share"><span class="bar" '
              f'style="width:{max(share, 0.5) * 0.8:.1f}px"></span>{share:.1f}%</span></td>'),
         ]
+        if interval is not None:
+            lo, hi = interval[k]
+            cells.append(f'<td class="num">{100 * float(lo):.1f}–{100 * float(hi):.1f}%</td>')
+        if presence is not None:
+            cells.append(_presence_cell(presence[k]))
         cells.extend(f"<td{_css(c.css)}>{_esc(c.cell(k))}</td>" for c in table.columns)
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+        rows.append(f"<tr{_unsure(presence, k)}>{''.join(cells)}</tr>")
     if len(sizes) > _MAX_CLUSTER_ROWS:
         rest = [int(k) for k in order[_MAX_CLUSTER_ROWS:]]
         n_rest = sum(sizes[k] for k in rest)
@@ -187,8 +229,24 @@ def _cluster_table(summary: Mapping[str, Any], sizes: list[int]) -> str:
                     f"holding {n_rest:,} points</td></tr>")
     hint = ("Sorted by size. Colours match the figures (clusters beyond the 18th largest are "
             "grey)." + table.note)
+    if interval is not None:
+        hint += (" <i>Weight</i>: the interval of the cluster's share of the points over the "
+                 "posterior draws, its component matched to it in each draw.")
+    if presence is not None:
+        hint += (" <i>In draws</i>: the share of the posterior draws that have the cluster "
+                 "(a cluster made mostly of its points and holding most of them); a cluster "
+                 "below 50%, greyed, is one the posterior does not support as drawn.")
     return (f'<h2>Clusters</h2><div class="panel"><table><thead><tr>{"".join(head)}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table><p class="hint">{hint}</p></div>')
+
+
+def _presence_cell(presence: Any) -> str:
+    return f'<td class="num">{100.0 * float(presence):.0f}%</td>'
+
+
+def _unsure(presence: Any, k: int) -> str:
+    """The row attribute that greys a cluster most draws do not hold."""
+    return ' class="unsure"' if presence is not None and float(presence[k]) < 0.5 else ""
 
 
 def _family_columns(summary: Mapping[str, Any]) -> ClusterTable:
@@ -307,7 +365,10 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
         if transfers.get("stop"):
             moves += f"; stop {100.0 * float(transfers['stop']):.0f}%"
         flag = '<span class="flag">near-uniform</span>' if k in flagged else ""
-        rows.append(f'<tr><td class="num">{swatch}{k}</td>'
+        if presence is not None and float(presence) < 0.5:
+            flag += '<span class="flag">not in most draws</span>'
+        unsure = ' class="unsure"' if presence is not None and float(presence) < 0.5 else ""
+        rows.append(f'<tr{unsure}><td class="num">{swatch}{k}</td>'
                     f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
                     f'<td class="num">{int(b["rankings"]):,}</td>'
                     f'<td class="num">{sure}</td>'
@@ -324,7 +385,7 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
             "go next (their second preferences, and how many stop there). <i>In draws</i> is "
             "the share of the posterior draws that have the bloc: a cluster made mostly of "
             "its ballots and holding most of them. Below 50% the posterior does not "
-            "support the bloc as drawn")
+            "support the bloc as drawn: its row is greyed and flagged")
     hint += (f" ({n_unsure} of them)." if n_unsure else ".")
     if theta:
         hint += (" <i>θ₁</i> is the bloc's Generalized Mallows dispersion at the first rank: "

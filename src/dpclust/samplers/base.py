@@ -39,6 +39,37 @@ class StepInfo(NamedTuple):
     log_likelihood: float = float("nan")
 
 
+#: the time budget of the search for the point estimate after a fit
+SEARCH_SECONDS = 30.0
+
+
+class Estimate(NamedTuple):
+    """The point estimate of a fit's partition and what goes with it."""
+
+    labels: np.ndarray
+    expected_loss: float
+    #: the index of the kept draw nearest to the estimate (whose parameters an
+    #: instantiated sampler's clusters take)
+    nearest: int
+    #: the 95 % credible ball around it (:func:`dpclust.partitions.credible_ball`)
+    credible_ball: Any
+
+
+def searched_estimate(pool, loss, start) -> Estimate:
+    """The point estimate (:func:`dpclust.partitions.point_estimate`) of the kept draws
+    ``pool``, its runs started from ``start`` (the best draw) and from random orders at a
+    fixed seed, so that the same draws give the same estimate in-process and on a Dask
+    cluster; the nearest draw and the credible ball around it."""
+    from ..partitions import credible_ball, pair_losses, point_estimate
+
+    labels, value = point_estimate(pool, loss=loss, random_state=0, n_starts=0,
+                                   starts=np.asarray(start)[None, :],
+                                   max_time=SEARCH_SECONDS)
+    nearest = int(np.argmin(pair_losses(labels, pool, loss)))
+    return Estimate(labels.astype(np.int64), value, nearest,
+                    credible_ball(pool, labels, loss))
+
+
 class ChainData:
     """What the estimators ask of a target's data besides the sampler: a fingerprint for
     checkpoints, kept draws, the point estimate and cluster statistics.  Here for data in
@@ -53,18 +84,21 @@ class ChainData:
         """A kept draw of the partition (int32 labels)."""
         return np.asarray(labels).astype(np.int32)
 
+    def hold_labels(self, labels, n_clusters: int):
+        """A labelling made on the client (the point estimate) held as kept draws are."""
+        return np.asarray(labels).astype(np.int32)
+
     def as_array(self, labels) -> np.ndarray:
         """Labels (or a kept draw) as an array."""
         return np.asarray(labels)
 
     def point_estimate(self, draws, loss: str):
-        """``(labels, expected loss, index of the chosen draw)`` among the kept draws."""
-        from ..partitions import point_estimate
+        """The :class:`Estimate`: the search over all partitions
+        (:func:`searched_estimate`) from the best kept draw."""
+        from ..partitions import best_draw
 
         pool = np.asarray(draws)
-        labels, value = point_estimate(pool, loss=loss)
-        chosen = int(np.flatnonzero((pool == labels[None, :]).all(axis=1))[0])
-        return labels, value, chosen
+        return searched_estimate(pool, loss, best_draw(pool, loss)[0])
 
     def cluster_stats(self, draw, n_clusters: int):
         """The family's statistics of the clusters of a kept draw."""

@@ -22,7 +22,7 @@ notebook user keeps their inline backend), and no figure is registered with pypl
 is nothing left open to close after saving.
 """
 
-from .clusters import plot_cluster_sizes, plot_clusters, plot_similarity
+from .clusters import plot_cluster_sizes, plot_clusters, plot_credible_ball, plot_similarity
 from .coarsening import plot_calibration
 from .comparison import plot_model_comparison
 from .colours import (CLUSTER_PALETTE, OTHER_COLOUR, cluster_colours, colours_by_size,
@@ -50,6 +50,7 @@ __all__ = [
     "plot_cluster_size_distribution",
     "plot_cluster_sizes",
     "plot_clusters",
+    "plot_credible_ball",
     "plot_k_posterior",
     "plot_prior_draws",
     "plot_similarity",

@@ -384,3 +384,49 @@ def plot_similarity(similarity: Any, labels: Any, path: str | Path) -> Path:
     bar.set_label("P(same cluster)")
     ax.set_title("Posterior co-clustering", fontweight="bold")
     return save_figure(fig, path)
+
+
+def plot_credible_ball(X: Any, labels: Any, bounds, path: str | Path, *,
+                       max_points: int = MAX_PLOT_POINTS) -> Path:
+    """The point estimate between the bounds of its credible ball, side by side.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix
+        The data, projected as in :func:`plot_clusters`.
+    labels : array-like of int, shape (n_samples,)
+        The point estimate.
+    bounds : sequence of (str, array-like of int)
+        Panels to draw besides the estimate, each a title and a partition, e.g. the coarsest
+        bound first and the finest last; the estimate goes in the middle.  Each bound's
+        clusters take the colour of the estimate's cluster holding most of their points
+        (:func:`~dpclust.report.figures.colours.fused_colours`), so what a bound joins or
+        splits shows.
+    path : str or Path
+        Where to write the PNG.
+    """
+    from .colours import fused_colours
+
+    mpl = import_matplotlib()
+    X, labels = _check_points(X, labels)
+    idx = subsample_indices(labels.shape[0], max_points)
+    coords, axis_labels, _ = _project_2d(X, idx)
+    ids, sizes = clusters_by_size(labels)
+    est_colours = colours_by_size(ids, sizes)
+    panels = [(title, as_labels(b)) for title, b in bounds]
+    half = len(panels) // 2
+    panels.insert(half, (f"Point estimate: {len(ids)} clusters", labels))
+    fig = new_figure(mpl, (4.2 * len(panels), 4.4))
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
+    for ax, (title, part) in zip(axes, panels):
+        style_axes(ax)
+        K, J = int(labels.max()) + 1, int(part.max()) + 1
+        table = np.bincount(labels * J + part, minlength=K * J).reshape(K, J)
+        colours = (est_colours if part is labels
+                   else fused_colours(np.bincount(labels, minlength=K), table))
+        part_ids, _ = clusters_by_size(part)
+        _scatter_by_cluster(ax, coords, part[idx], part_ids, colours)
+        ax.set_title(title, fontsize=10, fontweight="bold")
+        ax.set_xlabel(axis_labels[0])
+    axes[0].set_ylabel(axis_labels[1])
+    return save_figure(fig, path)

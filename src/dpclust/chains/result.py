@@ -10,6 +10,7 @@ fitted estimator has always had (so models saved before load unchanged).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -133,7 +134,11 @@ def _components(model, draws, pool_params, labels):
         z = np.asarray(model.as_array(draws[j]), dtype=np.int64)
         try:
             theta = fam.sample_posterior(model.cluster_stats(draws[j], int(z.max()) + 1), rng)
-        except (NotImplementedError, AttributeError):
+        except (NotImplementedError, AttributeError):  # a family without the draw
+            return None
+        except Exception as err:  # noqa: BLE001  (a summary must not cost the fit)
+            warnings.warn(f"the components were not summarised: {err}", UserWarning,
+                          stacklevel=2)
             return None
         held += sum(np.asarray(f).nbytes for f in theta)
         if held > MAX_COMPONENT_BYTES:

@@ -101,10 +101,11 @@ class ChainEstimator(BaseEstimator):
         if burn_in >= n_iter:
             raise ValueError(f"burn_in={burn_in} leaves no draws: it must be < n_iter={n_iter}")
         thin = check_int(self.thin, "thin", 1)
-        try:
-            as_loss(self.point_estimate)
-        except ValueError as err:
-            raise ValueError(f"point_estimate: {err}") from None
+        if self.point_estimate != "auto":
+            try:
+                as_loss(self.point_estimate)
+            except ValueError as err:
+                raise ValueError(f"point_estimate: {err}") from None
         if not (isinstance(self.max_draws, str) and self.max_draws == "auto"):
             check_int(self.max_draws, "max_draws", 1)
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
@@ -560,7 +561,10 @@ class ChainEstimator(BaseEstimator):
         """What any run gives (:func:`~dpclust.chains.result.chain_result`: the point
         estimate, the trace, alpha, the draws kept for prediction and the data), read onto
         the estimator in one place, then the convergence verdict."""
-        result = chain_result(model, progs, point_estimate=self.point_estimate,
+        # "auto": the family's loss (VI; VI with a = 0.5 for rankings)
+        self.loss_ = str(as_loss(self.point_estimate if self.point_estimate != "auto"
+                                 else getattr(model.family, "default_loss", "vi")))
+        result = chain_result(model, progs, point_estimate=self.loss_,
                               store_labels=self.store_labels,
                               n_predictive_draws=self.n_predictive_draws)
         for name, value in result.attributes().items():

@@ -105,7 +105,7 @@ class RunConfig:
     columns: tuple | None = None
     truth: str | int | None = None
     vocab: str | None = None
-    point_estimate: str = "vi"
+    point_estimate: str = "auto"
     store_labels: bool = False
     checkpoint_every: int | None = None
     plots: bool = True
@@ -260,9 +260,11 @@ def _alpha_type(text: str) -> str:
 
 
 def _loss_type(text: str) -> str:
-    """A loss's spelling (``vi``, ``binder(a=1.5)``), validated and kept as written."""
+    """A loss's spelling (``vi``, ``binder(a=1.5)``) or ``auto``, validated."""
     from ..partitions import as_loss
 
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         return str(as_loss(text))
     except ValueError as exc:

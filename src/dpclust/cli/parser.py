@@ -325,12 +325,12 @@ def _add_chain_args(fit) -> None:
                        help="how the starting clusters are made: points at random, or k-means; "
                             "auto: k-means for the sub-cluster sampler (default: auto; "
                             "--model dp only)")
-    chain.add_argument("--point-estimate", type=_loss_type, default="vi", metavar="LOSS",
+    chain.add_argument("--point-estimate", type=_loss_type, default="auto", metavar="LOSS",
                        help="loss whose posterior expectation the reported partition "
                             "minimises, searched over all partitions: vi (variation of "
                             "information), binder, omari (1 - adjusted Rand), nvi, nid; vi "
-                            "and binder take a weight, e.g. 'vi(a=0.5)' splits more "
-                            "(default: %(default)s)")
+                            "and binder take a weight, e.g. 'vi(a=0.5)' splits more; auto: "
+                            "vi, and vi(a=0.5) for rankings (default: %(default)s)")
     chain.add_argument("--chains", type=_int_type(1), default=4, metavar="C",
                        help="independent chains, their kept draws pooled; R-hat compares "
                             "them (one chain gets a split-R-hat verdict over its quarters, "

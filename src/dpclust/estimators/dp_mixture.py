@@ -137,10 +137,13 @@ class DPMixture(MixtureEstimator):
         (chosen by keys of the rows' global indices, not by the partitions) and every
         partition assigns its rows to the nearest centre: the same start in-process and on
         a cluster.
-    point_estimate : {"vi", "binder", "omari", "nvi", "nid"} or Loss, default="vi"
+    point_estimate : "auto", {"vi", "binder", "omari", "nvi", "nid"} or Loss, default="auto"
         Loss whose posterior expectation ``labels_`` minimises, searched over all partitions
         (:func:`dpclust.partitions.point_estimate`); ``"vi(a=0.5)"`` weighs the loss
-        (``a < 1`` splits more, ``a > 1`` merges more).  VI merges clusters whose points the
+        (``a < 1`` splits more, ``a > 1`` merges more).  ``"auto"``: the family's
+        ``default_loss``, variation of information, for rankings ``"vi(a=0.5)"`` (a short
+        ballot says so little about its bloc that plain VI joins every bloc); ``loss_``
+        is the one used.  VI merges clusters whose points the
         draws cannot tell apart; Binder and omARI keep them and add small clusters of
         uncertain points; NVI lies between.
     max_draws : int or "auto", default="auto"
@@ -235,6 +238,8 @@ class DPMixture(MixtureEstimator):
         loss (``point_estimate``; variation of information by default) to the kept draws,
         searched over all partitions, not only the sampled ones
         (:func:`dpclust.partitions.point_estimate`), at most 30 s after the chains.
+    loss_ : str
+        The loss ``labels_`` minimises (``point_estimate`` with ``"auto"`` resolved).
     credible_ball_ : CredibleBall
         The 95 % credible ball around ``labels_`` in the same loss (Wade & Ghahramani 2018;
         :func:`dpclust.partitions.credible_ball`): its radius, the range of numbers of
@@ -360,7 +365,7 @@ class DPMixture(MixtureEstimator):
     """
 
     def __init__(self, family="auto", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
-                 thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="vi",
+                 thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="auto",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, backend="local",
                  client=None, partitions=None, n_chains=4, n_jobs=None,

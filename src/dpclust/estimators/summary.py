@@ -225,7 +225,7 @@ def _uncertainty(estimator) -> dict:
 def _point_estimate(estimator) -> dict:
     """The loss the partition minimises, its expected value and the credible ball around
     it (without the bounds' labels)."""
-    out = {"loss": str(estimator.point_estimate),
+    out = {"loss": str(getattr(estimator, "loss_", estimator.point_estimate)),
            "expected_loss": float(estimator.expected_loss_)}
     ball = getattr(estimator, "credible_ball_", None)
     if ball is not None:

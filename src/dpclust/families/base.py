@@ -588,6 +588,11 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     #: the sampler ``sampler="auto"`` always picks for this family (None: the rule of
     #: :func:`dpclust.samplers.choose_sampler`, by the number of points)
     default_sampler: str | None = None
+    #: the loss whose searched minimiser ``point_estimate="auto"`` reports
+    #: (:func:`dpclust.partitions.point_estimate`): variation of information, except where
+    #: a family's points say so little each that VI's Bayes estimate joins every group
+    #: (rankings: ``"vi(a=0.5)"``)
+    default_loss: str = "vi"
     #: from this many points on ``sampler="auto"`` picks the sub-cluster sampler (None: the
     #: samplers' :data:`~dpclust.samplers.AUTO_SUBCLUSTER_FROM`)
     auto_subcluster_from: int | None = None

@@ -14,7 +14,6 @@ there is 0 and its parameters are left out of that draw's summary.
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -89,34 +88,33 @@ def summarise_components(draws, params, pivot, *, level: float = 0.95) -> Compon
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     pivot = np.asarray(pivot, dtype=np.int64)
     K, n = int(pivot.max()) + 1, pivot.size
-    weights, values = [], {}
-    matched = np.zeros(K)
+    weights, values, masks = [], {}, []
     for draw, theta in zip(draws, params):
         draw = np.asarray(draw, dtype=np.int64)
         match = match_to_pivot(draw, pivot)
         sizes = np.bincount(draw, minlength=int(draw.max()) + 1)
         have = match >= 0
-        matched += have
+        masks.append(have)
         weights.append(np.where(have, sizes[np.maximum(match, 0)] / n, 0.0))
         for name, field in zip(theta._fields, theta):
-            field = np.asarray(field, dtype=np.float64)
-            picked = field[np.maximum(match, 0)]
-            picked[~have] = np.nan
-            values.setdefault(name, []).append(picked)
+            values.setdefault(name, []).append(
+                np.asarray(field, dtype=np.float64)[np.maximum(match, 0)])
     if not weights:
         raise ValueError("summarise_components needs at least one draw")
     tail = 100.0 * (1.0 - level) / 2.0
-    weights = np.array(weights)
+    weights, masks = np.array(weights), np.array(masks)
     summary = {}
     for name, stack in values.items():
-        stack = np.array(stack)
-        with warnings.catch_warnings():  # a cluster no draw has: "mean of empty slice"
-            warnings.simplefilter("ignore", RuntimeWarning)
-            summary[name] = (np.nanmean(stack, axis=0),
-                             np.nanpercentile(stack, tail, axis=0),
-                             np.nanpercentile(stack, 100.0 - tail, axis=0))
+        stack = np.array(stack)  # (n_draws, K, ...)
+        mean, lower, upper = (np.full(stack.shape[1:], np.nan) for _ in range(3))
+        for k in range(K):  # over the draws that have a component for cluster k
+            rows = stack[masks[:, k], k]
+            if len(rows):
+                mean[k] = rows.mean(axis=0)
+                lower[k], upper[k] = np.percentile(rows, [tail, 100.0 - tail], axis=0)
+        summary[name] = (mean, lower, upper)
     return Components(weight=weights.mean(axis=0),
                       weight_lower=np.percentile(weights, tail, axis=0),
                       weight_upper=np.percentile(weights, 100.0 - tail, axis=0),
-                      params=summary, matched=matched / len(weights), level=float(level))
+                      params=summary, matched=masks.mean(axis=0), level=float(level))
 

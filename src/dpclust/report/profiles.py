@@ -127,10 +127,15 @@ def _profiles_section(summary: Mapping[str, Any], sizes: list[int]) -> str:
     total = sum(sizes)
     columns.sort(key=lambda c: -(c.get("separation") or 0.0))
     shown = columns[:MAX_PROFILE_ROWS]
+    presence = summary.get("cluster_presence")
+    if presence is not None and len(presence) != len(sizes):
+        presence = None
     head = ['<th class="col">column</th>', '<th class="num">all rows</th>']
     for k in order:
+        sure = ("" if presence is None else
+                f'<br><span class="kind">in {100.0 * float(presence[k]):.0f}% of draws</span>')
         head.append(f'<th class="num"><span class="swatch" style="background:{colours[k]}">'
-                    f"</span>{k} · {100.0 * sizes[k] / total:.0f}%</th>")
+                    f"</span>{k} · {100.0 * sizes[k] / total:.0f}%{sure}</th>")
     rows = []
     for c in shown:
         kind = str(c.get("kind"))

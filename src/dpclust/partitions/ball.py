@@ -67,7 +67,9 @@ class CredibleBall(NamedTuple):
         low, high = self.n_clusters_range
         span = f"{low} cluster{'s' if low != 1 else ''}" if low == high else \
             f"{low} to {high} clusters"
-        return (f"{100 * self.level:g} % of the posterior lies within {self.loss.upper()} "
+        name, _, weight = self.loss.partition("(")
+        loss = name.upper() + (f" ({weight}" if weight else "")
+        return (f"{100 * self.level:g} % of the posterior lies within {loss} "
                 f"{self.radius:.3g} of the estimate: partitions of {span}")
 
 

@@ -41,7 +41,8 @@ def sureness_sentence(summary: Mapping[str, Any]) -> str:
     if ball:
         low, high = ball["n_clusters_range"]
         span = (f"{_plural(low, 'cluster')}" if low == high else f"{low} to {high} clusters")
-        name = str(ball["loss"]).split("(")[0].upper()
+        base, _, weight = str(ball["loss"]).partition("(")
+        name = base.upper() + (f" ({weight}" if weight else "")
         parts.append(f"{100 * float(ball['level']):g}% of the posterior lies within {name} "
                      f"{float(ball['radius']):.2g} of it, among partitions of {span}")
     if not parts:

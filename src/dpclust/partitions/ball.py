@@ -74,7 +74,7 @@ class CredibleBall(NamedTuple):
 
 
 def credible_ball(draws, estimate, loss="vi", *, a: float | None = None,
-                  level: float = 0.95) -> CredibleBall:
+                  level: float = 0.95, distances=None) -> CredibleBall:
     """The ``level`` credible ball around ``estimate`` (Wade & Ghahramani 2018).
 
     Parameters
@@ -89,6 +89,9 @@ def credible_ball(draws, estimate, loss="vi", *, a: float | None = None,
         The loss's weight, as in :func:`~dpclust.partitions.expected_loss`.
     level : float in (0, 1), default=0.95
         The posterior mass the ball holds.
+    distances : array-like of shape (n_draws,), optional
+        The loss between ``estimate`` and each draw, when the caller has it already
+        (:func:`~dpclust.partitions.pair_losses`).
 
     Returns
     -------
@@ -110,7 +113,8 @@ def credible_ball(draws, estimate, loss="vi", *, a: float | None = None,
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
     loss = as_loss(loss, a)
     draws = _as_draws(draws)
-    distance = pair_losses(estimate, draws, loss)
+    distance = (pair_losses(estimate, draws, loss) if distances is None
+                else np.asarray(distances, dtype=np.float64))
     z, k = _canonical_2d(draws)
     order = np.argsort(distance, kind="stable")
     need = int(np.ceil(level * len(distance) - 1e-9))

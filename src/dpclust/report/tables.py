@@ -359,15 +359,16 @@ def _blocs_table(summary: Mapping[str, Any]) -> str:
                   if k in colours else "")
         presence = b.get("presence")
         sure = "—" if presence is None else f"{100.0 * float(presence):.0f}%"
-        n_unsure += presence is not None and float(presence) < 0.5
+        doubtful = presence is not None and float(presence) < 0.5
+        n_unsure += doubtful
         transfers = b.get("transfers") or {}
         moves = _shares(transfers.get("to"))
         if transfers.get("stop"):
             moves += f"; stop {100.0 * float(transfers['stop']):.0f}%"
         flag = '<span class="flag">near-uniform</span>' if k in flagged else ""
-        if presence is not None and float(presence) < 0.5:
+        if doubtful:
             flag += '<span class="flag">not in most draws</span>'
-        unsure = ' class="unsure"' if presence is not None and float(presence) < 0.5 else ""
+        unsure = ' class="unsure"' if doubtful else ""
         rows.append(f'<tr{unsure}><td class="num">{swatch}{k}</td>'
                     f'<td class="num">{100.0 * float(b["share"]):.1f}%</td>'
                     f'<td class="num">{int(b["rankings"]):,}</td>'

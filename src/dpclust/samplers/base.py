@@ -65,9 +65,9 @@ def searched_estimate(pool, loss, start) -> Estimate:
     labels, value = point_estimate(pool, loss=loss, random_state=0, n_starts=0,
                                    starts=np.asarray(start)[None, :],
                                    max_time=SEARCH_SECONDS)
-    nearest = int(np.argmin(pair_losses(labels, pool, loss)))
-    return Estimate(labels.astype(np.int64), value, nearest,
-                    credible_ball(pool, labels, loss))
+    distances = pair_losses(labels, pool, loss)  # the nearest draw's and the ball's
+    return Estimate(labels.astype(np.int64), value, int(np.argmin(distances)),
+                    credible_ball(pool, labels, loss, distances=distances))
 
 
 class ChainData:

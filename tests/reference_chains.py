@@ -132,8 +132,9 @@ def run_case(name):
     out = {}
     for field in TRACE_FIELDS:
         value = getattr(model.trace_, field, None)
-        if value is not None:
-            out[field] = np.asarray(value)
+        if value is not None:  # one chain's trace is stored without its chain axis
+            value = np.asarray(value)
+            out[field] = value[0] if value.shape[0] == 1 else value
     out["labels_"] = np.asarray(model.labels_)
     return out
 

@@ -118,12 +118,13 @@ def test_several_chains_shapes_pooling_and_reproducibility(easy):
     assert m.predict(X[:5]).shape == (5,)
 
 
-def test_one_chain_keeps_its_shapes_and_stream(easy):
+def test_one_chain_keeps_the_chain_axis_and_its_stream(easy):
     X, _ = easy
     X = X[:200]
     a = _fit_quietly(DPMixture(n_iter=20, random_state=3, n_chains=1), X)
     b = _fit_quietly(DPMixture(n_iter=20, random_state=3, n_chains=1), X)
-    assert a.trace_.log_joint.shape == (20,) and a.trace_.n_chains == 1
+    assert a.trace_.log_joint.shape == (1, 20) and a.trace_.n_chains == 1
+    assert a.trace_.n_clusters[:, -10:].shape == (1, 10)
     np.testing.assert_array_equal(a.trace_.log_joint, b.trace_.log_joint)
 
 
@@ -134,19 +135,22 @@ def test_to_arviz_gives_the_kept_draws_of_every_chain(easy):
     m = _fit_quietly(DPMixture(n_iter=30, n_chains=2, random_state=0, store_labels=True),
                      X[:150])
     idata = m.to_arviz()
-    post = idata.posterior
-    assert post["log_joint"].dims == ("chain", "draw")
-    assert post["log_joint"].shape == (2, 15)
+    post, stats = idata.posterior, idata.sample_stats
+    assert stats["lp"].dims == ("chain", "draw")
+    assert stats["lp"].shape == (2, 15)
+    assert "log_likelihood" not in idata.groups()  # ArviZ's group is pointwise
+    assert set(post.data_vars) >= {"n_clusters", "size_entropy", "n_large_clusters"}
     assert post["labels"].shape == (2, 15, 150)
     np.testing.assert_array_equal(post["n_clusters"].values,
                                   m.trace_.n_clusters[:, m.trace_.kept])
     np.testing.assert_array_equal(post["draw"].values, m.trace_.kept)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = az.rhat(idata, var_names=["log_likelihood"])["log_likelihood"].values
+        r = az.rhat(stats, var_names=["total_log_likelihood"])["total_log_likelihood"].values
     assert float(r) == pytest.approx(m.convergence_["log_likelihood"]["rhat"])
     one = _fit_quietly(DPMixture(n_iter=20, random_state=0, n_chains=1), X[:100]).to_arviz()
-    assert one.posterior["log_joint"].shape == (1, 10)
+    assert one.sample_stats["lp"].shape == (1, 10)
+    assert one.posterior["n_clusters"].shape == (1, 10)
     assert "labels" not in one.posterior
 
 
@@ -348,14 +352,14 @@ def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
     assert m.convergence_["converged"]
     # made 1.5 to 2 times longer from 100 at each verdict that fails (round lengths)
     assert 150 <= m.n_iter_ <= 3200 and m.n_iter_ % 50 == 0
-    assert m.trace_.log_joint.shape == (m.n_iter_,)
+    assert m.trace_.log_joint.shape == (1, m.n_iter_)  # always a chain axis
     # the default burn-in moved with it: half of the run
     assert m.trace_.kept[0] == m.n_iter_ // 2
     assert m.convergence_["n_draws"] == m.n_iter_ // 2
     # the verdict of the first 100 iterations alone fails
     short = _fit_quietly(DPMixture(n_iter=100, random_state=0, n_chains=1), X)
     assert not short.convergence_["converged"]
-    np.testing.assert_array_equal(m.trace_.log_joint[:100], short.trace_.log_joint)
+    np.testing.assert_array_equal(m.trace_.log_joint[:, :100], short.trace_.log_joint)
 
 
 def test_until_converged_stops_at_max_iter_and_says_so(easy):

@@ -173,7 +173,7 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
         import arviz as az
 
         idata = az.from_netcdf(out / "trace.nc")
-    assert idata.posterior["log_joint"].shape == (1, 6)
+    assert idata.sample_stats["lp"].shape == (1, 6)
 
     X, _ = make_gaussian_mixture(1000, 3, separation=5.0, random_state=0)
     path = tmp_path / "easy.csv"
@@ -200,7 +200,7 @@ def test_gamma_alpha_is_resampled_and_labels_can_be_stored(tmp_path, blobs, caps
     alphas = np.loadtxt(out / "trace.csv", delimiter=",", skiprows=1)[:, 4]
     assert np.ptp(alphas) > 0
     samples = np.load(out / "label_samples.npz")
-    assert samples["labels"].shape == (6, 60) and samples["iterations"].tolist() == list(
+    assert samples["labels"].shape == (1, 6, 60) and samples["iterations"].tolist() == list(
         range(6, 12))
 
 

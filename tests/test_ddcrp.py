@@ -311,7 +311,7 @@ def test_estimator_fit_and_attributes():
     m = DDCRPMixture(family="gaussian", decay="window:15", positions=t, sequential=True,
                      n_iter=30, random_state=0, store_labels=True, n_chains=1).fit(X)
     assert m.links_.shape == (240,) and (m.links_ <= np.arange(240)).all()
-    assert m.trace_.log_joint.shape == (30,) and m.trace_.labels.shape == (15, 240)
+    assert m.trace_.log_joint.shape == (1, 30) and m.trace_.labels.shape == (1, 15, 240)
     from dpclust.metrics import nmi
     assert nmi(m.labels_, y) > 0.9
     assert np.isfinite(m.trace_.log_joint).all()

@@ -118,7 +118,7 @@ def test_language_estimator_on_tokens():
     assert lm.links_.shape == (len(TEXT),)
     assert (lm.links_ <= np.arange(len(TEXT))).all()  # sequential by default
     np.testing.assert_array_equal(lm.table_words_[lm.labels_], words)
-    assert lm.trace_.log_joint.shape == (40,)
+    assert lm.trace_.log_joint.shape == (1, 40)
 
 
 @pytest.mark.parametrize("kw", [{"decay": "logistic:4:1"}, {"decay": "constant"},

@@ -44,8 +44,10 @@ def canonical_index(draws: np.ndarray, partitions: np.ndarray) -> np.ndarray:
 
 
 def partition_frequencies(draws: np.ndarray, partitions: np.ndarray) -> np.ndarray:
-    """Empirical distribution of the draws over ``partitions``."""
-    idx = canonical_index(draws, partitions)
+    """Empirical distribution of the draws over ``partitions`` (the draws of several chains,
+    shape (chains, draws, n), pooled)."""
+    draws = np.asarray(draws)
+    idx = canonical_index(draws.reshape(-1, draws.shape[-1]), partitions)
     return np.bincount(idx, minlength=len(partitions)) / len(idx)
 
 

@@ -93,20 +93,19 @@ def _pool(model, progs):
 
 
 def _trace(progs, records, n_kept: int, store_labels: bool) -> Trace:
-    """The trace of every chain (one chain: without the chain axis)."""
-    one = (lambda a: a[0]) if len(progs) == 1 else (lambda a: a)
+    """The trace of every chain, each array with a leading chain axis."""
     return Trace(
-        log_joint=one(records[:, :, 0]), n_clusters=one(records[:, :, 1].astype(np.int64)),
-        alpha=one(records[:, :, 2]), seconds=one(records[:, :, 5]),
-        n_accepted_splits=one(records[:, :, 3].astype(np.int64)),
-        n_accepted_merges=one(records[:, :, 4].astype(np.int64)),
+        log_joint=records[:, :, 0], n_clusters=records[:, :, 1].astype(np.int64),
+        alpha=records[:, :, 2], seconds=records[:, :, 5],
+        n_accepted_splits=records[:, :, 3].astype(np.int64),
+        n_accepted_merges=records[:, :, 4].astype(np.int64),
         kept=np.array([it for it, _ in progs[0].kept[:n_kept]], dtype=np.int64),
-        labels=(one(np.array([p.all_labels[:n_kept] for p in progs]))
+        labels=(np.array([p.all_labels[:n_kept] for p in progs])
                 if store_labels else None),
-        size_entropy=one(records[:, :, 6]),
-        n_large_clusters=one(records[:, :, 7].astype(np.int64)),
-        log_likelihood=one(records[:, :, 8]),
-        hyper={name: one(records[:, :, RECORD_WIDTH + j])
+        size_entropy=records[:, :, 6],
+        n_large_clusters=records[:, :, 7].astype(np.int64),
+        log_likelihood=records[:, :, 8],
+        hyper={name: records[:, :, RECORD_WIDTH + j]
                for j, name in enumerate(progs[0].learned)})
 
 

@@ -585,16 +585,25 @@ class ChainEstimator(BaseEstimator):
                           UserWarning, stacklevel=_outside_package())
 
     def to_arviz(self):
-        """The chains as an ArviZ ``InferenceData``.
+        """The chains as an ArviZ ``InferenceData``, its groups as ArviZ defines them.
 
-        Its ``posterior`` group holds ``log_joint``, ``n_clusters``, ``alpha``,
-        ``size_entropy`` and each learned hyperparameter of the family by its name (e.g.
-        ``concentration``) with dimensions (chain, draw), over the kept iterations, and
-        ``labels`` (chain, draw, point) when the run had ``store_labels=True``; its
-        ``sample_stats`` group the per-iteration ``seconds`` and accepted splits and
-        merges of the same draws.  ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and
-        ``arviz.plot_trace`` work on it, and ``to_netcdf`` writes it.  Its attributes name
-        the estimator and the prior on partitions (``"dp"``, ``"pitman-yor"``, ...).
+        ``posterior`` holds the quantities of the sampled state, with dimensions (chain,
+        draw) over the kept iterations: ``n_clusters``, ``n_large_clusters`` (clusters with
+        at least 1 % of the points), ``size_entropy``, ``alpha`` and each learned
+        hyperparameter of the family by its name (e.g. ``concentration``), and ``labels``
+        (chain, draw, point) when the run had ``store_labels=True``.  ``sample_stats``
+        holds the statistics of each draw: ``lp``, the log density of the sampler's state
+        (``trace_.log_joint``), ``total_log_likelihood``, the data's log-likelihood under
+        the state summed over the points (``trace_.log_likelihood``, the quantity
+        ``convergence_`` calls ``log_likelihood``), the cumulative ``seconds`` and the
+        accepted splits and merges.  There is no ``log_likelihood`` group: ArviZ keeps
+        pointwise values there (for ``arviz.loo``), which the chains do not record; use
+        :func:`~dpclust.compare_models` for held-out predictive comparisons.
+
+        ``arviz.rhat``, ``arviz.ess``, ``arviz.summary`` and ``arviz.plot_trace`` work on
+        it (on ``idata.sample_stats`` for ``lp`` and ``total_log_likelihood``), and
+        ``to_netcdf`` writes it.  Its attributes name the estimator and the prior on
+        partitions (``"dp"``, ``"pitman-yor"``, ...).
 
         Returns
         -------
@@ -607,21 +616,19 @@ class ChainEstimator(BaseEstimator):
         kept = tr.kept
 
         def chains(a):
-            a = np.asarray(a)
-            a = a[None] if tr.n_chains == 1 else a
-            return a[:, kept]
+            return np.asarray(a)[:, kept]
 
         posterior = {name: chains(getattr(tr, name))
-                     for name in ("log_likelihood", "log_joint", "n_clusters", "alpha",
-                                  "size_entropy", "n_large_clusters")}
+                     for name in ("n_clusters", "n_large_clusters", "size_entropy", "alpha")}
         for name, series in (tr.hyper or {}).items():  # the learned hyperparameters
             posterior[name] = chains(series)
         dims = {}
         if tr.labels is not None:
-            posterior["labels"] = np.asarray(tr.labels)[None] if tr.n_chains == 1 \
-                else np.asarray(tr.labels)
+            posterior["labels"] = np.asarray(tr.labels)
             dims["labels"] = ["point"]
-        stats = {"seconds": chains(tr.seconds),
+        stats = {"lp": chains(tr.log_joint),
+                 "total_log_likelihood": chains(tr.log_likelihood),
+                 "seconds": chains(tr.seconds),
                  "n_accepted_splits": chains(tr.n_accepted_splits),
                  "n_accepted_merges": chains(tr.n_accepted_merges)}
         az = arviz()

@@ -16,18 +16,24 @@ from ..diagnostics import chain_entropy
 RECORD_WIDTH = 9
 
 
+#: the per-iteration arrays of a :class:`Trace` (each of shape (n_chains, n_iter))
+_PER_ITERATION = ("log_joint", "n_clusters", "alpha", "seconds", "n_accepted_splits",
+                  "n_accepted_merges", "size_entropy", "n_large_clusters", "log_likelihood")
+
+
 @dataclass
 class Trace:
     """Per-iteration record of the chains.
 
-    With one chain the arrays are indexed by iteration, as below; with ``n_chains = C > 1``
-    every per-iteration array gains a leading chain axis (``log_joint`` of shape (C,
-    n_iter), ``labels`` of shape (C, n_kept, n_samples)); ``kept`` is the same for every
-    chain.
+    Every per-iteration array has a leading chain axis, one chain included: ``log_joint``
+    is of shape (n_chains, n_iter) and ``labels`` of shape (n_chains, n_kept, n_samples)
+    (as ArviZ's (chain, draw) dimensions); ``kept`` is the same for every chain.  So
+    ``trace_.n_clusters[:, -10:]`` is K over the last ten iterations, chain by chain,
+    whatever ``n_chains``.
 
     Attributes
     ----------
-    log_joint : ndarray of shape (n_iter,)
+    log_joint : ndarray of shape (n_chains, n_iter)
         The log density of the sampler's state after each iteration.  For collapsed
         samplers (parameters integrated out) ``log p(z | alpha) + sum_k log f(X_k)``, the log
         posterior of the partition up to a constant.  For samplers that hold the clusters'
@@ -36,28 +42,28 @@ class Trace:
         P0(phi_k) + sum_i log f(x_i | phi_{z_i})``: a density over a space whose dimension
         grows with K, so it need not rise as the chain reaches the posterior's bulk (it
         often falls while K grows), and values at different K do not rank partitions.
-    log_likelihood : ndarray of shape (n_iter,)
+    log_likelihood : ndarray of shape (n_chains, n_iter)
         ``log p(X | state)`` after each iteration: ``sum_i log f(x_i | phi_{z_i})`` for
         samplers that hold the parameters, ``sum_k log f(X_k)`` for collapsed ones.  With
         the number of clusters, it is what the convergence verdict watches.
-    n_clusters : ndarray of shape (n_iter,)
-    alpha : ndarray of shape (n_iter,)
-    seconds : ndarray of shape (n_iter,)
+    n_clusters : ndarray of shape (n_chains, n_iter)
+    alpha : ndarray of shape (n_chains, n_iter)
+    seconds : ndarray of shape (n_chains, n_iter)
         Cumulative wall-clock seconds of sampling at the end of each iteration.
-    n_accepted_splits, n_accepted_merges : ndarray of shape (n_iter,)
+    n_accepted_splits, n_accepted_merges : ndarray of shape (n_chains, n_iter)
         Accepted split and merge moves (zero for samplers without them).
     kept : ndarray of shape (n_kept,)
         Iterations (0-based) whose draws were kept (after burn-in, every ``thin``-th).
-    labels : ndarray of shape (n_kept, n_samples) or None
+    labels : ndarray of shape (n_chains, n_kept, n_samples) or None
         The kept partitions, when ``store_labels=True``.
-    size_entropy : ndarray of shape (n_iter,)
+    size_entropy : ndarray of shape (n_chains, n_iter)
         Entropy (nats) of the cluster sizes after each iteration, ``-sum_k (N_k / N) log(N_k
         / N)``: a summary of the partition that relabelling does not change (one of the
         quantities of ``convergence_``).
-    n_large_clusters : ndarray of shape (n_iter,)
+    n_large_clusters : ndarray of shape (n_chains, n_iter)
         Clusters holding at least 1 % of the points after each iteration (the number of
         clusters without the small ones).
-    hyper : dict of str to ndarray of shape (n_iter,)
+    hyper : dict of str to ndarray of shape (n_chains, n_iter)
         Each learned hyperparameter of the family (one given a
         :class:`~dpclust.priors.GammaPrior`) after each iteration, by name; empty when none
         is learned.
@@ -76,10 +82,26 @@ class Trace:
     log_likelihood: np.ndarray | None = None
     hyper: dict | None = None
 
+    def __post_init__(self):
+        self._after_load()
+
+    def _after_load(self):
+        """A trace of one chain without its chain axis (a model saved before the axis was
+        always there) gets it back."""
+        if np.ndim(self.log_joint) == 1:
+            for name in _PER_ITERATION:
+                value = getattr(self, name)
+                if value is not None:
+                    setattr(self, name, np.asarray(value)[None])
+            if self.labels is not None and np.ndim(self.labels) == 2:
+                self.labels = np.asarray(self.labels)[None]
+            if self.hyper:
+                self.hyper = {k: np.asarray(v)[None] for k, v in self.hyper.items()}
+
     @property
     def n_chains(self) -> int:
-        """Number of chains (1 when the arrays have no chain axis)."""
-        return 1 if np.ndim(self.log_joint) == 1 else int(np.shape(self.log_joint)[0])
+        """Number of chains."""
+        return int(np.shape(self.log_joint)[0])
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

@@ -15,7 +15,8 @@
 * ``model.npz`` (DP mixtures): the fitted model (:meth:`dpclust.DPMixture.save`) that
   ``dpclust predict RUN_DIR DATA`` and ``dpclust score RUN_DIR DATA`` use on new rows,
 * ``checkpoint.npz`` with ``--checkpoint-every K`` (no pickle: arrays and JSON with a
-  SHA-256 digest), and ``label_samples.npz`` with ``--store-labels``,
+  SHA-256 digest), and ``label_samples.npz`` with ``--store-labels`` (``labels`` of shape
+  (chains, kept draws, rows) and the kept ``iterations``),
 * ``links.csv`` with ``--model ddcrp`` (header ``customer,link``: each row's link in the last
   iteration, as 0-based row numbers; ``link == customer`` for a self link).
 

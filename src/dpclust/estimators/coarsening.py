@@ -181,9 +181,9 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None,
             warnings.simplefilter("ignore", UserWarning)  # short runs: no verdict wanted
             est.fit(sub)
         tr = est.trace_
-        kept = slice(len(tr.log_likelihood) // 2, None)
-        fit.append(float(np.mean(tr.log_likelihood[kept])) / m)
-        complexity.append(float(np.mean(tr.n_large_clusters[kept])))
+        kept = slice(tr.log_likelihood.shape[1] // 2, None)  # one chain: (1, n_iter)
+        fit.append(float(np.mean(tr.log_likelihood[:, kept])) / m)
+        complexity.append(float(np.mean(tr.n_large_clusters[:, kept])))
     fit, complexity = np.array(fit), np.array(complexity)
     index = elbow(complexity, fit)
     near = tuple(float(grid[i]) for i in near_elbows(complexity, fit, index))

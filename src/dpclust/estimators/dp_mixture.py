@@ -185,7 +185,7 @@ class DPMixture(MixtureEstimator):
         Independent chains, their streams spawned from ``random_state``
         (``numpy.random.SeedSequence``).  Their kept draws are pooled for ``labels_``, the
         co-clustering matrix, ``predict``, ``score_samples`` and ``sample`` (at most
-        ``max_draws`` in all); ``trace_`` gains a leading chain axis; ``convergence_``
+        ``max_draws`` in all); ``trace_`` has one row per chain; ``convergence_``
         compares them (R-hat sees a chain stuck where the others are not).  With one chain,
         R-hat compares the chain's quarters.  On a Dask cluster the chains run one after
         another on the same workers.
@@ -248,9 +248,13 @@ class DPMixture(MixtureEstimator):
     n_clusters_ : int
         Number of clusters in ``labels_``.
     weights_ : ndarray of shape (n_clusters,)
-        Posterior mean mixing weights given ``labels_``: the prior's probability that one
-        more point joins each cluster (for the DP ``N_k / (N + alpha)``); ``weight_new_``
-        (for the DP ``alpha / (N + alpha)``) is the mass left for a new cluster.
+        The clusters' mixing weights given ``labels_``, summing to 1: the prior's
+        predictive weights of the clusters, normalised (for the DP ``N_k / N``; Pitman–Yor
+        ``(N_k - d) / (N - K d)``).  ``components_`` gives each weight's credible interval.
+    weight_new_ : float
+        The prior's probability that one more point opens a new cluster (for the DP
+        ``alpha / (N + alpha)``); it joins cluster ``k`` with probability ``(1 -
+        weight_new_) * weights_[k]``.
     prior_ : PartitionPrior
         The prior on partitions the chains targeted (:mod:`dpclust.priors`).
     sampler_ : str
@@ -268,7 +272,8 @@ class DPMixture(MixtureEstimator):
         Posterior mean of alpha over the kept draws (the fixed value if not resampled).
     trace_ : Trace
         Per-iteration ``log_joint``, ``n_clusters``, ``alpha``, ``size_entropy``,
-        ``seconds`` (and ``labels``), with a leading chain axis when ``n_chains > 1``.
+        ``seconds`` (and ``labels``), each with a leading chain axis (one chain
+        included): ``trace_.n_clusters[:, -10:]`` is K over the last ten iterations.
     certainty_ : ndarray of shape (n_samples,) or None
         Each point's posterior probability of lying in the core of its cluster of
         ``labels_`` (:func:`dpclust.partitions.point_certainty` over the pooled kept

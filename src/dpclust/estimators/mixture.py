@@ -146,12 +146,13 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         self.cluster_params_ = fam.mean_params(stats)
 
     def _set_weights(self, sizes):
-        """``weights_`` and ``weight_new_``: the prior's predictive weights of one more point
-        given the clusters of ``labels_`` (for the DP ``N_k / (N + alpha)`` and
-        ``alpha / (N + alpha)``)."""
+        """``weights_``, the clusters' mixing weights given ``labels_`` (they sum to 1; for
+        the DP ``N_k / N``), and ``weight_new_``, the prior's probability that one more
+        point opens a new cluster (for the DP ``alpha / (N + alpha)``).  One more point
+        joins cluster k with probability ``(1 - weight_new_) * weights_[k]``."""
         self.prior_ = self._partition_prior()
         log_w, log_new = self._log_weights(sizes, self.alpha_)
-        self.weights_ = np.exp(log_w)
+        self.weights_ = np.exp(log_w - logsumexp(log_w))
         self.weight_new_ = math.exp(log_new)
 
     def _log_weights(self, sizes, alpha):
@@ -196,7 +197,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         """Probability that each point belongs to each cluster of ``labels_``.
 
         ``p(k | x) ∝ w_k f(x | X_k)`` over the ``n_clusters_`` clusters of the point estimate,
-        with the prior's predictive weights ``weights_`` (for the DP ``w_k ∝ N_k``; the
+        with the clusters' mixing weights ``weights_`` (for the DP ``w_k ∝ N_k``; the
         probability of a new cluster is left out; see :meth:`score_samples` for the full
         posterior predictive density).
 

@@ -99,8 +99,11 @@ def _similarity_kernel(z, n_clusters):
 
 
 def _as_draws(draws, name: str = "draws") -> np.ndarray:
-    """Validate a 2-D, non-empty array of partitions."""
+    """Validate a non-empty array of partitions: 2-D (draws, samples), or 3-D (chains,
+    draws, samples) as a fitted estimator's ``trace_.labels``, whose chains are pooled."""
     draws = np.asarray(draws)
+    if draws.ndim == 3:
+        draws = draws.reshape(-1, draws.shape[-1])
     if draws.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array of shape (n_{name}, n_samples), got an array of "

@@ -139,6 +139,8 @@ def _decode(node, arrays):
         cls = _dpclust_class(node["$object"])
         obj = object.__new__(cls)
         obj.__dict__.update(_decode(node["state"], arrays))
+        if hasattr(obj, "_after_load"):
+            obj._after_load()  # a file of an older layout brought up to date
         return obj
     raise DataError(f"the file holds an entry of unknown kind ({sorted(node)[:3]})")
 

@@ -46,12 +46,12 @@ def _fit_and_score(args):
                         **kw).fit(X[train])
     fit_seconds = time.perf_counter() - t0
     scores = est.score_samples(X[test])
-    tr = est.trace_
+    tr = est.trace_  # one chain: chain 0
     kept = np.asarray(tr.kept)
     return {"pointwise": scores.tolist(), "fit_seconds": fit_seconds,
-            "seconds_per_iteration": float(np.diff(np.asarray(tr.seconds).ravel()).mean()),
-            "E_K": float(np.asarray(tr.n_clusters).ravel()[kept].mean()),
-            "E_large": float(np.asarray(tr.n_large_clusters).ravel()[kept].mean()),
+            "seconds_per_iteration": float(np.diff(tr.seconds[0]).mean()),
+            "E_K": float(tr.n_clusters[0, kept].mean()),
+            "E_large": float(tr.n_large_clusters[0, kept].mean()),
             "converged": bool(est.convergence_["converged"])}
 
 

@@ -203,8 +203,8 @@ N_PREDICTIVE_DRAWS = 50
 def kept_draws(est, m=N_PREDICTIVE_DRAWS):
     """``m`` evenly spaced kept draws (``store_labels=True``) and their alphas: the draws
     that ``score_samples`` averages over when ``n_predictive_draws=m`` and every kept draw
-    is held (at most 200)."""
-    labels, alphas = est.trace_.labels, est.trace_.alpha[est.trace_.kept]
+    is held (at most 200); ``est`` ran one chain."""
+    labels, alphas = est.trace_.labels[0], est.trace_.alpha[0, est.trace_.kept]
     idx = np.unique(np.linspace(0, len(labels) - 1, min(m, len(labels))).round().astype(int))
     return labels[idx], alphas[idx]
 
@@ -599,7 +599,7 @@ def part_cora(quick, seed):
         totals = per.sum(axis=1)
         run = {"model": name, "seconds": secs, "seconds_per_iter": secs / n_iter,
                "n_tables": int(est.n_clusters_),
-               "n_tables_mean_kept": float(est.trace_.n_clusters[est.trace_.kept].mean()),
+               "n_tables_mean_kept": float(est.trace_.n_clusters[0, est.trace_.kept].mean()),
                "log_joint_final": float(est.log_joint_),
                "log_lik_point_estimate": float(lik_model.log_likelihood(est.labels_)),
                "citations_within_cluster": _within_share(est.labels_, A_train),
@@ -686,7 +686,7 @@ def part_heldout(quick, seed):
                "heldout_se": float(totals.std(ddof=1) / math.sqrt(len(totals))),
                "heldout_check": mine, "heldout_at_truth": truth, "n_kept": len(draws),
                "n_tables": int(est.n_clusters_),
-               "n_tables_mean_kept": float(est.trace_.n_clusters[est.trace_.kept].mean()),
+               "n_tables_mean_kept": float(est.trace_.n_clusters[0, est.trace_.kept].mean()),
                "nmi_topics": float(nmi(est.labels_, y[~test])),
                "log_joint_final": float(est.log_joint_),
                "candidate_pairs": est.candidates_.n_pairs}

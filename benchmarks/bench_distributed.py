@@ -58,7 +58,9 @@ N_WORKERS = 2
 
 
 def _per_iteration(model, skip=5):
-    seconds = np.diff(np.concatenate([[0.0], model.trace_.seconds]))
+    """(median seconds per iteration after the first ``skip``, every iteration's seconds)
+    of a one-chain fit."""
+    seconds = np.diff(np.concatenate([[0.0], model.trace_.seconds[0]]))
     return float(np.median(seconds[skip:])), seconds.tolist()
 
 
@@ -155,7 +157,7 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
             "tasks_per_iter": tasks, "local_default_s_per_iter": default_it,
             "local_seconds": local_all, "dask_seconds": dist_all,
             "dask_iteration_ms": spent, "bare_graph_ms": bare,
-            "K_trace": local.trace_.n_clusters.tolist()}
+            "K_trace": local.trace_.n_clusters[0].tolist()}
 
 
 def write_markdown(results, path, scheduler_process=False):
@@ -318,7 +320,7 @@ def run_lineage(quick, cuts=(False, True)):
         runs[name] = {"iterations": its, "tasks": tasks, "scheduler_rss": rss,
                       "span_groups": groups, "key_names": names, "span_records": records,
                       "fit_s": fit_s, "K": int(m.n_clusters_),
-                      "log_joint": m.trace_.log_joint.tolist(), "labels": m.labels_}
+                      "log_joint": m.trace_.log_joint[0].tolist(), "labels": m.labels_}
         print(f"  {name}: fit {fit_s:.0f} s, K = {m.n_clusters_}; scheduler tasks "
               f"{tasks[1]} -> {tasks[-1]} (max {max(tasks)}), memory "
               f"{rss[1] / 2**20:.0f} -> {rss[-1] / 2**20:.0f} MiB, task groups in spans "

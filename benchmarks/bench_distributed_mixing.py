@@ -42,15 +42,19 @@ N_WORKERS = 2
 
 
 def _median_step(model, skip=5):
-    seconds = np.diff(np.concatenate([[0.0], model.trace_.seconds]))
-    return float(np.median(seconds[skip:])) if len(seconds) > skip else float(np.median(seconds))
+    """Median seconds of a chain's iteration after its first ``skip`` (every chain's
+    iterations pooled; ``trace_.seconds`` is of shape (n_chains, n_iter))."""
+    cumulative = np.asarray(model.trace_.seconds, dtype=float)
+    seconds = np.diff(cumulative, axis=1, prepend=0.0)
+    return (float(np.median(seconds[:, skip:])) if seconds.shape[1] > skip
+            else float(np.median(seconds)))
 
 
 def _fit(label, X, y, **kw):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # short chains: convergence warnings
-        m = DPMixture(random_state=0, **kw).fit(X)
+        m = DPMixture(random_state=0, **{"n_chains": 1, **kw}).fit(X)
     row = {"run": label, "n_iter": kw.get("n_iter"), "K": int(m.n_clusters_),
            "nmi": float(nmi(m.labels_, y)), "fit_s": time.perf_counter() - t0,
            "s_per_iter": _median_step(m)}

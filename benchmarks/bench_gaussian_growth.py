@@ -60,14 +60,14 @@ def fit_dp(X, n_iter, budget, seed):
                       max_draws=20, random_state=seed, callback=stop_after_budget,
                       n_chains=1).fit(X)
     seconds = time.perf_counter() - t0
-    tr = m.trace_
-    k = np.asarray(tr.n_clusters)
-    large = np.asarray(tr.n_large_clusters)
+    tr = m.trace_  # one chain: chain 0
+    k = np.asarray(tr.n_clusters[0])
+    large = np.asarray(tr.n_large_clusters[0])
     ran = len(k)
     half = k[ran // 2:]
     return {
         "n_iter_run": int(ran), "seconds": round(seconds, 1),
-        "seconds_per_iter_last_half": (round(float(np.diff(tr.seconds)[ran // 2:].mean()), 3)
+        "seconds_per_iter_last_half": (round(float(np.diff(tr.seconds[0])[ran // 2:].mean()), 3)
                                        if ran >= 4 else None),
         "E_K_second_half": round(float(half.mean()), 2),
         "E_K1pct_second_half": round(float(large[ran // 2:].mean()), 2),
@@ -75,8 +75,8 @@ def fit_dp(X, n_iter, budget, seed):
         "K_at": {int(c): int(k[c - 1]) for c in CHECKPOINTS if c <= ran},
         "K1pct_at": {int(c): int(large[c - 1]) for c in CHECKPOINTS if c <= ran},
         "K_every_10": k[9::10].tolist(), "K1pct_every_10": large[9::10].tolist(),
-        "accepted_splits": int(np.sum(tr.n_accepted_splits)),
-        "accepted_merges": int(np.sum(tr.n_accepted_merges)),
+        "accepted_splits": int(np.sum(tr.n_accepted_splits[0])),
+        "accepted_merges": int(np.sum(tr.n_accepted_merges[0])),
     }
 
 

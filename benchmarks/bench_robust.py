@@ -119,11 +119,11 @@ def _one_chain(args):
         m = DPMixture(family=family, coarsening=alpha_c, prior=BALLOTS_PRIOR,
                       n_iter=max_iter, init_clusters=init_clusters, init="random",
                       random_state=seed, callback=budget, n_chains=1).fit(X)
-    tr = m.trace_
-    return {"log_likelihood": np.asarray(tr.log_likelihood).tolist(),
-            "n_clusters": np.asarray(tr.n_clusters).tolist(),
-            "n_large_clusters": np.asarray(tr.n_large_clusters).tolist(),
-            "seconds": np.asarray(tr.seconds).tolist()}
+    tr = m.trace_  # one chain: chain 0
+    return {"log_likelihood": np.asarray(tr.log_likelihood[0]).tolist(),
+            "n_clusters": np.asarray(tr.n_clusters[0]).tolist(),
+            "n_large_clusters": np.asarray(tr.n_large_clusters[0]).tolist(),
+            "seconds": np.asarray(tr.seconds[0]).tolist()}
 
 
 def ballots_chains(alpha_c: float, minutes: float, quick: bool, seeds=(1, 30),
@@ -196,9 +196,9 @@ def _one_subset(args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = DPMixture(family=family, random_state=seed, n_iter=n_iter, n_chains=1, **kw).fit(X)
-    tr = m.trace_
-    return {"n_clusters": np.asarray(tr.n_clusters).tolist(),
-            "n_large_clusters": np.asarray(tr.n_large_clusters).tolist(),
+    tr = m.trace_  # one chain: chain 0
+    return {"n_clusters": np.asarray(tr.n_clusters[0]).tolist(),
+            "n_large_clusters": np.asarray(tr.n_large_clusters[0]).tolist(),
             "seconds": time.perf_counter() - t0}
 
 

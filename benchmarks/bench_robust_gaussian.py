@@ -41,10 +41,10 @@ def _coarsened_row(Xf, alpha_c: float, n_iter: int) -> dict:
 
     t = time.perf_counter()
     tr = DPMixture(coarsening=alpha_c, n_iter=n_iter, random_state=1, n_chains=1).fit(Xf).trace_
-    kept = slice(len(tr.n_clusters) // 2, None)
+    kept = slice(tr.n_clusters.shape[1] // 2, None)  # one chain: chain 0
     return {"n": len(Xf), "answer": f"coarsened posterior (alpha_c = {alpha_c:g})",
-            "large": float(np.mean(tr.n_large_clusters[kept])),
-            "K": float(np.mean(tr.n_clusters[kept])), "seconds": time.perf_counter() - t}
+            "large": float(np.mean(tr.n_large_clusters[0, kept])),
+            "K": float(np.mean(tr.n_clusters[0, kept])), "seconds": time.perf_counter() - t}
 
 
 def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | None = None
@@ -86,10 +86,10 @@ def gaussian_part(quick: bool, alpha_c: float | None = None, previous: dict | No
             t = time.perf_counter()
             exact = DPMixture(n_iter=n_iter, random_state=1, n_chains=1).fit(Xf)
             tr = exact.trace_
-            kept = slice(len(tr.n_clusters) // 2, None)
+            kept = slice(tr.n_clusters.shape[1] // 2, None)  # one chain: chain 0
             rows.append({"n": n, "answer": "exact DP posterior",
-                         "large": float(np.mean(tr.n_large_clusters[kept])),
-                         "K": float(np.mean(tr.n_clusters[kept])),
+                         "large": float(np.mean(tr.n_large_clusters[0, kept])),
+                         "K": float(np.mean(tr.n_clusters[0, kept])),
                          "seconds": time.perf_counter() - t})
             t = time.perf_counter()
             fusion = exact.fuse()

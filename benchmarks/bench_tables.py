@@ -235,7 +235,7 @@ def part_speed(quick: bool, dp_family: str, n_iter: int) -> dict:
                 rec = {"error": f"{type(exc).__name__}: {exc}"[:300]}
             else:
                 wall = time.perf_counter() - t0
-                seconds = np.diff(np.asarray(model.trace_.seconds), prepend=0.0)[2:]
+                seconds = np.diff(np.asarray(model.trace_.seconds[0]), prepend=0.0)[2:]
                 rec = {"seconds_per_iteration": float(np.median(seconds)),
                        "fit_seconds": wall, "nmi": _nmi(y, labels), "n_clusters": n_found,
                        "family": type(model.family_).__name__,

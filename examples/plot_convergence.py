@@ -31,7 +31,10 @@ for name in ("log_likelihood", "n_clusters", "size_entropy"):
 # A verdict that fails names the quantities and what to do (more iterations, or a sampler
 # with split-merge moves).  The four chains' traces of K and the log-likelihood, with ArviZ:
 # chains that agree overlap.
+# (K is in ``idata.posterior``; the log-likelihood, a statistic of each draw, in
+# ``idata.sample_stats``)
 idata = model.to_arviz()
-az.plot_trace(idata, var_names=["n_clusters", "log_likelihood"], compact=False, figsize=(10, 5))
+az.plot_trace(idata.posterior[["n_clusters"]].merge(
+    idata.sample_stats[["total_log_likelihood"]]), compact=False, figsize=(10, 5))
 plt.tight_layout()
 plt.show()

@@ -20,10 +20,11 @@ fits = {
     "MFM, K - 1 ~ Poisson(1)": DPMixture(prior="mfm:1,poisson:1", n_iter=300, random_state=0),
 }
 fig, ax = plt.subplots(figsize=(8, 3.5))
-for name, est in fits.items():
+for i, (name, est) in enumerate(fits.items()):
     est.fit(X)
-    k = np.asarray(est.trace_.n_clusters)
-    ax.plot(k, lw=1, label=f"{name}: K = {est.n_clusters_}")
+    k = np.asarray(est.trace_.n_clusters)  # (n_chains, n_iter): one row per chain
+    lines = ax.plot(k.T, lw=1, color=f"C{i}")
+    lines[0].set_label(f"{name}: K = {est.n_clusters_}")
     print(f"{name}: point estimate K = {est.n_clusters_}")
 ax.set_xlabel("iteration")
 ax.set_ylabel("clusters")

@@ -31,9 +31,10 @@ fig.colorbar(sc, ax=axes[1])
 fig.tight_layout()
 
 # %%
-# The chain: the number of clusters along the iterations.
+# The chains: the number of clusters along the iterations, one line per chain
+# (``trace_.n_clusters`` is of shape (n_chains, n_iter)).
 fig, ax = plt.subplots(figsize=(8, 3))
-ax.plot(np.asarray(model.trace_.n_clusters), lw=1)
+ax.plot(np.asarray(model.trace_.n_clusters).T, lw=1)
 ax.set_xlabel("iteration")
 ax.set_ylabel("clusters")
 fig.tight_layout()

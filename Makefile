@@ -16,8 +16,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/dpclust fit --out demo_output --seed 0  # the defaults: 4 chains until they converge
-	$(BIN)/dpclust fit --dataset dublin-west --seed 0 \
+	$(BIN)/dpclust fit --out demo_output --random-state 0  # the defaults: 4 chains until they converge
+	$(BIN)/dpclust fit --dataset dublin-west --random-state 0 \
 		--out demo_output/dublin_west  # the defaults on ballots: coarsened Plackett-Luce
 	@echo "Open demo_output/report.html (2-D demo) and demo_output/dublin_west/report.html (Dublin West ballots)"
 

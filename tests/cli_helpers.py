@@ -7,15 +7,18 @@ from dpclust.cli import main
 
 def as_written(argv) -> list:
     """``argv`` as the command-line tests were written for it: a ``fit`` without
-    ``--chains`` runs one chain and, without ``--iters`` (and without asking to go on until
-    it converges), 200 iterations.  The defaults themselves (four chains that go on until
-    they converge) have their own tests."""
+    ``--n-chains`` runs one chain and, without ``--n-iter`` (and without asking to go on until
+    it converges), 200 iterations, and without ``--random-state`` the seed 0.  The defaults
+    themselves (four chains that go on until they converge, a seed drawn at random) have
+    their own tests."""
     argv = [str(a) for a in argv]
     if argv[:1] == ["fit"]:
-        if "--chains" not in argv:
-            argv += ["--chains", "1"]
-        if not {"--iters", "--until-converged", "--max-iters", "--max-time"} & set(argv):
-            argv += ["--iters", "200"]
+        if "--n-chains" not in argv:
+            argv += ["--n-chains", "1"]
+        if not {"--n-iter", "--until-converged", "--max-iter", "--max-time"} & set(argv):
+            argv += ["--n-iter", "200"]
+        if "--random-state" not in argv:
+            argv += ["--random-state", "0"]
     return argv
 
 

@@ -58,8 +58,8 @@ def test_report_shows_the_blocs_of_either_family(tmp_path, family):
     path = tmp_path / "ballots.csv"
     path.write_text("\n".join(",".join(r) for r in rows) + "\n")
     out = tmp_path / "out"
-    assert main(["fit", str(path), "--family", family, "--chains", "1", "--iters", "40",
-                 "--seed", "1", "--out", str(out), "--no-progress", "--no-plots"]) in (0, None)
+    assert main(["fit", str(path), "--family", family, "--n-chains", "1", "--n-iter", "40",
+                 "--random-state", "1", "--out", str(out), "--no-progress", "--no-plots"]) in (0, None)
     page = (out / "report.html").read_text()
     if family == "plackett-luce":  # its default model: the coarsened sampler, said as such
         import json

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 
 import dpclust
 from dpclust import cli
+from dpclust.cli import main
+from dpclust.cli.parser import build_parser
 from dpclust.datasets import make_documents, make_gaussian_mixture
 from dpclust.metrics import ari, nmi
 
@@ -36,7 +38,7 @@ except ImportError:
     HAVE_ARROW = False
 
 SRC = Path(dpclust.__file__).resolve().parents[1]
-FAST = ["--iters", "12", "--no-progress", "--no-plots"]
+FAST = ["--n-iter", "12", "--no-progress", "--no-plots"]
 OUTPUT_FILES = ("run.json", "labels.csv", "summary.json", "trace.csv", "report.html",
                 "trace.nc", "model.npz")
 
@@ -98,7 +100,7 @@ def write_docword(path: Path, X: sp.csr_matrix):
 @pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
 def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
     out = tmp_path / "demo"
-    status, stdout, err = run(capsys, "fit", "--iters", "10", "--no-progress", "--out", out)
+    status, stdout, err = run(capsys, "fit", "--n-iter", "10", "--no-progress", "--out", out)
     assert status == 0, err
     for name in OUTPUT_FILES + ("trace.png", "clusters.png", "cluster_sizes.png",
                                 "similarity.png", "k_posterior.png"):
@@ -120,9 +122,44 @@ def test_fit_demo_writes_every_file_and_a_report_with_images(tmp_path, capsys):
     assert "clusters in 1500 points" in stdout
 
 
+def test_options_are_named_as_the_python_parameters_and_old_spellings_still_work(
+        tmp_path, capsys):
+    """--n-iter, --n-chains, --random-state, --n-jobs, --max-iter as DPMixture's parameters;
+    --iters, --chains, --seed, --jobs, --max-iters still run, with a note; without
+    --random-state the seed is drawn, said, and kept in run.json for resume."""
+    help_text = build_parser()._subparsers._group_actions[0].choices["fit"].format_help()
+    for new in ("--n-iter", "--n-chains", "--random-state", "--n-jobs", "--max-iter"):
+        assert new in help_text
+    old = tmp_path / "old"
+    status, _, err = main_quiet(capsys, ["fit", "--iters", "12", "--chains", "1", "--seed",
+                                         "5", "--no-progress", "--no-plots", "--out", old])
+    assert status == 0, err
+    assert "--iters is now --n-iter" in err and "--seed is now --random-state" in err
+    new = tmp_path / "new"
+    status, _, err = main_quiet(capsys, ["fit", "--n-iter", "12", "--n-chains", "1",
+                                         "--random-state", "5", "--no-progress",
+                                         "--no-plots", "--out", new])
+    assert status == 0 and "is now" not in err, err
+    assert (old / "labels.csv").read_text() == (new / "labels.csv").read_text()
+    drawn = tmp_path / "drawn"
+    status, _, err = main_quiet(capsys, ["fit", "--n-iter", "12", "--n-chains", "1",
+                                         "--no-progress", "--no-plots", "--out", drawn])
+    assert status == 0, err
+    seed = json.loads((drawn / "run.json").read_text())["config"]["seed"]
+    assert f"--random-state {seed} repeats this run" in err
+    assert summary_of(drawn)["settings"]["seed"] == seed
+
+
+def main_quiet(capsys, argv):
+    """``main(argv)`` as given (no defaults added); (exit status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
 def test_summary_json_content(tmp_path, capsys):
     out = tmp_path / "o"
-    status, _, err = run(capsys, "fit", *FAST, "--seed", "7", "--out", out)
+    status, _, err = run(capsys, "fit", *FAST, "--random-state", "7", "--out", out)
     assert status == 0, err
     s = summary_of(out)
     assert {"dpclust_version", "settings", "data", "timings", "n_clusters", "cluster_sizes",
@@ -132,7 +169,7 @@ def test_summary_json_content(tmp_path, capsys):
     assert settings["seed"] == 7 and settings["n_iter"] == 12 and settings["burn_in"] == 6
     assert settings["family"] == "gaussian" and settings["sampler"] == "auto (gibbs)"
     assert settings["init"] == "auto"
-    assert settings["command_line"].startswith("dpclust fit ") and "--seed 7" in settings[
+    assert settings["command_line"].startswith("dpclust fit ") and "--random-state 7" in settings[
         "command_line"]
     assert s["data"] == {"source": "demo", "format": "load_demo()", "n_samples": 1500,
                          "n_features": 2}
@@ -159,7 +196,7 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     import warnings
 
     out = tmp_path / "short"
-    status, stdout, err = run(capsys, "fit", *FAST, "--seed", "0", "--out", out)
+    status, stdout, err = run(capsys, "fit", *FAST, "--random-state", "0", "--out", out)
     assert status == 0, err
     conv = summary_of(out)["convergence"]
     assert conv["converged"] is False and conv["n_chains"] == 1 and conv["n_draws"] == 6
@@ -179,7 +216,7 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     path = tmp_path / "easy.csv"
     np.savetxt(path, X, delimiter=",")
     out = tmp_path / "easy"
-    status, stdout, err = run(capsys, "fit", path, "--iters", "1000", "--seed", "0",
+    status, stdout, err = run(capsys, "fit", path, "--n-iter", "1000", "--random-state", "0",
                               "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     assert summary_of(out)["convergence"]["converged"] is True
@@ -225,7 +262,7 @@ def test_an_exact_run_fuses_its_clusters_into_labels_summary_and_report(tmp_path
     # until it converges (4,800 iterations), every kept draw stored: fused, and the fused
     # clusters per draw judged with the rest
     status, _, err = run(capsys, "fit", data, "--no-progress", "--no-plots", "--store-labels",
-                         "--chains", "4", "--until-converged", "--out", out)
+                         "--n-chains", "4", "--until-converged", "--out", out)
     assert status == 0, err
     s = summary_of(out)
     assert s["convergence"]["converged"], (s["settings"], s["convergence"])
@@ -253,7 +290,7 @@ def test_an_exact_run_fuses_its_clusters_into_labels_summary_and_report(tmp_path
 def test_coarsening_auto_report_draws_the_calibration_and_says_which_answer(tmp_path,
                                                                            capsys):
     out = tmp_path / "c"
-    status, _, err = run(capsys, "fit", "--coarsening", "auto", "--iters", "40",
+    status, _, err = run(capsys, "fit", "--coarsening", "auto", "--n-iter", "40",
                          "--no-progress", "--out", out)
     assert status == 0, err
     s = summary_of(out)
@@ -409,7 +446,7 @@ def test_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, blobs, capsys
     X, _ = blobs
     data = tmp_path / "x.npy"
     np.save(data, X)
-    common = ["fit", data, "--iters", "30", "--seed", "3", "--checkpoint-every", "5",
+    common = ["fit", data, "--n-iter", "30", "--random-state", "3", "--checkpoint-every", "5",
               "--no-progress", "--no-plots"]
     full, part = tmp_path / "full", tmp_path / "part"
     status, _, err = run(capsys, *common, "--out", full)
@@ -479,7 +516,7 @@ def test_resume_with_a_moved_data_file(tmp_path, blobs, capsys):
     X, _ = blobs
     data = tmp_path / "x.npy"
     np.save(data, X)
-    common = ["--iters", "16", "--seed", "3", "--checkpoint-every", "4", "--no-progress",
+    common = ["--n-iter", "16", "--random-state", "3", "--checkpoint-every", "4", "--no-progress",
               "--no-plots"]
     full, part = tmp_path / "full", tmp_path / "part"
     assert run(capsys, "fit", data, *common, "--out", full)[0] == 0
@@ -503,7 +540,7 @@ def test_resume_extends_a_finished_run(tmp_path, blobs, capsys):
     out = tmp_path / "o"
     status, _, err = run(capsys, "fit", data, *FAST, "--checkpoint-every", "4", "--out", out)
     assert status == 0, err
-    status, _, err = run(capsys, "resume", out, "--iters", "20", "--no-progress")
+    status, _, err = run(capsys, "resume", out, "--n-iter", "20", "--no-progress")
     assert status == 0, err
     assert summary_of(out)["settings"]["n_iter"] == 20
     assert len((out / "trace.csv").read_text().splitlines()) == 21
@@ -562,8 +599,8 @@ def _bad_inputs(tmp_path):
         "alpha-negative": (["fit", "--alpha", "-1"], "positive number"),
         "alpha-gamma": (["fit", "--alpha", "gamma:1"], "gamma:SHAPE,RATE"),
         "alpha-gamma-zero": (["fit", "--alpha", "gamma:0,1"], "shape and rate"),
-        "burn-in": (["fit", "--iters", "10", "--burn-in", "10"], "--burn-in"),
-        "iters": (["fit", "--iters", "0"], "--iters"),
+        "burn-in": (["fit", "--n-iter", "10", "--burn-in", "10"], "--burn-in"),
+        "iters": (["fit", "--n-iter", "0"], "--n-iter"),
         "truth-on-demo": (["fit", "--truth", "label"], "DATA file"),
         "no-truth-column": (["fit", write("t.csv", "a,b\n1,2\n"), "--truth", "c"],
                             "no column named 'c'"),
@@ -628,7 +665,7 @@ def test_no_warning_reaches_the_user_on_awkward_but_valid_data(tmp_path, capsys)
         path = tmp_path / name
         path.write_text(text)
         out = tmp_path / f"out_{name}"
-        for argv in (["fit", path, "--out", out, "--iters", "20", "--no-progress"],
+        for argv in (["fit", path, "--out", out, "--n-iter", "20", "--no-progress"],
                      ["predict", out, path], ["score", out, path]):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
@@ -740,7 +777,7 @@ def read_links(out: Path) -> np.ndarray:
     return rows[:, 1]
 
 
-DDCRP_FAST = ["--model", "ddcrp", "--iters", "12", "--no-progress"]
+DDCRP_FAST = ["--model", "ddcrp", "--n-iter", "12", "--no-progress"]
 
 
 @pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib (dpclust[plot])")
@@ -818,7 +855,7 @@ def test_ddcrp_constant_decay_needs_no_distances(tmp_path, blobs, capsys):
 def test_ddcrp_resume_gives_the_run_of_an_uninterrupted_chain(tmp_path, capsys):
     data = write_timeline(tmp_path / "t.csv", dates=True)
     common = ["fit", data, "--model", "ddcrp", "--positions", "when", "--decay",
-              "logistic:3", "--sequential", "--iters", "16", "--seed", "4",
+              "logistic:3", "--sequential", "--n-iter", "16", "--random-state", "4",
               "--checkpoint-every", "4", "--no-progress", "--no-plots"]
     full, part = tmp_path / "full", tmp_path / "part"
     status, _, err = run(capsys, *common, "--out", full)
@@ -835,7 +872,7 @@ def test_ddcrp_resume_gives_the_run_of_an_uninterrupted_chain(tmp_path, capsys):
     s = summary_of(part)
     assert s["settings"]["resumed_from_iteration"] == 6 and s["ddcrp"]["decay"] == "logistic:3"
     # extending it keeps the model
-    status, _, err = run(capsys, "resume", part, "--iters", "20", "--no-progress")
+    status, _, err = run(capsys, "resume", part, "--n-iter", "20", "--no-progress")
     assert status == 0, err
     assert summary_of(part)["settings"]["n_iter"] == 20 and len(read_links(part)) == 40
 
@@ -879,7 +916,7 @@ def _ddcrp_bad_inputs(tmp_path):
 def test_ddcrp_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
     argv, expected = _ddcrp_bad_inputs(tmp_path)[case]
     status, _, err = run(capsys, "fit", *argv, "--out", tmp_path / "out", "--no-progress",
-                         "--iters", "4")
+                         "--n-iter", "4")
     assert status == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
@@ -891,7 +928,7 @@ def test_ddcrp_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
 
 
 ITEMS = ("ash", "birch", "cedar", "elm", "fir")
-MALLOWS_FAST = ["--family", "mallows", "--iters", "8", "--no-progress"]
+MALLOWS_FAST = ["--family", "mallows", "--n-iter", "8", "--no-progress"]
 
 
 def write_rankings(path: Path, *, n: int = 24, ids: bool = False, seed: int = 0):
@@ -963,7 +1000,7 @@ def test_fit_reads_standard_input(tmp_path, capsys, monkeypatch):
     text = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in rows) + "\n"
     monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(text.encode())))
     out = tmp_path / "o"
-    status, _, err = run(capsys, "fit", "-", "--iters", "6", "--no-progress", "--no-plots",
+    status, _, err = run(capsys, "fit", "-", "--n-iter", "6", "--no-progress", "--no-plots",
                          "--out", out)
     assert status == 0, err
     assert (out / "stdin.csv").read_text() == text
@@ -1016,7 +1053,7 @@ def test_mallows_blocs_and_alpha_sensitivity(tmp_path, capsys):
     for r in rows:
         assert r["n_clusters"] >= r["clusters_1pct"] >= 1 and np.isfinite(r["log_likelihood"])
     status, _, err = run(capsys, "fit", "--model", "ddcrp", "--alpha-sensitivity", "0.5",
-                         "--out", tmp_path / "d", "--iters", "2")
+                         "--out", tmp_path / "d", "--n-iter", "2")
     assert status == 2 and "--model dp" in err
 
 
@@ -1074,7 +1111,7 @@ def test_mallows_preflib_file_and_its_tie_warning(tmp_path, capsys):
 def test_mallows_dataset_dublin_west(tmp_path, capsys):
     out = tmp_path / "o"
     status, stdout, err = run(capsys, "fit", "--dataset", "dublin-west", "--family", "mallows",
-                              "--iters", "2", "--no-progress", "--no-plots", "--out", out)
+                              "--n-iter", "2", "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     assert "in 29988 rankings" in stdout
     s = summary_of(out)
@@ -1089,14 +1126,14 @@ def test_mallows_dataset_dublin_west(tmp_path, capsys):
 
 
 def test_subsample_fits_a_seeded_random_subset_and_resumes_it(tmp_path, blobs, capsys):
-    """``--subsample N``: N rows drawn with --seed, with their truth labels; a resumed run
+    """``--subsample N``: N rows drawn with --random-state, with their truth labels; a resumed run
     draws the same rows; the summary and the report say so; N at least the data: all rows,
     with a warning."""
     X, y = blobs
     data = tmp_path / "x.csv"
     write_csv(data, X, header=["a", "b", "label"], extra=y)
-    common = ["fit", data, "--truth", "label", "--subsample", "25", "--iters", "20",
-              "--seed", "4", "--checkpoint-every", "5", "--no-progress", "--no-plots"]
+    common = ["fit", data, "--truth", "label", "--subsample", "25", "--n-iter", "20",
+              "--random-state", "4", "--checkpoint-every", "5", "--no-progress", "--no-plots"]
     full, part = tmp_path / "full", tmp_path / "part"
     status, _, err = run(capsys, *common, "--out", full)
     assert status == 0, err
@@ -1113,7 +1150,7 @@ def test_subsample_fits_a_seeded_random_subset_and_resumes_it(tmp_path, blobs, c
 
     out = tmp_path / "all"
     status, _, err = run(capsys, "fit", data, "--truth", "label", "--subsample", "60",
-                         "--iters", "4", "--no-progress", "--no-plots", "--out", out)
+                         "--n-iter", "4", "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     assert "not fewer than the 60 rows" in err
     assert summary_of(out)["data"]["n_samples"] == 60
@@ -1122,7 +1159,7 @@ def test_subsample_fits_a_seeded_random_subset_and_resumes_it(tmp_path, blobs, c
 def test_subsample_of_the_dublin_west_ballots(tmp_path, capsys):
     out = tmp_path / "o"
     status, stdout, err = run(capsys, "fit", "--dataset", "dublin-west", "--subsample", "300",
-                              "--iters", "4", "--no-progress", "--no-plots", "--out", out)
+                              "--n-iter", "4", "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     assert "in 300 rankings" in stdout
     s = summary_of(out)
@@ -1140,7 +1177,7 @@ def test_mallows_without_data_is_the_dublin_west_demo():
 
 def test_mallows_resume_gives_the_labels_of_an_uninterrupted_run(tmp_path, capsys):
     data = write_rankings(tmp_path / "votes.csv", n=30, seed=2)
-    common = ["fit", data, "--family", "mallows", "--iters", "12", "--seed", "5",
+    common = ["fit", data, "--family", "mallows", "--n-iter", "12", "--random-state", "5",
               "--checkpoint-every", "3", "--no-progress", "--no-plots"]
     full, part = tmp_path / "full", tmp_path / "part"
     status, _, err = run(capsys, *common, "--out", full)
@@ -1214,7 +1251,7 @@ MALLOWS_BAD = ["twice", "after-gap", "unknown-item", "padding-hint", "zero-id", 
 def test_mallows_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case):
     argv, expected = _mallows_bad_inputs(tmp_path)[case]
     out = tmp_path / "out"
-    status, _, err = run(capsys, "fit", *argv, "--out", out, "--no-progress", "--iters", "2")
+    status, _, err = run(capsys, "fit", *argv, "--out", out, "--no-progress", "--n-iter", "2")
     assert status == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dpclust: error: "), err
@@ -1224,8 +1261,8 @@ def test_mallows_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, case)
 
 def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     out = tmp_path / "chains"
-    status, stdout, err = run(capsys, "fit", "--iters", "20", "--chains", "2", "--jobs", "2",
-                              "--seed", "3", "--no-progress", "--out", out)
+    status, stdout, err = run(capsys, "fit", "--n-iter", "20", "--n-chains", "2", "--n-jobs", "2",
+                              "--random-state", "3", "--no-progress", "--out", out)
     assert status == 0, err
     s = summary_of(out)
     assert s["settings"]["chains"] == 2 and s["settings"]["jobs"] == 2
@@ -1245,14 +1282,14 @@ def test_chains_jobs_and_until_converged_on_the_command_line(tmp_path, capsys):
     assert "Point certainty" in html
 
     out = tmp_path / "until"
-    status, stdout, err = run(capsys, "fit", *FAST, "--until-converged", "--max-iters", "48",
+    status, stdout, err = run(capsys, "fit", *FAST, "--until-converged", "--max-iter", "48",
                               "--out", out)
     assert status == 0, err
     s = summary_of(out)
     assert s["settings"]["n_iter"] == 48 and s["settings"]["burn_in"] == 24
     assert s["settings"]["until_converged"] == {"max_iters": 48, "first_block": 12,
                                                 "max_time": 600.0}
-    status, _, err = run(capsys, "fit", *FAST, "--max-iters", "48", "--out", out)
+    status, _, err = run(capsys, "fit", *FAST, "--max-iter", "48", "--out", out)
     assert status == 2 and "--until-converged" in err
 
 
@@ -1353,7 +1390,7 @@ def test_run_json_keeps_the_hyperparameters_by_name():
 
 def test_fit_with_a_pitman_yor_prior_names_it_in_the_summary_and_report(tmp_path, capsys):
     out = tmp_path / "py"
-    status, _, err = run(capsys, "fit", "--prior", "pitman-yor:0.25,1", "--iters", "12",
+    status, _, err = run(capsys, "fit", "--prior", "pitman-yor:0.25,1", "--n-iter", "12",
                          "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     summary = json.loads((out / "summary.json").read_text())
@@ -1374,7 +1411,7 @@ def test_fit_with_a_pitman_yor_prior_names_it_in_the_summary_and_report(tmp_path
     (["--prior", "pitman-yor:0.3,1", "--sampler", "subcluster"], "not the Pitman–Yor process"),
 ])
 def test_prior_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
-    status, _, err = run(capsys, "fit", *argv, "--iters", "4", "--no-progress", "--no-plots",
+    status, _, err = run(capsys, "fit", *argv, "--n-iter", "4", "--no-progress", "--no-plots",
                          "--out", tmp_path / "bad")
     assert status != 0
     assert message in err and "Traceback" not in err
@@ -1393,7 +1430,7 @@ def test_a_rankings_file_needs_no_family(tmp_path, capsys):
     data = tmp_path / "ballots.soi"
     data.write_text("\n".join(lines) + "\n")
     out = tmp_path / "o"
-    status, _, err = run(capsys, "fit", data, "--iters", "60", "--no-progress", "--no-plots",
+    status, _, err = run(capsys, "fit", data, "--n-iter", "60", "--no-progress", "--no-plots",
                          "--out", out)
     assert status == 0, err
     s = summary_of(out)
@@ -1401,7 +1438,7 @@ def test_a_rankings_file_needs_no_family(tmp_path, capsys):
     assert s["coarsening"]["alpha_c"] == 100.0
     assert "coarsened posterior" in (out / "report.html").read_text()
     # and --coarsening exact asks for the exact posterior
-    status, _, err = run(capsys, "fit", data, "--iters", "20", "--no-progress", "--no-plots",
+    status, _, err = run(capsys, "fit", data, "--n-iter", "20", "--no-progress", "--no-plots",
                          "--coarsening", "exact", "--out", tmp_path / "e")
     assert status == 0, err
     assert "coarsening" not in summary_of(tmp_path / "e")

@@ -23,7 +23,7 @@ try:
 except ImportError:
     HAVE_ARROW = False
 
-FAST = ["--iters", "12", "--no-progress", "--no-plots"]
+FAST = ["--n-iter", "12", "--no-progress", "--no-plots"]
 N_ROWS = 30
 
 
@@ -99,7 +99,7 @@ def test_auto_counts_its_cleaning_rules(auto_run):
 
 def test_auto_says_the_kinds_on_stderr(messy, tmp_path, capsys):
     status, _, err = run(capsys, "fit", messy, "--family", "auto", "--columns", "id,age,smoker",
-                         *FAST, "--iters", "4", "--out", tmp_path)
+                         *FAST, "--n-iter", "4", "--out", tmp_path)
     assert status == 0, err
     lines = err.splitlines()
     assert "dpclust: --family auto (the default) picked table" in lines[0]
@@ -156,7 +156,7 @@ def test_auto_leaves_out_a_column_of_numbered_ids(tmp_path, capsys):
     data.write_text("RespondentID,a,b\n" + "\n".join(
         f"{i},{x:.3f},{y:.3f}" for i, (x, y) in zip(ids, rng.normal(size=(N_ROWS, 2)))))
     why = "an identifier (a distinct whole number on every row, named like an id)"
-    status, _, err = run(capsys, "fit", data, "--family", "auto", *FAST, "--iters", "4",
+    status, _, err = run(capsys, "fit", data, "--family", "auto", *FAST, "--n-iter", "4",
                          "--out", tmp_path / "o")
     assert status == 0, err
     summary = summary_of(tmp_path / "o")
@@ -170,7 +170,7 @@ def test_auto_leaves_out_a_column_of_numbered_ids(tmp_path, capsys):
     assert status == 0, err
     assert len(text.splitlines()) == N_ROWS + 1
     status, _, err = run(capsys, "fit", data, "--family", "auto", "--column-type",
-                         "RespondentID=gaussian", *FAST, "--iters", "4", "--out", tmp_path / "k")
+                         "RespondentID=gaussian", *FAST, "--n-iter", "4", "--out", tmp_path / "k")
     assert status == 0, err
     summary = summary_of(tmp_path / "k")
     assert kinds_of(summary) == {"RespondentID": "gaussian", "a": "gaussian", "b": "gaussian"}
@@ -215,7 +215,7 @@ def test_column_type_overrides_kinds(messy, tmp_path, capsys):
 def test_predict_reads_new_rows_with_the_fitted_kinds(messy, tmp_path, capsys):
     out = tmp_path / "run"
     status, _, err = run(capsys, "fit", messy, "--family", "auto", "--columns",
-                         "age,smoker,colour", *FAST, "--iters", "4", "--out", out)
+                         "age,smoker,colour", *FAST, "--n-iter", "4", "--out", out)
     assert status == 0, err
     new = tmp_path / "new.csv"
     new.write_text("age;smoker;colour;other\n31,5;yes;red;x\n?;no;purple;y\n")
@@ -332,7 +332,7 @@ def test_resume_a_table_run_with_column_types(messy, tmp_path, capsys):
     out = tmp_path / "run"
     status, _, err = run(capsys, "fit", messy, "--family", "table", "--column-type",
                          "visits=poisson,id=drop", "--columns", "id,age,visits", *FAST,
-                         "--iters", "10", "--checkpoint-every", "2", "--stop-after", "4",
+                         "--n-iter", "10", "--checkpoint-every", "2", "--stop-after", "4",
                          "--out", out)
     assert status == 130, err
     status, _, err = run(capsys, "resume", out, "--no-progress", "--no-plots")

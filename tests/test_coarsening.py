@@ -119,7 +119,7 @@ def test_the_grid_runs_on_a_subsample_of_the_same_effective_sample_size():
 
 def test_cli_coarsening(tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["fit", "--coarsening", "40", "--chains", "1", "--iters", "30", "--no-plots",
+    code = main(["fit", "--random-state", "0", "--coarsening", "40", "--n-chains", "1", "--n-iter", "30", "--no-plots",
                  "--no-progress", "--out", str(out)])
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -136,7 +136,7 @@ def test_cli_coarsening(tmp_path, capsys):
     (["--coarsening", "10", "--alpha", "2"], "finite:K,ALPHA"),
 ])
 def test_cli_coarsening_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
-    status = main(["fit", *argv, "--chains", "1", "--iters", "4", "--no-progress", "--no-plots",
+    status = main(["fit", "--random-state", "0", *argv, "--n-chains", "1", "--n-iter", "4", "--no-progress", "--no-plots",
                    "--out", str(tmp_path / "bad")])
     err = capsys.readouterr().err
     assert status != 0

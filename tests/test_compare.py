@@ -219,7 +219,7 @@ def test_cli_compare_gaussian_configurations_writes_table_json_and_page(tmp_path
     out = tmp_path / "cmp"
     status, stdout, err = _run(capsys, "compare", data, "--family", "gaussian", "--model",
                                "family=gaussian,prior=finite:1,name=one-cluster",
-                               "--iters", 30, "--seed", 3, "--no-progress", "--out", out)
+                               "--n-iter", 30, "--random-state", 3, "--no-progress", "--out", out)
     assert status == 0, err
     assert "gaussian fits the held-out points better than one-cluster by" in stdout
     assert "(30 held-out points)" in stdout
@@ -243,7 +243,7 @@ def test_cli_compare_two_mallows_configurations_on_bundled_ballots(tmp_path, cap
     out = tmp_path / "cmp"
     status, stdout, err = _run(capsys, "compare", "--dataset", "dublin-west", "--subsample",
                                100, "--family", "mallows", "--model",
-                               "family=mallows,coarsening=20,nu=2", "--iters", 6,
+                               "family=mallows,coarsening=20,nu=2", "--n-iter", 6,
                                "--no-progress",
                                "--no-plots", "--out", out)
     assert status == 0, err

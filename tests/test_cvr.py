@@ -392,7 +392,7 @@ def test_cli_fit_reads_a_cvr_and_its_summary_lists_every_rule(tmp_path, capsys):
 
     path = write(tmp_path, "nyc.csv", NYC)
     out = tmp_path / "o"
-    status = main(["fit", str(path), "--family", "mallows", "--chains", "1", "--iters", "5",
+    status = main(["fit", "--random-state", "0", str(path), "--family", "mallows", "--n-chains", "1", "--n-iter", "5",
                    "--no-progress", "--no-plots", "--group", "Precinct", "--skipped", "exhaust",
                    "--out", str(out)])
     err = capsys.readouterr().err
@@ -428,18 +428,18 @@ def test_cli_detects_a_cvr_refuses_other_families_and_index_base(tmp_path, capsy
 
     path = write(tmp_path, "nyc.csv", NYC)
     # no --family: a cast-vote record gets the rankings' default model
-    assert main(["fit", str(path), "--iters", "5", "--chains", "1", "--no-progress",
+    assert main(["fit", "--random-state", "0", str(path), "--n-iter", "5", "--n-chains", "1", "--no-progress",
                  "--no-plots", "--out", str(tmp_path / "o")]) == 0
     capsys.readouterr()
-    assert main(["fit", str(path), "--family", "gaussian", "--iters", "5",
+    assert main(["fit", "--random-state", "0", str(path), "--family", "gaussian", "--n-iter", "5",
                  "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "is a cast-vote record (ranked ballots): fit it with --family mallows" in err
-    assert main(["fit", str(path), "--family", "mallows", "--index-base", "1",
+    assert main(["fit", "--random-state", "0", str(path), "--family", "mallows", "--index-base", "1",
                  "--out", str(tmp_path / "o")]) == 2
     assert "--index-base numbers the items" in capsys.readouterr().err
     bad = write(tmp_path, "bad.csv", "Rank 1,Rank 2,count\nA,B,x\n")
-    assert main(["fit", str(bad), "--family", "mallows", "--cvr",
+    assert main(["fit", "--random-state", "0", str(bad), "--family", "mallows", "--cvr",
                  "--out", str(tmp_path / "o")]) == 2
     assert ("bad.csv: line 2, column 'count': the count 'x' is not a positive integer"
             in capsys.readouterr().err)

@@ -299,7 +299,7 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     csv = tmp_path / "x.csv"
     np.savetxt(csv, X, delimiter=",")
     address = client.scheduler.address
-    common = [str(csv), "--chains", "1", "--iters", "12", "--seed", "1", "--init", "random",
+    common = [str(csv), "--n-chains", "1", "--n-iter", "12", "--random-state", "1", "--init", "random",
               "--no-progress", "--partitions", "3"]
     assert main(["fit", *common, "--scheduler", address, "--out",
                  str(tmp_path / "dask"), "--checkpoint-every", "4"]) == 0
@@ -307,7 +307,7 @@ def test_cli_on_a_cluster_matches_in_process(client, data, tmp_path):
     a = np.loadtxt(tmp_path / "dask" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
     b = np.loadtxt(tmp_path / "local" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
     np.testing.assert_array_equal(a, b[:, 0])  # in-process also has each point's certainty
-    assert main(["resume", str(tmp_path / "dask"), "--iters", "16", "--no-progress"]) == 0
+    assert main(["resume", str(tmp_path / "dask"), "--n-iter", "16", "--no-progress"]) == 0
     summary = json.loads((tmp_path / "dask" / "summary.json").read_text())
     assert summary["settings"]["n_iter"] == 16 and summary["dask"]["partitions"] == 3
     assert summary["dask"]["stats_bytes_per_pass"] > 0

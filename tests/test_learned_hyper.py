@@ -256,8 +256,8 @@ def test_a_learned_value_is_in_the_trace_arviz_verdict_summary_and_report(tmp_pa
 
     sp.save_npz(tmp_path / "docs.npz", sp.csr_matrix(X))
     out = tmp_path / "o"
-    assert main(["fit", str(tmp_path / "docs.npz"), "--family", "multinomial", "--iters", "30",
-                 "--chains", "1", "--no-progress", "--no-plots", "--out", str(out)]) == 0
+    assert main(["fit", "--random-state", "0", str(tmp_path / "docs.npz"), "--family", "multinomial", "--n-iter", "30",
+                 "--n-chains", "1", "--no-progress", "--no-plots", "--out", str(out)]) == 0
     capsys.readouterr()
     s = json.loads((out / "summary.json").read_text())
     assert s["settings"]["concentration"] == {"gamma_shape": 1.0, "gamma_rate": 1.0}

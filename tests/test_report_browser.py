@@ -36,11 +36,11 @@ def _start(root: Path, name: str, *args: str) -> tuple[subprocess.Popen, Path]:
     """``dpclust fit`` with ``args`` started in its own process: one chain unless they say
     otherwise (the kind ``chains`` checks a report of several)."""
     out = root / name
-    if "--chains" not in args:
-        args = (*args, "--chains", "1")
+    if "--n-chains" not in args:
+        args = (*args, "--n-chains", "1")
     with open(root / f"{name}.log", "w") as log:  # the child keeps its own handle
         run = subprocess.Popen([sys.executable, "-m", "dpclust", "fit", *args, "--out",
-                                str(out), "--seed", "0"], stdout=log, stderr=subprocess.STDOUT,
+                                str(out), "--random-state", "0"], stdout=log, stderr=subprocess.STDOUT,
                                text=True)
     return run, out / "report.html"
 
@@ -76,7 +76,7 @@ def _data_ddcrp(tmp_path):
 
 
 def _data_chains(tmp_path):
-    return ["--chains", "2"]
+    return ["--n-chains", "2"]
 
 
 def _data_wide(tmp_path):
@@ -99,13 +99,13 @@ def _data_large(tmp_path):
 
 
 KINDS = {
-    "gaussian": (_data_gaussian, ["--iters", "100"]),
-    "documents": (_data_documents, ["--iters", "60"]),
-    "rankings": (_data_rankings, ["--iters", "60"]),
-    "ddcrp": (_data_ddcrp, ["--iters", "30"]),
-    "chains": (_data_chains, ["--iters", "60"]),
-    "wide": (_data_wide, ["--iters", "20"]),
-    "large": (_data_large, ["--iters", "10"]),
+    "gaussian": (_data_gaussian, ["--n-iter", "100"]),
+    "documents": (_data_documents, ["--n-iter", "60"]),
+    "rankings": (_data_rankings, ["--n-iter", "60"]),
+    "ddcrp": (_data_ddcrp, ["--n-iter", "30"]),
+    "chains": (_data_chains, ["--n-iter", "60"]),
+    "wide": (_data_wide, ["--n-iter", "20"]),
+    "large": (_data_large, ["--n-iter", "10"]),
 }
 
 

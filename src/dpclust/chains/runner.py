@@ -111,11 +111,11 @@ class ChainEstimator(BaseEstimator):
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         if self.checkpoint_every is not None:
             check_int(self.checkpoint_every, "checkpoint_every", 1)
-        max_time = getattr(self, "max_time", None)
+        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
         if max_time is not None and not (isinstance(max_time, (int, float))
-                                         and not isinstance(max_time, bool) and max_time > 0):
-            raise ValueError(f"max_time must be a positive number of seconds or None, got "
-                             f"{max_time!r}")
+                                         and not isinstance(max_time, bool) and max_time >= 0):
+            raise ValueError(f"max_time must be a number of seconds (0 or None: no limit), "
+                             f"got {max_time!r}")
         self._n_chains()
         return n_iter, burn_in, thin
 
@@ -334,7 +334,7 @@ class ChainEstimator(BaseEstimator):
         """When a run of automatic length (``n_iter=None``) stops, its first block of
         :data:`FIRST_LENGTH` iterations included: ``max_time`` after ``started`` (None: a
         run of fixed length, or no ``max_time``, is not cut)."""
-        max_time = getattr(self, "max_time", None)
+        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
         if max_time is None or getattr(self, "n_iter", 0) is not None \
                 or not self._until_converged():
             return None
@@ -392,7 +392,7 @@ class ChainEstimator(BaseEstimator):
                 factor = max(factor, 1.2 * (rhat - 1.0) / (RHAT_MAX - 1.0))
         step = 50 if done >= 200 else 1  # round lengths
         longer = min(max_iter, -(-int(done * min(factor, _MAX_GROWTH)) // step) * step)
-        max_time = getattr(self, "max_time", None)
+        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
         if max_time is not None:
             longer = min(longer, done + int((max_time - elapsed) / seconds_per_iteration))
         return longer if longer >= 1.25 * done else None

@@ -9,7 +9,7 @@
   mixtures only); ``label`` alone on a Dask cluster),
 * ``summary.json`` (settings, data, timings, clusters, log joint, point estimate, metrics),
 * ``trace.csv`` (``iteration,log_joint,log_likelihood,n_clusters,alpha,seconds``, iterations 0-based;
-  a leading ``chain`` column with ``--chains`` above 1),
+  a leading ``chain`` column with ``--n-chains`` above 1),
 * ``trace.nc``: the kept draws of every chain for ArviZ (``arviz.from_netcdf``),
 * ``report.html`` with the figures as PNG files beside it (:func:`dpclust.report.write_report`),
 * ``model.npz`` (DP mixtures): the fitted model (:meth:`dpclust.DPMixture.save`) that

@@ -144,6 +144,9 @@ def _fit(args, command_line: str) -> int:
     if args.data == "-":
         _read_stdin(args)
     config = _config_from_args(args)
+    if config.seed_drawn:
+        print(f"{PROG}: random state {config.seed}, drawn at random (--random-state "
+              f"{config.seed} repeats this run)", file=sys.stderr, flush=True)
     if getattr(args, "alpha_sensitivity", None) and config.model != "dp":
         raise UsageError("--alpha-sensitivity applies to --model dp (the DP mixture's alpha)")
     data = _load(config)
@@ -262,17 +265,17 @@ def _resume(args, command_line: str) -> int:
                         "with --checkpoint-every can be resumed")
     ckpt = load_checkpoint(ckpt_path)
     done = checkpoint_iteration(ckpt)
-    # the checkpoint knows the run's length, including an earlier `resume --iters`
+    # the checkpoint knows the run's length, including an earlier `resume --n-iter`
     n_iter = ckpt["params"]["n_iter"]  # None: a run that goes on until it converges
     config = replace(config, n_iter=None if n_iter is None else int(n_iter))
     if args.no_plots:
         config = replace(config, plots=False)
     if args.iters is not None:
         if config.burn_in >= args.iters:
-            raise UsageError(f"--iters ({args.iters}) must be larger than the run's burn-in "
+            raise UsageError(f"--n-iter ({args.iters}) must be larger than the run's burn-in "
                              f"({config.burn_in})")
         if args.iters < done:
-            raise UsageError(f"--iters ({args.iters}) is less than the {done} "
+            raise UsageError(f"--n-iter ({args.iters}) is less than the {done} "
                              "iterations already run")
         config = replace(config, n_iter=args.iters)
     if args.data is not None:
@@ -410,7 +413,7 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
 
 
 def _jobs(config: RunConfig, callback) -> int | None:
-    """Processes for the chains: ``--jobs``, or None (the estimator's choice: processes
+    """Processes for the chains: ``--n-jobs``, or None (the estimator's choice: processes
     once the run proves long enough); one with a callback (``--stop-after``) or on a Dask
     cluster."""
     if callback is not None or config.distributed or config.chains == 1:
@@ -448,7 +451,7 @@ def _print_done(out_dir: Path, summary: dict) -> None:
         else:
             names = ", ".join(quantity_name(q) for q in order if q in conv["failing"])
             print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run longer (a "
-                  f"larger --max-time, or --iters) or more chains; the report's diagnostics "
+                  f"larger --max-time, or --n-iter) or more chains; the report's diagnostics "
                   f"table has the figures", file=sys.stderr)
             scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
             if scale:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import __version__
 from ..families import FAMILIES
-from .config import (DATASETS, PROG, RunConfig, UsageError, _DATA_KIND_OPTIONS, _DEMO,
+from .config import (add_renamed, DATASETS, PROG, RunConfig, UsageError, _DATA_KIND_OPTIONS, _DEMO,
                      _DEMO_DATA, _EXIT_OK, _coarsening_type, _families_reading, _prior_type,
                      parse_alpha)
 
@@ -185,14 +185,15 @@ def add_compare_parser(sub, add_data_args, add_rankings_reading) -> None:
     split.add_argument("--folds", type=_int(2), metavar="K",
                        help="K-fold cross-validation instead of one split: every model "
                             "fitted K times, every row held out once (K times slower)")
-    split.add_argument("--iters", type=_int(1), default=200, metavar="N",
-                       help="MCMC iterations of each fit (default: %(default)s)")
+    add_renamed(split, "--n-iter", dest="iters", type=_int(1), default=200, metavar="N",
+                help="MCMC iterations of each fit (default: %(default)s)")
     split.add_argument("--burn-in", type=_int(0), metavar="B",
-                       help="iterations discarded before draws are kept (default: iters // 2)")
-    split.add_argument("--chains", type=_int(1), default=1, metavar="C",
-                       help="chains of each fit (default: %(default)s)")
-    split.add_argument("--seed", type=_int(0), default=0, metavar="S",
-                       help="seeds the split and every fit (default: %(default)s)")
+                       help="iterations discarded before draws are kept (default: half of "
+                            "--n-iter)")
+    add_renamed(split, "--n-chains", dest="chains", type=_int(1), default=1, metavar="C",
+                help="chains of each fit (default: %(default)s)")
+    add_renamed(split, "--random-state", dest="seed", type=_int(0), default=0, metavar="S",
+                help="seeds the split and every fit (default: %(default)s)")
     data = add_data_args(cmp)
     add_rankings_reading(data)
     out = cmp.add_argument_group("output")
@@ -340,7 +341,7 @@ def run_compare(args, command_line: str) -> int:
 
     candidates = candidates_from_args(args)
     if args.burn_in is not None and args.burn_in >= args.iters:
-        raise UsageError(f"--burn-in ({args.burn_in}) must be smaller than --iters "
+        raise UsageError(f"--burn-in ({args.burn_in}) must be smaller than --n-iter "
                          f"({args.iters}): otherwise no draws are kept")
     if args.folds is not None and args.test_size is not None:
         raise UsageError("give --test-size (one split) or --folds K, not both")

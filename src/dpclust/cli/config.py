@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import secrets
+import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -23,7 +25,7 @@ _RUN_FORMAT = 1
 _EXIT_OK, _EXIT_USAGE, _EXIT_INTERRUPTED = 0, 2, 130
 _DEMO = "demo"
 _DUBLIN_WEST = "dublin-west"
-#: the random stream of ``--subsample`` among those of ``--seed``
+#: the random stream of ``--subsample`` among those of ``--random-state``
 _SUBSAMPLE_STREAM = 7
 #: bundled data sets (``--dataset NAME``): their family, what the summary calls them and
 #: their loader in :mod:`dpclust.datasets`
@@ -55,6 +57,29 @@ _PREFLIB_SUFFIXES = (".soi", ".toi", ".soc", ".toc")
 #: which are read as a table of mixed columns (the data kind below) unless they are bundled
 AUTO = "auto"
 _AUTO_KIND = "table"
+
+
+#: options renamed after the Python parameters they set: the old spelling -> the new one.
+#: The old ones still work, with a note on stderr.
+RENAMED = {"--iters": "--n-iter", "--chains": "--n-chains", "--seed": "--random-state",
+           "--jobs": "--n-jobs", "--max-iters": "--max-iter"}
+
+
+class _Renamed(argparse._StoreAction):
+    """Stores like ``store``; given under an old spelling (:data:`RENAMED`), says the new one."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string in RENAMED:
+            sys.stderr.write(f"{PROG}: note: {option_string} is now {RENAMED[option_string]}, "
+                             "as the Python parameter; the old spelling will go in a later "
+                             "version\n")
+        super().__call__(parser, namespace, values, option_string)
+
+
+def add_renamed(group, new: str, *, dest: str, **kwargs):
+    """Add option ``new`` with its old spelling as a hidden alias (:data:`RENAMED`)."""
+    old = [o for o, n in RENAMED.items() if n == new]
+    return group.add_argument(new, *old, dest=dest, action=_Renamed, **kwargs)
 
 
 class UsageError(ValueError):
@@ -100,6 +125,7 @@ class RunConfig:
     burn_in: int = 100
     thin: int = 1
     seed: int = 0
+    seed_drawn: bool = False
     init_clusters: int | None = 10
     init: str | None = "auto"
     columns: tuple | None = None
@@ -359,14 +385,20 @@ def _decay_type(text: str) -> str:
 # fit and resume
 
 
+def _seed(given: int | None) -> int:
+    """The run's seed: ``--random-state``, or one drawn at random (as ``random_state=None``
+    in Python), written in ``run.json`` so that the run can be resumed and repeated."""
+    return given if given is not None else secrets.randbelow(2**31)
+
+
 def _config_from_args(args) -> RunConfig:
     n_iter = args.iters
     until = bool(args.until_converged) or n_iter is None
     first = FIRST_LENGTH if n_iter is None else n_iter
     burn_in = first // 2 if args.burn_in is None else args.burn_in
     if burn_in >= first:
-        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --iters ({first}"
-                         + (", the first length of a run without --iters" if n_iter is None
+        raise UsageError(f"--burn-in ({burn_in}) must be smaller than --n-iter ({first}"
+                         + (", the first length of a run without --n-iter" if n_iter is None
                             else "") + "): otherwise no draws are kept")
     family = args.family
     if args.dataset is not None:
@@ -401,7 +433,7 @@ def _config_from_args(args) -> RunConfig:
         data=data, family=family, alpha=args.alpha, prior=args.prior,
         coarsening=args.coarsening, n_iter=n_iter,
         burn_in=burn_in,
-        thin=args.thin, seed=args.seed, columns=args.columns, truth=args.truth,
+        thin=args.thin, seed=_seed(args.seed), seed_drawn=args.seed is None, columns=args.columns, truth=args.truth,
         hyperparameters=given, vocab=vocab, point_estimate=args.point_estimate,
         store_labels=args.store_labels, checkpoint_every=args.checkpoint_every,
         plots=not args.no_plots, chains=args.chains, jobs=args.jobs,
@@ -415,9 +447,9 @@ def _config_from_args(args) -> RunConfig:
         raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
                          "file; the bundled data need none")
     if args.max_iters is not None and not until:
-        raise UsageError("--max-iters applies only with --until-converged (or without --iters)")
+        raise UsageError("--max-iter applies only with --until-converged (or without --n-iter)")
     if args.max_iters is not None and args.max_iters < first:
-        raise UsageError(f"--max-iters ({args.max_iters}) must be at least --iters ({first})")
+        raise UsageError(f"--max-iter ({args.max_iters}) must be at least --n-iter ({first})")
     config = _rankings_config(config, args)
     _check_prior(args)
     if args.model == "dp":

@@ -65,7 +65,7 @@ def _reads_as_frame(path: str) -> bool:
 
 def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
     """``--subsample N``: N rows drawn without replacement from their own random stream of
-    ``--seed`` (so a resumed run draws the same ones), kept in the data's order, with the
+    ``--random-state`` (so a resumed run draws the same ones), kept in the data's order, with the
     truth, positions and distances that go with them."""
     if config.subsample is None:
         return data

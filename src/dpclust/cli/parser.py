@@ -8,7 +8,7 @@ import argparse
 from .. import __version__
 from ..chains.runner import DEFAULT_MAX_TIME
 from ..families import FAMILIES
-from .config import (AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
+from .config import (add_renamed, AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
                      _EXIT_USAGE, _alpha_type, _coarsening_type, _column_types_type, _prior_type, _columns_type,
                      _decay_type, _int_type, _loss_type, _missing_type, _option_type, _truth_type)
 
@@ -24,10 +24,12 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(_EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
 
 
+
+
 _FIT_EPILOG = """\
 examples:
   dpclust fit                                   # the bundled 2-D demo, report in dpclust_output/
-  dpclust fit points.csv --out run1 --iters 500 --seed 3
+  dpclust fit points.csv --out run1 --n-iter 500 --random-state 3
   dpclust fit iris.csv --truth species --columns sepal_length,sepal_width
   dpclust fit survey.csv --family auto      # mixed columns with holes: a kind per column
   dpclust fit survey.csv --family auto --column-type zip=categorical,visits=poisson \
@@ -38,7 +40,7 @@ examples:
   dpclust fit news.csv --model ddcrp --family multinomial --positions day --decay logistic:14 \
       --sequential                              # distance dependent CRP over time (in days)
   dpclust fit cites.npy --model ddcrp --distances hops.npz --decay window:3
-  dpclust fit --dataset dublin-west --iters 300 # Irish ballots: rankings of 9 candidates
+  dpclust fit --dataset dublin-west --n-iter 300 # Irish ballots: rankings of 9 candidates
   dpclust fit ballots.csv --family mallows --missing 0 --index-base 1 --items names.txt
   dpclust fit votes.soi --family mallows --sampler beta-gibbs   # PrefLib .soi/.toi/.soc/.toc
   dpclust fit mayor_cvr.csv --family mallows --skipped exhaust --group Precinct  # a CVR
@@ -65,9 +67,9 @@ decay's width A is in the positions' units (days for dates); without --positions
 
 _RESUME_EPILOG = """\
 examples:
-  dpclust fit data.csv --iters 2000 --checkpoint-every 100 --out run1   # interrupted ...
+  dpclust fit data.csv --n-iter 2000 --checkpoint-every 100 --out run1   # interrupted ...
   dpclust resume run1                  # ... continues from run1/checkpoint.npz
-  dpclust resume run1 --iters 4000     # extend a finished run to 4000 iterations in total
+  dpclust resume run1 --n-iter 4000     # extend a finished run to 4000 iterations in total
   dpclust resume run1 --data new/place/data.csv   # the data file was moved
 
 The data are reloaded from the path recorded in DIR/run.json (or --data) and must be
@@ -294,7 +296,9 @@ def _add_ddcrp_args(fit) -> None:
 
 
 def _seconds(text: str) -> float:
-    """A number of seconds, at least 0."""
+    """A number of seconds, at least 0 (``none``: no limit, as 0)."""
+    if text.strip().lower() in ("none", "inf"):
+        return 0.0
     try:
         value = float(text)
     except ValueError:
@@ -307,18 +311,20 @@ def _seconds(text: str) -> float:
 def _add_chain_args(fit) -> None:
     """The chain: its length, seed, start, chains and checkpoints."""
     chain = fit.add_argument_group("chain")
-    chain.add_argument("--iters", type=_int_type(1), metavar="N",
-                       help="MCMC iterations (sweeps over the data) of each chain (default: "
-                            "200, then longer until the chains pass the convergence rule, "
-                            "within --max-iters and --max-time)")
+    add_renamed(chain, "--n-iter", dest="iters", type=_int_type(1), metavar="N",
+                help="MCMC iterations (sweeps over the data) of each chain (default: "
+                     "200, then longer until the chains pass the convergence rule, "
+                     "within --max-iter and --max-time)")
     chain.add_argument("--burn-in", type=_int_type(0), metavar="B",
                        help="iterations discarded before draws are kept (default: half the "
                             "run)")
     chain.add_argument("--thin", type=_int_type(1), default=1, metavar="T",
                        help="keep every T-th draw after the burn-in (default: %(default)s)")
-    chain.add_argument("--seed", type=_int_type(0), default=0, metavar="S",
-                       help="random seed; the same seed gives the same result (default: "
-                            "%(default)s)")
+    add_renamed(chain, "--random-state", dest="seed", type=_int_type(0), metavar="S",
+                help="random seed; the same seed gives the same result when the run's "
+                     "length does not depend on the clock (--n-iter without "
+                     "--until-converged, or --max-time none) (default: a seed drawn at "
+                     "random, written in the summary and run.json)")
     chain.add_argument("--init-clusters", type=_int_type(1), metavar="C",
                        help="start from C clusters (default: 10; --model dp only)")
     chain.add_argument("--init", choices=("auto", "random", "kmeans"),
@@ -331,27 +337,28 @@ def _add_chain_args(fit) -> None:
                             "information), binder, omari (1 - adjusted Rand), nvi, nid; vi "
                             "and binder take a weight, e.g. 'vi(a=0.5)' splits more; auto: "
                             "vi, and vi(a=0.5) for rankings (default: %(default)s)")
-    chain.add_argument("--chains", type=_int_type(1), default=4, metavar="C",
-                       help="independent chains, their kept draws pooled; R-hat compares "
-                            "them (one chain gets a split-R-hat verdict over its quarters, "
-                            "blind to modes it never visited) (default: %(default)s)")
-    chain.add_argument("--jobs", type=_int_type(1), metavar="J",
-                       help="processes for the chains (default: the chains start in this "
-                            "process and move to one process per chain, up to the cores, "
-                            "when the rest of the run would take more than 5 s); the "
-                            "result does not depend on J")
+    add_renamed(chain, "--n-chains", dest="chains", type=_int_type(1), default=4,
+                metavar="C",
+                help="independent chains, their kept draws pooled; R-hat compares "
+                     "them (one chain gets a split-R-hat verdict over its quarters, "
+                     "blind to modes it never visited) (default: %(default)s)")
+    add_renamed(chain, "--n-jobs", dest="jobs", type=_int_type(1), metavar="J",
+                help="processes for the chains (default: the chains start in this "
+                     "process and move to one process per chain, up to the cores, "
+                     "when the rest of the run would take more than 5 s); the "
+                     "result does not depend on J")
     chain.add_argument("--until-converged", action="store_true",
-                       help="with --iters: after them, while the convergence rule fails, "
+                       help="with --n-iter: after them, while the convergence rule fails, "
                             "make the run longer (the burn-in stays half of it unless "
-                            "--burn-in is given), within --max-iters and --max-time; then "
-                            "say whether it converged (the default without --iters)")
-    chain.add_argument("--max-iters", type=_int_type(1), metavar="N",
-                       help="the longest run that goes on until it converges (default: "
-                            "10 x --iters, or 50,000 without --iters)")
+                            "--burn-in is given), within --max-iter and --max-time; then "
+                            "say whether it converged (the default without --n-iter)")
+    add_renamed(chain, "--max-iter", dest="max_iters", type=_int_type(1), metavar="N",
+                help="the longest run that goes on until it converges (default: "
+                     "10 x --n-iter, or 50,000 without --n-iter)")
     chain.add_argument("--max-time", type=_seconds, default=DEFAULT_MAX_TIME, metavar="S",
                        help="seconds: a run that goes on until it converges is made longer "
-                            "only as far as its pace says it ends within S of its start; 0: "
-                            "no limit (default: %(default)s)")
+                            "only as far as its pace says it ends within S of its start; "
+                            "none (or 0): no limit (default: %(default)s)")
     chain.add_argument("--store-labels", action="store_true",
                        help="also write every kept partition to label_samples.npz")
     chain.add_argument("--checkpoint-every", type=_int_type(1), metavar="K",
@@ -372,7 +379,7 @@ def _add_dask_args(fit) -> None:
                       help="run the chain on a new local Dask cluster of N worker processes")
     dask.add_argument("--partitions", type=_int_type(1), metavar="P",
                       help="split the data into P partitions (default: one per worker); the "
-                           "same --seed and P give the same labels with or without Dask")
+                           "same --random-state and P give the same labels with or without Dask")
 
 
 def _add_data_args(fit):
@@ -384,7 +391,7 @@ def _add_data_args(fit):
                            "(rankings of 9 candidates; --family mallows unless another family "
                            "of rankings is given)")
     data.add_argument("--subsample", type=_int_type(1), metavar="N",
-                      help="fit N of the rows (rankings) drawn at random with --seed, kept in "
+                      help="fit N of the rows (rankings) drawn at random with --random-state, kept in "
                            "their order; the summary and the report say so (default: all)")
     data.add_argument("--columns", type=_columns_type, metavar="a,b,...",
                       help="features to use: column names (with a header row) or 0-based "
@@ -417,8 +424,8 @@ def _add_resume(sub) -> None:
                     "DIR/checkpoint.npz and write the same outputs as fit.",
         epilog=_RESUME_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     res.add_argument("dir", metavar="DIR", help="the --out folder of the interrupted run")
-    res.add_argument("--iters", type=_int_type(1), metavar="N",
-                     help="new total number of iterations (default: that of the original run)")
+    add_renamed(res, "--n-iter", dest="iters", type=_int_type(1), metavar="N",
+                help="new total number of iterations (default: that of the original run)")
     res.add_argument("--data", metavar="PATH",
                      help="the run's data file, moved or renamed since the run started: used "
                           "when its content is the same (checked by fingerprint)")

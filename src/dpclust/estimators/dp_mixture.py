@@ -218,7 +218,8 @@ class DPMixture(MixtureEstimator):
         With ``n_iter=None`` its first 200 iterations are held to ``max_time`` too: on
         data where they would take longer the run stops at ``max_time`` (its burn-in
         brought down to half the run its pace foresees, before the chains reach it).
-        None: no limit but ``max_iter``.  A run of fixed length (``n_iter`` given) is not
+        None (or 0, as ``--max-time`` on the command line): no limit but ``max_iter``.
+        A run of fixed length (``n_iter`` given) is not
         cut.  Where the budget decides the length, the result depends on the machine's
         speed as well as on ``random_state``: pass ``max_time=None`` (or a fixed
         ``n_iter``) for a result that any machine reproduces.

@@ -106,7 +106,7 @@ def render_comparison_html(payload: Mapping[str, Any], figure: str | Path | None
         warn = ('<div class="warnings"><h2>Not converged</h2><ul><li>'
                 f"{_esc(', '.join(behind))}: the chains did not pass the convergence rule, "
                 "so the comparison may say more about the chains than about the models; "
-                "run more iterations (--iters) or chains (--chains).</li></ul></div>")
+                "run more iterations (--n-iter) or chains (--n-chains).</li></ul></div>")
     error = (f'<p class="hint">The figure could not be drawn: {_esc(figure_error)}</p>'
              if figure_error else "")
     models = settings.get("models") or {}

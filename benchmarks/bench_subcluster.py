@@ -218,7 +218,7 @@ def part_speed(quick, seed):
 # --------------------------------------------------------------------------- scaling
 def _per_iteration(X, y, n_jobs, n_iter=10):
     model = gaussian_model(X)
-    sampler = SubclusterSplitMerge(n_jobs=n_jobs)
+    sampler = SubclusterSplitMerge(n_threads=n_jobs)
     rng = np.random.default_rng(0)
     state = sampler.init(rng, model, labels=y, alpha=1.0)
     state, _ = sampler.step(rng, state, model)

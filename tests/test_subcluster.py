@@ -408,8 +408,8 @@ def test_launch_pass_matches_the_numpy_reference(family):
 def test_result_does_not_depend_on_the_number_of_threads(family, data_pass):
     model, _ = _model(family, n=5000)
     runs = []
-    for n_jobs in (1, 2):
-        sampler = SubclusterSplitMerge(n_jobs=n_jobs, chunk_size=500, data_pass=data_pass,
+    for n_threads in (1, 2):
+        sampler = SubclusterSplitMerge(n_threads=n_threads, chunk_size=500, data_pass=data_pass,
                                        pass_groups=2)
         rng = np.random.default_rng(3)
         state = sampler.init(rng, model, n_clusters=1)
@@ -618,8 +618,10 @@ def test_options_are_validated():
         SubclusterSplitMerge(split_delay=0)
     with pytest.raises(ValueError, match="burn_in"):
         SubclusterSplitMerge(burn_in="never")
-    with pytest.raises(ValueError, match="n_jobs"):
-        SubclusterSplitMerge(n_jobs=0)
+    with pytest.raises(ValueError, match="n_threads"):
+        SubclusterSplitMerge(n_threads=0)
+    with pytest.warns(FutureWarning, match="n_threads"):
+        assert SubclusterSplitMerge(n_jobs=2).n_threads == 2
     with pytest.raises(ValueError, match="seeding"):
         SubclusterSplitMerge(seeding="kmeans")
     with pytest.raises(ValueError, match="cannot be combined"):

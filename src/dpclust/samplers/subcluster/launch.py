@@ -133,7 +133,7 @@ def launch_on_subsample(cfg, rng, model, rows, sub_labels, block_of, params, log
     live = np.unique(blocks[blocks >= 0])
     rows2 = _pair_rows(live)
     size = np.bincount(blocks[blocks >= 0], minlength=B).astype(np.float64)
-    local = _SubsampleRows(model, rows, cfg.n_jobs)
+    local = _SubsampleRows(model, rows, cfg.n_threads)
     no_side = np.full(len(block_of), -1, dtype=np.int64)
     no_pins = np.full((B, 2), -1, dtype=np.int64)
     log_w = log_w.copy()
@@ -200,11 +200,11 @@ def _add_stages(fam, a: LaunchResult, b: LaunchResult, K: int) -> LaunchResult:
 
 class _SubsampleRows:
     """The launch subsample as a data side of its own: one partition of ``X``, rows
-    numbered from 0, in chunks of :data:`SUBSAMPLE_CHUNK` rows run on ``n_jobs`` threads."""
+    numbered from 0, in chunks of :data:`SUBSAMPLE_CHUNK` rows run on ``n_threads`` threads."""
 
-    def __init__(self, model, X, n_jobs=None):
+    def __init__(self, model, X, n_threads=None):
         self.X = X
-        self.n_jobs = n_jobs
+        self.n_threads = n_threads
         self.pass_kernel = (None if model.pass_kernel is None
                             else model.family.pass_kernel(X, model.data_summary))
 
@@ -217,6 +217,6 @@ class _SubsampleRows:
     def launch_pass(self, spec, labels, codes=None):
         bounds = chunk_bounds(len(labels), SUBSAMPLE_CHUNK, 2 * spec.n_moves,
                               self.pass_kernel.n_stats)
-        with threads(self.n_jobs):
+        with threads(self.n_threads):
             return launch_partition(self.pass_kernel, spec,
                                     np.asarray(labels, dtype=np.int64), 0, bounds, 0, codes)

@@ -198,7 +198,7 @@ def collapsed_pass(cfg, rng, model, state):
     counts = np.zeros(K, dtype=np.int64)
     rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
     rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
-    with threads(cfg.n_jobs):
+    with threads(cfg.n_threads):
         lanes = _sk.move_lanes(np.diff(start) * np.maximum(size, 1),
                                numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, seeds[0], *lanes)

@@ -7,6 +7,8 @@ multi-way moves (:mod:`.multiway`).  The algorithm is described in the notes of
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,9 +164,11 @@ class SubclusterSplitMerge:
         Groups of clusters of the collapsed pass (each point moves among its group's
         clusters; the groups run on separate threads).  None: 1 or 2 at random (state
         independent) each iteration.
-    n_jobs : int or None, default=None
+    n_threads : int or None, default=None
         Threads for the data pass (None or -1: all cores).  The result for a given
-        ``random_state`` does not depend on it.
+        ``random_state`` does not depend on it.  (``n_jobs``, its former name, still works
+        with a ``FutureWarning``: in dpclust ``n_jobs`` is the estimator's number of chain
+        processes.)
     chunk_size : int, default=4096
         Points per chunk of the data pass; each chunk has its own random stream.  Chunks are
         made larger when the statistics of many clusters would not fit in memory.
@@ -269,12 +273,14 @@ class SubclusterSplitMerge:
     restricted_gibbs: bool = True
     data_pass: str | None = None
     pass_groups: int | None = None
-    n_jobs: int | None = None
+    n_threads: int | None = None
     chunk_size: int = 4096
     seeding: str = "mixed"
     multiway: int = 10
     scan_moves: float | None = None
     scans: int = 4
+    #: the former name of ``n_threads`` (given: a FutureWarning, and it sets ``n_threads``)
+    n_jobs: int | None = None
     #: what the estimator reads (see the user guide, "Adding a sampler"): the Dirichlet process only
     #: (its ratios are written with the DP's algebra: groups with alpha/P, Dirichlet
     #: weights), families with a collapsed form, data in partitions, a k-means start
@@ -282,6 +288,12 @@ class SubclusterSplitMerge:
     needs = "collapsed"
     partitioned = True
     kmeans_start = True
+
+    def _after_load(self):
+        """A sampler saved in a checkpoint before ``n_jobs`` became ``n_threads``."""
+        if "n_threads" not in self.__dict__:
+            self.__dict__["n_threads"] = self.__dict__.get("n_jobs")
+            self.__dict__["n_jobs"] = None
 
     def __post_init__(self):
         if self.merges not in ("reverse", "practical", "none"):
@@ -312,8 +324,16 @@ class SubclusterSplitMerge:
                              f"{self.multiway}")
         if int(self.chunk_size) < 1:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
-        if self.n_jobs is not None and (int(self.n_jobs) == 0 or int(self.n_jobs) < -1):
-            raise ValueError(f"n_jobs must be a positive number of threads or -1, got {self.n_jobs}")
+        if self.n_jobs is not None:
+            warnings.warn("SubclusterSplitMerge(n_jobs=) is now n_threads= (n_jobs is the "
+                          "estimator's number of chain processes)", FutureWarning,
+                          stacklevel=3)
+            object.__setattr__(self, "n_threads", self.n_jobs)  # a frozen dataclass
+            object.__setattr__(self, "n_jobs", None)
+        if self.n_threads is not None and (int(self.n_threads) == 0
+                                           or int(self.n_threads) < -1):
+            raise ValueError(f"n_threads must be a positive number of threads or -1, got "
+                             f"{self.n_threads}")
         if self.n_groups is not None and int(self.n_groups) < 1:
             raise ValueError(f"n_groups must be a positive number of groups or None, got "
                              f"{self.n_groups}")

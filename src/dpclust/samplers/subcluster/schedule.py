@@ -19,7 +19,7 @@ MANY_POINTS_TOP_GROUPS = 3
 
 def data_side(cfg, model):
     """The data side of ``model`` (in-process partitions, or a Dask cluster's)."""
-    return model.partitions.configure(cfg.chunk_size, cfg.n_jobs)
+    return model.partitions.configure(cfg.chunk_size, cfg.n_threads)
 
 
 def _in_one_process(model) -> bool:

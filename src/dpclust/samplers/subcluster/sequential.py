@@ -39,7 +39,7 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
     B = len(seq)
     order_seeds = _sk.chunk_seeds(int(rng.integers(2**63)), B)
     seeds = _sk.chunk_seeds(int(rng.integers(2**63)), B)
-    with threads(cfg.n_jobs):
+    with threads(cfg.n_threads):
         lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, order_seeds, *lanes)
         kern, local_rows, local_pins, copied = _copied_rows(model, rows, spins)

@@ -16,13 +16,36 @@ The layout follows the architecture:
   simulation-based calibration, for testing samplers.
 """
 
-from ._version import __version__  # noqa: E402
+import importlib
 
-from .families import DirichletMultinomial, NormalInverseWishart  # noqa: E402
-from .priors import (DirichletProcess, FiniteDirichlet, GammaPrior,  # noqa: E402
-                     MixtureOfFiniteMixtures, PitmanYor)
-from .estimators import DDCRPMixture, DPMixture, ModelComparison, compare_models  # noqa: E402
+from ._version import __version__
 
-__all__ = ["DPMixture", "DDCRPMixture", "compare_models", "ModelComparison", "GammaPrior", "NormalInverseWishart", "DirichletMultinomial",
-           "DirichletProcess", "PitmanYor", "MixtureOfFiniteMixtures", "FiniteDirichlet",
-           "__version__"]
+#: the public names, each loaded from its module on first use (PEP 562), so that ``import
+#: dpclust`` is quick and a command that needs one part does not load the others
+_LAZY = {"DPMixture": "estimators", "DDCRPMixture": "estimators",
+         "compare_models": "estimators", "ModelComparison": "estimators",
+         "GammaPrior": "priors", "DirichletProcess": "priors", "PitmanYor": "priors",
+         "MixtureOfFiniteMixtures": "priors", "FiniteDirichlet": "priors",
+         "NormalInverseWishart": "families", "DirichletMultinomial": "families"}
+_SUBMODULES = frozenset({
+    "calibration", "chains", "cli", "datasets", "ddcrp", "diagnostics", "distributed",
+    "estimators", "exact", "families", "fusion", "io", "kernels", "metrics", "partitions",
+    "priors", "rankings", "report", "samplers", "tables", "utils", "validation"})
+
+__all__ = ["DDCRPMixture", "DPMixture", "DirichletMultinomial", "DirichletProcess",
+           "FiniteDirichlet", "GammaPrior", "MixtureOfFiniteMixtures", "ModelComparison",
+           "NormalInverseWishart", "PitmanYor", "__version__", "compare_models"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'dpclust' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)

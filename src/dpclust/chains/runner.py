@@ -51,6 +51,9 @@ PROCESSES_PAY_AFTER = 5.0
 _PROBE_SECONDS = 1.0
 #: the most a run that goes on until it converges grows at one extension
 _MAX_GROWTH = 2.0
+#: a run extended because the rule failed at length L is judged every L / this many
+#: iterations on the way, and stops at the first that passes
+_CHECKS_PER_LENGTH = 5
 #: seconds between two updates of the progress bar's R-hat and ESS
 _VERDICT_EVERY = 2.0
 #: a run held to ``max_time`` advances in this fraction (1 / _TIME_STEPS) of a block between
@@ -244,6 +247,7 @@ class ChainEstimator(BaseEstimator):
         deadline = self._deadline(started)
         low = _time_step(n_iter)  # the fewest draws a run cut by its deadline keeps
         saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
+        judged_at = None  # the length of the last verdict that failed
         try:
             if n_workers > 1 and not auto:
                 workers = self._workers(progs, n_workers, capacity)
@@ -253,6 +257,8 @@ class ChainEstimator(BaseEstimator):
                                                       capacity, shown, fingerprint, saved,
                                                       n_workers)
                 step = n_iter if deadline is None else _time_step(n_iter)
+                if judged_at is not None:  # an extension: judged on the way as well
+                    step = min(step, max(1, judged_at // _CHECKS_PER_LENGTH))
                 while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
                     target = min(n_iter, done + step)
                     if workers is not None:
@@ -264,11 +270,18 @@ class ChainEstimator(BaseEstimator):
                     if deadline is not None and self._cut(progs, workers, n_iter, deadline,
                                                           started, first, low):
                         break
+                    if judged_at is not None and self._passes_early(progs, workers):
+                        n_iter = min(p.snapshot.iteration for p in progs)
+                        if bar is not None:
+                            bar.total = n_iter * C
+                            bar.refresh()
+                        break
                 done = min(p.snapshot.iteration for p in progs)
                 if max_iter is None or done < n_iter or done >= max_iter:
                     break
                 conv = self._progress_verdict(progs)
                 shown.verdict(conv)
+                judged_at = done
                 seconds = (time.perf_counter() - started) / max(done - first, 1)
                 longer = None if conv["converged"] else self._longer(
                     conv, done, max_iter, seconds, time.perf_counter() - started)
@@ -360,6 +373,26 @@ class ChainEstimator(BaseEstimator):
                 if workers is not None:
                     workers.set_burn_in(burn_in)
         return now >= deadline and done >= max(first + 2 * low, burn_in + low)
+
+    def _passes_early(self, progs, workers) -> bool:
+        """Whether the rule passes on the chains as they stand, part of the way through an
+        extension (the burn-in, when left to the default, half of the run so far): the
+        run then stops there, within a fifth of the length at which it first passes,
+        rather than at the end of an extension up to twice as long.  The chains are the
+        same whatever length they are stopped at, so stopping early changes nothing
+        else."""
+        keep = [p.burn_in for p in progs]
+        done = min(p.snapshot.iteration for p in progs)
+        if self.burn_in is None:
+            for p in progs:
+                p.burn_in = done // 2
+        if self._progress_verdict(progs)["converged"]:
+            if self.burn_in is None and workers is not None:
+                workers.set_burn_in(done // 2)
+            return True
+        for p, b in zip(progs, keep):
+            p.burn_in = b
+        return False
 
     def _longer(self, conv, done, max_iter, seconds_per_iteration, elapsed):
         """The next length of a run that has not converged after ``done`` iterations, or

@@ -204,7 +204,9 @@ class DPMixture(MixtureEstimator):
         chains go on where they are): by as much as the smallest effective sample size
         needs to reach the rule's (with a fifth to spare; between 1.5 and 2 times; while
         an R-hat fails, as much as brings R-hat - 1 under 0.01, for it falls about as one
-        over the kept draws), within ``max_iter`` and ``max_time``.  A burn-in left
+        over the kept draws), within ``max_iter`` and ``max_time``; on the way the rule
+        is judged every fifth of the last length, and the run stops at the first length
+        that passes (within a fifth of the shortest that would).  A burn-in left
         to the default stays half of the run, so the verdict and the kept draws are those
         of the second half.  ``n_iter_`` says how long it ran.  None: when ``n_iter`` is
         None.

@@ -78,29 +78,12 @@ def first_command(out: Path) -> dict:
     return result
 
 
-def first_passing_length(trace, start: int = 200, step: int = 10):
-    """The shortest prefix of ``trace`` (every ``step`` iterations from ``start``) whose
-    verdict, with the burn-in half of it, passes the rule."""
-    from types import SimpleNamespace
-
-    import numpy as np
-
-    from dpclust.diagnostics import convergence
-
-    for length in range(start, trace.log_joint.shape[1] + 1, step):
-        cut = SimpleNamespace(**{name: getattr(trace, name)[:, :length] for name in (
-            "log_joint", "n_clusters", "alpha", "size_entropy", "log_likelihood")},
-            hyper={}, kept=np.arange(length // 2, length))
-        if convergence(cut, alpha_resampled=False)["converged"]:
-            return length
-    return None
-
-
 def default_fit() -> dict:
     import warnings
 
     from dpclust import DPMixture
     from dpclust.datasets import load_demo
+    from dpclust.diagnostics import first_passing_length
     from dpclust.metrics import nmi
 
     X, y = load_demo()
@@ -110,7 +93,7 @@ def default_fit() -> dict:
         warnings.simplefilter("ignore")
         m = DPMixture(random_state=0).fit(X)
     seconds = time.perf_counter() - t0
-    first = first_passing_length(m.trace_)
+    first = first_passing_length(m.trace_, start=200, step=10)
     return {"seconds": seconds, "n_iter": int(m.n_iter_), "first_passing_length": first,
             "overshoot": m.n_iter_ / first if first else None,
             "converged": bool(m.convergence_["converged"]), "K": int(m.n_clusters_),

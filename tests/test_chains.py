@@ -13,7 +13,8 @@ import pytest
 from dpclust import DDCRPMixture, DPMixture
 from dpclust.chains.runner import DEFAULT_MAX_TIME
 from dpclust.datasets import make_gaussian_mixture
-from dpclust.diagnostics import advice, chain_entropy, convergence, diagnose
+from dpclust.diagnostics import (advice, chain_entropy, convergence, diagnose,
+                                 first_passing_length)
 
 
 def _fit_quietly(est, X):
@@ -343,22 +344,6 @@ def test_a_script_without_a_main_guard_fails_fast_and_says_why(tmp_path):
 
 
 # ------------------------------------------------------------------- until converged
-def _first_passing_length(trace, start):
-    """The shortest prefix of ``trace`` (from ``start`` iterations) whose verdict, with the
-    burn-in half of it, passes the rule; None if none does."""
-    from types import SimpleNamespace
-
-    from dpclust.diagnostics import convergence
-
-    for length in range(start, trace.log_joint.shape[1] + 1):
-        cut = SimpleNamespace(**{name: getattr(trace, name)[:, :length] for name in (
-            "log_joint", "n_clusters", "alpha", "size_entropy", "log_likelihood")},
-            hyper={}, kept=np.arange(length // 2, length))
-        if convergence(cut, alpha_resampled=False)["converged"]:
-            return length
-    return None
-
-
 def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
     X, _ = easy
     with warnings.catch_warnings():
@@ -370,7 +355,7 @@ def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
     assert m.trace_.log_joint.shape == (1, m.n_iter_)  # always a chain axis
     # it stops within a fifth (and rounding) of the first length at which the rule passes
     # on the same chain, judged every fifth of the last failed length on the way
-    first = _first_passing_length(m.trace_, 100)
+    first = first_passing_length(m.trace_, start=100)
     assert first is not None and m.n_iter_ <= 1.25 * first + 1
     # the default burn-in moved with it: half of the run
     assert m.trace_.kept[0] == m.n_iter_ // 2

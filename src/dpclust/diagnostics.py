@@ -253,6 +253,32 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
     return out
 
 
+def first_passing_length(trace, *, start: int = 1, step: int = 1,
+                         alpha_resampled: bool = False):
+    """The shortest run whose verdict passes the rule on the same chains: the first length
+    ``L`` (from ``start``, every ``step``) at which :func:`convergence` of the trace's first
+    ``L`` iterations, with the burn-in half of them, passes; None if none does.
+
+    The chains are the same whatever length a run stops at, so this is where a run judged
+    at every iteration would have stopped: what a run that goes on until it converges
+    (``n_iter=None``) is measured against.
+    """
+    from types import SimpleNamespace
+
+    n_iter = np.shape(trace.log_joint)[1]
+    for length in range(max(int(start), 2), n_iter + 1, max(int(step), 1)):
+        cut = SimpleNamespace(**{name: np.asarray(getattr(trace, name))[:, :length]
+                                 for name in ("log_joint", "n_clusters", "alpha",
+                                              "size_entropy", "log_likelihood")},
+                              hyper={name: np.asarray(v)[:, :length]
+                                     for name, v in (getattr(trace, "hyper", None)
+                                                     or {}).items()},
+                              kept=np.arange(length // 2, length))
+        if convergence(cut, alpha_resampled=alpha_resampled)["converged"]:
+            return length
+    return None
+
+
 def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
     """A sentence for a run that fails the rule only at the scale of small clusters: the
     number of clusters holding at least 1 % of the points passes the rule on its own while
@@ -314,6 +340,6 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False) -> st
             + ".")
 
 
-__all__ = ["convergence", "diagnose", "diagnose_draws", "advice", "settled_scale",
+__all__ = ["convergence", "first_passing_length", "diagnose", "diagnose_draws", "advice", "settled_scale",
            "chain_entropy", "judged", "RANKINGS_MIXING", "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES",
            "MIN_HELD_DRAWS"]

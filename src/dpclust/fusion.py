@@ -378,8 +378,7 @@ def _estimator_draws(est, family):
         chains = pool_chains
         stored = getattr(getattr(est, "trace_", None), "labels", None)
         if draws is None and stored is not None:
-            stored = np.asarray(stored)
-            stored = stored[None] if stored.ndim == 2 else stored  # (chains, draws, n)
+            stored = np.asarray(stored)  # (chains, draws, n): a Trace keeps the chain axis
             chains = np.repeat(np.arange(stored.shape[0]), stored.shape[1])
             draws = stored.reshape(-1, stored.shape[-1])
         if draws is None:

@@ -364,8 +364,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         stored = getattr(self.trace_, "labels", None)
         X = X if X is not None else getattr(self, "_X_fit", None)
         if stored is not None and X is not None and _collapsible(self.family_):
-            stored = np.asarray(stored)
-            stored = stored[None] if stored.ndim == 2 else stored  # (chains, draws, n)
+            stored = np.asarray(stored)  # (chains, draws, n): a Trace keeps the chain axis
             # each draw costs a pass over the data: at most 10^7 point-draws per chain
             n_kept, n = stored.shape[1], stored.shape[2]
             take = np.unique(np.linspace(0, n_kept - 1, min(

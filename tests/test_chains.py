@@ -71,12 +71,12 @@ def test_easy_run_is_converged_without_a_warning(easy):
     X, _ = easy
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        m = DPMixture(n_iter=1000, random_state=0, n_chains=1).fit(X)
+        m = DPMixture(n_iter=2000, random_state=1, n_chains=1).fit(X)
     conv = m.convergence_
     assert conv["converged"] and conv["failing"] == []
     assert set(conv) >= {"log_likelihood", "n_clusters", "size_entropy", "converged", "rule"}
     assert "alpha" not in conv  # fixed alpha is not a quantity of the chain
-    assert conv["n_chains"] == 1 and conv["n_draws"] == 500
+    assert conv["n_chains"] == 1 and conv["n_draws"] == 1000
 
 
 def test_short_run_from_one_cluster_warns_and_names_what_fails(easy):

@@ -167,7 +167,7 @@ def test_summary_json_content(tmp_path, capsys):
     assert s["dpclust_version"] == dpclust.__version__
     settings = s["settings"]
     assert settings["seed"] == 7 and settings["n_iter"] == 12 and settings["burn_in"] == 6
-    assert settings["family"] == "gaussian" and settings["sampler"] == "auto (gibbs)"
+    assert settings["family"] == "gaussian" and settings["sampler"] == "auto (gibbs+sams)"
     assert settings["init"] == "auto"
     assert settings["command_line"].startswith("dpclust fit ") and "--random-state 7" in settings[
         "command_line"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpclust import DPMixture
-from dpclust.families import DirichletMultinomial, NormalInverseWishart, PlackettLuce
+from dpclust.families import DiagonalGaussian, DirichletMultinomial, NormalInverseWishart, PlackettLuce
 from dpclust.priors import get_prior
 from dpclust.samplers import (SAMPLERS, choose_sampler, describe_samplers, get_sampler,
                               is_exact_for)
@@ -19,7 +19,8 @@ DP, FINITE, PY = get_prior(None), get_prior("finite:10"), get_prior("pitman-yor:
 
 
 @pytest.mark.parametrize("n, family, prior, where, coarsened, name", [
-    (1000, GAUSS, DP, "local", False, "gibbs"),
+    (1000, GAUSS, DP, "local", False, "gibbs+sams"),
+    (1000, DiagonalGaussian(), DP, "local", False, "gibbs"),
     (5000, GAUSS, DP, "local", False, "subcluster"),
     (1000, DirichletMultinomial(), DP, "local", False, "gibbs+sams"),
     (1000, GAUSS, PY, "local", False, "gibbs+sams"),
@@ -73,7 +74,7 @@ def test_the_fitted_estimator_and_its_summary_name_the_sampler_that_ran():
     assert settings["sampler"] == "auto (subcluster)"
     with pytest.warns(UserWarning, match="not converged"):
         m = DPMixture(n_iter=10, burn_in=5, n_chains=1, random_state=0).fit(X)
-    assert m.sampler_ == "gibbs"
+    assert m.sampler_ == "gibbs+sams"
 
 
 def test_every_sampler_describes_itself_in_the_help_and_the_docs():

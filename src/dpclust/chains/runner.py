@@ -169,7 +169,7 @@ class ChainEstimator(BaseEstimator):
             Checkpoint file written by a run with ``checkpoint=path``.
         X : the same data the run was started on (checked by fingerprint).
         client : distributed.Client, optional
-            For a run with ``backend="dask"``: the cluster to go on with (the one of the
+            For a run on a Dask cluster (``executor``): the cluster to go on with (the one of the
             original run is gone with it).
         n_iter : int, optional
             A new total number of iterations, to extend a run (burn-in and thinning stay
@@ -177,7 +177,7 @@ class ChainEstimator(BaseEstimator):
         """
         ckpt = load_checkpoint(path)
         progs = ckpt["progress"]
-        est = cls(**ckpt["params"])
+        est = cls._from_params(ckpt["params"])
         if n_iter is not None:
             est.n_iter = n_iter
         done = max(p.snapshot.iteration for p in progs)
@@ -191,7 +191,7 @@ class ChainEstimator(BaseEstimator):
         est.callback = callback
         est.checkpoint = str(path)
         if client is not None:
-            est.client = client
+            est.executor = client
         n_iter_, _, _ = est._settings()
         if est.n_iter is None:  # where the run that goes on until it converges had got to
             n_iter_ = max(n_iter_, done, 2 * progs[0].burn_in)
@@ -252,25 +252,34 @@ class ChainEstimator(BaseEstimator):
             if n_workers > 1 and not auto:
                 workers = self._workers(progs, n_workers, capacity)
             while True:
-                if workers is None and auto:
-                    workers = self._perhaps_processes(model, sampler, rngs, progs, n_iter,
-                                                      capacity, shown, fingerprint, saved,
-                                                      n_workers)
                 step = n_iter if deadline is None else _time_step(n_iter)
                 if judged_at is not None:  # an extension: judged on the way as well
                     step = min(step, max(1, judged_at // _CHECKS_PER_LENGTH))
+                # n_jobs=None: the chains run here for a second, a round at a time, then
+                # move to processes if the rest of the block would take long here
+                probe = ((time.perf_counter(), min(p.snapshot.iteration for p in progs))
+                         if workers is None and auto else None)
                 while (done := min(p.snapshot.iteration for p in progs)) < n_iter:
-                    target = min(n_iter, done + step)
+                    # at whole multiples of the step, wherever the chains start: the
+                    # lengths judged, and so the length a run stops at, are the same from
+                    # one run to the next, in this process or in processes
+                    grid = step if probe is None else 1
+                    target = min(n_iter, (done // grid + 1) * grid)
                     if workers is not None:
                         self._advance_workers(workers, model, progs, target, shown,
                                               fingerprint, saved)
                     elif self._advance_here(model, sampler, rngs, progs, target, capacity,
                                             shown, fingerprint, saved):
                         break  # the callback stopped the run
+                    if probe is not None and time.perf_counter() - probe[0] >= _PROBE_SECONDS:
+                        if self._processes_pay(probe, progs, n_iter):
+                            workers = self._workers(progs, n_workers, capacity)
+                        probe = None
                     if deadline is not None and self._cut(progs, workers, n_iter, deadline,
                                                           started, first, low):
                         break
-                    if judged_at is not None and self._passes_early(progs, workers):
+                    if (judged_at is not None and target % step == 0
+                            and self._passes_early(progs, workers)):
                         n_iter = min(p.snapshot.iteration for p in progs)
                         if bar is not None:
                             bar.total = n_iter * C
@@ -326,22 +335,17 @@ class ChainEstimator(BaseEstimator):
 
         return ChainWorkers(self._worker_copy(), self._recipe, progs, n_workers, capacity)
 
-    def _perhaps_processes(self, model, sampler, rngs, progs, n_iter, capacity, shown,
-                           fingerprint, saved, n_workers):
-        """``n_jobs=None``: run the chains here for up to a second, then start ``n_workers``
-        processes for them (returned) if the rest of the block would take longer than
-        ``PROCESSES_PAY_AFTER`` seconds here; else None (the chains stay here)."""
-        before = min(p.snapshot.iteration for p in progs)
-        t0 = time.perf_counter()
-        self._advance_here(model, sampler, rngs, progs, n_iter, capacity, shown, fingerprint,
-                           saved, stop_after=t0 + _PROBE_SECONDS)
+    @staticmethod
+    def _processes_pay(probe, progs, n_iter) -> bool:
+        """``n_jobs=None``: whether the chains, run here since ``probe`` (the time and the
+        iteration they started from), would take longer than ``PROCESSES_PAY_AFTER``
+        seconds to finish the block here (then they move to processes)."""
+        t0, before = probe
         done = min(p.snapshot.iteration for p in progs)
         if done >= n_iter or done == before:
-            return None
+            return False
         per_round = (time.perf_counter() - t0) / (done - before)
-        if per_round * (n_iter - done) <= PROCESSES_PAY_AFTER:
-            return None
-        return self._workers(progs, n_workers, capacity)
+        return per_round * (n_iter - done) > PROCESSES_PAY_AFTER
 
     def _deadline(self, started: float) -> float | None:
         """When a run of automatic length (``n_iter=None``) stops, its first block of
@@ -469,11 +473,10 @@ class ChainEstimator(BaseEstimator):
         return convergence(records_trace(progs, live=live), alpha_resampled=prior is not None)
 
     def _advance_here(self, model, sampler, rngs, progs, n_iter, capacity, shown, fingerprint,
-                      saved, stop_after=None):
+                      saved):
         """The chains in this process, one iteration of each in turn (``saved[0]``: the
-        iteration of the last checkpoint written), until ``n_iter`` iterations or, with
-        ``stop_after``, after the first round that ends past that
-        ``time.perf_counter()``; returns whether the callback stopped the run."""
+        iteration of the last checkpoint written), until ``n_iter`` iterations; returns
+        whether the callback stopped the run."""
         every = self.checkpoint_every
         stop = False
         while not stop:
@@ -490,8 +493,6 @@ class ChainEstimator(BaseEstimator):
                     stop = True  # the other chains finish this iteration
             if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
                 saved[0] = self._save(progs, model, fingerprint, cut=True)
-            if stop_after is not None and time.perf_counter() >= stop_after:
-                break
         return stop
 
     def _n_workers(self, model, n_chains: int) -> tuple[int, bool]:
@@ -520,12 +521,30 @@ class ChainEstimator(BaseEstimator):
                              "several chains and a callback")
         return min(n_jobs, n_chains), False
 
+    def _storable_params(self) -> dict:
+        """The parameters a checkpoint, a saved model or a chain worker's copy keeps: all
+        but the ``callback``, with a Dask client (``executor``) kept as ``"dask"`` (the
+        cluster is not part of the model: a resumed run is given its own)."""
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != "callback"}
+        if params.get("executor") is not None and not isinstance(params["executor"], str):
+            params["executor"] = "dask"
+        return params
+
+    @classmethod
+    def _from_params(cls, params: dict):
+        """An estimator from stored parameters (:meth:`_storable_params`), those of files
+        written before ``executor`` replaced ``backend`` and ``client`` included."""
+        params = dict(params)
+        backend = params.pop("backend", None)
+        params.pop("client", None)
+        if backend == "dask" and "executor" in cls._get_param_names():
+            params.setdefault("executor", "dask")
+        return cls(**params)
+
     def _worker_copy(self):
         """This estimator's settings for a chain worker (no callback, progress bar or
         checkpoint file there: the parent process keeps those)."""
-        params = {k: v for k, v in self.get_params(deep=False).items()
-                  if k not in ("callback", "client")}
-        est = type(self)(**params)
+        est = type(self)(**self._storable_params())
         est.progress = False
         est.checkpoint = None
         for name in self._model_state:  # what fit decided about the model
@@ -581,8 +600,7 @@ class ChainEstimator(BaseEstimator):
         consistent = [detach(model, p.consistent()) for p in progs]
         save_checkpoint(self.checkpoint, {
             "format": CHECKPOINT_FORMAT, "version": __version__,
-            "params": {k: v for k, v in self.get_params(deep=False).items()
-                       if k not in ("callback", "client")},
+            "params": self._storable_params(),
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
         if cut:

@@ -109,7 +109,7 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
                 client._dpclust_cluster.close()
         try:
             # numba's cached kernels load once per worker process: not part of the chain
-            DPMixture(backend="dask", client=client, n_iter=2, sampler="subcluster",
+            DPMixture(executor=client, n_iter=2, sampler="subcluster",
                       partitions=N_WORKERS,
                       n_chains=1).fit(np.random.default_rng(0).normal(size=(500, d)))
             ends, cpu = [], []  # wall clock (to cut the task stream) and the client's CPU
@@ -120,7 +120,7 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
 
             with get_task_stream(client) as stream:
                 t0 = time.perf_counter()
-                dist = DPMixture(backend="dask", client=client, callback=mark, **kw).fit(tmp)
+                dist = DPMixture(executor=client, callback=mark, **kw).fit(tmp)
                 dist_fit = time.perf_counter() - t0
             spent = _timeline.breakdown(stream.data, ends, N_WORKERS, client_cpu=cpu)
             bare = _timeline.latency(client)
@@ -299,7 +299,7 @@ def run_lineage(quick, cuts=(False, True)):
             client, close = _scheduler_process(tmp)
             try:
                 # the workers load the compiled kernels once: not part of the run
-                DPMixture(backend="dask", client=client, n_iter=2, partitions=2,
+                DPMixture(executor=client, n_iter=2, partitions=2,
                           n_chains=1).fit(X[:500])
                 probes = [(0, *client.run_on_scheduler(_scheduler_probe))]
 
@@ -308,7 +308,7 @@ def run_lineage(quick, cuts=(False, True)):
                         probes.append((it + 1, *client.run_on_scheduler(_scheduler_probe)))
 
                 t0 = time.perf_counter()
-                m = DPMixture(backend="dask", client=client, partitions=2, n_iter=n_iter,
+                m = DPMixture(executor=client, partitions=2, n_iter=n_iter,
                               random_state=0, callback=probe,
                               checkpoint=Path(tmp) / "chain.ckpt" if cut else None,
                               checkpoint_every=every if cut else None, n_chains=1).fit(X)

@@ -80,13 +80,13 @@ def run_six(quick):
     client = local_client(N_WORKERS, threads_per_worker=1)
     try:
         # the workers load the compiled kernels once: not part of the runs
-        DPMixture(backend="dask", client=client, n_iter=3, partitions=N_WORKERS,
+        DPMixture(executor=client, n_iter=3, partitions=N_WORKERS,
                   n_chains=1).fit(X[:500])
         for n_iter in (short, long):
             rows.append(_fit(f"Dask, {N_WORKERS} workers", X, y, n_iter=n_iter,
-                             backend="dask", client=client, partitions=N_WORKERS))
+                             executor=client, partitions=N_WORKERS))
         rows.append(_fit(f"before: Dask, {N_WORKERS} workers, EM launches, random start", X, y,
-                         n_iter=short, backend="dask", client=client, partitions=N_WORKERS,
+                         n_iter=short, executor=client, partitions=N_WORKERS,
                          **BEFORE))
     finally:
         cluster = client._dpclust_cluster

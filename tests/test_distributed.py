@@ -63,7 +63,7 @@ def _kill_workers(client, how_many=1):
 def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
-    m = DPMixture(backend="dask", client=client, **KW).fit(dX)
+    m = DPMixture(executor=client, **KW).fit(dX)
     _same_chain(local_fit, m)
     assert m.n_clusters_ == local_fit.n_clusters_
     np.testing.assert_allclose(m.weights_, local_fit.weights_)
@@ -84,7 +84,7 @@ def test_shards_give_the_in_process_chain(client, data, local_fit, tmp_path, mon
     # the moves' statistics hop from partition to partition here (the other tests collect
     # the moves' points): the same chain either way
     monkeypatch.setattr(_partitioned_moves, "COLLECT_BYTES", 0)
-    m = DPMixture(backend="dask", client=client, **KW).fit(str(tmp_path))
+    m = DPMixture(executor=client, **KW).fit(str(tmp_path))
     _same_chain(local_fit, m)
     assert m.transfer_["round_trips"] > 0 and m.transfer_["tasks"] > m.transfer_["round_trips"]
 
@@ -95,7 +95,7 @@ def test_parquet_shards_and_partition_count(client, data, tmp_path):
     parts = np.array_split(X, 3)
     for p, part in enumerate(parts):
         pd.DataFrame(part, columns=["a", "b"]).to_parquet(tmp_path / f"p{p}.parquet")
-    m = DPMixture(backend="dask", client=client, **KW).fit(str(tmp_path / "*.parquet"))
+    m = DPMixture(executor=client, **KW).fit(str(tmp_path / "*.parquet"))
     ref = DPMixture(partitions=[len(p) for p in parts], **KW).fit(X)
     _same_chain(ref, m)
 
@@ -108,7 +108,7 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit):
         if it == 10:
             _kill_workers(client)
 
-    m = DPMixture(backend="dask", client=client, callback=kill, **KW).fit(dX)
+    m = DPMixture(executor=client, callback=kill, **KW).fit(dX)
     _same_chain(local_fit, m)
 
 
@@ -123,7 +123,7 @@ def test_a_worker_killed_after_a_checkpoint_changes_nothing(client, data, local_
         if it == 12:  # after the checkpoint of iteration 10 (kept draws from iteration 6)
             _kill_workers(client)
 
-    m = DPMixture(backend="dask", client=client, callback=kill, checkpoint=tmp_path / "c",
+    m = DPMixture(executor=client, callback=kill, checkpoint=tmp_path / "c",
                   checkpoint_every=5, **KW).fit(dX)
     _same_chain(local_fit, m)
 
@@ -144,7 +144,7 @@ def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
                 counts[cut].append(_scheduler_tasks(client))
 
         kw = dict(KW, n_iter=120, burn_in=60, max_draws=4, store_labels=False)
-        DPMixture(backend="dask", client=client, partitions=ROWS, callback=probe,
+        DPMixture(executor=client, partitions=ROWS, callback=probe,
                   checkpoint=tmp_path / "c" if cut else None,
                   checkpoint_every=every if cut else None, **kw).fit(X)
     with_cut, without = counts[True], counts[False]
@@ -168,7 +168,7 @@ def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, da
     from dpclust.distributed import backend
 
     X, _ = data
-    DPMixture(backend="dask", client=client, partitions=ROWS, **KW).fit(X)
+    DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
     records, names = client.run_on_scheduler(_span_records_and_key_names)
     assert len(records) > 50 and names > 500  # what a 14-iteration run leaves unfolded
     monkeypatch.setattr(backend, "FOLD_EVERY", 1)
@@ -176,7 +176,7 @@ def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, da
     fold = backend.DaskPartitions._fold_span_metadata
     monkeypatch.setattr(backend.DaskPartitions, "_fold_span_metadata",
                         lambda self: calls.append(1) or fold(self))
-    DPMixture(backend="dask", client=client, partitions=ROWS, **KW).fit(X)
+    DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
     records, names = client.run_on_scheduler(_span_records_and_key_names)
     assert calls and len(records) < 20 and names < 500, (len(calls), len(records), names)
     # folded at each round trip: what is left is the kinds of record (the module's other
@@ -233,7 +233,7 @@ def test_resume_from_a_checkpoint(client, data, local_fit, tmp_path):
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
     path = tmp_path / "chain.ckpt"
-    DPMixture(backend="dask", client=client, checkpoint=path, checkpoint_every=5,
+    DPMixture(executor=client, checkpoint=path, checkpoint_every=5,
               callback=lambda it, state, info: it < 13, **KW).fit(dX)
     m = DPMixture.resume(path, dX, client=client)
     _same_chain(local_fit, m)
@@ -255,7 +255,7 @@ def test_a_lost_source_stops_with_a_checkpoint(client, data, local_fit, tmp_path
             _kill_workers(client, how_many=2)
 
     with pytest.raises(WorkerLost, match=r"holds iteration 10"):
-        DPMixture(backend="dask", client=client, checkpoint=path, checkpoint_every=5,
+        DPMixture(executor=client, checkpoint=path, checkpoint_every=5,
                   callback=lose, **KW).fit(str(shards))
     moved.rename(shards)
     m = DPMixture.resume(path, str(shards), client=client)
@@ -268,9 +268,9 @@ def test_errors_name_the_partition(client, tmp_path):
     np.save(tmp_path / "a.npy", np.ones((50, 2)))
     np.save(tmp_path / "b.npy", bad)
     with pytest.raises(ValueError, match=r"b\.npy.*NaN"):
-        DPMixture(backend="dask", client=client, n_iter=2, n_chains=1).fit(str(tmp_path))
+        DPMixture(executor=client, n_iter=2, n_chains=1).fit(str(tmp_path))
     with pytest.raises(ValueError, match="sub-cluster"):
-        DPMixture(backend="dask", client=client, sampler="gibbs", n_iter=2,
+        DPMixture(executor=client, sampler="gibbs", n_iter=2,
                   n_chains=1).fit(np.ones((9, 2)))
 
 
@@ -284,10 +284,10 @@ def test_the_k_means_start_gives_the_in_process_chain(client, data):
     kw = dict(KW, sampler="subcluster", init="auto", init_clusters=4, n_iter=6, burn_in=0)
     local = DPMixture(partitions=ROWS, **kw).fit(X)
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
-    on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
+    on_dask = DPMixture(executor=client, **kw).fit(dX)
     _same_chain(local, on_dask)
     assert normalized_mutual_info_score(y, on_dask.trace_.labels[0, 0]) > 0.9
-    small = DPMixture(backend="dask", client=client, partitions=ROWS, init="kmeans",
+    small = DPMixture(executor=client, partitions=ROWS, init="kmeans",
                       **{k: v for k, v in kw.items() if k != "init"}).fit(X)
     _same_chain(local, small)
 
@@ -330,7 +330,7 @@ def test_documents_give_the_in_process_chain(client, monkeypatch):
                         lambda self, spec, *a: scanned.append(1) or collected(self, spec, *a))
     ref = DPMixture(partitions=2, **kw).fit(X)
     assert scanned  # the in-process twin made scan moves, so the cluster's chain did too
-    m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(X)  # sparse rows
+    m = DPMixture(executor=client, partitions=2, **kw).fit(X)  # sparse rows
     _same_chain(ref, m)
 
 
@@ -341,7 +341,7 @@ def test_learned_hyperparameters_are_refused_on_the_cluster(client):
 
     X, _ = make_documents(n_docs=60, random_state=0)
     with pytest.raises(ValueError, match="give concentration a number"):
-        DPMixture(backend="dask", client=client, family="multinomial", **KW).fit(X)
+        DPMixture(executor=client, family="multinomial", **KW).fit(X)
 
 
 @pytest.mark.slow  # 16 s (the workers compile the table kernels); Dask's identity is in
@@ -359,7 +359,7 @@ def test_tables_with_holes_give_the_in_process_chain(client):  # the default run
     df = df.mask(rng.random(df.shape) < 0.15)
     kw = {**KW, "family": "auto", "n_iter": 12, "burn_in": 4}
     ref = DPMixture(partitions=2, **kw).fit(df)
-    m = DPMixture(backend="dask", client=client, partitions=2, **kw).fit(df)
+    m = DPMixture(executor=client, partitions=2, **kw).fit(df)
     _same_chain(ref, m)
 
 
@@ -372,7 +372,7 @@ def test_staged_proposals_give_the_in_process_chain(client, data):
     kw = dict(KW, sampler=SubclusterSplitMerge(stages=3, launch_size=64), n_iter=12)
     local = DPMixture(partitions=ROWS, **kw).fit(X)
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
-    on_dask = DPMixture(backend="dask", client=client, **kw).fit(dX)
+    on_dask = DPMixture(executor=client, **kw).fit(dX)
     _same_chain(local, on_dask)
     assert local.trace_.n_accepted_splits.sum() > 0
 
@@ -389,7 +389,7 @@ def test_several_chains_on_a_cluster_are_the_in_process_chains(client, data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         here = DPMixture(partitions=ROWS, **kw).fit(X)
-        there = DPMixture(backend="dask", client=client, **kw).fit(
+        there = DPMixture(executor=client, **kw).fit(
             da.from_array(X, chunks=(ROWS, (X.shape[1],))))
     assert there.trace_.log_joint.shape == (2, KW["n_iter"])
     np.testing.assert_array_equal(there.trace_.labels, here.trace_.labels)

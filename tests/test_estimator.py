@@ -407,3 +407,25 @@ def test_rankings_given_to_a_family_of_other_data_are_refused_by_name():
     X = Rankings([[0, 1, 2], [2, 1, 0]] * 5, 3)
     with pytest.raises(ValueError, match="rankings.*family='auto'"):
         DPMixture(family="gaussian", n_iter=5, n_chains=1).fit(X)
+
+
+def test_where_a_fit_runs_is_one_parameter():
+    """``executor`` replaces ``backend`` and ``client``: the old spellings map onto it with a
+    FutureWarning, a stored ``backend`` (an older checkpoint or saved model) loads silently,
+    and a wrong value is refused by name."""
+    with pytest.warns(FutureWarning, match="executor="):
+        est = DPMixture(backend="dask")
+    assert est.executor == "dask" and "backend" not in est.get_params()
+    with pytest.warns(FutureWarning):
+        assert DPMixture(backend="local", client=None).executor is None
+    with pytest.raises(TypeError, match="'n_iters'"):
+        DPMixture(n_iters=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stored = {k: v for k, v in DPMixture().get_params().items() if k != "executor"}
+        old = DPMixture._from_params({**stored, "backend": "dask",
+                                      "client": None})
+    assert old.executor == "dask"
+    X, _ = make_gaussian_mixture(n_samples=40, n_clusters=2, random_state=0)
+    with pytest.raises(ValueError, match="executor must be None"):
+        DPMixture(executor="spark", n_iter=5, n_chains=1).fit(X)

@@ -223,8 +223,8 @@ def test_weights_refused_where_the_model_cannot_take_them():
     with pytest.raises(ValueError, match="does not combine with powers per row"):
         DPMixture(family=TableFamily(kinds=KINDS), n_iter=5, coarsening=10.0, n_chains=1).fit(
             MIXED, sample_weight=[1.0, 0.5, 1.0, 1.0])
-    with pytest.raises(ValueError, match="backend='local'"):
-        DPMixture(n_iter=5, backend="dask", n_chains=1).fit(X, sample_weight=np.ones(12))
+    with pytest.raises(ValueError, match=r"executor=None"):
+        DPMixture(n_iter=5, executor="dask", n_chains=1).fit(X, sample_weight=np.ones(12))
 
 
 # ------------------------------------------------------------------- the folding

@@ -387,7 +387,7 @@ def _estimator_draws(est, family):
         params = [None] * len(draws)
     if len(draws) == 0:
         raise ValueError("the estimator holds no partition draws in this process (with "
-                         "backend='dask' they stay on the workers); fuse the draws with "
+                         "a Dask executor they stay on the workers); fuse the draws with "
                          "fuse(draws, X, family=...) instead")
     if chains is None or len(chains) != len(draws):  # a model saved before chains were kept
         chains = np.zeros(len(draws), dtype=np.int64)

@@ -408,7 +408,7 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
         store_labels=config.store_labels, init_clusters=config.init_clusters,
         init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
         checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback,
-        backend="dask" if client is not None else "local", client=client,
+        executor=client,
         partitions=config.partitions, **chains)
 
 

@@ -1,6 +1,6 @@
 """The sub-cluster sampler on a Dask cluster, for data that outgrow one machine.
 
-``DPMixture(sampler="subcluster", backend="dask", client=client)`` fits a dask array, shard
+``DPMixture(sampler="subcluster", executor=client)`` fits a dask array, shard
 files (``.npy``/``.parquet``, one partition each) or an in-memory array split into
 partitions; the data, labels and kept draws stay on the workers and each iteration moves
 only cluster parameters out and per-cluster statistics back.  With the same

@@ -90,7 +90,7 @@ def _dask():
     try:
         import distributed
     except ImportError:
-        raise ImportError("backend='dask' needs Dask: pip install 'dpclust[dask]'") from None
+        raise ImportError("a Dask executor needs Dask: pip install 'dpclust[dask]'") from None
     return distributed
 
 

@@ -12,7 +12,9 @@ Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation an
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
+import warnings
 
 from ..chains.runner import DEFAULT_MAX_TIME
 from ..utils.checks import DataError, check_int
@@ -133,7 +135,7 @@ class DPMixture(MixtureEstimator):
         demo (1,500 points, six clusters) it reaches NMI 0.997 in 100 iterations from
         k-means, but K = 58 after 10 iterations and NMI 0.987 after 400 from ten random
         clusters; on 10^5 points it reaches NMI 0.9999 from k-means.  With ``partitions``
-        or ``backend="dask"`` the k-means runs on a uniform sample of about 20,000 rows
+        or on a Dask cluster the k-means runs on a uniform sample of about 20,000 rows
         (chosen by keys of the rows' global indices, not by the partitions) and every
         partition assigns its rows to the nearest centre: the same start in-process and on
         a cluster.
@@ -164,23 +166,23 @@ class DPMixture(MixtureEstimator):
     callback : callable, optional
         ``callback(iteration, state, info)`` after every iteration; returning ``False`` stops
         the run early (the draws kept so far are used).
-    backend : {"local", "dask"}, default="local"
-        ``"dask"``: run the sub-cluster sampler on a Dask cluster (``client``), with ``X`` a
-        dask array, shard files (a directory, glob pattern or list of ``.npy``/``.parquet``
-        files, one partition each) or an in-memory array shipped once to the workers.  Data,
-        labels and kept draws stay on the workers; each iteration sends the cluster
-        parameters and gathers per-cluster statistics.  Needs ``pip install
-        'dpclust[dask]'``; starts from k-means on a sample of the rows as ``init`` says
-        (the start of the in-process run with the same ``partitions``);
-        ``posterior_similarity`` is not kept.
-    client : distributed.Client or None, default=None
-        The cluster of ``backend="dask"`` (None: Dask's current client).
+    executor : None, "dask" or distributed.Client, default=None
+        Where the fit runs.  None: in this process (its chains in processes of this
+        machine, ``n_jobs``).  A ``distributed.Client``, or ``"dask"`` for Dask's current
+        client: the sub-cluster sampler on that Dask cluster, with ``X`` a dask array,
+        shard files (a directory, glob pattern or list of ``.npy``/``.parquet`` files, one
+        partition each) or an in-memory array shipped once to the workers.  Data, labels
+        and kept draws stay on the workers; each iteration sends the cluster parameters and
+        gathers per-cluster statistics.  Needs ``pip install 'dpclust[dask]'``; starts
+        from k-means on a sample of the rows as ``init`` says (the start of the in-process
+        run with the same ``partitions``); ``posterior_similarity`` is not kept.  (It
+        replaces ``backend="dask"`` and ``client=``, which still work and warn.)
     partitions : int, sequence of int or None, default=None
         Rows per partition of the sub-cluster sampler's data pass (an int: that many equal
         partitions).  Each partition has its own random streams and statistics, combined
         in order, so the same ``random_state`` and partitions give exactly the same chain
         in-process and on a Dask cluster.  None: one partition in-process, a dask array's
-        own row chunks (or one partition per worker) with ``backend="dask"``.
+        own row chunks (or one partition per worker) on a Dask cluster.
     n_chains : int, default=4
         Independent chains, their streams spawned from ``random_state``
         (``numpy.random.SeedSequence``).  Their kept draws are pooled for ``labels_``, the
@@ -314,7 +316,7 @@ class DPMixture(MixtureEstimator):
         of ``labels_``: 1 where all copies of a row sit together, 0 for rows of weight 0;
         None without weights.
     transfer_ : dict
-        Only with ``backend="dask"``: ``params_bytes`` (the cluster parameters sent for
+        Only on a Dask cluster: ``params_bytes`` (the cluster parameters sent for
         each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
         statistics gathered from all partitions) per pass, ``n_partitions``, and the whole
         run's ``round_trips`` (times the client waited for the workers) and ``tasks``.
@@ -375,10 +377,10 @@ class DPMixture(MixtureEstimator):
     def __init__(self, family="auto", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="auto",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
-                 checkpoint=None, checkpoint_every=None, callback=None, backend="local",
-                 client=None, partitions=None, n_chains=4, n_jobs=None,
+                 checkpoint=None, checkpoint_every=None, callback=None, executor=None,
+                 partitions=None, n_chains=4, n_jobs=None,
                  until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME, prior=None,
-                 coarsening=None, sample_weight_mode="auto"):
+                 coarsening=None, sample_weight_mode="auto", **renamed):
         self.family = family
         self.coarsening = coarsening
         self.alpha = alpha
@@ -398,8 +400,7 @@ class DPMixture(MixtureEstimator):
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
         self.callback = callback
-        self.backend = backend
-        self.client = client
+        self.executor = _executor(executor, renamed)
         self.partitions = partitions
         self.n_chains = n_chains
         self.n_jobs = n_jobs
@@ -407,6 +408,13 @@ class DPMixture(MixtureEstimator):
         self.max_iter = max_iter
         self.max_time = max_time
         self.sample_weight_mode = sample_weight_mode
+
+    # the signature shows the parameters, not the spellings they replaced (``**renamed``:
+    # backend, client), so that scikit-learn's introspection (get_params, clone, the
+    # estimator checks) and help() see one parameter for where the fit runs
+    __init__.__signature__ = inspect.signature(__init__).replace(parameters=[
+        p for p in inspect.signature(__init__).parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD])
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
@@ -417,9 +425,10 @@ class DPMixture(MixtureEstimator):
         mode = getattr(self, "sample_weight_mode", "auto")
         if mode not in MODES:
             raise ValueError(f"sample_weight_mode must be one of {MODES}, got {mode!r}")
-        backend = getattr(self, "backend", "local")
-        if backend not in ("local", "dask"):
-            raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
+        executor = getattr(self, "executor", None)
+        if not (executor is None or executor in ("local", "dask") or _is_client(executor)):
+            raise ValueError(f"executor must be None (this process), 'dask' (Dask's current "
+                             f"client) or a distributed.Client, got {executor!r}")
         return out
 
     @property
@@ -473,7 +482,8 @@ class DPMixture(MixtureEstimator):
 
     @property
     def _distributed(self) -> bool:
-        return getattr(self, "backend", "local") == "dask"
+        """Whether the fit runs on a Dask cluster (``executor``)."""
+        return getattr(self, "executor", None) not in (None, "local")
 
     @property
     def _partitions(self):
@@ -534,21 +544,21 @@ class DPMixture(MixtureEstimator):
         learned = family.hyperpriors()
         if learned:
             raise ValueError(
-                f"backend='dask' runs a family's hyperparameters fixed: give "
+                f"a fit on a Dask cluster runs a family's hyperparameters fixed: give "
                 f"{', '.join(learned)} a number (e.g. the value an in-process fit on a "
                 f"sample learns, its hyperparameters_) instead of a GammaPrior")
         from ..distributed.backend import DaskModel
         from ..distributed.loading import load_partitions
 
-        client = self.client
-        if client is None:
+        client = self.executor
+        if isinstance(client, str):
             from ..distributed.backend import _dask
 
             try:
                 client = _dask().get_client()
             except ValueError:
-                raise ValueError("backend='dask' needs a Dask cluster: pass client=Client(...)"
-                                 " (or create one first)") from None
+                raise ValueError("executor='dask' needs a Dask cluster: pass "
+                                 "executor=Client(...) (or create one first)") from None
         data, resolved, fingerprint = load_partitions(client, X, family, self.partitions)
         return DaskModel(resolved, data, prior, fingerprint)
 
@@ -561,7 +571,7 @@ class DPMixture(MixtureEstimator):
     def _takes_default_coarsening(self) -> bool:
         """Whether the family's default coarsening applies: ``coarsening=None`` and nothing
         else asked for the exact posterior's model (a sampler other than ``"auto"`` or
-        ``"coarsened"``, a prior other than a finite one, an ``alpha``, ``backend="dask"``,
+        ``"coarsened"``, a prior other than a finite one, an ``alpha``, a Dask ``executor``,
         sample weights read as powers)."""
         sampler = getattr(self, "sampler", "auto")
         prior = getattr(self, "prior", None)
@@ -569,7 +579,7 @@ class DPMixture(MixtureEstimator):
                 and (isinstance(sampler, str) and sampler in ("auto", "coarsened"))
                 and (prior is None or (isinstance(prior, str) and prior.startswith("finite")))
                 and isinstance(self.alpha, (int, float)) and self.alpha == 1.0
-                and getattr(self, "backend", "local") == "local"
+                and not self._distributed
                 and getattr(self, "sample_weight_mode", "auto") != "power")
 
     def _resume_model(self, X, family_, prior):
@@ -685,7 +695,7 @@ class DPMixture(MixtureEstimator):
 
     def _target(self, X):
         """The model for ``X`` (and its sample weights): on the Dask cluster with
-        ``backend="dask"``, else the model rows (:mod:`.weights`) of ``X`` validated, the
+        a Dask ``executor``, else the model rows (:mod:`.weights`) of ``X`` validated, the
         family's hyperparameters resolved from them."""
         X, sample_weight = _unwrap(X)
         family = self._family(X)
@@ -723,7 +733,7 @@ def _unwrap(X):
 def _no_dask_weights(sample_weight):
     if sample_weight is not None:
         raise ValueError("sample_weight is for in-process runs: the data of "
-                         "backend='dask' stay on the workers; use backend='local'")
+                         "a Dask executor stay on the workers; fit in this process (executor=None)")
 
 
 def _cluster_failure(exc) -> bool:
@@ -734,3 +744,25 @@ def _cluster_failure(exc) -> bool:
     return (isinstance(exc, (WorkerLost, DataError, OSError))
             or module.startswith(("distributed", "tornado")))
 
+
+def _is_client(obj) -> bool:
+    """Whether ``obj`` looks like a ``distributed.Client`` (submits and gathers tasks)."""
+    return hasattr(obj, "submit") and hasattr(obj, "gather")
+
+
+def _executor(executor, renamed: dict):
+    """``executor`` from the parameters it replaced (``backend``, ``client``), which warn."""
+    unknown = sorted(set(renamed) - {"backend", "client"})
+    if unknown:
+        raise TypeError(f"DPMixture got an unexpected keyword argument {unknown[0]!r}")
+    if not renamed:
+        return executor
+    warnings.warn("backend= and client= are one parameter now, executor=: executor=client "
+                  "(a distributed.Client), executor='dask' (Dask's current client) or None "
+                  "(this process)", FutureWarning, stacklevel=3)
+    backend = renamed.get("backend", "local")
+    if backend not in ("local", "dask"):
+        raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
+    if backend == "dask" and executor is None:
+        return renamed.get("client") or "dask"
+    return executor

@@ -170,9 +170,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         the fitted attributes need (the statistics of the predictive draws' clusters, not
         the training data); it cannot be resumed (use ``checkpoint=`` for that)."""
         check_is_fitted(self, "labels_")
-        params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("callback", "client")}
+        params = self._storable_params()
         state = {k: v for k, v in vars(self).items()
-                 if k not in params and k not in ("callback", "client", "_X_fit", "_recipe")}
+                 if k not in params and k not in ("callback", "executor", "_X_fit", "_recipe")}
         if (_collapsible(self.family_) and state.get("_predictive_stats") is None
                 and self._predictive_draws):
             state["_predictive_stats"] = list(self._draw_stats())
@@ -188,7 +188,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             raise DataError(f"{path} is not a dpclust model file of format {_MODEL_FORMAT}")
         if payload.get("class") != cls.__name__:
             raise DataError(f"{path} holds a {payload.get('class')}, not a {cls.__name__}")
-        est = cls(**payload["params"])
+        est = cls._from_params(payload["params"])
         est.__dict__.update(payload["state"])
         return est
 

@@ -18,7 +18,7 @@ from typing import Any
 from .registry import AUTO_SUBCLUSTER_FROM, get_sampler, resolve_sampler_name
 
 #: where a chain can run: in this process, on in-process partitions (``partitions=``), or
-#: on a Dask cluster (``backend="dask"``)
+#: on a Dask cluster (``executor=client``)
 WHERE = ("local", "partitions", "dask")
 
 
@@ -127,7 +127,7 @@ def choose_sampler(request, n_samples: int, family=None, prior=None, *,
     requested = (request.lower() if isinstance(request, str) else "object")
     if coarsened:
         if where != "local":
-            raise ValueError("coarsening runs in-process: leave backend='local' and "
+            raise ValueError("coarsening runs in-process: leave executor=None and "
                              "partitions=None")
         sampler = get_sampler("coarsened" if auto else request, n_samples, family, prior)
         if sampler_name(sampler) != "coarsened":
@@ -139,7 +139,7 @@ def choose_sampler(request, n_samples: int, family=None, prior=None, *,
         sampler = get_sampler("subcluster" if auto else request, n_samples, family)
         if not getattr(sampler, "partitioned", False):
             raise ValueError(
-                "backend='dask' and partitions= are for the sub-cluster sampler "
+                "a Dask executor and partitions= are for the sub-cluster sampler "
                 f"('subcluster' or 'subcluster-approx'), not {request!r}")
         reason = (f"auto: the sub-cluster sampler runs on partitions "
                   f"({'a Dask cluster' if where == 'dask' else 'in-process partitions'})"

@@ -14,11 +14,10 @@ from dpclust import DPMixture
 from dpclust.datasets import make_gaussian_mixture
 
 X, y = make_gaussian_mixture(n_samples=600, n_clusters=4, random_state=1)
-# until_converged: after n_iter, go on by as much as the smallest effective sample size
-# needs (1.5 to 2 times the run, judged every fifth of the way) until the rule passes,
-# or max_iter is spent
-model = DPMixture(n_chains=4, n_iter=300, until_converged=True, max_iter=1200,
-                  random_state=0).fit(X)
+# n_iter with max_iter: after n_iter, go on by as much as the smallest effective sample
+# size needs (1.5 to 2 times the run, judged every fifth of the way) until the rule
+# passes, or max_iter is spent
+model = DPMixture(n_chains=4, n_iter=300, max_iter=1200, random_state=0).fit(X)
 print(f"{model.n_iter_} iterations a chain, K = {model.n_clusters_}")
 
 verdict = model.convergence_

@@ -348,7 +348,7 @@ def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
     X, _ = easy
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        m = DPMixture(n_iter=100, until_converged=True, max_iter=3200,
+        m = DPMixture(n_iter=100, max_iter=3200,
                       random_state=0, n_chains=1).fit(X)
     assert m.convergence_["converged"]
     assert 101 <= m.n_iter_ <= 3200
@@ -369,7 +369,7 @@ def test_until_converged_lengthens_the_run_until_the_rule_passes(easy):
 def test_until_converged_stops_at_max_iter_and_says_so(easy):
     X, _ = easy
     with pytest.warns(UserWarning, match="has not converged"):
-        m = DPMixture(n_iter=10, init_clusters=1, until_converged=True, max_iter=30,
+        m = DPMixture(n_iter=10, init_clusters=1, max_iter=30,
                       random_state=0, n_chains=2, n_jobs=2).fit(X[:300])
     assert m.n_iter_ == 30 and m.trace_.log_joint.shape == (2, 30)
     assert not m.convergence_["converged"]
@@ -377,7 +377,7 @@ def test_until_converged_stops_at_max_iter_and_says_so(easy):
 
 def test_until_converged_with_a_fixed_burn_in_keeps_it(easy):
     X, _ = easy
-    m = _fit_quietly(DPMixture(n_iter=20, burn_in=5, until_converged=True, max_iter=40,
+    m = _fit_quietly(DPMixture(n_iter=20, burn_in=5, max_iter=40,
                                random_state=0, n_chains=1), X[:200])
     assert m.trace_.kept[0] == 5
 
@@ -397,8 +397,16 @@ def test_defaults_are_four_chains_that_go_on_until_they_converge(easy):
     assert m.n_iter_ >= 200 and m.n_clusters_ == 3
     assert m.trace_.kept[0] == m.n_iter_ // 2
     # an explicit n_iter is a run of that length, as before
+    # an explicit n_iter is a run of that length, as before; with a max_iter, the run
+    # goes on from there until the rule passes
     assert not DPMixture(n_iter=300)._until_converged()
-    assert DPMixture(n_iter=300, until_converged=True)._max_iter(300) == 3000
+    assert DPMixture(n_iter=300, max_iter=3000)._max_iter(300) == 3000
+    # until_converged= (the parameter max_iter replaced) still works, and warns
+    with pytest.warns(FutureWarning, match="max_iter"):
+        old = DPMixture(n_iter=300, until_converged=True)
+    assert old.max_iter == 3000 and "until_converged" not in old.get_params()
+    with pytest.warns(FutureWarning):
+        assert DPMixture(until_converged=False).n_iter == 200
 
 
 def _verdict(ess, rhat=1.0, failing=("n_clusters",), n_chains=4):

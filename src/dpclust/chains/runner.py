@@ -67,6 +67,51 @@ def _time_step(n_iter: int) -> int:
     return max(1, n_iter // _TIME_STEPS)
 
 
+def run_length(n_iter, max_iter, until_converged):
+    """``n_iter`` and ``max_iter`` saying what ``until_converged`` said (the parameter they
+    replaced): True goes on until the chains converge, up to ``max_iter`` (10 ``n_iter``
+    when not given); False runs exactly ``n_iter`` (200 when None); None changes
+    nothing."""
+    if until_converged is None:
+        return n_iter, max_iter
+    if not until_converged:
+        return (FIRST_LENGTH if n_iter is None else n_iter), None
+    if max_iter is None and isinstance(n_iter, int) and not isinstance(n_iter, bool):
+        max_iter = 10 * n_iter
+    return n_iter, max_iter
+
+
+def renamed_run_length(n_iter, max_iter, renamed: dict):
+    """``run_length`` of an estimator given the old ``until_converged=`` (popped from
+    ``renamed``, the keywords its signature does not show), with a FutureWarning."""
+    if "until_converged" not in renamed:
+        return n_iter, max_iter
+    warnings.warn("until_converged= is said by n_iter and max_iter now: n_iter=None runs "
+                  "until the chains converge; n_iter=N, max_iter=M runs N iterations, then "
+                  "on until they converge, up to M (until_converged=True is max_iter=10*N)",
+                  FutureWarning, stacklevel=4)
+    return run_length(n_iter, max_iter, renamed.pop("until_converged"))
+
+
+def no_other_keywords(owner: str, renamed: dict) -> None:
+    """Refuse the keywords left in ``renamed`` (none of the spellings an estimator still
+    reads), as Python refuses an unexpected keyword."""
+    if renamed:
+        raise TypeError(f"{owner} got an unexpected keyword argument {sorted(renamed)[0]!r}")
+
+
+def without_renamed(init):
+    """``init`` shown without its ``**renamed`` (the old spellings it still reads), so
+    that scikit-learn's introspection (get_params, clone, the estimator checks) and help()
+    see the parameters alone."""
+    import inspect
+
+    signature = inspect.signature(init)
+    init.__signature__ = signature.replace(parameters=[
+        p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD])
+    return init
+
+
 def _outside_package() -> int:
     """The ``stacklevel`` of a warning that points at the caller's line outside dpclust
     (``fit`` reaches the verdict through a depth that differs between estimators)."""
@@ -209,12 +254,16 @@ class ChainEstimator(BaseEstimator):
             rng = np.random.default_rng()
             rng.bit_generator.state = p.snapshot.rng_state
             rngs.append(rng)
-        sampler = est._make_sampler(model.n_samples, family_)
+        sampler = est._resumed_sampler(ckpt, model.n_samples, family_)
         est.sampler_ = sampler_name(sampler)
         est._run(model, sampler, rngs, progs, n_iter_,
                  fingerprint=ckpt["fingerprint"],
                  saved_at=min(p.snapshot.iteration for p in progs))
         return est
+
+    def _resumed_sampler(self, ckpt, n_samples, family_):
+        """The sampler a resumed run goes on with: the one the checkpointed run ran."""
+        return self._make_sampler(n_samples, family_)
 
     def _resume_model(self, X, family_, prior):
         """The model of a resumed run: ``X`` validated by the checkpoint's family."""
@@ -452,10 +501,9 @@ class ChainEstimator(BaseEstimator):
                 saved[0] = self._save(progs, model, fingerprint)
 
     def _until_converged(self) -> bool:
-        """Whether the run goes on until it converges (``until_converged=None``: when
-        ``n_iter`` is None)."""
-        until = getattr(self, "until_converged", False)
-        return getattr(self, "n_iter", 0) is None if until is None else bool(until)
+        """Whether the run goes on until it converges: ``n_iter=None``, or a ``max_iter``
+        to go on to."""
+        return getattr(self, "n_iter", 0) is None or getattr(self, "max_iter", None) is not None
 
     def _max_iter(self, n_iter: int) -> int | None:
         """The most iterations of a run that goes on until it converges (None: exactly
@@ -464,7 +512,7 @@ class ChainEstimator(BaseEstimator):
             return None
         max_iter = getattr(self, "max_iter", None)
         if max_iter is None:
-            return AUTO_MAX_ITER if self.n_iter is None else 10 * n_iter
+            return AUTO_MAX_ITER
         return max(check_int(max_iter, "max_iter", 1), n_iter)
 
     def _progress_verdict(self, progs, live: bool = False) -> dict:
@@ -539,6 +587,9 @@ class ChainEstimator(BaseEstimator):
         params.pop("client", None)
         if backend == "dask" and "executor" in cls._get_param_names():
             params.setdefault("executor", "dask")
+        until = params.pop("until_converged", None)
+        params["n_iter"], params["max_iter"] = run_length(
+            params.get("n_iter"), params.get("max_iter"), until)
         return cls(**params)
 
     def _worker_copy(self):
@@ -601,6 +652,7 @@ class ChainEstimator(BaseEstimator):
         save_checkpoint(self.checkpoint, {
             "format": CHECKPOINT_FORMAT, "version": __version__,
             "params": self._storable_params(),
+            "sampler": getattr(self, "sampler_", None),  # what "auto" chose, for resume
             "family": model.family, "fingerprint": fingerprint, "progress": consistent,
         })
         if cut:

@@ -24,6 +24,7 @@ from .config import (AUTO, CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE
                      RunConfig, UsageError, _DEMO, _EXIT_INTERRUPTED, _EXIT_OK, _EXIT_USAGE,
                      _Interrupt, _RUN_FORMAT, _config_from_args, parse_alpha)
 from .data import LoadedData, _load
+from ..chains.runner import run_length
 from ..estimators.summary import alpha_setting, chains_of
 from .outputs import _prepare_out_dir, _warn, _write_json, _write_outputs
 from .parser import build_parser
@@ -389,22 +390,23 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
     checkpoint = None
     if config.checkpoint_every is not None:
         checkpoint = str(out_dir / CHECKPOINT_FILE)
+    # --until-converged with --n-iter N: on after N, up to --max-iter (10 N)
+    n_iter, max_iter = run_length(config.n_iter, config.max_iters, config.until_converged)
     chains = dict(n_chains=config.chains, n_jobs=_jobs(config, callback),
-                  until_converged=config.until_converged, max_iter=config.max_iters,
-                  max_time=config.max_time)
+                  max_iter=max_iter, max_time=config.max_time)
     # a run that goes on until it converges keeps its default burn-in at half its length
     burn_in = None if config.until_converged and not config.burn_in_given else config.burn_in
     if config.model == "ddcrp":
         return _estimator_class(config)(
             family=family, alpha=parse_alpha(config.alpha), decay=config.decay,
             distances=data.distances, positions=data.positions, sequential=config.sequential,
-            n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
+            n_iter=n_iter, burn_in=burn_in, thin=config.thin,
             store_labels=config.store_labels, point_estimate=config.point_estimate,
             random_state=config.seed, progress=progress, checkpoint=checkpoint,
             checkpoint_every=config.checkpoint_every, callback=callback, **chains)
     return _estimator_class(config)(
         family=family, alpha=parse_alpha(config.alpha), prior=config.prior,
-        coarsening=config.coarsening, sampler=config.sampler, n_iter=config.n_iter, burn_in=burn_in, thin=config.thin,
+        coarsening=config.coarsening, sampler=config.sampler, n_iter=n_iter, burn_in=burn_in, thin=config.thin,
         store_labels=config.store_labels, init_clusters=config.init_clusters,
         init=config.init, point_estimate=config.point_estimate, random_state=config.seed, progress=progress,
         checkpoint=checkpoint, checkpoint_every=config.checkpoint_every, callback=callback,

@@ -393,7 +393,8 @@ def _seed(given: int | None) -> int:
 
 def _config_from_args(args) -> RunConfig:
     n_iter = args.iters
-    until = bool(args.until_converged) or n_iter is None
+    # as in Python: --n-iter N with --max-iter M goes on after N until the rule passes
+    until = bool(args.until_converged) or n_iter is None or args.max_iters is not None
     first = FIRST_LENGTH if n_iter is None else n_iter
     burn_in = first // 2 if args.burn_in is None else args.burn_in
     if burn_in >= first:
@@ -446,8 +447,6 @@ def _config_from_args(args) -> RunConfig:
     if (args.sep or args.decimal) and args.data is None:
         raise UsageError(f"{'--sep' if args.sep else '--decimal'} tells how to read a DATA "
                          "file; the bundled data need none")
-    if args.max_iters is not None and not until:
-        raise UsageError("--max-iter applies only with --until-converged (or without --n-iter)")
     if args.max_iters is not None and args.max_iters < first:
         raise UsageError(f"--max-iter ({args.max_iters}) must be at least --n-iter ({first})")
     config = _rankings_config(config, args)

@@ -350,11 +350,14 @@ def _add_chain_args(fit) -> None:
     chain.add_argument("--until-converged", action="store_true",
                        help="with --n-iter: after them, while the convergence rule fails, "
                             "make the run longer (the burn-in stays half of it unless "
-                            "--burn-in is given), within --max-iter and --max-time; then "
-                            "say whether it converged (the default without --n-iter)")
+                            "--burn-in is given), within --max-iter (10 x --n-iter) and "
+                            "--max-time; then say whether it converged (the default "
+                            "without --n-iter, and with --max-iter)")
     add_renamed(chain, "--max-iter", dest="max_iters", type=_int_type(1), metavar="N",
-                help="the longest run that goes on until it converges (default: "
-                     "10 x --n-iter, or 50,000 without --n-iter)")
+                help="the longest run that goes on until it converges: with --n-iter, "
+                     "the run goes on after them until the rule passes, up to N, as "
+                     "max_iter in Python (default: 10 x --n-iter with --until-converged, "
+                     "50,000 without --n-iter)")
     chain.add_argument("--max-time", type=_seconds, default=DEFAULT_MAX_TIME, metavar="S",
                        help="seconds: a run that goes on until it converges is made longer "
                             "only as far as its pace says it ends within S of its start; "

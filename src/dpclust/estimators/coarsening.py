@@ -176,7 +176,7 @@ def calibrate(estimator, X, grid=None, n_iter: int | None = None,
     for a in sub_grid:
         est = clone(base).set_params(coarsening=float(a), n_iter=n_iter, burn_in=None,
                                      n_chains=1, n_jobs=None, progress=False, checkpoint=None,
-                                     callback=None, until_converged=False)
+                                     callback=None, max_iter=None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # short runs: no verdict wanted
             est.fit(sub)

@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.checks import DataError
 from ..chains import ChainEstimator
-from ..chains.runner import DEFAULT_MAX_TIME
+from ..chains.runner import (DEFAULT_MAX_TIME, no_other_keywords, renamed_run_length,
+                             without_renamed)
 from ..samplers.crp import resolve_alpha
 from ..ddcrp.decay import parse_decay
 from ..ddcrp.distances import link_candidates, new_customer_weights
@@ -52,7 +53,7 @@ class DDCRPMixture(MixtureEstimator):
         Links only to oneself or to earlier rows (sort the data by time).
     n_iter, burn_in, thin, store_labels, point_estimate, max_draws, n_predictive_draws,
     random_state, progress, checkpoint, checkpoint_every, callback, n_chains,
-    n_jobs, until_converged, max_iter, max_time
+    n_jobs, max_iter, max_time
         As for :class:`~dpclust.DPMixture`.
     start : {"prior", "singletons"}, default="prior"
         Starting links: a prior draw, or every customer alone (the paper's Figure 5).  Which
@@ -88,13 +89,14 @@ class DDCRPMixture(MixtureEstimator):
     #: the sampler its chains run (not a parameter)
     sampler = "ddcrp"
 
+    @without_renamed
     def __init__(self, family="multinomial", alpha=1.0, decay="constant", distances=None,
                  positions=None, metric="euclidean", sequential=False, n_iter=None,
                  burn_in=None, thin=1, store_labels=False, start="prior",
                  point_estimate="vi", max_draws="auto", n_predictive_draws=20,
                  random_state=None, progress=False, checkpoint=None, checkpoint_every=None,
                  callback=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME):
+                 max_iter=None, max_time=DEFAULT_MAX_TIME, **renamed):
         self.family = family
         self.alpha = alpha
         self.decay = decay
@@ -102,6 +104,8 @@ class DDCRPMixture(MixtureEstimator):
         self.positions = positions
         self.metric = metric
         self.sequential = sequential
+        n_iter, max_iter = renamed_run_length(n_iter, max_iter, renamed)
+        no_other_keywords(type(self).__name__, renamed)
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -117,7 +121,6 @@ class DDCRPMixture(MixtureEstimator):
         self.callback = callback
         self.n_chains = n_chains
         self.n_jobs = n_jobs
-        self.until_converged = until_converged
         self.max_iter = max_iter
         self.max_time = max_time
 
@@ -220,7 +223,7 @@ class DDCRPLanguageModel(ChainEstimator):
         Vocabulary size when the words are integer ids (default: largest id + 1).
     n_iter, burn_in, thin, store_labels, start, point_estimate, max_draws,
     n_predictive_draws, random_state, progress, checkpoint, checkpoint_every, callback,
-    n_chains, n_jobs, until_converged, max_iter, max_time
+    n_chains, n_jobs, max_iter, max_time
         As for :class:`DDCRPMixture`.
 
     Attributes
@@ -248,13 +251,14 @@ class DDCRPLanguageModel(ChainEstimator):
     (10,)
     """
 
+    @without_renamed
     def __init__(self, alpha=1.0, decay="constant", distances=None, positions=None,
                  metric="euclidean", sequential=True, concentration=1.0, base_probs=None,
                  n_words=None, n_iter=None, burn_in=None, thin=1, store_labels=False,
                  start="prior", point_estimate="vi", max_draws="auto",
                  n_predictive_draws=20, random_state=None, progress=False, checkpoint=None,
                  checkpoint_every=None, callback=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME):
+                 max_iter=None, max_time=DEFAULT_MAX_TIME, **renamed):
         self.alpha = alpha
         self.decay = decay
         self.distances = distances
@@ -264,6 +268,8 @@ class DDCRPLanguageModel(ChainEstimator):
         self.concentration = concentration
         self.base_probs = base_probs
         self.n_words = n_words
+        n_iter, max_iter = renamed_run_length(n_iter, max_iter, renamed)
+        no_other_keywords(type(self).__name__, renamed)
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -279,7 +285,6 @@ class DDCRPLanguageModel(ChainEstimator):
         self.callback = callback
         self.n_chains = n_chains
         self.n_jobs = n_jobs
-        self.until_converged = until_converged
         self.max_iter = max_iter
         self.max_time = max_time
 

@@ -12,11 +12,11 @@ Wade, S. & Ghahramani, Z. (2018). Bayesian cluster analysis: point estimation an
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import warnings
 
-from ..chains.runner import DEFAULT_MAX_TIME
+from ..chains.runner import (DEFAULT_MAX_TIME, no_other_keywords, renamed_run_length,
+                             without_renamed)
 from ..utils.checks import DataError, check_int
 from ..samplers import MixtureModel, choose_sampler
 from ..samplers._partitioned import kmeans_start
@@ -113,7 +113,7 @@ class DPMixture(MixtureEstimator):
         ``coarsening``, ``"coarsened"`` for every family.
     n_iter : int or None, default=None
         Number of MCMC iterations (sweeps over the data) of each chain.  None: 200, then
-        longer until the chains pass the convergence rule (``until_converged``), within
+        longer until the chains pass the convergence rule, within
         ``max_iter`` and ``max_time``.
     burn_in : int or None, default=None
         Iterations discarded before draws are kept; ``None`` means half the run.
@@ -201,20 +201,20 @@ class DPMixture(MixtureEstimator):
         ``callback``.  1: this process; -1: one per core from the start, at most one per
         chain.  Each process gets its share of the cores for its numba threads; the result
         does not depend on ``n_jobs``.  A ``callback`` needs ``n_jobs`` None or 1.
-    until_converged : bool or None, default=None
-        After ``n_iter`` iterations, while ``convergence_`` fails, make the run longer (the
-        chains go on where they are): by as much as the smallest effective sample size
-        needs to reach the rule's (with a fifth to spare; between 1.5 and 2 times; while
-        an R-hat fails, as much as brings R-hat - 1 under 0.01, for it falls about as one
-        over the kept draws), within ``max_iter`` and ``max_time``; on the way the rule
-        is judged every fifth of the last length, and the run stops at the first length
-        that passes (within a fifth of the shortest that would).  A burn-in left
-        to the default stays half of the run, so the verdict and the kept draws are those
-        of the second half.  ``n_iter_`` says how long it ran.  None: when ``n_iter`` is
-        None.
     max_iter : int or None, default=None
-        The longest run that goes on until it converges (None: ``10 * n_iter``, or 50,000
-        with ``n_iter=None``).
+        The longest run that goes on until the chains pass the convergence rule.  With
+        ``n_iter=None``, at most this many iterations (None: 50,000); with a number
+        ``n_iter``, the run is exactly ``n_iter`` long when ``max_iter`` is None, and
+        otherwise goes on after ``n_iter`` until the rule passes, up to ``max_iter``.  A
+        run that goes on is made longer, while ``convergence_`` fails, by as much as the
+        smallest effective sample size needs to reach the rule's (with a fifth to spare;
+        between 1.5 and 2 times; while an R-hat fails, as much as brings R-hat - 1 under
+        0.01, for it falls about as one over the kept draws), within ``max_time``; on the
+        way the rule is judged every fifth of the last length, and the run stops at the
+        first length that passes (within a fifth of the shortest that would).  A burn-in
+        left to the default stays half of the run, so the verdict and the kept draws are
+        those of the second half.  ``n_iter_`` says how long it ran.  (It replaces
+        ``until_converged=True``, which still works and warns: ``max_iter=10 * n_iter``.)
     max_time : float or None, default=600.0
         Seconds: a run that goes on until it converges is made longer only as far as its
         pace so far says it will end within ``max_time`` of its start (an extension of
@@ -374,18 +374,20 @@ class DPMixture(MixtureEstimator):
     3
     """
 
+    @without_renamed
     def __init__(self, family="auto", alpha=1.0, sampler="auto", n_iter=None, burn_in=None,
                  thin=1, store_labels=False, init_clusters=10, init="auto", point_estimate="auto",
                  max_draws="auto", n_predictive_draws=20, random_state=None, progress=False,
                  checkpoint=None, checkpoint_every=None, callback=None, executor=None,
-                 partitions=None, n_chains=4, n_jobs=None,
-                 until_converged=None, max_iter=None, max_time=DEFAULT_MAX_TIME, prior=None,
-                 coarsening=None, sample_weight_mode="auto", **renamed):
+                 partitions=None, n_chains=4, n_jobs=None, max_iter=None,
+                 max_time=DEFAULT_MAX_TIME, prior=None, coarsening=None,
+                 sample_weight_mode="auto", **renamed):
         self.family = family
         self.coarsening = coarsening
         self.alpha = alpha
         self.prior = prior
         self.sampler = sampler
+        n_iter, max_iter = renamed_run_length(n_iter, max_iter, renamed)
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -401,20 +403,13 @@ class DPMixture(MixtureEstimator):
         self.checkpoint_every = checkpoint_every
         self.callback = callback
         self.executor = _executor(executor, renamed)
+        no_other_keywords("DPMixture", renamed)
         self.partitions = partitions
         self.n_chains = n_chains
         self.n_jobs = n_jobs
-        self.until_converged = until_converged
         self.max_iter = max_iter
         self.max_time = max_time
         self.sample_weight_mode = sample_weight_mode
-
-    # the signature shows the parameters, not the spellings they replaced (``**renamed``:
-    # backend, client), so that scikit-learn's introspection (get_params, clone, the
-    # estimator checks) and help() see one parameter for where the fit runs
-    __init__.__signature__ = inspect.signature(__init__).replace(parameters=[
-        p for p in inspect.signature(__init__).parameters.values()
-        if p.kind is not inspect.Parameter.VAR_KEYWORD])
 
     # ----------------------------------------------------------------- set-up
     def _settings(self):
@@ -522,9 +517,25 @@ class DPMixture(MixtureEstimator):
     def _make_sampler(self, n_samples, family):
         """The sampler of this fit, chosen once (:func:`~dpclust.samplers.choose_sampler`;
         the runner records its name as ``sampler_``)."""
-        choice = choose_sampler(self.sampler, n_samples, family, self._partition_prior(),
-                                where=self._where, coarsened=self._coarsening is not None)
-        return choice.sampler
+        return self._sampler_choice(self.sampler, n_samples, family).sampler
+
+    def _sampler_choice(self, request, n_samples, family):
+        return choose_sampler(request, n_samples, family, self._partition_prior(),
+                              where=self._where, coarsened=self._coarsening is not None)
+
+    def _resumed_sampler(self, ckpt, n_samples, family_):
+        """The sampler the checkpointed run ran, whatever ``"auto"`` would choose today: the
+        name the checkpoint records, or for a file written before it recorded one, what
+        ``"auto"`` chose then (Gibbs for Gaussian data below the sub-cluster sampler's
+        threshold, where it now takes Gibbs with merge-split moves)."""
+        if not (isinstance(self.sampler, str) and self.sampler == "auto"):
+            return self._make_sampler(n_samples, family_)
+        name = ckpt.get("sampler")
+        if name is None:
+            name = self._sampler_choice("auto", n_samples, family_).name
+            if name == "gibbs+sams" and getattr(family_, "name", "") == "gaussian":
+                name = "gibbs"
+        return self._sampler_choice(name, n_samples, family_).sampler
 
     def _partition_rows(self, n_samples):
         """Rows per partition of ``partitions`` for ``n_samples`` points (None: one)."""
@@ -751,18 +762,14 @@ def _is_client(obj) -> bool:
 
 
 def _executor(executor, renamed: dict):
-    """``executor`` from the parameters it replaced (``backend``, ``client``), which warn."""
-    unknown = sorted(set(renamed) - {"backend", "client"})
-    if unknown:
-        raise TypeError(f"DPMixture got an unexpected keyword argument {unknown[0]!r}")
-    if not renamed:
+    """``executor`` from the parameters it replaced (``backend``, ``client``; popped from
+    ``renamed``), which warn."""
+    if not {"backend", "client"} & set(renamed):
         return executor
     warnings.warn("backend= and client= are one parameter now, executor=: executor=client "
                   "(a distributed.Client), executor='dask' (Dask's current client) or None "
                   "(this process)", FutureWarning, stacklevel=3)
-    backend = renamed.get("backend", "local")
-    if backend not in ("local", "dask"):
-        raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
-    if backend == "dask" and executor is None:
-        return renamed.get("client") or "dask"
-    return executor
+    backend, client = renamed.pop("backend", "local"), renamed.pop("client", None)
+    if executor is not None or backend == "local":
+        return executor
+    return (client or "dask") if backend == "dask" else backend  # fit refuses another

@@ -2,9 +2,9 @@
 from the code.
 
 The blocks of a page run in order in one namespace, in a folder holding the files they
-read (``survey.csv``, ``ballots.csv``, ``mayor_cvr.csv``, ``shards/``).  The names a page
-leaves to the reader's own data (``X``, ``counts``, ``survey``, ``ballots``, ...) are given
-small generated stand-ins (:data:`STAND_INS`).  The small-data switch: the estimators run
+read (``points.csv``, ``survey.csv``, ``ballots.csv``, ``mayor_cvr.csv``, ``shards/``).  The
+names a page leaves to the reader's own data (``X``, ``counts``, ``survey``, ``ballots``, ...)
+are given small generated stand-ins (:data:`STAND_INS`).  The small-data switch: the estimators run
 short (at most :data:`QUICK_ITER` iterations, two chains, no convergence loop), the Dublin
 West loader returns every ninth of its ballots (3,332) and a Dask ``Client`` of any address is a local
 in-process cluster.  Nothing else of a block is changed: every call, attribute and printed
@@ -44,7 +44,7 @@ def _quick(est):
     if est.burn_in is not None and est.burn_in >= est.n_iter:
         est.burn_in = None
     est.n_chains = min(est.n_chains, 2)
-    est.until_converged = False
+    est.max_iter = None
     est.max_time = None
     return est
 
@@ -98,6 +98,8 @@ def _ballots(n=60, seed=0):
 
 def _write_files(folder: Path) -> None:
     """The files the pages read, small."""
+    demo, _ = dpclust.datasets.load_demo()
+    pd.DataFrame(demo[::5], columns=["x", "y"]).to_csv(folder / "points.csv", index=False)
     _survey().to_csv(folder / "survey.csv", index=False)
     R = _ballots()
     lines = [",".join([str(k + 1) for k in r] + ["0"] * (5 - len(r)))

@@ -334,4 +334,4 @@ def load_params(shared, rng) -> CorpusParams:
         return DEFAULT_PARAMS
     labels = np.loadtxt(shared / "newsgroups_train_labels.txt", dtype=np.int64)
     return fit_corpus(sp.load_npz(counts), labels, rng,
-                      source=f"fit to 20 Newsgroups ({counts})")
+                      source=f"fit to 20 Newsgroups ({counts.name})")

@@ -656,3 +656,17 @@ def test_the_partition_says_how_sure_it_is(tmp_path, gaussian_fit):
     assert "95% credible ball" in page and "coarsest (upper vertical bound)" in page
     assert paths["credible_ball"].read_bytes().startswith(PNG_SIGNATURE)
     assert 'id="fig-credible_ball"' in page
+
+
+def test_the_verdict_table_gives_the_ess_in_the_rule_s_unit():
+    """The rule asks for an ESS per chain; ArviZ's is of all the chains together, so the
+    table divides it by the chains and says the unit and the target beside it."""
+    from dpclust.report.verdict import _verdict
+
+    entry = {"rhat": 1.005, "ess_bulk": 555.0, "ess_tail": 1581.0, "converged": True}
+    conv = {"log_likelihood": entry, "n_clusters": entry, "size_entropy": entry,
+            "learned": [], "converged": True, "n_chains": 4, "n_draws": 720,
+            "failing": [], "rule": "R-hat < 1.01 and bulk and tail ESS >= 100 per chain"}
+    html = _verdict({"convergence": conv})
+    assert "bulk ESS per chain (&ge; 100)" in html and "tail ESS per chain" in html
+    assert "<td>139</td>" in html and "<td>395</td>" in html and "555" not in html

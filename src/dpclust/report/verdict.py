@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..diagnostics import RANKINGS_MIXING, settled_scale
+from ..diagnostics import ESS_PER_CHAIN, RANKINGS_MIXING, RHAT_MAX, settled_scale
 from .text import _esc, _rankings_block
 
 
@@ -48,14 +48,21 @@ def _verdict(summary: Mapping[str, Any]) -> str:
             return "not judged"
         return "✓" if entry["converged"] else "✗"
 
+    chains = int(conv.get("n_chains", 1))
+
+    def per_chain(v):  # the rule's unit: ArviZ's ESS is of all the chains together
+        return None if v is None else v / chains
+
     rows = "".join(
         f"<tr><td>{_esc(label)}</td><td>{fmt(conv[q]['rhat'], 3)}</td>"
-        f"<td>{fmt(conv[q]['ess_bulk'], 0)}</td><td>{fmt(conv[q]['ess_tail'], 0)}</td>"
+        f"<td>{fmt(per_chain(conv[q]['ess_bulk']), 0)}</td>"
+        f"<td>{fmt(per_chain(conv[q]['ess_tail']), 0)}</td>"
         f"<td>{passes(conv[q])}</td></tr>"
         for q, label in _labels(conv) if isinstance(conv.get(q), dict))
-    table = ("<table><tr><th>quantity</th><th>R-hat</th><th>bulk ESS</th><th>tail ESS</th>"
+    table = (f"<table><tr><th>quantity</th><th>R-hat (&lt; {RHAT_MAX})</th>"
+             f"<th>bulk ESS per chain (&ge; {ESS_PER_CHAIN})</th>"
+             f"<th>tail ESS per chain (&ge; {ESS_PER_CHAIN})</th>"
              f"<th>passes</th></tr>{rows}</table>")
-    chains = int(conv.get("n_chains", 1))
     draws = int(conv.get("n_draws", 0))
     scope = (f"{chains} chains × {draws} kept draws" if chains > 1 else
              f"one chain, {draws} kept draws: split R-hat compares the chain's quarters, so a "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpclust import DDCRPMixture, DPMixture
-from dpclust.chains.runner import DEFAULT_MAX_TIME
+from dpclust.chains.length import DEFAULT_MAX_TIME
 from dpclust.datasets import make_gaussian_mixture
 from dpclust.diagnostics import (advice, chain_entropy, convergence, diagnose,
                                  first_passing_length)

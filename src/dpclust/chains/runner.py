@@ -30,20 +30,13 @@ from ..priors import PartitionPrior, get_prior
 from ..samplers.choice import sampler_name
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
+from .length import AUTO_MAX_ITER, FIRST_LENGTH, run_length
 from .result import MAX_SIMILARITY_SAMPLES as _MAX_SIMILARITY_SAMPLES
 from .result import chain_result, draw_params as _draw_params
 from .trace import (Progress, Snapshot, attach, cut_lineage, detach, records_trace,
                     reservoir_add, resolve_max_draws, size_summaries)
 
 
-#: the first length of a run with ``n_iter=None``, which then goes on until it converges
-FIRST_LENGTH = 200
-#: the longest run of ``n_iter=None`` when ``max_iter`` is None
-AUTO_MAX_ITER = 50_000
-#: the default ``max_time`` (seconds) of the estimators and of ``dpclust fit``: ten
-#: minutes, what the Dublin West ballots' default fit needs to converge (in 364 s and 592 s
-#: at seeds 3 and 2; held to 300 s it stopped short at seeds 0 and 1, R-hat 1.009-1.015)
-DEFAULT_MAX_TIME = 600.0
 #: ``n_jobs=None``: the chains move to processes when the rest of a block would take longer
 #: than this in this process (starting the processes costs a second or two)
 PROCESSES_PAY_AFTER = 5.0
@@ -65,51 +58,6 @@ def _time_step(n_iter: int) -> int:
     """Iterations between two looks at the clock of a run held to ``max_time`` (at least
     one): ``n_iter`` / :data:`_TIME_STEPS`."""
     return max(1, n_iter // _TIME_STEPS)
-
-
-def run_length(n_iter, max_iter, until_converged):
-    """``n_iter`` and ``max_iter`` saying what ``until_converged`` said (the parameter they
-    replaced): True goes on until the chains converge, up to ``max_iter`` (10 ``n_iter``
-    when not given); False runs exactly ``n_iter`` (200 when None); None changes
-    nothing."""
-    if until_converged is None:
-        return n_iter, max_iter
-    if not until_converged:
-        return (FIRST_LENGTH if n_iter is None else n_iter), None
-    if max_iter is None and isinstance(n_iter, int) and not isinstance(n_iter, bool):
-        max_iter = 10 * n_iter
-    return n_iter, max_iter
-
-
-def renamed_run_length(n_iter, max_iter, renamed: dict):
-    """``run_length`` of an estimator given the old ``until_converged=`` (popped from
-    ``renamed``, the keywords its signature does not show), with a FutureWarning."""
-    if "until_converged" not in renamed:
-        return n_iter, max_iter
-    warnings.warn("until_converged= is said by n_iter and max_iter now: n_iter=None runs "
-                  "until the chains converge; n_iter=N, max_iter=M runs N iterations, then "
-                  "on until they converge, up to M (until_converged=True is max_iter=10*N)",
-                  FutureWarning, stacklevel=4)
-    return run_length(n_iter, max_iter, renamed.pop("until_converged"))
-
-
-def no_other_keywords(owner: str, renamed: dict) -> None:
-    """Refuse the keywords left in ``renamed`` (none of the spellings an estimator still
-    reads), as Python refuses an unexpected keyword."""
-    if renamed:
-        raise TypeError(f"{owner} got an unexpected keyword argument {sorted(renamed)[0]!r}")
-
-
-def without_renamed(init):
-    """``init`` shown without its ``**renamed`` (the old spellings it still reads), so
-    that scikit-learn's introspection (get_params, clone, the estimator checks) and help()
-    see the parameters alone."""
-    import inspect
-
-    signature = inspect.signature(init)
-    init.__signature__ = signature.replace(parameters=[
-        p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD])
-    return init
 
 
 def _outside_package() -> int:

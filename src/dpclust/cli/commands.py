@@ -24,7 +24,7 @@ from .config import (AUTO, CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE
                      RunConfig, UsageError, _DEMO, _EXIT_INTERRUPTED, _EXIT_OK, _EXIT_USAGE,
                      _Interrupt, _RUN_FORMAT, _config_from_args, parse_alpha)
 from .data import LoadedData, _load
-from ..chains.runner import run_length
+from ..chains.length import run_length
 from ..estimators.summary import alpha_setting, chains_of
 from .outputs import _prepare_out_dir, _warn, _write_json, _write_outputs
 from .parser import build_parser

@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..chains.runner import FIRST_LENGTH
+from ..chains.length import FIRST_LENGTH
 from ..families import FAMILIES
 
 PROG = "dpclust"

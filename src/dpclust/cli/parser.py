@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..chains.runner import DEFAULT_MAX_TIME
+from ..chains.length import DEFAULT_MAX_TIME
 from ..families import FAMILIES
 from .config import (add_renamed, AUTO, DATASETS, MODEL_FILE, PROG, RANKINGS_FAMILY, STDIN_FILE,
                      _EXIT_USAGE, _alpha_type, _coarsening_type, _column_types_type, _prior_type, _columns_type,

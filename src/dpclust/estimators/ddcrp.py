@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.checks import DataError
 from ..chains import ChainEstimator
-from ..chains.runner import (DEFAULT_MAX_TIME, no_other_keywords, renamed_run_length,
-                             without_renamed)
+from ..chains.length import DEFAULT_MAX_TIME, renamed_run_length
+from ..chains.renamed import no_other_keywords, without_renamed
 from ..samplers.crp import resolve_alpha
 from ..ddcrp.decay import parse_decay
 from ..ddcrp.distances import link_candidates, new_customer_weights

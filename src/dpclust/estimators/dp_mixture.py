@@ -15,8 +15,8 @@ import contextlib
 import math
 import warnings
 
-from ..chains.runner import (DEFAULT_MAX_TIME, no_other_keywords, renamed_run_length,
-                             without_renamed)
+from ..chains.length import DEFAULT_MAX_TIME, renamed_run_length
+from ..chains.renamed import no_other_keywords, without_renamed
 from ..utils.checks import DataError, check_int
 from ..samplers import MixtureModel, choose_sampler
 from ..samplers._partitioned import kmeans_start

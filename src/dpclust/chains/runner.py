@@ -30,7 +30,7 @@ from ..priors import PartitionPrior, get_prior
 from ..samplers.choice import sampler_name
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
-from .length import AUTO_MAX_ITER, FIRST_LENGTH, run_length
+from .length import AUTO_MAX_ITER, FIRST_LENGTH
 from .result import MAX_SIMILARITY_SAMPLES as _MAX_SIMILARITY_SAMPLES
 from .result import chain_result, draw_params as _draw_params
 from .trace import (Progress, Snapshot, attach, cut_lineage, detach, records_trace,
@@ -107,7 +107,7 @@ class ChainEstimator(BaseEstimator):
         check_int(self.n_predictive_draws, "n_predictive_draws", 1)
         if self.checkpoint_every is not None:
             check_int(self.checkpoint_every, "checkpoint_every", 1)
-        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
+        max_time = self._time_limit()
         if max_time is not None and not (isinstance(max_time, (int, float))
                                          and not isinstance(max_time, bool) and max_time >= 0):
             raise ValueError(f"max_time must be a number of seconds (0 or None: no limit), "
@@ -344,11 +344,15 @@ class ChainEstimator(BaseEstimator):
         per_round = (time.perf_counter() - t0) / (done - before)
         return per_round * (n_iter - done) > PROCESSES_PAY_AFTER
 
+    def _time_limit(self):
+        """``max_time``, with 0 read as None: no limit."""
+        return getattr(self, "max_time", None) or None
+
     def _deadline(self, started: float) -> float | None:
         """When a run of automatic length (``n_iter=None``) stops, its first block of
         :data:`FIRST_LENGTH` iterations included: ``max_time`` after ``started`` (None: a
         run of fixed length, or no ``max_time``, is not cut)."""
-        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
+        max_time = self._time_limit()
         if max_time is None or getattr(self, "n_iter", 0) is not None \
                 or not self._until_converged():
             return None
@@ -426,7 +430,7 @@ class ChainEstimator(BaseEstimator):
                 factor = max(factor, 1.2 * (rhat - 1.0) / (RHAT_MAX - 1.0))
         step = 50 if done >= 200 else 1  # round lengths
         longer = min(max_iter, -(-int(done * min(factor, _MAX_GROWTH)) // step) * step)
-        max_time = getattr(self, "max_time", None) or None  # 0: no limit, as None
+        max_time = self._time_limit()
         if max_time is not None:
             longer = min(longer, done + int((max_time - elapsed) / seconds_per_iteration))
         return longer if longer >= 1.25 * done else None
@@ -529,16 +533,12 @@ class ChainEstimator(BaseEstimator):
     @classmethod
     def _from_params(cls, params: dict):
         """An estimator from stored parameters (:meth:`_storable_params`), those of files
-        written before ``executor`` replaced ``backend`` and ``client`` included."""
-        params = dict(params)
-        backend = params.pop("backend", None)
-        params.pop("client", None)
-        if backend == "dask" and "executor" in cls._get_param_names():
-            params.setdefault("executor", "dask")
-        until = params.pop("until_converged", None)
-        params["n_iter"], params["max_iter"] = run_length(
-            params.get("n_iter"), params.get("max_iter"), until)
-        return cls(**params)
+        written before ``executor`` and ``max_iter`` replaced ``backend`` and
+        ``until_converged`` included: the constructor maps those as it maps them from a
+        caller, without the warning meant for a caller's code."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return cls(**params)
 
     def _worker_copy(self):
         """This estimator's settings for a chain worker (no callback, progress bar or

@@ -20,7 +20,7 @@ DP, FINITE, PY = get_prior(None), get_prior("finite:10"), get_prior("pitman-yor:
 
 @pytest.mark.parametrize("n, family, prior, where, coarsened, name", [
     (1000, GAUSS, DP, "local", False, "gibbs+sams"),
-    (1000, DiagonalGaussian(), DP, "local", False, "gibbs"),
+    (1000, DiagonalGaussian(), DP, "local", False, "gibbs+sams"),
     (5000, GAUSS, DP, "local", False, "subcluster"),
     (1000, DirichletMultinomial(), DP, "local", False, "gibbs+sams"),
     (1000, GAUSS, PY, "local", False, "gibbs+sams"),

@@ -659,7 +659,7 @@ def test_auto_picks_the_subcluster_sampler_for_large_data():
     from dpclust.estimator import _max_draws
     from dpclust.samplers import AUTO_SUBCLUSTER_FROM, get_sampler, resolve_sampler_name
 
-    assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM - 1) == "gibbs"
+    assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM - 1) == "gibbs+sams"
     assert resolve_sampler_name("auto", AUTO_SUBCLUSTER_FROM) == "subcluster"
     assert isinstance(get_sampler("auto", 10**6), SubclusterSplitMerge)
     docs = DirichletMultinomial()

@@ -54,8 +54,8 @@ def _subcluster(**kwargs):
     return SubclusterSplitMerge(**kwargs)
 
 
-#: (name, family, sampler, data): what a default fit runs (``"auto"`` picks Gibbs below
-#: 5,000 points, Gibbs+SAMS for documents, and the sub-cluster sampler from there, whose
+#: (name, family, sampler, data): what a default fit runs (``"auto"`` picks Gibbs with
+#: merge-split moves below 5,000 points, and the sub-cluster sampler from there, whose
 #: pass is collapsed on small Gaussian data and instantiated on large; rankings get the
 #: coarsened Plackett–Luce sampler), and what the demo runs
 DEFAULT_CASES = (
@@ -69,7 +69,7 @@ DEFAULT_CASES = (
      lambda: _subcluster(data_pass="instantiated"), lambda: _gaussian(400, 10)),
     ("documents, gibbs+sams", "multinomial", "gibbs+sams", _documents),
     ("documents, subcluster", "multinomial", "subcluster", _documents),
-    ("table with holes, gibbs", "auto", "gibbs", _table),
+    ("table with holes, gibbs+sams", "auto", "gibbs+sams", _table),
     ("rankings, plackett-luce", "plackett-luce", "auto", _ballots),
 )
 #: the rest of ``--all``
@@ -78,6 +78,7 @@ MORE_CASES = (
     ("gaussian, fsd", "gaussian", "fsd", _gaussian),
     ("documents, gibbs", "multinomial", "gibbs", _documents),
     ("table with holes, subcluster", "auto", "subcluster", _table),
+    ("table with holes, gibbs", "auto", "gibbs", _table),
     ("rankings, mallows", "mallows", "auto", _ballots),
     ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),
 )

@@ -526,14 +526,16 @@ class DPMixture(MixtureEstimator):
     def _resumed_sampler(self, ckpt, n_samples, family_):
         """The sampler the checkpointed run ran, whatever ``"auto"`` would choose today: the
         name the checkpoint records, or for a file written before it recorded one, what
-        ``"auto"`` chose then (Gibbs for Gaussian data below the sub-cluster sampler's
-        threshold, where it now takes Gibbs with merge-split moves)."""
+        ``"auto"`` chose then: below the sub-cluster sampler's threshold, Gibbs under the
+        Dirichlet process for every family but documents, where it now takes Gibbs with
+        merge-split moves."""
         if not (isinstance(self.sampler, str) and self.sampler == "auto"):
             return self._make_sampler(n_samples, family_)
         name = ckpt.get("sampler")
         if name is None:
             name = self._sampler_choice("auto", n_samples, family_).name
-            if name == "gibbs+sams" and getattr(family_, "name", "") == "gaussian":
+            if (name == "gibbs+sams" and self._partition_prior().is_dirichlet_process
+                    and getattr(family_, "name", "") != "multinomial"):
                 name = "gibbs"
         return self._sampler_choice(name, n_samples, family_).sampler
 

@@ -604,8 +604,9 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     #: exact posterior on real data keeps growing clusters that chains do not settle
     #: (rankings), the coarsened posterior is the default answer (Miller & Dunson 2019)
     default_coarsening: float | None = None
-    #: the sampler ``sampler="auto"`` picks below the sub-cluster sampler's threshold
-    auto_small_sampler: str = "gibbs"
+    #: the sampler ``sampler="auto"`` picks below the sub-cluster sampler's threshold (None:
+    #: the samplers' :data:`~dpclust.samplers.registry.AUTO_SMALL_SAMPLER`, Gibbs+SAMS)
+    auto_small_sampler: str | None = None
     #: the hyperparameters that may be learned: given a :class:`~dpclust.priors.GammaPrior`
     #: instead of a number, each is resampled every iteration given the partition
     #: (:meth:`hyperpriors`, :meth:`at`)

@@ -134,10 +134,6 @@ class NormalInverseWishart(ConjugateFamily):
     describes = "real-valued features"
     data_kind = "dense"
     learnable = ("kappa", "scale")
-    #: below the sub-cluster sampler's threshold: collapsed Gibbs with merge-split moves,
-    #: whose whole-cluster moves let chains meet in a tenth of Gibbs' iterations (the demo's
-    #: 1,500 points: 1,440 iterations against 15,360, in a fifth of the time)
-    auto_small_sampler = "gibbs+sams"
 
     def __init__(self, mean=None, kappa=None, dof=None, scale=None):
         self.mean = mean

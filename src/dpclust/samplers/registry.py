@@ -62,11 +62,21 @@ def family_samplers(family) -> tuple | None:
 #: is sequential and moves one point at a time, the sub-cluster sampler is parallel and moves
 #: whole clusters.  A family may set its own threshold (``auto_subcluster_from``).
 AUTO_SUBCLUSTER_FROM = 5000
+#: and below that, collapsed Gibbs with Dahl's merge-split moves (a family may choose
+#: otherwise: ``auto_small_sampler``).  One-point Gibbs moves open and close a cluster of
+#: more than a few points only through a chain of unlikely states, so chains of real data
+#: sit for thousands of iterations in different numbers of clusters.  Measured with four
+#: chains of one seed, one core, the least bulk ESS of the log-likelihood, the number of
+#: clusters, the clusters holding >= 1 % and the entropy of the sizes, per second: Palmer
+#: penguins (344 rows, table family) 0.45 with Gibbs, 4.3 with Gibbs+SAMS; the demo's 1,500
+#: 2-D points 7.9 with one SAMS proposal a sweep, 13.0 with ten
+#: (``benchmarks/bench_small_samplers.py``)
+AUTO_SMALL_SAMPLER = "gibbs+sams"
 
 
 def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
-    """``"auto"`` becomes ``"gibbs"`` (or the family's ``auto_small_sampler``: documents'
-    ``"gibbs+sams"``) below the family's ``auto_subcluster_from`` points (default
+    """``"auto"`` becomes :data:`AUTO_SMALL_SAMPLER` (``"gibbs+sams"``, or the family's
+    ``auto_small_sampler``) below the family's ``auto_subcluster_from`` points (default
     :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
     partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
     algebra needs) ``"gibbs+sams"``, whose merge-split moves open and close whole clusters
@@ -81,7 +91,7 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
             return family.default_sampler
         threshold = getattr(family, "auto_subcluster_from", None) or AUTO_SUBCLUSTER_FROM
         return ("subcluster" if n_samples >= threshold
-                else getattr(family, "auto_small_sampler", "gibbs"))
+                else getattr(family, "auto_small_sampler", None) or AUTO_SMALL_SAMPLER)
     return sampler
 
 

@@ -44,13 +44,18 @@ class GibbsSAMS:
 
     Parameters
     ----------
-    n_proposals : int, default=1
-        SAMS proposals after each Gibbs sweep.
+    n_proposals : int, default=10
+        SAMS proposals after each Gibbs sweep.  A proposal picks its pair of points at
+        random, so a given split or merge of clusters holding shares ``p`` and ``q`` of the
+        points is tried about ``2 p q`` of the times: ten a sweep mix faster per second than
+        one on every data set measured (penguins' table 4.3 against 2.5 ESS a second, the
+        demo's 2-D points 13.0 against 7.9); on a few hundred points the ten cost about
+        four Gibbs sweeps.
     gibbs : CollapsedGibbs or None, default=CollapsedGibbs()
         The sweep; ``None`` runs the SAMS proposals alone (for testing them).
     """
 
-    n_proposals: int = 1
+    n_proposals: int = 10
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
     name = "gibbs+sams"
     summary = ("collapsed Gibbs with Dahl's sequentially-allocated merge-split moves "

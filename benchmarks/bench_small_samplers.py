@@ -125,7 +125,9 @@ def main(argv=None):
         from dpclust import DPMixture
         from dpclust.datasets import load_demo
 
-        DPMixture(n_iter=20, n_chains=1, sampler=sampler_of(10)).fit(load_demo()[0][:200])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # twenty iterations do not converge
+            DPMixture(n_iter=20, n_chains=1, sampler=sampler_of(10)).fit(load_demo()[0][:200])
 
     run_parts(args.parts, lambda part: run_part(part, args.quick),
               HERE / "results" / "small_samplers", args.quick, warm_up, write_markdown)

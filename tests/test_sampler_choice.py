@@ -98,3 +98,14 @@ def test_every_sampler_describes_itself_in_the_help_and_the_docs():
     help_text = _sampler_help()
     for name, text in described.items():
         assert f"'{name}': {text}" in help_text
+
+
+def test_auto_gives_the_table_families_ten_merge_split_proposals_a_sweep():
+    """The table families' auto sampler is Gibbs+SAMS with the family's options (ten
+    proposals a sweep); asked for by name, or for other data, it has its own default."""
+    from dpclust.samplers import GibbsSAMS
+
+    table = choose_sampler("auto", 300, DiagonalGaussian(), DP).sampler
+    assert isinstance(table, GibbsSAMS) and table.n_proposals == 10
+    assert choose_sampler("auto", 300, GAUSS, DP).sampler.n_proposals == 1
+    assert choose_sampler("gibbs+sams", 300, DiagonalGaussian(), DP).sampler.n_proposals == 1

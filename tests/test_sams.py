@@ -10,7 +10,7 @@ from dpclust.samplers import GibbsSAMS
 
 
 # the Gaussian case is slow (12 s): the default run keeps the documents'.  Two proposals a
-# sweep: the same moves as the default's ten, which would take 40 s here
+# sweep: the same moves as the table families' ten, which would take 40 s here
 @pytest.mark.parametrize("family", [pytest.param("gaussian", marks=pytest.mark.slow),
                                     "multinomial"])
 def test_gibbs_sams_matches_exact_posterior(family):

@@ -532,11 +532,14 @@ class DPMixture(MixtureEstimator):
         if not (isinstance(self.sampler, str) and self.sampler == "auto"):
             return self._make_sampler(n_samples, family_)
         name = ckpt.get("sampler")
+        now = self._sampler_choice("auto", n_samples, family_)
         if name is None:
-            name = self._sampler_choice("auto", n_samples, family_).name
+            name = now.name
             if (name == "gibbs+sams" and self._partition_prior().is_dirichlet_process
                     and getattr(family_, "name", "") != "multinomial"):
                 name = "gibbs"
+        if name == now.name:  # with the options "auto" gives it
+            return now.sampler
         return self._sampler_choice(name, n_samples, family_).sampler
 
     def _partition_rows(self, n_samples):

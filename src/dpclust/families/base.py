@@ -607,6 +607,9 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     #: the sampler ``sampler="auto"`` picks below the sub-cluster sampler's threshold (None:
     #: the samplers' :data:`~dpclust.samplers.registry.AUTO_SMALL_SAMPLER`, Gibbs+SAMS)
     auto_small_sampler: str | None = None
+    #: the options of the sampler ``sampler="auto"`` picks, by its name (the table
+    #: families: ten merge-split proposals a sweep, ``{"gibbs+sams": {"n_proposals": 10}}``)
+    auto_sampler_options: dict = {}
     #: the hyperparameters that may be learned: given a :class:`~dpclust.priors.GammaPrior`
     #: instead of a number, each is resampled every iteration given the partition
     #: (:meth:`hyperpriors`, :meth:`at`)

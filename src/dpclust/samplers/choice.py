@@ -146,7 +146,9 @@ def choose_sampler(request, n_samples: int, family=None, prior=None, *,
                   if auto else "as requested")
     else:
         name = resolve_sampler_name(request, n_samples, family, prior)
-        sampler = get_sampler(name, n_samples, family, prior)
+        options = (getattr(family, "auto_sampler_options", None) or {}).get(name) if auto \
+            else None
+        sampler = get_sampler(name, n_samples, family, prior, options)
         reason = (_auto_reason(sampler_name(sampler), n_samples, family, prior) if auto
                   else "as requested")
     check_prior(sampler, prior)

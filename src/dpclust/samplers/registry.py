@@ -70,7 +70,8 @@ AUTO_SUBCLUSTER_FROM = 5000
 #: clusters, the clusters holding >= 1 % and the entropy of the sizes, per second: Palmer
 #: penguins (344 rows, table family) 0.45 with Gibbs, 4.3 with Gibbs+SAMS; the demo's 1,500
 #: 2-D points 7.9 with one SAMS proposal a sweep, 13.0 with ten
-#: (``benchmarks/bench_small_samplers.py``)
+#: (``benchmarks/bench_small_samplers.py``).  How many proposals a sweep pays is the family's
+#: (``auto_sampler_options``): the table families take ten
 AUTO_SMALL_SAMPLER = "gibbs+sams"
 
 
@@ -95,7 +96,8 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
     return sampler
 
 
-def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
+def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None,
+                options: dict | None = None):
     """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
     ``n_samples`` and, for its choice, the family and the partition prior) or a configured
     sampler instance."""
@@ -109,7 +111,7 @@ def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None):
                              f"{', '.join(map(repr, fits[:-1]))} or {fits[-1]!r}, "
                              f"not {sampler!r}")
         if key in SAMPLERS:
-            return SAMPLERS[key]()
+            return SAMPLERS[key](**(options or {}))
         raise ValueError(
             f"unknown sampler {sampler!r}: use 'auto' or one of {sorted(SAMPLERS)}")
     if hasattr(sampler, "init") and hasattr(sampler, "step"):

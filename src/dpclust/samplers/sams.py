@@ -44,18 +44,19 @@ class GibbsSAMS:
 
     Parameters
     ----------
-    n_proposals : int, default=10
+    n_proposals : int, default=1
         SAMS proposals after each Gibbs sweep.  A proposal picks its pair of points at
         random, so a given split or merge of clusters holding shares ``p`` and ``q`` of the
-        points is tried about ``2 p q`` of the times: ten a sweep mix faster per second than
-        one on every data set measured (penguins' table 4.3 against 2.5 ESS a second, the
-        demo's 2-D points 13.0 against 7.9); on a few hundred points the ten cost about
-        four Gibbs sweeps.
+        points is tried about ``2 p q`` of the times.  The table families' default fit
+        takes ten (``auto_sampler_options``): Palmer penguins' four chains pass the
+        convergence rule in 54 s with ten, 78 s with three, and not within 50,000
+        iterations with one; the demo's 2-D points pass in 6-7 s with one and 29-36 s
+        with ten.
     gibbs : CollapsedGibbs or None, default=CollapsedGibbs()
         The sweep; ``None`` runs the SAMS proposals alone (for testing them).
     """
 
-    n_proposals: int = 10
+    n_proposals: int = 1
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
     name = "gibbs+sams"
     summary = ("collapsed Gibbs with Dahl's sequentially-allocated merge-split moves "

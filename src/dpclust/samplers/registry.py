@@ -68,8 +68,8 @@ AUTO_SUBCLUSTER_FROM = 5000
 #: sit for thousands of iterations in different numbers of clusters.  Measured with four
 #: chains of one seed, one core, the least bulk ESS of the log-likelihood, the number of
 #: clusters, the clusters holding >= 1 % and the entropy of the sizes, per second: Palmer
-#: penguins (344 rows, table family) 0.45 with Gibbs, 4.3 with Gibbs+SAMS; the demo's 1,500
-#: 2-D points 7.9 with one SAMS proposal a sweep, 13.0 with ten
+#: penguins (344 rows, table family) 0.29 with Gibbs, 1.44 with one SAMS proposal a sweep,
+#: 5.15 with ten; the demo's 1,500 2-D points 6.39 with Gibbs, 10.89 with one
 #: (``benchmarks/bench_small_samplers.py``).  How many proposals a sweep pays is the family's
 #: (``auto_sampler_options``): the table families take ten
 AUTO_SMALL_SAMPLER = "gibbs+sams"

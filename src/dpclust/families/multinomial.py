@@ -129,11 +129,11 @@ class DirichletMultinomial(ConjugateFamily):
     #: 20 Newsgroups and on random subsets of 5,000 and 2,000 of its posts (beta = 0.1: log
     #: joint -3.536e6 against -3.560e6 at 5,000 in 30 s)
     auto_subcluster_from = 5000
-    #: (below that, Gibbs with Dahl's merge-split moves, as for other data: one-point Gibbs
-    #: moves cannot separate two topics held in one cluster, so chains stay in different
-    #: modes: 400 documents of four topics, four chains until they converge within 300 s,
-    #: beta learned: Gibbs stopped at 25,551 iterations with R-hat 1.72, Gibbs+SAMS
-    #: converged after 800, 27 s, R-hat <= 1.004)
+    # (below that, Gibbs with Dahl's merge-split moves, as for other data: one-point Gibbs
+    # moves cannot separate two topics held in one cluster, so chains stay in different
+    # modes: 400 documents of four topics, four chains until they converge within 300 s,
+    # beta learned: Gibbs stopped at 25,551 iterations with R-hat 1.72, Gibbs+SAMS
+    # converged after 800, 27 s, R-hat <= 1.004)
     #: ``init="auto"`` starts the sub-cluster sampler at random, not from k-means on word
     #: proportions, which on 20 Newsgroups ended lower (NMI 0.24 against 0.34)
     kmeans_start = False

@@ -9,7 +9,8 @@ from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
 from .mallows import BetaGibbs, SliceGibbs
 from .registry import (AUTO_SMALL_SAMPLER, AUTO_SUBCLUSTER_FROM, INSTANTIATED, SAMPLERS,
-                       describe_samplers, family_samplers, get_sampler, resolve_sampler_name, sampler_needs)
+                       describe_samplers, family_samplers, get_sampler, resolve_sampler_name,
+                       sampler_needs)
 from .sams import GibbsSAMS
 from .subcluster import SubclusterSplitMerge
 

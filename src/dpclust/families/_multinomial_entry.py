@@ -94,6 +94,12 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
                                    _k._dm_log_marginal)
 
 
+@njit(cache=True)
+def _sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf):
+    return _sk.sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf,
+                         _k._dm_reset, _k._dm_add, _k._dm_log_predictive, _k._dm_log_marginal)
+
+
 @njit(cache=True, parallel=True)
 def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
                       states, counts, logq, codes, lanes, lane_start, logw, seed, scans):
@@ -123,6 +129,7 @@ ENTRY_POINTS = {
     "launch_pass": _launch_pass,
     "sequential_moves": _sequential_moves,
     "sequential_multiway": _sequential_multiway,
+    "sams_move": _sams_move,
     "sequential_sides": _sequential_sides,
     "collapsed_groups": _collapsed_groups,
 }

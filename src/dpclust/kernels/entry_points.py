@@ -91,6 +91,11 @@ def _sequential_multiway{suffix}(kdata, kstats, khyper, rows, fixed, pins, state
                                    logw, counts, logf, {reset}, {add}, {log_predictive},
                                    {log_marginal})
 '''),
+    "sams_move": ("_sams_move", False, '''\
+def _sams_move{suffix}(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf):
+    return _sk.sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf,
+                         {reset}, {add}, {log_predictive}, {log_marginal})
+'''),
     "sequential_sides": ("_sequential_sides", True, '''\
 def _sequential_sides{suffix}(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
                       states, counts, logq, codes, lanes, lane_start, logw, seed, scans):

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
-from ..kernels.subcluster import sequential_allocation
+from ..kernels.subcluster import sams_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 
 
@@ -84,10 +84,12 @@ class GibbsSAMS:
             info = _info(model, state.labels, state.alpha)
         labels = state.labels
         n_splits = n_merges = 0
+        n_clusters = _n_clusters(labels)
         for _ in range(int(self.n_proposals)):
-            labels, kind = _sams_proposal(rng, model, labels, state.alpha)
+            labels, kind = _sams_proposal(rng, model, labels, state.alpha, n_clusters)
             n_splits += kind == "split"
             n_merges += kind == "merge"
+            n_clusters += (kind == "split") - (kind == "merge")
         if n_splits or n_merges:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep
@@ -102,35 +104,42 @@ def _info(model: MixtureModel, labels, alpha) -> StepInfo:
                     int(labels.max()) + 1, alpha, log_likelihood=float(log_lik))
 
 
-def _sams_proposal(rng, model: MixtureModel, labels, alpha):
-    """One SAMS proposal; returns the (possibly) new labels and "split", "merge" or ""."""
+def _sams_proposal(rng, model: MixtureModel, labels, alpha, n_clusters: int):
+    """One SAMS proposal from a partition of ``n_clusters`` occupied clusters; returns the
+    (possibly) new labels and "split", "merge" or ""."""
     n = model.n_samples
     if n < 2:
         return labels, ""
-    i, j = (int(v) for v in rng.choice(n, size=2, replace=False))
+    # an ordered pair of distinct points, uniformly (Generator.choice without replacement
+    # costs more than the move on small data)
+    i = int(rng.integers(n))
+    j = int(rng.integers(n - 1))
+    j += j >= i
     ci, cj = labels[i], labels[j]
-    kern = model.kernel
+    prior = model.partition_prior
     if ci == cj:
         members = np.flatnonzero(labels == ci)
         rest = rng.permutation(members[(members != i) & (members != j)])
-        side, log_q = _allocate(rng, kern, i, j, rest, None)
-        left = np.concatenate([[i], rest[side == 0]])
-        right = np.concatenate([[j], rest[side == 1]])
-        n_clusters = _n_clusters(labels)  # the merged state is the current one
-        log_ratio = model.log_split_ratio(left, right, alpha, n_clusters)
+        side, log_q, logf = _allocate(rng, model.kernel, i, j, rest, None)
+        n_right = int(side.sum()) + 1
+        # the merged state is the current one
+        log_ratio = (prior.log_split_ratio(len(members) - n_right, n_right, n_clusters, n,
+                                           alpha) + logf[0] + logf[1] - logf[2])
         if math.log(rng.random()) < log_ratio - log_q:
             labels = labels.copy()
-            labels[right] = labels.max() + 1
+            new = labels.max() + 1
+            labels[j] = new
+            labels[rest[side == 1]] = new
             return labels, "split"
         return labels, ""
     left = np.flatnonzero(labels == ci)
     right = np.flatnonzero(labels == cj)
-    both = np.concatenate([left[left != i], right[right != j]])
-    rest = rng.permutation(both)
+    rest = rng.permutation(np.concatenate([left[left != i], right[right != j]]))
     target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
-    _, log_q = _allocate(rng, kern, i, j, rest, target)
-    n_clusters = _n_clusters(labels) - 1  # after the merge: the split's merged state
-    log_ratio = -model.log_split_ratio(left, right, alpha, n_clusters)
+    _, log_q, logf = _allocate(rng, model.kernel, i, j, rest, target)
+    # after the merge: the split's merged state
+    log_ratio = -(prior.log_split_ratio(len(left), len(right), n_clusters - 1, n, alpha)
+                  + logf[0] + logf[1] - logf[2])
     if math.log(rng.random()) < log_ratio + log_q:
         labels = labels.copy()
         labels[right] = ci
@@ -139,20 +148,17 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha):
 
 
 def _n_clusters(labels) -> int:
-    """Occupied clusters (earlier merges of the same step leave labels unused)."""
+    """Occupied clusters (a sweep's relabelling leaves none unused; counted all the same)."""
     return int(np.count_nonzero(np.bincount(labels)))
 
 
 def _allocate(rng, kern, i, j, rest, target):
     """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1)
-    (:func:`~dpclust.kernels.subcluster.sequential_move`, the sub-cluster
-    sampler's sequential moves).
+    in one compiled call (:func:`~dpclust.kernels.subcluster.sams_move`).
 
     With ``target`` None, sides are drawn; otherwise the probability of ``target`` is scored.
-    Returns the sides and the log probability of the allocation.
+    Returns the sides, the log probability of the allocation and the log marginals of the
+    two sides and of their union.
     """
     fixed = np.full(len(rest), -1, dtype=np.int64) if target is None else target
-    seed = np.array([rng.integers(2**63)], dtype=np.uint64)
-    sides, log_q, _, _ = sequential_allocation(kern, rest, [0, len(rest)], fixed, [[i, j]],
-                                               seed)
-    return sides, float(log_q[0])
+    return sams_allocation(kern, rest, fixed, i, j, rng.integers(2**63))

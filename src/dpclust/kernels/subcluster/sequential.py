@@ -172,6 +172,41 @@ def first_members(labels, first):
             first[k] = r
 
 
+@njit(_nrt=False)
+def sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf, reset, add,
+              log_predictive, log_marginal):
+    """One split-merge proposal of Gibbs+SAMS in a single thread: :func:`sequential_move` of
+    ``rows`` between slot 0 (seeded with point i) and slot 1 (j), drawn (``fixed[t] < 0``)
+    or scored, and slot 2 holding all of them; writes ``codes[t]`` and the three log
+    marginals ``log f(X_0)``, ``log f(X_1)`` and ``log f(X_0 ∪ X_1)`` into ``logf``
+    (the target ratio's); returns log q."""
+    _, log_q, _, _ = sequential_move(kdata, kstats, khyper, rows, 0, rows.shape[0], fixed, i,
+                                     j, 0, state, codes, reset, add, log_predictive)
+    reset(kstats, 2, khyper)
+    add(kdata, i, kstats, 2, khyper)
+    add(kdata, j, kstats, 2, khyper)
+    for t in range(rows.shape[0]):
+        add(kdata, rows[t], kstats, 2, khyper)
+    for s in range(3):
+        logf[s] = log_marginal(kstats, s, khyper)
+    return log_q
+
+
+def sams_allocation(kern, rows, fixed, i: int, j: int, seed):
+    """``(sides, log q, logf)`` of :func:`sams_move` for the family kernel ``kern`` (its
+    cached entry point, or the generic kernel): one call, no threads, for the one move of
+    a Gibbs+SAMS proposal, where the parallel :func:`sequential_allocation`'s start-up
+    cost more than the move."""
+    sides = np.empty(len(rows), dtype=np.int64)
+    logf = np.empty(3)
+    fn = (kern.entry_points or {}).get("sams_move")
+    extra = (() if fn is not None
+             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
+    log_q = (fn or sams_move)(kern.data, kern.alloc(3), kern.hyper, rows, fixed, i, j,
+                              np.uint64(seed), sides, logf, *extra)
+    return sides, float(log_q), logf
+
+
 def multiway_allocation(kern, rows, fixed, pins, seed):
     """``(sides, logq, counts, logf)`` of :func:`sequential_multiway` for the family kernel
     ``kern`` (its cached entry point, or the generic kernel)."""

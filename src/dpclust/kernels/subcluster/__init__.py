@@ -33,5 +33,5 @@ __all__ = ["SLOT_STRIDE", "chunk_pass", "continue_allocation", "chunk_seeds", "c
            "move_lanes", "multiway_allocation", "next_uniform", "no_accumulate_block",
            "no_score_block", "point_key", "point_keys", "random_labels", "relabel_pass",
            "rows_by_move", "sams_allocation", "sams_move", "scan_move", "select_points",
-           "sequential_allocation", "sequential_lane", "sequential_move", "sequential_moves", "sequential_multiway",
-           "sequential_sides", "sequential_sides_lane", "shuffle_moves"]
+           "sequential_allocation", "sequential_lane", "sequential_move", "sequential_moves",
+           "sequential_multiway", "sequential_sides", "sequential_sides_lane", "shuffle_moves"]

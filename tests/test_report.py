@@ -613,6 +613,11 @@ def test_the_verdict_says_when_only_the_small_clusters_have_not_settled(gaussian
     page = render_html({**gaussian_fit[0], "convergence": conv}, {})
     assert "settled" not in page and "Run more iterations" in page
     assert "these results cannot be trusted yet" in page
+    assert "use a sampler with split-merge moves" in page
+    # a run that already splits and merges clusters is told to run longer
+    settings = {**gaussian_fit[0]["settings"], "sampler": "auto (gibbs+sams)"}
+    page = render_html({**gaussian_fit[0], "settings": settings, "convergence": conv}, {})
+    assert "split-merge moves" not in page and "already splits and merges" in page
 
 
 def test_trace_panels_zoom_on_the_kept_draws_from_either_side():

@@ -254,19 +254,23 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
 
 
 def first_passing_length(trace, *, start: int = 1, step: int = 1,
-                         alpha_resampled: bool = False):
+                         alpha_resampled: bool = False, stays: bool = False):
     """The shortest run whose verdict passes the rule on the same chains: the first length
     ``L`` (from ``start``, every ``step``) at which :func:`convergence` of the trace's first
     ``L`` iterations, with the burn-in half of them, passes; None if none does.
 
     The chains are the same whatever length a run stops at, so this is where a run judged
     at every iteration would have stopped: what a run that goes on until it converges
-    (``n_iter=None``) is measured against.
+    (``n_iter=None``) is measured against.  The verdict of one chain can pass at a length
+    and fail a little later (its ESS estimates are noisy); ``stays=True`` gives the first
+    length from which it passes at every length judged up to the trace's end (None if it
+    fails at the end), which a run judged only now and then is sure to see.
     """
     from types import SimpleNamespace
 
     n_iter = np.shape(trace.log_joint)[1]
-    for length in range(max(int(start), 2), n_iter + 1, max(int(step), 1)):
+
+    def passes(length):
         cut = SimpleNamespace(**{name: np.asarray(getattr(trace, name))[:, :length]
                                  for name in ("log_joint", "n_clusters", "alpha",
                                               "size_entropy", "log_likelihood")},
@@ -274,9 +278,17 @@ def first_passing_length(trace, *, start: int = 1, step: int = 1,
                                      for name, v in (getattr(trace, "hyper", None)
                                                      or {}).items()},
                               kept=np.arange(length // 2, length))
-        if convergence(cut, alpha_resampled=alpha_resampled)["converged"]:
-            return length
-    return None
+        return convergence(cut, alpha_resampled=alpha_resampled)["converged"]
+
+    lengths = range(max(int(start), 2), n_iter + 1, max(int(step), 1))
+    if not stays:
+        return next((length for length in lengths if passes(length)), None)
+    first = None
+    for length in reversed(lengths):
+        if not passes(length):
+            break
+        first = length
+    return first
 
 
 def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
@@ -312,10 +324,13 @@ def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
             "fit'), under which a few outlying points no longer make a cluster.")
 
 
-def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False) -> str:
+def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
+           moves_clusters: bool = False) -> str:
     """One paragraph saying which quantities fail the rule and what to do (``rankings``: the
     exact posterior of a mixture of rankings, for which no sampler with faster moves
-    exists; ``coarsened``: a coarsened posterior, :func:`settled_scale`)."""
+    exists; ``coarsened``: a coarsened posterior, :func:`settled_scale`;
+    ``moves_clusters``: the run's sampler already splits and merges clusters, so the advice
+    is a longer run, not another sampler)."""
     if conv["converged"]:
         return "the chains have converged by the rule"
     parts = []
@@ -330,6 +345,9 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False) -> st
         todo.append("run several chains (n_chains=4) so that R-hat compares them")
     if rankings:
         todo.append(f"and expect it to take long: {RANKINGS_MIXING}")
+    elif moves_clusters:
+        todo[0] = ("run longer (max_time, CLI --max-time; or more iterations, n_iter): the "
+                   "sampler already splits and merges clusters, so what is left is time")
     else:
         todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
                     "'subcluster')")

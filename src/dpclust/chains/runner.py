@@ -28,6 +28,7 @@ from ..utils.checks import DataError, check_int, check_random_state
 from ..partitions import as_loss, posterior_similarity
 from ..priors import PartitionPrior, get_prior
 from ..samplers.choice import sampler_name
+from ..samplers.registry import moves_clusters
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
 from .checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
 from .length import AUTO_MAX_ITER, FIRST_LENGTH
@@ -631,8 +632,10 @@ class ChainEstimator(BaseEstimator):
             family = getattr(self, "family_", None)
             coarsened = getattr(self, "coarsening_", None) is not None
             rankings = getattr(family, "data_kind", None) == "rankings" and not coarsened
+            splits = moves_clusters(getattr(self, "sampler_", ""))
             warnings.warn(f"{type(self).__name__}: "
-                          + advice(self.convergence_, rankings=rankings, coarsened=coarsened),
+                          + advice(self.convergence_, rankings=rankings, coarsened=coarsened,
+                                   moves_clusters=splits),
                           UserWarning, stacklevel=_outside_package())
 
     def to_arviz(self):

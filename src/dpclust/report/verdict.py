@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import ESS_PER_CHAIN, RANKINGS_MIXING, RHAT_MAX, settled_scale
+from ..samplers.registry import moves_clusters
 from .text import _esc, _rankings_block
 
 
@@ -80,6 +81,9 @@ def _verdict(summary: Mapping[str, Any]) -> str:
                 if scale else "✗ Not converged: these results cannot be trusted yet")
         if _rankings_block(summary) is not None and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
+        elif moves_clusters((summary.get("settings") or {}).get("sampler", "")):
+            todo = ("Run longer (max_time, CLI --max-time) or more iterations: the sampler "
+                    "already splits and merges clusters.")
         else:
             todo = ("Run more iterations (a longer burn-in if the traces still drift) or "
                     "several chains" + ("; a smaller alpha_c mixes faster and merges more."

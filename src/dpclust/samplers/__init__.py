@@ -9,8 +9,8 @@ from .fsd import FiniteSymmetricDirichlet
 from .gibbs import CollapsedGibbs
 from .mallows import BetaGibbs, SliceGibbs
 from .registry import (AUTO_SMALL_SAMPLER, AUTO_SUBCLUSTER_FROM, INSTANTIATED, SAMPLERS,
-                       describe_samplers, family_samplers, get_sampler, resolve_sampler_name,
-                       sampler_needs)
+                       describe_samplers, family_samplers, get_sampler, moves_clusters,
+                       resolve_sampler_name, sampler_needs)
 from .sams import GibbsSAMS
 from .subcluster import SubclusterSplitMerge
 
@@ -21,4 +21,4 @@ __all__ = ["MixtureModel", "StepInfo", "relabel", "GammaPrior", "crp_log_prior",
            "SAMPLERS", "INSTANTIATED", "family_samplers", "get_sampler", "sampler_needs",
            "resolve_sampler_name", "AUTO_SUBCLUSTER_FROM", "AUTO_SMALL_SAMPLER", "SamplerChoice",
            "choose_sampler",
-           "is_exact_for", "describe_samplers"]
+           "is_exact_for", "describe_samplers", "moves_clusters"]

@@ -50,6 +50,21 @@ INSTANTIATED = tuple(k for k, v in SAMPLERS.items()
                      if sampler_needs(_sampler_class(v)) == "instantiated")
 
 
+def moves_clusters(sampler) -> bool:
+    """Whether a sampler (name, class or instance; ``"auto (gibbs+sams)"`` reads as the
+    name in brackets) has whole-cluster moves, splits and merges, beside its moves of single
+    points: its ``moves_clusters``.  Advice on a run that has not converged reads it, so as
+    not to suggest the moves the run already has."""
+    if isinstance(sampler, str):
+        name = sampler.strip().lower()
+        if name.startswith("auto (") and name.endswith(")"):
+            name = name[len("auto ("):-1]
+        if name not in SAMPLERS:
+            return False
+        sampler = _sampler_class(SAMPLERS[name])
+    return bool(getattr(sampler, "moves_clusters", False))
+
+
 def family_samplers(family) -> tuple | None:
     """The sampler names that fit a family without a collapsed form (a class or an
     instance): its ``samplers``; None for a collapsible family (the samplers check what

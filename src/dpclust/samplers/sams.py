@@ -67,6 +67,8 @@ class GibbsSAMS:
     #: the family's face it reads (a collapsed form), and whether it is exact MCMC
     needs = "collapsed"
     is_exact = True
+    #: it moves whole clusters (splits and merges), not only points
+    moves_clusters = True
 
     def __post_init__(self):
         if int(self.n_proposals) < 0:

@@ -287,6 +287,8 @@ class SubclusterSplitMerge:
     priors = ("dp",)
     needs = "collapsed"
     partitioned = True
+    #: it moves whole clusters (splits and merges), not only points
+    moves_clusters = True
     kmeans_start = True
 
     def _after_load(self):

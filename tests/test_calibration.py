@@ -84,7 +84,8 @@ def test_prior_draws_follow_another_partition_prior():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("prior", ["pitman-yor:0.4,0.8", "mfm:1,poisson:2"])
-@pytest.mark.parametrize("sampler", [CollapsedGibbs(), GibbsSAMS()], ids=["gibbs", "gibbs+sams"])
+@pytest.mark.parametrize("sampler", [CollapsedGibbs(), GibbsSAMS(), SubclusterSplitMerge()],
+                         ids=["gibbs", "gibbs+sams", "subcluster"])
 def test_other_priors_are_calibrated(sampler, prior):
     """200 data sets of 20 points drawn under Pitman–Yor and MFM priors: ranks uniform."""
     r = simulation_based_calibration(gaussian(), sampler, n_samples=20, n_replicates=200,

@@ -224,8 +224,9 @@ def test_advice_does_not_suggest_the_moves_the_sampler_has():
             "rule": "the rule", "n_clusters": {"rhat": 1.05, "ess_bulk": 80.0,
                                                "ess_tail": 90.0}}
     text = advice(conv, moves_clusters=True)
-    assert "split-merge moves" not in text and "run longer (max_time" in text
-    assert "already splits and merges" in text
+    assert "split-merge moves" not in text and "To do: run longer (max_time" in text
+    assert text.endswith("The sampler already splits and merges clusters, so what it needs "
+                         "is time.")
 
 
 def test_advice_says_when_only_the_small_clusters_have_not_settled():

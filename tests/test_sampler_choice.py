@@ -25,6 +25,7 @@ DP, FINITE, PY = get_prior(None), get_prior("finite:10"), get_prior("pitman-yor:
     (1000, DirichletMultinomial(), DP, "local", False, "gibbs+sams"),
     (1000, GAUSS, PY, "local", False, "gibbs+sams"),
     (9000, GAUSS, FINITE, "local", False, "fsd"),
+    (9000, GAUSS, PY, "local", False, "subcluster"),
     (1000, GAUSS, DP, "partitions", False, "subcluster"),
     (1000, GAUSS, DP, "dask", False, "subcluster"),
     (1000, PlackettLuce(), FINITE, "local", True, "coarsened"),
@@ -40,7 +41,7 @@ def test_auto_is_decided_by_one_function(n, family, prior, where, coarsened, nam
     ("gibbs", dict(coarsened=True), "fitted by the 'coarsened' sampler"),
     ("auto", dict(coarsened=True, where="dask"), "coarsening runs in-process"),
     ("gibbs", dict(where="partitions"), "are for the sub-cluster sampler"),
-    ("subcluster", dict(prior=PY), "fits the dp prior, not the Pitman"),
+    ("beta-gibbs", dict(prior=PY), "fits the dp prior, not the Pitman"),
     ("no-such", {}, "unknown sampler 'no-such'"),
     ("auto", dict(where="cloud"), "where must be one of"),
 ])

@@ -349,7 +349,7 @@ def test_collapsed_pass_draws_from_the_restricted_conditional(family):
         fn = kern.entry_points["collapsed_groups"]
         fn(kern.data, kstats, kern.hyper, rows, start, members, mstart, labels, counts,
            seeds, np.array([0, 1], dtype=np.int64), np.array([0, 2], dtype=np.int64),
-           np.empty((1, K)))
+           np.empty((1, K)), np.log(np.maximum(np.arange(n + 1.0), 1.0)))
         assert labels[7] == 4 and labels[11] == 3 and labels[i] in group
         np.testing.assert_array_equal(counts, np.bincount(labels, minlength=K))
         hits[labels[i]] += 1
@@ -574,17 +574,31 @@ def test_shuffled_allocation_keeps_rows_and_sides_together():
 
 def test_pass_weight_ratio_is_that_of_the_offset_dirichlet():
     """``w(z)`` of the data pass: ``Gamma(N) / (N Gamma(N - 1 + epsilon))`` per cluster, the
-    paper's ``prod 1 / N_k`` at epsilon = 1."""
+    paper's ``prod 1 / N_k`` at epsilon = 1; under another prior its ``W(N_k)`` in place of
+    ``Gamma(N_k)`` (the EPPF's factors of K and N do not change in a pass)."""
     from scipy.special import gammaln
 
+    from dpclust.priors import DirichletProcess, PitmanYor
     from dpclust.samplers import subcluster as sc
 
+    dp = DirichletProcess(2.0)
     counts = np.array([1.0, 3.0, 500.0])
     want = np.sum(gammaln(counts) - np.log(counts)
                   - gammaln(counts - 1.0 + sc.PASS_WEIGHT_OFFSET))
-    assert np.isclose(sc._log_pass_weight(counts), want)
-    # growing a 3-point cluster to 500 costs about (3 / 500)^epsilon, not 3 / 500
-    r = sc._log_pass_weight([500.0]) - sc._log_pass_weight([3.0])
+    moved = np.array([2.0, 2.0, 500.0])
+    got = sc._log_pass_weight(moved, dp, 2.0) - sc._log_pass_weight(counts, dp, 2.0)
+    want_moved = np.sum(gammaln(moved) - np.log(moved)
+                        - gammaln(moved - 1.0 + sc.PASS_WEIGHT_OFFSET))
+    assert np.isclose(got, want_moved - want)
+    py = PitmanYor(0.4, 0.5)
+    got = sc._log_pass_weight(moved, py, 0.5) - sc._log_pass_weight(counts, py, 0.5)
+    w = lambda n: np.sum(gammaln(n - 0.4) - np.log(n)  # noqa: E731
+                         - gammaln(n - 1.0 + sc.PASS_WEIGHT_OFFSET))
+    assert np.isclose(got, w(moved) - w(counts))
+    # growing a 3-point cluster to 500 (from a cluster of 1,000) costs about
+    # (3 / 500)^epsilon (1,000 / 503)^epsilon, not 3 / 500
+    r = (sc._log_pass_weight([500.0, 503.0], dp, 2.0)
+         - sc._log_pass_weight([3.0, 1000.0], dp, 2.0))
     assert -1.0 < r < 0.0
 
 

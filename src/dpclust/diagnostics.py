@@ -346,16 +346,17 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
     if rankings:
         todo.append(f"and expect it to take long: {RANKINGS_MIXING}")
     elif moves_clusters:
-        todo[0] = ("run longer (max_time, CLI --max-time; or more iterations, n_iter): the "
-                   "sampler already splits and merges clusters, so what is left is time")
+        todo[0] = "run longer (max_time, CLI --max-time; or more iterations, n_iter)"
     else:
         todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
                     "'subcluster')")
     scale = settled_scale(conv, coarsened=coarsened)
+    why = (" The sampler already splits and merges clusters, so what it needs is time."
+           if moves_clusters and not rankings else "")
     return (f"the run has not converged by the rule ({conv['rule']}; "
             f"{conv['n_draws']} kept draws per chain): " + "; ".join(parts)
             + ". " + (scale + " Otherwise: " if scale else "To do: ") + ", ".join(todo)
-            + ".")
+            + "." + why)
 
 
 __all__ = ["convergence", "first_passing_length", "diagnose", "diagnose_draws", "advice", "settled_scale",

@@ -112,11 +112,11 @@ def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
 
 @njit(cache=True, parallel=True)
 def _collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels,
-                      counts, seeds, lanes, lane_start, logw):
+                      counts, seeds, lanes, lane_start, logw, log_join):
     for lane in prange(lane_start.shape[0] - 1):
         _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
                            counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
-                           logw[lane], _k._niw_add, _k._niw_remove, _k._niw_log_predictive)
+                           logw[lane], log_join, _k._niw_add, _k._niw_remove, _k._niw_log_predictive)
 
 
 @njit(cache=True, parallel=True)

@@ -107,11 +107,11 @@ def _sequential_sides{suffix}(kdata, kstats, khyper, rows, start, fixed, slot0, 
 '''),
     "collapsed_groups": ("_collapsed_groups", True, '''\
 def _collapsed_groups{suffix}(kdata, kstats, khyper, rows, start, members, mstart, labels,
-                      counts, seeds, lanes, lane_start, logw):
+                      counts, seeds, lanes, lane_start, logw, log_join):
     for lane in prange(lane_start.shape[0] - 1):
         _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
                            counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
-                           logw[lane], {add}, {remove}, {log_predictive})
+                           logw[lane], log_join, {add}, {remove}, {log_predictive})
 '''),
 }
 #: the entry points a variant replaces (those on instantiated parameters)

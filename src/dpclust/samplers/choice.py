@@ -87,8 +87,8 @@ def _auto_reason(name: str, n_samples: int, family, prior) -> str:
     if prior is not None and not prior.is_dirichlet_process and name in ("fsd", "gibbs+sams"):
         return (f"auto under the {prior.title} prior: "
                 + ("the finite mixture's blocked Gibbs sampler at this size" if name == "fsd"
-                   else "collapsed Gibbs with merge-split moves (the sub-cluster sampler "
-                        "needs the Dirichlet process)"))
+                   else "collapsed Gibbs with merge-split moves below "
+                        f"{AUTO_SUBCLUSTER_FROM:,} points"))
     if getattr(family, "default_sampler", None) == name:
         return f"auto: the sampler of the {getattr(family, 'name', 'family')} family"
     threshold = getattr(family, "auto_subcluster_from", None) or AUTO_SUBCLUSTER_FROM

@@ -94,14 +94,17 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
     """``"auto"`` becomes :data:`AUTO_SMALL_SAMPLER` (``"gibbs+sams"``, or the family's
     ``auto_small_sampler``) below the family's ``auto_subcluster_from`` points (default
     :data:`AUTO_SUBCLUSTER_FROM`) and ``"subcluster"`` from there on; under a
-    partition ``prior`` other than the Dirichlet process (which the sub-cluster sampler's
-    algebra needs) ``"gibbs+sams"``, whose merge-split moves open and close whole clusters
-    that one-point Gibbs moves rarely do, or ``"fsd"`` (exact for it) for a finite prior
-    from that many points on; anything else is returned unchanged."""
+    partition ``prior`` other than the Dirichlet process, ``"gibbs+sams"`` below that many
+    points, whose merge-split moves open and close whole clusters that one-point Gibbs moves
+    rarely do, and from there on ``"subcluster"`` (its exact moves read the prior's split
+    ratio), or ``"fsd"`` (the finite mixture's own blocked sampler) for a finite prior;
+    anything else is returned unchanged."""
     if (isinstance(sampler, str) and sampler.lower() == "auto" and prior is not None
             and not prior.is_dirichlet_process and getattr(family, "collapsible", True)):
         threshold = getattr(family, "auto_subcluster_from", None) or AUTO_SUBCLUSTER_FROM
-        return "fsd" if prior.name == "finite" and n_samples >= threshold else "gibbs+sams"
+        if n_samples < threshold:
+            return "gibbs+sams"
+        return "fsd" if prior.name == "finite" else "subcluster"
     if isinstance(sampler, str) and sampler.lower() == "auto":
         if getattr(family, "default_sampler", None):
             return family.default_sampler

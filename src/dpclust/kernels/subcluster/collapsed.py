@@ -4,8 +4,6 @@ random groups of clusters, one thread per lane of groups.
 
 from __future__ import annotations
 
-import math
-
 from numba import njit, prange
 
 from ..gibbs import categorical_from_logs
@@ -14,14 +12,18 @@ from ..streams import next_uniform
 
 @njit(_nrt=False)
 def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, counts, seeds,
-                   groups, logw, add, remove, log_predictive):
+                   groups, logw, log_join, add, remove, log_predictive):
     """Restricted collapsed Gibbs over the points of the groups ``groups``, one after another
     (one thread's lane; see :func:`collapsed_groups`).
 
     Group g's points ``rows[start[g]:start[g + 1]]`` are visited in that order; each point
     that is not alone in its cluster is taken out of it and drawn among the group's clusters
-    ``members[mstart[g]:mstart[g + 1]]`` with probability ``∝ N_{k,-i} f(x_i | X_{k,-i})``
-    (the collapsed predictive of the family's slot k = cluster k), with stream ``seeds[g]``.
+    ``members[mstart[g]:mstart[g + 1]]`` with probability ``∝ W(N_{k,-i} + 1) / W(N_{k,-i})
+    f(x_i | X_{k,-i})`` (the collapsed predictive of the family's slot k = cluster k), with
+    stream ``seeds[g]``.  ``log_join[c]`` is the partition prior's log weight of joining a
+    cluster of c points (:meth:`~dpclust.priors.PartitionPrior.log_seat_weights`; ``log c``
+    for the Dirichlet process): with the number of clusters fixed, a Gibbs-type prior's
+    conditional is that weight alone.
     A point alone in its cluster stays: the update keeps the number of clusters, and is
     Gibbs sampling of the posterior restricted to partitions with that many clusters, which
     leaves the posterior itself invariant.
@@ -41,7 +43,7 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
             counts[k] = c - 1
             for a in range(m):
                 kk = members[lo_m + a]
-                logw[a] = math.log(counts[kk]) + log_predictive(kdata, i, kstats, kk, khyper)
+                logw[a] = log_join[counts[kk]] + log_predictive(kdata, i, kstats, kk, khyper)
             state, u = next_uniform(state)
             a = categorical_from_logs(logw, m, u)
             kk = members[lo_m + a]
@@ -52,7 +54,7 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
 
 @njit(parallel=True)
 def collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
-                     seeds, lanes, lane_start, logw, add, remove, log_predictive):
+                     seeds, lanes, lane_start, logw, log_join, add, remove, log_predictive):
     """:func:`collapsed_lane` for every lane of groups (``lanes[lane_start[l]:lane_start[l +
     1]]``, :func:`move_lanes`), one thread each: groups share no cluster and no point, so the
     lanes touch disjoint slots, labels and counts, and the result does not depend on the
@@ -60,5 +62,5 @@ def collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels
     from cached entry points).  ``logw`` holds one row of scratch per lane."""
     for lane in prange(lane_start.shape[0] - 1):
         collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
-                       seeds, lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane], add,
-                       remove, log_predictive)
+                       seeds, lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane],
+                       log_join, add, remove, log_predictive)

@@ -20,12 +20,13 @@ exact is to condition on every cluster staying non-empty.  The pass does this wi
 auxiliary variable with density ``prod_k 1/N_k``): the other points are drawn independently,
 and the whole pass is accepted with a Metropolis-Hastings probability.  The weights are an
 auxiliary variable too, and any conditional law given the partition is valid; with ``pi ~
-Dir(N_k - 1 + epsilon)`` the target given the anchors is ``CRP(z) prod_k N_k^-1 Dir(pi;
+Dir(N_k - 1 + epsilon)`` the target given the anchors is ``p(z) prod_k N_k^-1 Dir(pi;
 N - 1 + epsilon) prod_i f(x_i; theta_z_i)``, and the pass's proposal ``prod_(i not an anchor)
 pi_z_i f(x_i; theta_z_i)`` divides it into ``w(z) prod_k pi_k^(epsilon - 1)`` with ``w(z) =
 prod_k Gamma(N_k) / (N_k Gamma(N_k - 1 + epsilon))`` (K and N are fixed in the pass, and so is
-the product of the weights), so the pass is accepted with ``min(1, w(z') / w(z))``, about
-``prod_k (N_k / N'_k)^epsilon``.  The paper's ``Dir(N_k, alpha)`` is ``epsilon = 1``: a
+the product of the weights; ``p(z)`` is the partition prior, the CRP for the Dirichlet
+process, whose ``Gamma(N_k)`` are shown), so the pass is accepted with ``min(1, w(z') /
+w(z))``, about ``prod_k (N_k / N'_k)^epsilon``.  The paper's ``Dir(N_k, alpha)`` is ``epsilon = 1``: a
 cluster just cut off by a move, of a few points, that the pass would grow to its share was
 then refused in proportion (3 points growing to 500: 0.006, with ``epsilon = 0.1``: 0.6),
 and the whole pass with it (10^6 points: 8 passes of 28 refused and run again).
@@ -57,6 +58,18 @@ overlapping 2-D clusters every chain ends at K = 1, at any N).  Those moves are 
   points, in parallel; split targets carry ``alpha / P`` instead of ``alpha``.  ``P`` is
   drawn each round from a distribution that does not depend on the state (a mixture of
   kernels): few groups propose merges of any pair, many propose splits of every cluster.
+* *Other priors on partitions.*  With the groups uniform and independent of the partition,
+  ``p(z, g) = p(z) P^-K`` under any prior, so a split's target is the prior's split ratio
+  (:meth:`~dpclust.priors.PartitionPrior.log_split_ratio`) minus ``log P``.  Under a
+  Gibbs-type prior other than the DP that ratio depends on the number of clusters, which
+  couples the groups: their moves are proposed in parallel, each from its own group's
+  points, and accepted one after another, each with the number of clusters that the moves
+  accepted before it left (each is then a Metropolis-Hastings move of the whole state whose
+  proposal the other groups' moves do not change).  The data pass reads the prior's EPPF
+  in ``w(z)`` (with K and N fixed only the sizes' factors ``W(N_k)`` change: ``Gamma(N_k)``
+  for the DP, ``Gamma(N_k - d)`` for Pitman-Yor) and the collapsed pass its seating weights
+  (``W(c + 1) / W(c)``: ``c``, ``c - d``, ``c + gamma``).  The multi-way moves and the
+  paper's approximate moves are written with the DP's algebra and run under it alone.
 * *The move.*  A group of ``K_g`` clusters proposes, with probability ``rho(K_g)`` (1 when
   ``K_g = 1``, else 1/2), to split a uniformly chosen cluster, else to merge a uniformly
   chosen pair.  Either way the move acts on a set S of points that is the same before and

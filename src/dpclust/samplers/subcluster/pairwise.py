@@ -25,8 +25,7 @@ from scipy.special import logsumexp
 
 from ...families.base import concatenate, take
 from .launch import _ONE_SIDED, launch_components, staged_proposal
-from .ratios import (_log_anchored_split, _log_split_target, _merge_log_ratios, _p_split,
-                     _pairs_max, _split_log_ratio)
+from .ratios import _log_anchored_split, _merge_log_ratios, _p_split, _pairs_max
 from .schedule import (data_side, group_count, partitioned, pinch_probability,
                        scan_probability, sequential_here)
 from .sequential import partitioned_proposal, partitioned_round, sequential_proposal
@@ -242,7 +241,8 @@ def apply_launch_moves(cfg, rng, model, data, state, run, moves, stats, n, n_gro
     ``seq_sides``: the sequential moves' sides (:class:`~dpclust.samplers.subcluster.
     sequential._SequentialSides`)."""
     fam = model.family
-    round_ = _Round(fam, state, run, stats, n, n_groups, alpha, pins, seq_sides)
+    round_ = _Round(fam, state, run, stats, n, n_groups, alpha, pins, seq_sides,
+                    model.partition_prior, model.n_samples)
     split_pair = _split_pair_log_probs(cfg, round_, moves, ready, stats, n, n_groups)
     splits = merges = 0
     for b, move in enumerate(moves):
@@ -286,9 +286,13 @@ class _Round:
     to them, and the sides of each split, counted once (a sequential move's only for the
     moves that need them)."""
 
-    def __init__(self, fam, state, run, stats, n, n_groups, alpha, pins, seq_sides):
+    def __init__(self, fam, state, run, stats, n, n_groups, alpha, pins, seq_sides, prior,
+                 n_samples):
         self.fam, self.run, self.n, self.alpha, self.pins = fam, run, n, alpha, pins
         self.K = K = len(n)
+        # the moves are decided one after another, each with the clusters the earlier ones
+        # left: a prior other than the Dirichlet process weighs a split by their number
+        self.prior, self.n_samples, self.n_clusters = prior, int(n_samples), K
         self.log_p = math.log(n_groups)
         self.seq_sides = seq_sides
         self.records = []
@@ -316,7 +320,7 @@ class _Round:
     def split(self, rng, b, move, log_pair) -> int:
         """Accept or reject split b of cluster ``move.members[0]`` (1: accepted);
         ``log_pair``: the reverse merge's ``log P(pair)``."""
-        fam, run, K, alpha, records = self.fam, self.run, self.K, self.alpha, self.records
+        fam, run, K, records = self.fam, self.run, self.K, self.records
         k_g = move.k_g
         log_q = float(run.logq[2 * b])  # the allocation of all but the two anchors
         c = move.members[0]
@@ -326,12 +330,12 @@ class _Round:
         if self.sequential(b):
             # the sides' log marginals from the allocation itself
             logf_c = float(fam.log_marginal(records[c][0])[0])
-            target = float(_split_log_ratio(run.logf[2 * b], run.logf[2 * b + 1],
-                                            logf_c, n_a, n_b, alpha))
+            logf = (float(run.logf[2 * b]), float(run.logf[2 * b + 1]), logf_c)
         else:
             halves = self.halves(b)[0]
-            target = _log_split_target(fam, take(halves, [0]), take(halves, [1]),
-                                       records[c][0], n_a, n_b, alpha)
+            logf = fam.log_marginal(concatenate(take(halves, [0]), take(halves, [1]),
+                                                records[c][0]))
+        target = self.target(n_a, n_b, logf, self.n_clusters)
         log_ratio = (target - self.log_p
                      + _log_anchored_split(n_a, n_b, k_g, log_q,
                                            move.launch in _ONE_SIDED, log_pair))
@@ -341,23 +345,38 @@ class _Round:
         records[c] = [take(halves, [0]), int(first[0]), int(self.pins[b, 0])]
         records.append([take(halves, [1]), int(first[1]), int(self.pins[b, 1])])
         self.label_map[4 * c + 1] = len(records) - 1
+        self.n_clusters += 1
         return 1
+
+    def target(self, n_a, n_b, logf, n_clusters) -> float:
+        """The target ratio of splitting a cluster into sides of ``n_a`` and ``n_b`` points
+        when there are ``n_clusters`` clusters before the split: the partition prior's
+        :meth:`~dpclust.priors.PartitionPrior.log_split_ratio` (for the Dirichlet process
+        :func:`~dpclust.samplers.subcluster.ratios._split_log_ratio`'s ``log alpha +
+        lgamma(N_A) + lgamma(N_B) - lgamma(N_c)``) plus ``log f(X_A) + log f(X_B) - log
+        f(X_c)`` from ``logf``; the groups' ``- log P`` is the caller's."""
+        prior = self.prior.log_split_ratio(int(n_a), int(n_b), int(n_clusters),
+                                           self.n_samples, self.alpha)
+        return float(prior + logf[0] + logf[1] - logf[2])
 
     def merge(self, rng, b, move) -> int:
         """Accept or reject merge b of clusters ``move.members`` (side 0, side 1; 1:
         accepted)."""
-        fam, run, alpha, records = self.fam, self.run, self.alpha, self.records
+        fam, run, records = self.fam, self.run, self.records
         k_g = move.k_g
         log_q = float(run.logq[2 * b])  # the allocation of all but the two anchors
         left, right = move.members  # side 0, side 1
         s_l, s_r = records[left][0], records[right][0]
         both = fam.combine(s_l, s_r)
         n_l, n_r = int(self.n[left]), int(self.n[right])
-        log_ratio = -(_log_split_target(fam, s_l, s_r, both, n_l, n_r, alpha) - self.log_p
+        logf = fam.log_marginal(concatenate(s_l, s_r, both))
+        # the reverse split starts from the merged state: one cluster fewer
+        log_ratio = -(self.target(n_l, n_r, logf, self.n_clusters - 1) - self.log_p
                       + _log_anchored_split(n_l, n_r, k_g - 1, log_q,
                                             move.launch in _ONE_SIDED, move.log_pair))
         if not math.log(rng.random()) < log_ratio:
             return 0
+        self.n_clusters -= 1
         records[left] = [both, min(records[left][1], records[right][1]),
                          int(self.pins[b, 0])]
         records[right] = None

@@ -138,7 +138,9 @@ def accepted_pass(cfg, rng, model, state, draws: PassDraws, rand_c, rand_p):
     K = len(state.age)
     run = data_pass(cfg, rng, model, state, draws, rand_c, rand_p, update)
     new_counts = run.counts[:2 * K].reshape(K, 2).sum(axis=1)
-    log_r = _log_pass_weight(new_counts) - _log_pass_weight(draws.counts) if update else 0.0
+    prior, alpha = model.partition_prior, state.alpha
+    log_r = (_log_pass_weight(new_counts, prior, alpha)
+             - _log_pass_weight(draws.counts, prior, alpha)) if update else 0.0
     accepted = log_r >= 0 or math.log(rng.random()) < log_r
     if not accepted:
         run = data_pass(cfg, rng, model, state, draws, rand_c, rand_p, 0)
@@ -177,6 +179,14 @@ def run_pass(rng, model, data, spec, labels, sub) -> PassResult:
                       part.res, part.rkey, part.ll[:2 * K])
 
 
+def join_weights(model, alpha) -> np.ndarray:
+    """``log_join[c]``: the partition prior's log weight of a point joining a cluster of c
+    others (``log c`` for the Dirichlet process, ``log(c - d)`` for Pitman-Yor), for c up to
+    the number of points."""
+    log_join, _ = model.partition_prior.log_seat_weights(model.n_samples, alpha, 1)
+    return np.ascontiguousarray(log_join, dtype=np.float64)
+
+
 def collapsed_pass(cfg, rng, model, state):
     """The labels after one restricted collapsed Gibbs pass (``data_pass``), over random
     groups of clusters in parallel (``pass_groups``)."""
@@ -206,5 +216,6 @@ def collapsed_pass(cfg, rng, model, state):
         extra = (() if fn is not None else (kern.add, kern.remove, kern.log_predictive))
         (fn or _sk.collapsed_groups)(kern.data, kstats, kern.hyper, rows, start, members,
                                      mstart, labels, counts, seeds[1], lanes[0], lanes[1],
-                                     np.empty((len(lanes[1]) - 1, max(K, 1))), *extra)
+                                     np.empty((len(lanes[1]) - 1, max(K, 1))),
+                                     join_weights(model, state.alpha), *extra)
     return labels

@@ -27,11 +27,15 @@ TARGETED_PAIRS_MAX = 64
 PAIR_SCORE_BUDGET = 4_000_000
 
 
-def _log_pass_weight(counts) -> float:
+def _log_pass_weight(counts, prior, alpha) -> float:
     """``log w(z)`` of the data pass's Metropolis-Hastings ratio ``w(z') / w(z)`` (module
-    notes): ``sum_k log Gamma(N_k) - log N_k - log Gamma(N_k - 1 + epsilon)``."""
+    notes): ``log p(z) - sum_k [log N_k + log Gamma(N_k - 1 + epsilon)]``, with ``p(z)`` the
+    partition prior's EPPF (``prod_k Gamma(N_k)`` and a factor of K and N for the Dirichlet
+    process; K and N are fixed in the pass, so only the sizes' factors ``W(N_k)`` of a
+    Gibbs-type prior change)."""
     n = np.asarray(counts, dtype=np.float64)
-    return float(np.sum(gammaln(n) - np.log(n) - gammaln(n - 1.0 + PASS_WEIGHT_OFFSET)))
+    return float(prior.log_eppf(n, alpha)
+                 - np.sum(np.log(n) + gammaln(n - 1.0 + PASS_WEIGHT_OFFSET)))
 
 
 def _log_beta(a, b):

@@ -16,7 +16,6 @@ import numpy as np
 from ...families.base import take
 from .._partitioned import PassSpec, StartLabels
 from ..base import MixtureModel, StepInfo, initial_labels
-from ..crp import crp_log_prior
 from .approximate import approximate_moves, choose_random_split
 from .clusters import _smaller_key, clusters_after_pass, relabel
 from .multiway import MULTIWAY_RATE, multiway_move
@@ -281,10 +280,11 @@ class SubclusterSplitMerge:
     scans: int = 4
     #: the former name of ``n_threads`` (given: a FutureWarning, and it sets ``n_threads``)
     n_jobs: int | None = None
-    #: what the estimator reads (see the user guide, "Adding a sampler"): the Dirichlet process only
-    #: (its ratios are written with the DP's algebra: groups with alpha/P, Dirichlet
-    #: weights), families with a collapsed form, data in partitions, a k-means start
-    priors = ("dp",)
+    #: what the estimator reads (see the user guide, "Adding a sampler"): every partition
+    #: prior (the exact moves read the prior's split ratio and EPPF; the paper's approximate
+    #: moves and the multi-way moves are written with the Dirichlet process's algebra, and
+    #: are for it alone), families with a collapsed form, data in partitions, a k-means start
+    priors = None
     needs = "collapsed"
     partitioned = True
     #: it moves whole clusters (splits and merges), not only points
@@ -421,6 +421,15 @@ class SubclusterSplitMerge:
         data = data_side(self, model)
         if n_clusters < 1:
             raise ValueError(f"the initial number of clusters must be >= 1, got {n_clusters}")
+        prior = model.partition_prior
+        if not prior.is_dirichlet_process and (not self.is_exact or self.random_split_merge):
+            raise ValueError(f"the sub-cluster sampler's moves from statistics (the paper's "
+                             f"sub-cluster splits, pairwise merges and random splits) are "
+                             f"written for the Dirichlet process, not the {prior.title}: use "
+                             f"the default configuration (sampler='subcluster')")
+        # a prior with at most so many clusters (the finite Dirichlet) starts within them
+        most = getattr(prior, "n_components", None)
+        n_clusters = min(n_clusters, most or n_clusters)
         if isinstance(labels, StartLabels):
             k0, labels = int(labels.n_clusters), labels.labels
         elif labels is not None:
@@ -428,6 +437,8 @@ class SubclusterSplitMerge:
             k0 = int(labels.max()) + 1
         else:
             k0 = int(min(n_clusters, n))
+        if most is not None and k0 > most:  # a start of more clusters than the prior allows
+            labels, k0 = None, int(min(most, n))
         key = int(rng.integers(2**63))
         z, sub = data.start(key, k0, labels, n_slots=2 * k0 + 2)
         zeros = np.zeros(k0)
@@ -494,7 +505,7 @@ class SubclusterSplitMerge:
         alpha = model.update_alpha(rng, alpha, k_new)
         stats = _pairs_combined(fam, new_state.sub_stats, k_new)
         log_lik = float(fam.log_marginal(stats).sum())
-        log_joint = crp_log_prior(fam.count(stats), alpha) + log_lik
+        log_joint = model.partition_prior.log_eppf(fam.count(stats), alpha) + log_lik
         return (new_state._replace(alpha=alpha),
                 StepInfo(log_joint, k_new, alpha, int(n_splits), int(n_merges), log_lik))
 

@@ -113,5 +113,7 @@ def scan_probability(cfg, model) -> float:
 
 
 def multiway_here(cfg, model) -> bool:
-    """Whether this run makes multi-way moves (``multiway``; with sequential moves)."""
-    return int(cfg.multiway) >= 3 and sequential_here(cfg, model)
+    """Whether this run makes multi-way moves (``multiway``; with sequential moves, under
+    the Dirichlet process, whose algebra their ratios are written in)."""
+    return (int(cfg.multiway) >= 3 and sequential_here(cfg, model)
+            and model.partition_prior.is_dirichlet_process)

@@ -74,6 +74,19 @@ def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
         m.posterior_similarity()
 
 
+def test_another_prior_gives_the_in_process_chain(client, data):
+    """A Pitman–Yor fit on the cluster: the same chain as in-process on the same partitions
+    (the prior's split ratio and EPPF are read on the client, the data pass on the
+    workers)."""
+    X, _ = data
+    kw = {**KW, "prior": "pitman-yor:0.25,1", "n_iter": 8, "burn_in": 4}
+    local = DPMixture(partitions=ROWS, **kw).fit(X)
+    dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
+    m = DPMixture(executor=client, **kw).fit(dX)
+    _same_chain(local, m)
+    assert m.sampler_ == "subcluster" and m.prior_.name == "pitman-yor"
+
+
 def test_shards_give_the_in_process_chain(client, data, local_fit, tmp_path, monkeypatch):
     from dpclust.samplers import _partitioned_moves
 

@@ -639,10 +639,11 @@ class DaskModel:
     X = None
 
     def __init__(self, family, partitions: DaskPartitions, alpha_prior=None,
-                 fingerprint: str = ""):
+                 fingerprint: str = "", prior=None):
         self.family = family
         self.partitions = partitions
         self.alpha_prior = alpha_prior
+        self.prior = prior
         self.n_samples = int(sum(partitions.rows))
         self._fingerprint = fingerprint
 
@@ -658,8 +659,11 @@ class DaskModel:
 
     @property
     def partition_prior(self):
-        """The Dirichlet process (the only prior the sub-cluster sampler, which runs here,
-        takes), with alpha's prior when it is resampled."""
+        """The prior on partitions (``prior``); when none was given, the Dirichlet process,
+        with alpha's prior when it is resampled."""
+        prior = getattr(self, "prior", None)
+        if prior is not None:
+            return prior
         from ..priors import DirichletProcess
 
         return DirichletProcess(1.0 if self.alpha_prior is None else self.alpha_prior)

@@ -576,7 +576,7 @@ class DPMixture(MixtureEstimator):
                 raise ValueError("executor='dask' needs a Dask cluster: pass "
                                  "executor=Client(...) (or create one first)") from None
         data, resolved, fingerprint = load_partitions(client, X, family, self.partitions)
-        return DaskModel(resolved, data, prior, fingerprint)
+        return DaskModel(resolved, data, prior, fingerprint, prior=self._partition_prior())
 
     _model_state = ("coarsening_", "_family_coarsening")
 

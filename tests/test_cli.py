@@ -1410,7 +1410,7 @@ def test_fit_with_a_pitman_yor_prior_names_it_in_the_summary_and_report(tmp_path
     (["--prior", "pitman-yor:0.3"], "DISCOUNT,STRENGTH"),
     (["--prior", "mfm:1,poisson:2", "--alpha", "2"], "takes its parameters in --prior"),
     (["--prior", "mfm", "--model", "ddcrp"], "--prior applies to --model dp"),
-    (["--prior", "pitman-yor:0.3,1", "--sampler", "subcluster"], "not the Pitman–Yor process"),
+    (["--prior", "pitman-yor:0.3,1", "--sampler", "fsd"], "not the Pitman–Yor process"),
 ])
 def test_prior_mistakes_are_one_clear_message(tmp_path, capsys, argv, message):
     status, _, err = run(capsys, "fit", *argv, "--n-iter", "4", "--no-progress", "--no-plots",

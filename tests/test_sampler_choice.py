@@ -110,3 +110,20 @@ def test_auto_gives_the_table_families_ten_merge_split_proposals_a_sweep():
     assert isinstance(table, GibbsSAMS) and table.n_proposals == 10
     assert choose_sampler("auto", 300, GAUSS, DP).sampler.n_proposals == 1
     assert choose_sampler("gibbs+sams", 300, DiagonalGaussian(), DP).sampler.n_proposals == 1
+
+
+def test_a_concentration_prior_is_refused_where_the_prior_does_not_resample_it():
+    """A prior whose concentration carries a Gamma prior but that has no update for it (here a
+    finite Dirichlet made so): refused at the edge, naming what takes a GammaPrior."""
+    from dpclust.priors import FiniteDirichlet
+    from dpclust.samplers import GammaPrior
+    from dpclust.samplers.choice import check_prior
+
+    class Learned(FiniteDirichlet):
+        @property
+        def alpha_prior(self):
+            return GammaPrior(1.0, 1.0)
+
+    with pytest.raises(ValueError, match="does not resample its concentration"):
+        check_prior(get_sampler("gibbs"), Learned(3, 1.0))
+    check_prior(get_sampler("gibbs"), get_prior("pitman-yor:0.25,gamma:2:1"))  # resampled

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..priors import PartitionPrior
 from .registry import AUTO_SUBCLUSTER_FROM, get_sampler, resolve_sampler_name
 
 #: where a chain can run: in this process, on in-process partitions (``partitions=``), or
@@ -69,17 +70,21 @@ def is_exact_for(sampler, prior=None) -> bool:
 
 def check_prior(sampler, prior) -> None:
     """Refuse a sampler that cannot target ``prior`` (its ``priors``: names, or None for
-    every prior of :mod:`dpclust.priors`), and a resampled concentration under a prior
-    other than the Dirichlet process."""
+    every prior of :mod:`dpclust.priors`), and a concentration with a prior under a
+    partition prior that does not resample it (its ``update_alpha``: the Dirichlet process's
+    alpha and the Pitman-Yor strength are resampled)."""
     if prior is None:
         return
     supported = getattr(sampler, "priors", ("dp",))
     if supported is not None and prior.name not in supported:
         raise ValueError(f"the {sampler_name(sampler)!r} sampler fits the "
                          f"{' or '.join(supported)} prior, not the {prior.title}: use "
-                         f"sampler='gibbs', 'explicit' or 'gibbs+sams'")
-    if prior.alpha_prior is not None and not prior.is_dirichlet_process:
-        raise ValueError("only the Dirichlet process's alpha can be resampled")
+                         f"sampler='gibbs', 'explicit', 'gibbs+sams' or 'subcluster'")
+    if (prior.alpha_prior is not None
+            and type(prior).update_alpha is PartitionPrior.update_alpha):
+        raise ValueError(f"the {prior.title} prior does not resample its concentration: give "
+                         f"it a number (the Dirichlet process's alpha and the Pitman-Yor "
+                         f"strength take a GammaPrior)")
 
 
 def _auto_reason(name: str, n_samples: int, family, prior) -> str:

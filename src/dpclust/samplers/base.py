@@ -250,10 +250,8 @@ class MixtureModel(ChainData):
         split, fns = _kernels.dispatch(kern, "split_log_marginals")
         split(kern.data, kern.alloc(3), kern.hyper, np.ascontiguousarray(left, dtype=np.int64),
               np.ascontiguousarray(right, dtype=np.int64), logf, *fns)
-        n_l, n_r = len(left), len(right)
-        prior = self.partition_prior.log_split_ratio(n_l, n_r, int(n_clusters), self.n_samples,
-                                                     alpha)
-        return prior + logf[0] + logf[1] - logf[2]
+        return split_target(self.partition_prior, len(left), len(right), n_clusters,
+                            self.n_samples, alpha, logf)
 
     def log_joint_reference(self, labels: np.ndarray, alpha: float) -> float:
         """The same log joint through the family's NumPy face (for testing the kernels)."""
@@ -344,6 +342,19 @@ class MixtureModel(ChainData):
         """The prior's concentration after one update (Escobar & West for a Dirichlet
         process with a Gamma prior on alpha; unchanged otherwise)."""
         return self.partition_prior.update_alpha(rng, alpha, n_clusters, self.n_samples)
+
+def split_target(prior, n_left: int, n_right: int, n_clusters: int, n_samples: int,
+                 alpha: float, logf) -> float:
+    """``log p(split) - log p(merged)`` of a split into sides of ``n_left`` and ``n_right``
+    points with ``n_clusters`` clusters in the merged state: the partition prior's
+    :meth:`~dpclust.priors.PartitionPrior.log_split_ratio` (for the Dirichlet process
+    ``log alpha + lgamma(N_l) + lgamma(N_r) - lgamma(N_c)``) plus ``log f(X_l) + log f(X_r)
+    - log f(X_c)`` from ``logf`` (the three log marginals in that order): the target ratio
+    of every split-merge move (Mathematics §3)."""
+    ratio = prior.log_split_ratio(int(n_left), int(n_right), int(n_clusters), int(n_samples),
+                                  alpha)
+    return float(ratio + logf[0] + logf[1] - logf[2])
+
 
 def summarize_partitions(family, X, rows=None):
     """``family.summarize`` of each partition of ``rows`` rows (None: one), merged in order."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import MixtureModel, StepInfo, relabel
+from .base import MixtureModel, StepInfo, relabel, split_target
 from ..kernels.subcluster import sams_allocation
 from .gibbs import CollapsedGibbs, GibbsState
 
@@ -125,8 +125,8 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha, n_clusters: int):
         side, log_q, logf = _allocate(rng, model.kernel, i, j, rest, None)
         n_right = int(side.sum()) + 1
         # the merged state is the current one
-        log_ratio = (prior.log_split_ratio(len(members) - n_right, n_right, n_clusters, n,
-                                           alpha) + logf[0] + logf[1] - logf[2])
+        log_ratio = split_target(prior, len(members) - n_right, n_right, n_clusters, n, alpha,
+                                 logf)
         if math.log(rng.random()) < log_ratio - log_q:
             labels = labels.copy()
             new = labels.max() + 1
@@ -140,8 +140,7 @@ def _sams_proposal(rng, model: MixtureModel, labels, alpha, n_clusters: int):
     target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
     _, log_q, logf = _allocate(rng, model.kernel, i, j, rest, target)
     # after the merge: the split's merged state
-    log_ratio = -(prior.log_split_ratio(len(left), len(right), n_clusters - 1, n, alpha)
-                  + logf[0] + logf[1] - logf[2])
+    log_ratio = -split_target(prior, len(left), len(right), n_clusters - 1, n, alpha, logf)
     if math.log(rng.random()) < log_ratio + log_q:
         labels = labels.copy()
         labels[right] = ci

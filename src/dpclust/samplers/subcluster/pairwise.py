@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ...families.base import concatenate, take
+from ..base import split_target
 from .launch import _ONE_SIDED, launch_components, staged_proposal
 from .ratios import _log_anchored_split, _merge_log_ratios, _p_split, _pairs_max
 from .schedule import (data_side, group_count, partitioned, pinch_probability,
@@ -349,15 +350,11 @@ class _Round:
         return 1
 
     def target(self, n_a, n_b, logf, n_clusters) -> float:
-        """The target ratio of splitting a cluster into sides of ``n_a`` and ``n_b`` points
-        when there are ``n_clusters`` clusters before the split: the partition prior's
-        :meth:`~dpclust.priors.PartitionPrior.log_split_ratio` (for the Dirichlet process
-        :func:`~dpclust.samplers.subcluster.ratios._split_log_ratio`'s ``log alpha +
-        lgamma(N_A) + lgamma(N_B) - lgamma(N_c)``) plus ``log f(X_A) + log f(X_B) - log
-        f(X_c)`` from ``logf``; the groups' ``- log P`` is the caller's."""
-        prior = self.prior.log_split_ratio(int(n_a), int(n_b), int(n_clusters),
-                                           self.n_samples, self.alpha)
-        return float(prior + logf[0] + logf[1] - logf[2])
+        """:func:`~dpclust.samplers.base.split_target` of a split into sides of ``n_a`` and
+        ``n_b`` points when there are ``n_clusters`` clusters before it, under this round's
+        prior; the groups' ``- log P`` is the caller's."""
+        return split_target(self.prior, n_a, n_b, n_clusters, self.n_samples, self.alpha,
+                            logf)
 
     def merge(self, rng, b, move) -> int:
         """Accept or reject merge b of clusters ``move.members`` (side 0, side 1; 1:

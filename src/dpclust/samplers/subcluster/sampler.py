@@ -427,9 +427,6 @@ class SubclusterSplitMerge:
                              f"sub-cluster splits, pairwise merges and random splits) are "
                              f"written for the Dirichlet process, not the {prior.title}: use "
                              f"the default configuration (sampler='subcluster')")
-        # a prior with at most so many clusters (the finite Dirichlet) starts within them
-        most = getattr(prior, "n_components", None)
-        n_clusters = min(n_clusters, most or n_clusters)
         if isinstance(labels, StartLabels):
             k0, labels = int(labels.n_clusters), labels.labels
         elif labels is not None:
@@ -437,7 +434,9 @@ class SubclusterSplitMerge:
             k0 = int(labels.max()) + 1
         else:
             k0 = int(min(n_clusters, n))
-        if most is not None and k0 > most:  # a start of more clusters than the prior allows
+        # a prior with at most so many clusters (the finite Dirichlet) starts within them
+        most = getattr(prior, "n_components", None)
+        if most is not None and k0 > most:
             labels, k0 = None, int(min(most, n))
         key = int(rng.integers(2**63))
         z, sub = data.start(key, k0, labels, n_slots=2 * k0 + 2)

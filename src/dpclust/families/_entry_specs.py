@@ -47,6 +47,10 @@ SPECS = {
         "a table with a full-covariance Gaussian", "_gaussian_table_kernels",
         {**_collapsed("gt_"), "log_likelihoods": "gt_log_likelihoods",
          "accumulate": "gt_accumulate"}, None),
+    "_exposure_entry": (
+        "counts over exposures (Plackett–Luce given its latents)", "_exposure_kernels",
+        {**_collapsed("_pe_"), "log_likelihoods": "_pe_log_likelihoods",
+         "accumulate": "_pe_accumulate"}, None),
 }
 
 

@@ -129,3 +129,43 @@ def soft_sums(orders, lengths, weights, p, chosen, exposure):
         every += cum
     for j in range(n):
         exposure[j] += max(every - listed[j], 0.0)
+
+
+@njit(cache=True)
+def latent_rows(orders, lengths, labels, rate, exp_draws, counts, exposure):
+    """The Gamma latents of every ranking as a row of counts over exposures (the
+    augmented data of :mod:`dpclust.families.exposure`), written into ``counts`` and
+    ``exposure`` (N, n_items).
+
+    Ranking ``i`` of cluster ``k = labels[i]`` at worths ``rate[k]`` (unnormalised: the
+    latents' scale is the worths') gets ``Z_s = exp_draws[i, s] / Lambda_s``, an
+    ``Exp(Lambda_s)`` latent per stage; an item chosen at stage ``r`` counts 1 with exposure
+    ``Z_1 + ... + Z_r``, an unranked item 0 with ``Z_1 + ... + Z_t``."""
+    N = orders.shape[0]
+    n = rate.shape[1]
+    lam = np.empty(max(orders.shape[1], 1))
+    free = np.ones(n)
+    for i in range(N):
+        k = labels[i]
+        t = lengths[i]
+        for s in range(t):
+            free[orders[i, s]] = 0.0
+        rest = 0.0
+        for j in range(n):
+            rest += rate[k, j] * free[j]
+        for s in range(t - 1, -1, -1):  # Lambda_s, summed from what is left
+            rest += rate[k, orders[i, s]]
+            lam[s] = rest
+        cum = 0.0
+        for j in range(n):
+            counts[i, j] = 0.0
+        for s in range(t):
+            cum += exp_draws[i, s] / lam[s]
+            item = orders[i, s]
+            counts[i, item] = 1.0
+            exposure[i, item] = cum
+        for j in range(n):
+            if free[j] == 1.0:
+                exposure[i, j] = cum
+        for s in range(t):
+            free[orders[i, s]] = 1.0

@@ -55,10 +55,20 @@ import numpy as np
 from scipy.special import logsumexp, roots_jacobi
 
 from . import _plackett_luce as _pl
-from ._pl_kernels import log_pl_table, soft_sums
+from ._pl_kernels import latent_rows, log_pl_table, soft_sums
 from ._rankings_base import RankingsFamily
-from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
-                   log_dirichlet, log_normalise, positive_float, register_family, rounded)
+from .base import (
+    ClusterColumn,
+    ClusterSummary,
+    ClusterTable,
+    HyperParameter,
+    log_dirichlet,
+    log_normalise,
+    positive_float,
+    register_family,
+    rounded,
+)
+from .exposure import ExposureData, GammaExposure
 
 #: the NumPy face's statistics and marginal likelihood are offered up to this many items
 MAX_EXACT_ITEMS = 4
@@ -83,6 +93,10 @@ _SAMPLER_TEXT = {
     "explicit": "exact MCMC (Neal's algorithm 2 with Gamma-latent Gibbs rounds of the worths)",
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with Gamma-latent rounds)",
     "coarsened": "exact MCMC for the coarsened posterior (allocation-free Metropolis-Hastings)",
+    "gibbs": "exact MCMC (collapsed Gibbs given the Gamma latents)",
+    "gibbs+sams": "exact MCMC (collapsed Gibbs and merge-split moves given the Gamma latents)",
+    "subcluster": "exact MCMC (the sub-cluster sampler's split-merge moves given the Gamma "
+                  "latents)",
 }
 
 
@@ -146,7 +160,7 @@ class PlackettLuce(RankingsFamily):
                             "a few items (default: 1.0)"),
     )
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
-    samplers = ("explicit", "fsd", "coarsened")
+    samplers = ("explicit", "fsd", "coarsened", "gibbs", "gibbs+sams", "subcluster")
     default_sampler = "explicit"
     report_sentence = ("Each cluster is a Plackett–Luce model: every candidate has a worth, "
                        "and a voter of the cluster picks each next preference with "
@@ -268,6 +282,49 @@ class PlackettLuce(RankingsFamily):
         if len(X):
             log_pl_table(X.orders, X.lengths, log_p, out)
         return out
+
+    # ------------------------------------------- the latents' conjugate form
+    def latent_family(self) -> GammaExposure:
+        """The conjugate family of the rankings given their Gamma latents
+        (:mod:`dpclust.families.exposure`): every item's worth ``Gamma(a, 1)``, a ranking a
+        row of counts over exposures.  The collapsed samplers run on it
+        (:mod:`dpclust.samplers.augmented`)."""
+        self._need_resolved()
+        return GammaExposure(float(self.worth_shape), 1.0, self._n)
+
+    def initial_rates(self, X, labels, n_clusters: int, rng) -> np.ndarray:
+        """A start of every cluster's worths ``log lambda`` (K, n): those of
+        :meth:`update_params` from the MM estimate (normalised: :meth:`draw_latents` draws
+        their scale).  Any value is valid."""
+        return self.update_params(X, labels, None, rng, n_clusters).log_worths
+
+    def rates_params(self, log_rates) -> PLParams:
+        """The parameters of unnormalised worths ``log lambda`` (K, n): ``p = lambda /
+        sum lambda``."""
+        return PLParams(log_normalise(np.asarray(log_rates, dtype=np.float64)))
+
+    def draw_latents(self, X, labels, log_rates, rng) -> ExposureData:
+        """The rankings' Gamma latents given the partition and the clusters' worths
+        ``log_rates`` (K, n), as rows of counts over exposures
+        (:func:`~dpclust.families._pl_kernels.latent_rows`).
+
+        First each cluster's scale ``S = sum_j lambda_j`` is drawn afresh from its
+        conditional, the prior ``Gamma(n a, 1)`` (the likelihood is scale-free), keeping
+        the normalised worths; then ``Z_s ~ Exp(Lambda_s)`` per ranking and stage at
+        ``lambda = S p``, their exact conditional (Caron & Doucet 2012).  Without the fresh
+        scale a cluster's scale would move only through its latents, a slow random walk, and
+        a ranking's latents, drawn at its own cluster's scale, would fit a cluster of
+        another scale worse."""
+        self._need_resolved()
+        N = len(X)
+        log_p = log_normalise(np.asarray(log_rates, dtype=np.float64))
+        scale = rng.standard_gamma(self._n * float(self.worth_shape), size=len(log_p))
+        counts, exposure = np.empty((N, self._n)), np.empty((N, self._n))
+        draws = rng.standard_exponential((N, max(X.orders.shape[1], 1)))
+        latent_rows(X.orders, np.asarray(X.lengths, dtype=np.int64),
+                    np.asarray(labels, dtype=np.int64), np.exp(log_p) * scale[:, None],
+                    draws, counts, exposure)
+        return ExposureData(counts, exposure)
 
     # ------------------------------------------------- coarsened posteriors
     def log_prior(self, params: PLParams) -> np.ndarray:
@@ -435,4 +492,4 @@ def _quadrature(n: int, a: float, N: int):
     return log_w, log_pl
 
 
-__all__ = ["PlackettLuce", "PLParams", "PLStats", "patterns", "MAX_EXACT_ITEMS"]
+__all__ = ["MAX_EXACT_ITEMS", "PLParams", "PLStats", "PlackettLuce", "patterns"]

@@ -4,6 +4,7 @@ where the chain runs and coarsening, is :func:`dpclust.samplers.choice.choose_sa
 
 from __future__ import annotations
 
+from .augmented import LatentAugmented
 from .coarsened import CoarsenedMixture
 from .explicit import ExplicitGibbs
 from .fsd import FiniteSymmetricDirichlet
@@ -114,6 +115,16 @@ def resolve_sampler_name(sampler, n_samples: int, family=None, prior=None):
     return sampler
 
 
+def on_latents(sampler, family):
+    """``sampler`` as it runs on ``family``: a collapsed sampler on a family without a
+    collapsed form that has a latent augmentation (``latent_family``: Plackett–Luce) runs
+    on it (:class:`~dpclust.samplers.augmented.LatentAugmented`); anything else unchanged."""
+    if (family is not None and not getattr(family, "collapsible", True)
+            and hasattr(family, "latent_family") and sampler_needs(sampler) == "collapsed"):
+        return LatentAugmented(sampler)
+    return sampler
+
+
 def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None,
                 options: dict | None = None):
     """A sampler object from a name in :data:`SAMPLERS` (or ``"auto"``, which needs
@@ -129,11 +140,11 @@ def get_sampler(sampler, n_samples: int | None = None, family=None, prior=None,
                              f"{', '.join(map(repr, fits[:-1]))} or {fits[-1]!r}, "
                              f"not {sampler!r}")
         if key in SAMPLERS:
-            return SAMPLERS[key](**(options or {}))
+            return on_latents(SAMPLERS[key](**(options or {})), family)
         raise ValueError(
             f"unknown sampler {sampler!r}: use 'auto' or one of {sorted(SAMPLERS)}")
     if hasattr(sampler, "init") and hasattr(sampler, "step"):
-        return sampler
+        return on_latents(sampler, family)
     raise ValueError(f"sampler must be a name {sorted(SAMPLERS)} or a sampler object,"
                      f" got {sampler!r}")
 

@@ -22,6 +22,7 @@ from dpclust.exact import exact_posterior, partition_frequencies, run_chain, tot
 from dpclust.families import PlackettLuce
 from dpclust.families import _plackett_luce as pl
 from dpclust.families._pl_kernels import log_pl_table, soft_sums
+from dpclust.families.exposure import RateParams
 from dpclust.families.plackett_luce import PLParams, patterns
 from dpclust.priors import FiniteDirichlet, PitmanYor
 from dpclust.rankings import Rankings
@@ -218,7 +219,7 @@ def test_latent_rows_match_the_numpy_reference():
     fam = PlackettLuce().resolve(X)
     labels = rng.integers(0, 3, size=40)
     log_rates = np.log(rng.gamma(1.0, size=(3, 6)))
-    out = fam.draw_latents(X, labels, log_rates, np.random.default_rng(1))
+    out = fam.draw_latents(X, labels, RateParams(log_rates), np.random.default_rng(1))
     rng = np.random.default_rng(1)
     scale = rng.standard_gamma(6.0, size=3)  # each cluster's scale, from Gamma(n a, 1)
     draws = rng.standard_exponential((40, X.orders.shape[1]))
@@ -325,6 +326,28 @@ def test_recovers_a_generated_mixture():
     errors = np.abs(worths[:, None, :] - truth[None, :, :]).sum(axis=2)  # (fitted, true)
     assert np.all(errors.min(axis=0) < 0.15), errors
     assert np.all(np.isfinite(est.score_samples(X[:50])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gibbs+sams", "subcluster"])
+def test_samplers_given_the_latents_agree_with_explicit_gibbs_on_a_thousand_ballots(name):
+    """ALGORITHMS.md §6 (a): on 1,200 generated ballots of three blocs, the posterior of the
+    clusters holding >= 2 % and the co-clustering of 120 ballots by explicit Gibbs and by
+    the sampler given the latents, chains from 1 and from 8 clusters."""
+    from test_subcluster_agreement import chain_summary
+
+    from dpclust.samplers import get_sampler
+
+    X, _, _ = _generated(1200, seed=2)
+    fam = PlackettLuce().resolve(X)
+    model = MixtureModel(fam, X)
+    subset = np.random.default_rng(123).choice(len(X), size=120, replace=False)
+    k_ref, co_ref = chain_summary(ExplicitGibbs(), model, [0, 1, 2, 3], 1500, subset)
+    k_new, co_new = chain_summary(get_sampler(name, family=fam), model, [0, 1, 2, 3], 1500,
+                                  subset)
+    iu = np.triu_indices(len(subset), 1)
+    assert abs(k_ref - k_new) < 0.3, (k_ref, k_new)
+    assert np.abs(co_ref - co_new)[iu].mean() < 0.03
 
 
 @pytest.mark.slow

@@ -45,9 +45,10 @@ def test_full_covariance_with_holes_resolves_to_the_instantiated_family():
     assert type(fam) is GaussianTableHoles and not fam.collapsible
     assert np.allclose(fam.niw_.mean, HOLES.mean().to_numpy())  # observed column means
     assert type(get_sampler("auto", 5, fam)).__name__ == "ExplicitGibbs"
-    for name in ("gibbs", "gibbs+sams", "subcluster"):
-        with pytest.raises(ValueError, match="'explicit' or 'fsd'"):
-            get_sampler(name, 5, fam)
+    for name in ("gibbs", "gibbs+sams", "subcluster"):  # given the missing cells
+        assert type(get_sampler(name, 5, fam)).__name__ == "LatentAugmented"
+    with pytest.raises(ValueError, match="not 'slice-gibbs'"):
+        get_sampler("slice-gibbs", 5, fam)
     with pytest.raises(ValueError, match="sampler='explicit'"):
         fam.kernel(X)
     with pytest.raises(ValueError, match="sampler='explicit'"):
@@ -199,6 +200,23 @@ def test_fsd_matches_the_finite_mixture_posterior():
     # is open
     assert _tv(FiniteSymmetricDirichlet(n_components=k), fam, X, 40_000, seed=6, alpha=1.5,
                log_prior=lambda s: finite_dirichlet_log_prior(s, 1.5, k)) < 0.03
+
+
+def test_collapsed_samplers_given_the_missing_cells_match_the_exact_posterior_short():
+    """Gibbs+SAMS on the completed rows, the missing cells drawn each iteration
+    (:mod:`dpclust.samplers.augmented`): a coarse check as the explicit sampler's above."""
+    fam, X = resolved(HOLES)
+    assert _tv(get_sampler("gibbs+sams", 5, fam), fam, X, 1_500, seed=1,
+               log_prior=lambda s: crp_log_prior(s, 1.0)) < 0.12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gibbs", "gibbs+sams", "subcluster"])
+def test_collapsed_samplers_given_the_missing_cells_match_the_exact_posterior(name):
+    for df, seed in ((HOLES, 2), (MIXED, 3)):
+        fam, X = resolved(df)
+        assert _tv(get_sampler(name, 5, fam), fam, X, 20_000, seed=seed,
+                   log_prior=lambda s: crp_log_prior(s, 1.0)) < 0.04, df.columns
 
 
 # ------------------------------------- parameter draws against closed-form moments

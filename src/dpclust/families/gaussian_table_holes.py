@@ -17,7 +17,10 @@ again, ``(mu_o, Sigma_oo) ~ NIW(m0_o, kappa0, nu0 - d + d_o, S0_oo)``, which the
 check the sampler; in general it is not.)
 
 With the parameters instantiated every step is exact, so this family declares
-``collapsible = False`` and is fitted by the samplers that hold parameters:
+``collapsible = False`` and is fitted by the samplers that hold parameters, and by the
+collapsed samplers given the missing cells (:mod:`dpclust.samplers.augmented`: each
+iteration draws the cells given the clusters' parameters, moves the partition on the
+completed rows with the parameters integrated out, and draws the parameters again):
 
 * ``log_likelihood`` is the observed-coordinates density above (rows grouped by missing
   pattern: one Cholesky factor of ``Sigma_oo`` per pattern and component);
@@ -41,7 +44,8 @@ With the parameters instantiated every step is exact, so this family declares
 
 So Neal's algorithm 2 (``sampler="explicit"``, what ``"auto"`` picks) targets the exact
 posterior of the Dirichlet-process mixture, and the blocked Gibbs sampler (``"fsd"``) that of
-the finite mixture.  The other columns of the table (yes/no, categories, counts) keep their
+the finite mixture; ``"gibbs"``, ``"gibbs+sams"`` and ``"subcluster"`` the same posterior
+through the completed rows.  The other columns of the table (yes/no, categories, counts) keep their
 conjugate factors and leave their holes out as in :class:`~dpclust.families.table.TableFamily`.
 
 Prior defaults with holes: the prior mean is each real column's observed mean; the scale is
@@ -64,6 +68,7 @@ Kotz, S. & Nadarajah, S. (2004). Multivariate t Distributions and Their Applicat
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -83,6 +88,11 @@ _SAMPLER_TEXT = {
     "explicit": "exact MCMC (Neal's algorithm 2 with data-augmentation updates of each "
                 "cluster's mean and covariance)",
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with data augmentation)",
+    "gibbs": "exact MCMC (collapsed Gibbs given the missing cells, drawn each iteration)",
+    "gibbs+sams": "exact MCMC (collapsed Gibbs and merge-split moves given the missing "
+                  "cells, drawn each iteration)",
+    "subcluster": "exact MCMC (the sub-cluster sampler's split-merge moves given the "
+                  "missing cells, drawn each iteration)",
 }
 
 
@@ -135,7 +145,7 @@ class GaussianTableHoles(GaussianTable):
 
     collapsible = False
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
-    samplers = ("explicit", "fsd")
+    samplers = ("explicit", "fsd", "gibbs", "gibbs+sams", "subcluster")
     default_sampler = "explicit"
     #: augmentation rounds per ``update_params`` (each an exact Gibbs round)
     n_rounds = 1
@@ -151,7 +161,8 @@ class GaussianTableHoles(GaussianTable):
         return ValueError(
             f"{what}: a full-covariance Gaussian has no closed-form marginal of rows with "
             "holes in the real columns, so it is fitted with sampler='explicit' (the "
-            "default) or 'fsd'; covariance='diagonal' takes every sampler")
+            "default), 'fsd', or a collapsed sampler given the missing cells ('gibbs', "
+            "'gibbs+sams', 'subcluster'); covariance='diagonal' takes every sampler")
 
     # ------------------------------------------------------------ statistics
     def stats(self, X, labels=None, n_clusters=None) -> GaussianTableStats:
@@ -299,6 +310,30 @@ class GaussianTableHoles(GaussianTable):
             z = C @ rng.standard_normal(len(m))
             x[m] = loc + z / math.sqrt(rng.chisquare(df) / df)
         return self._completed_posterior(row, x[None, :], np.zeros(1, dtype=np.int64), 1, rng)
+
+    # ----------------------------------- the collapsed samplers, given the cells
+    def latent_family(self) -> GaussianTable:
+        """The family of the rows with their missing cells filled in: the complete
+        full-covariance table (:mod:`dpclust.samplers.augmented`), with this family's
+        resolved hyperparameters."""
+        out = GaussianTable.__new__(GaussianTable)
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def initial_latent_params(self, X, labels, n_clusters: int, rng) -> GaussianTableParams:
+        """A start: :meth:`update_params` from the holes at their clusters' observed
+        means."""
+        return self.update_params(X, labels, None, rng, n_clusters)
+
+    def draw_latents(self, X, labels, params, rng) -> TableData:
+        """The table with every missing real cell drawn from its Gaussian conditional
+        given the row's observed cells and its cluster's ``(mu, Sigma)`` (:meth:`impute`):
+        the exact conditional of the latents."""
+        return replace(self._check(X), real=self.impute(X, labels, params, rng))
+
+    def params_from_latent(self, params) -> GaussianTableParams:
+        """The same parameters (the family's form is the complete family's)."""
+        return params
 
     # ------------------------------------------------------- describing itself
     def init_features_like(self, X: TableData, reference: TableData) -> np.ndarray:

@@ -68,7 +68,7 @@ from .base import (
     register_family,
     rounded,
 )
-from .exposure import ExposureData, GammaExposure
+from .exposure import ExposureData, GammaExposure, RateParams
 
 #: the NumPy face's statistics and marginal likelihood are offered up to this many items
 MAX_EXACT_ITEMS = 4
@@ -292,20 +292,20 @@ class PlackettLuce(RankingsFamily):
         self._need_resolved()
         return GammaExposure(float(self.worth_shape), 1.0, self._n)
 
-    def initial_rates(self, X, labels, n_clusters: int, rng) -> np.ndarray:
+    def initial_latent_params(self, X, labels, n_clusters: int, rng) -> RateParams:
         """A start of every cluster's worths ``log lambda`` (K, n): those of
         :meth:`update_params` from the MM estimate (normalised: :meth:`draw_latents` draws
         their scale).  Any value is valid."""
-        return self.update_params(X, labels, None, rng, n_clusters).log_worths
+        return RateParams(self.update_params(X, labels, None, rng, n_clusters).log_worths)
 
-    def rates_params(self, log_rates) -> PLParams:
+    def params_from_latent(self, rates: RateParams) -> PLParams:
         """The parameters of unnormalised worths ``log lambda`` (K, n): ``p = lambda /
         sum lambda``."""
-        return PLParams(log_normalise(np.asarray(log_rates, dtype=np.float64)))
+        return PLParams(log_normalise(np.asarray(rates.log_rate, dtype=np.float64)))
 
-    def draw_latents(self, X, labels, log_rates, rng) -> ExposureData:
+    def draw_latents(self, X, labels, rates: RateParams, rng) -> ExposureData:
         """The rankings' Gamma latents given the partition and the clusters' worths
-        ``log_rates`` (K, n), as rows of counts over exposures
+        ``rates.log_rate`` (K, n), as rows of counts over exposures
         (:func:`~dpclust.families._pl_kernels.latent_rows`).
 
         First each cluster's scale ``S = sum_j lambda_j`` is drawn afresh from its
@@ -317,7 +317,7 @@ class PlackettLuce(RankingsFamily):
         another scale worse."""
         self._need_resolved()
         N = len(X)
-        log_p = log_normalise(np.asarray(log_rates, dtype=np.float64))
+        log_p = log_normalise(np.asarray(rates.log_rate, dtype=np.float64))
         scale = rng.standard_gamma(self._n * float(self.worth_shape), size=len(log_p))
         counts, exposure = np.empty((N, self._n)), np.empty((N, self._n))
         draws = rng.standard_exponential((N, max(X.orders.shape[1], 1)))

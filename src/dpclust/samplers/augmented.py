@@ -1,5 +1,6 @@
 r"""The collapsed samplers for a family without a collapsed form, on its latent
-augmentation: Plackett–Luce with ``sampler="gibbs"``, ``"gibbs+sams"`` or ``"subcluster"``.
+augmentation: Plackett–Luce, and the full-covariance table with holes, with
+``sampler="gibbs"``, ``"gibbs+sams"`` or ``"subcluster"``.
 
 A Plackett–Luce cluster has no closed-form marginal, so the samplers that move whole
 clusters (split–merge moves, which weigh a cluster's marginal likelihood) did not fit it.
@@ -19,7 +20,18 @@ Exp(Lambda_s)`` per stage of every ranking, the pair (ranking, latents) has dens
 Steps 2 and 3 together leave ``p(z, lambda | Z, X)`` invariant (a move of ``z`` with
 ``lambda`` collapsed, then ``lambda`` from its conditional: a partially collapsed Gibbs
 block), and step 1 is a Gibbs step, so the chain leaves the posterior of ``(z, lambda)``
-invariant, whose marginal is the Plackett–Luce mixture's.  The inner sampler's own state
+invariant, whose marginal is the Plackett–Luce mixture's.
+
+The full-covariance table with holes is the same scheme with other latents: the missing
+cells (Tanner & Wong 1987).  Given them the rows are complete and the cluster's marginal is
+Normal–Inverse-Wishart; step 1 draws each missing cell from its Gaussian conditional given
+the row's observed cells and its cluster's ``(mu, Sigma)``, step 3 draws ``(mu, Sigma)``
+from the posterior of the completed rows.
+
+A family offers its augmentation with four methods: ``latent_family()`` (the conjugate
+family of the augmented points), ``initial_latent_params``, ``draw_latents(X, labels,
+latent_params, rng)`` (step 1) and ``params_from_latent`` (the parameters in the family's
+own form).  The inner sampler's own state
 (cached statistics, the sub-cluster sampler's anchors) holds the rows of the last
 iteration, so it is made afresh from the labels each iteration: the anchors are drawn from
 their conditional (uniform members), a Gibbs step of an auxiliary variable.  The state keeps
@@ -28,6 +40,8 @@ does, so that the summary, the report and the log joint read the same.
 
 References
 ----------
+Tanner, M. A. & Wong, W. H. (1987). The calculation of posterior distributions by data
+    augmentation. *JASA* 82(398), 528-540.
 Caron, F. & Doucet, A. (2012). Efficient Bayesian inference for generalized Bradley–Terry
     models. *JCGS* 21(1), 174-196 (the latents).
 van Dyk, D. A. & Park, T. (2008). Partially collapsed Gibbs samplers. *JASA* 103(482).
@@ -45,14 +59,15 @@ from .base import MixtureModel, initial_labels, instantiated_log_joint
 
 
 class AugmentedState(NamedTuple):
-    """Partition, the clusters' normalised worths (``params``, as the explicit sampler's),
-    alpha, and their unnormalised worths ``log_rates`` (K, n), from which the next
+    """Partition, the clusters' parameters in the family's form (``params``, as the
+    explicit sampler's), alpha, and the same parameters in the latent family's form
+    (``latent_params``: Plackett–Luce's unnormalised worths), from which the next
     iteration draws the latents."""
 
     labels: np.ndarray
     params: Any
     alpha: float
-    log_rates: np.ndarray
+    latent_params: Any
 
 
 @dataclass(frozen=True)
@@ -93,39 +108,40 @@ class LatentAugmented:
         return MixtureModel(model.family.latent_family(), latents, model.alpha_prior,
                             prior=model.prior, partition_rows=model.partition_rows)
 
-    def _rates(self, rng, model, latents, labels) -> np.ndarray:
-        """``lambda ~ p(lambda | z, Z)``: every cluster's worths from their Gamma
-        posterior (step 3)."""
+    def _posterior(self, rng, model, latents, labels):
+        """``lambda ~ p(lambda | z, Z)``: every cluster's parameters from their conjugate
+        posterior given the augmented points (step 3)."""
         fam = model.family.latent_family()
         k = int(labels.max()) + 1
-        return fam.sample_posterior(fam.stats(latents, labels, k), rng).log_rate
+        return fam.sample_posterior(fam.stats(latents, labels, k), rng)
 
-    def _finish(self, model, labels, log_rates, alpha):
-        params = model.family.rates_params(log_rates)
+    def _finish(self, model, labels, latent_params, alpha):
+        params = model.family.params_from_latent(latent_params)
         log_joint, log_lik = instantiated_log_joint(model, labels, params, alpha)
-        return AugmentedState(labels, params, float(alpha), log_rates), log_joint, log_lik
+        return (AugmentedState(labels, params, float(alpha), latent_params), log_joint,
+                log_lik)
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> AugmentedState:
         labels = initial_labels(rng, model.n_samples, labels, n_clusters)
         k = int(labels.max()) + 1
-        log_rates = model.family.initial_rates(model.X, labels, k, rng)
-        latents = model.family.draw_latents(model.X, labels, log_rates, rng)
+        theta = model.family.initial_latent_params(model.X, labels, k, rng)
+        latents = model.family.draw_latents(model.X, labels, theta, rng)
         inner = self.inner.init(rng, self.augmented_model(model, latents), labels=labels,
                                 alpha=alpha)
         labels = np.asarray(inner.labels, dtype=np.int64)  # renumbered (and fewer, if any
         # starting cluster was empty)
-        return self._finish(model, labels, self._rates(rng, model, latents, labels),
+        return self._finish(model, labels, self._posterior(rng, model, latents, labels),
                             alpha)[0]
 
     def step(self, rng, state: AugmentedState, model: MixtureModel):
-        latents = model.family.draw_latents(model.X, state.labels, state.log_rates, rng)
+        latents = model.family.draw_latents(model.X, state.labels, state.latent_params, rng)
         aug = self.augmented_model(model, latents)
         inner = self.inner.init(rng, aug, labels=state.labels, alpha=state.alpha)
         inner, info = self.inner.step(rng, inner, aug)
         labels = np.asarray(inner.labels, dtype=np.int64)
-        log_rates = self._rates(rng, model, latents, labels)
-        new, log_joint, log_lik = self._finish(model, labels, log_rates, inner.alpha)
+        theta = self._posterior(rng, model, latents, labels)
+        new, log_joint, log_lik = self._finish(model, labels, theta, inner.alpha)
         return new, info._replace(log_joint=log_joint, log_likelihood=log_lik)
 
 

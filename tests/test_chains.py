@@ -220,6 +220,11 @@ def test_advice_does_not_suggest_the_moves_the_sampler_has():
     assert moves_clusters("gibbs+sams") and moves_clusters("auto (subcluster)")
     assert moves_clusters(GibbsSAMS()) and not moves_clusters("gibbs")
     assert not moves_clusters("no such sampler")
+    from dpclust.samplers import SubclusterSplitMerge
+    from dpclust.samplers.augmented import LatentAugmented
+
+    assert moves_clusters(SubclusterSplitMerge) and moves_clusters(LatentAugmented(GibbsSAMS()))
+    assert not moves_clusters(SubclusterSplitMerge(split_merge=False, multiway=0))
     conv = {"converged": False, "failing": ["n_clusters"], "n_chains": 4, "n_draws": 100,
             "rule": "the rule", "n_clusters": {"rhat": 1.05, "ess_bulk": 80.0,
                                                "ess_tail": 90.0}}

@@ -29,6 +29,14 @@ collapsed form.  It gives the instantiated samplers what they need
   (``"fsd"``) and the coarsened posterior's sampler (``"coarsened"``, with
   :meth:`PlackettLuce.soft_proposal`) are exact.
 
+Given one Gamma latent per stage of every ranking the family *is* conjugate: a ranking with
+its latents is a row of counts over exposures, and a cluster's marginal a product of
+Gamma–Poisson terms (:meth:`PlackettLuce.latent_family`, :mod:`dpclust.families.exposure`).
+So the collapsed samplers, whose split–merge moves weigh clusters' marginals, fit it too
+(``"gibbs"``, ``"gibbs+sams"``, ``"subcluster"``): each iteration draws the latents
+(:meth:`PlackettLuce.draw_latents`), moves the partition with the worths integrated out and
+draws the worths (:mod:`dpclust.samplers.augmented`).
+
 The NumPy face's statistics count each top-t ranking pattern and its marginal likelihood
 integrates ``p`` over the simplex by Gauss–Jacobi quadrature: to about 1e-6 relative for the
 few rankings of at most :data:`MAX_EXACT_ITEMS` items that tests enumerate.

@@ -98,7 +98,10 @@ def _auto_reason(name: str, n_samples: int, family, prior) -> str:
         return f"auto: the sampler of the {getattr(family, 'name', 'family')} family"
     threshold = getattr(family, "auto_subcluster_from", None) or AUTO_SUBCLUSTER_FROM
     if name == "subcluster":
-        return f"auto: the parallel sub-cluster sampler from {threshold:,} points"
+        under = ("" if prior is None or prior.is_dirichlet_process
+                 else f" (under the {prior.title} prior its moves read the prior's split "
+                      "ratio)")
+        return f"auto: the parallel sub-cluster sampler from {threshold:,} points{under}"
     return f"auto: {name} below {threshold:,} points ({n_samples:,} here)"
 
 

@@ -62,7 +62,9 @@ def moves_clusters(sampler) -> bool:
             name = name[len("auto ("):-1]
         if name not in SAMPLERS:
             return False
-        sampler = _sampler_class(SAMPLERS[name])
+        sampler = SAMPLERS[name]()  # its default configuration
+    if isinstance(sampler, type):
+        sampler = sampler()
     return bool(getattr(sampler, "moves_clusters", False))
 
 

@@ -287,8 +287,12 @@ class SubclusterSplitMerge:
     priors = None
     needs = "collapsed"
     partitioned = True
-    #: it moves whole clusters (splits and merges), not only points
-    moves_clusters = True
+
+    @property
+    def moves_clusters(self) -> bool:
+        """Whether it moves whole clusters (splits and merges), not only points: unless
+        its split-merge and multi-way moves are both off."""
+        return bool(self.split_merge or int(self.multiway) >= 3)
     kmeans_start = True
 
     def _after_load(self):

@@ -74,14 +74,20 @@ def run_chain(args):
     rng = np.random.default_rng([seed, start])
     small = MixtureModel(model.family, X[:200])  # compiled code loaded before the clock
     sampler.step(rng, sampler.init(np.random.default_rng(0), small, n_clusters=5), small)
-    state = sampler.init(rng, model, n_clusters=start)
-    rows = []
-    t0 = time.perf_counter()
-    it = 0
+    return record_chain(sampler, model, sampler.init(rng, model, n_clusters=start), rng,
+                        seconds)
+
+
+def record_chain(sampler, model, state, rng, seconds: float, t0: float | None = None):
+    """Steps ``sampler`` from ``state`` for ``seconds`` of wall clock (from ``t0``, default
+    now): rows (iteration, K, K >= 1 %, log-likelihood, log joint, accepted splits,
+    accepted merges, seconds)."""
+    t0 = time.perf_counter() if t0 is None else t0
+    rows, it = [], 0
     while time.perf_counter() - t0 < seconds:
         state, info = sampler.step(rng, state, model)
         sizes = np.bincount(state.labels)
-        rows.append((it, int(info.n_clusters), int((sizes >= 0.01 * len(X)).sum()),
+        rows.append((it, int(info.n_clusters), int((sizes >= 0.01 * model.n_samples).sum()),
                      float(info.log_likelihood), float(info.log_joint),
                      int(info.n_accepted_splits), int(info.n_accepted_merges),
                      time.perf_counter() - t0))

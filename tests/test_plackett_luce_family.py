@@ -242,9 +242,11 @@ def _augmented(name):
     return get_sampler(name, family=fam)
 
 
-# 12,000 steps: TV 0.023 (Gibbs), 0.028 (Gibbs+SAMS), 0.026 (sub-cluster), as the explicit
-# sampler's 0.025; latents whose unranked items are exposed to the first stage only (not to
-# every stage) give 0.21
+# 12,000 steps: TV 0.023 (Gibbs), 0.023 (Gibbs+SAMS: explicit sweeps, proposals given the
+# latents), as the explicit sampler's 0.025; the sub-cluster sampler (restricted Gibbs
+# passes at drawn worths) mixes more slowly on five ballots: 0.044 at 10,000 steps, 0.036 at
+# 15,000, 0.024 and 0.016 at 40,000 (two seeds).  Latents whose unranked items are exposed
+# to the first stage only (not to every stage) give 0.21
 @pytest.mark.parametrize("name", ["gibbs", "gibbs+sams", "subcluster"])
 def test_collapsed_samplers_given_the_latents_match_the_enumerated_posterior(name):
     from dpclust.priors import DirichletProcess
@@ -252,7 +254,7 @@ def test_collapsed_samplers_given_the_latents_match_the_enumerated_posterior(nam
 
     sampler = _augmented(name)
     assert isinstance(sampler, LatentAugmented) and sampler.name == name
-    assert _tv(sampler, DirichletProcess(1.0), 12_000 if name != "subcluster" else 10_000) < 0.05
+    assert _tv(sampler, DirichletProcess(1.0), 12_000 if name != "subcluster" else 15_000) < 0.05
 
 
 @pytest.mark.slow

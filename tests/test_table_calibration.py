@@ -130,6 +130,24 @@ def test_the_full_covariance_table_with_missing_levels_and_counts_is_calibrated(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["explicit", "gibbs+sams"])
+def test_the_full_covariance_table_with_holes_in_its_real_columns_is_calibrated(name):
+    """Holes in every kind of column, the real ones in one full-covariance Gaussian: the
+    family without a collapsed form, fitted by Neal's algorithm 2 and by Gibbs+SAMS given
+    the missing cells (:mod:`dpclust.samplers.augmented`)."""
+    from dpclust.samplers import get_sampler
+
+    holes = pilot()
+    holes.loc[0, "x1"] = np.nan  # resolves to the family of real columns with holes
+    fam = TableFamily(kinds={"n": "poisson"}, covariance="full", kappa=1.0).resolve(holes)
+    assert not fam.collapsible
+    r = simulation_based_calibration(fam, get_sampler(name, family=fam), **SBC,
+                                     random_state=34, n_jobs=2,
+                                     observe=MissingCompletelyAtRandom(0.2))
+    assert r.calibrated(0.001), r.p_values
+
+
+@pytest.mark.slow
 def test_mean_imputation_fails_calibration():
     """The power of the test: the same data sets with the holes filled by the column's
     mean and fitted as observed.  The filled cells pull rows together, so the posterior has

@@ -89,8 +89,8 @@ _SAMPLER_TEXT = {
                 "cluster's mean and covariance)",
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with data augmentation)",
     "gibbs": "exact MCMC (collapsed Gibbs given the missing cells, drawn each iteration)",
-    "gibbs+sams": "exact MCMC (collapsed Gibbs and merge-split moves given the missing "
-                  "cells, drawn each iteration)",
+    "gibbs+sams": "exact MCMC (Neal's algorithm 2 sweeps and merge-split moves given the "
+                  "missing cells, drawn each iteration)",
     "subcluster": "exact MCMC (the sub-cluster sampler's split-merge moves given the "
                   "missing cells, drawn each iteration)",
 }
@@ -334,6 +334,8 @@ class GaussianTableHoles(GaussianTable):
     def params_from_latent(self, params) -> GaussianTableParams:
         """The same parameters (the family's form is the complete family's)."""
         return params
+
+    latent_from_params = params_from_latent
 
     # ------------------------------------------------------- describing itself
     def init_features_like(self, X: TableData, reference: TableData) -> np.ndarray:

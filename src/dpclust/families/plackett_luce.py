@@ -102,7 +102,8 @@ _SAMPLER_TEXT = {
     "fsd": "exact MCMC for the finite mixture (blocked Gibbs with Gamma-latent rounds)",
     "coarsened": "exact MCMC for the coarsened posterior (allocation-free Metropolis-Hastings)",
     "gibbs": "exact MCMC (collapsed Gibbs given the Gamma latents)",
-    "gibbs+sams": "exact MCMC (collapsed Gibbs and merge-split moves given the Gamma latents)",
+    "gibbs+sams": "exact MCMC (Neal's algorithm 2 sweeps and merge-split moves given the "
+                  "Gamma latents)",
     "subcluster": "exact MCMC (the sub-cluster sampler's split-merge moves given the Gamma "
                   "latents)",
 }
@@ -310,6 +311,11 @@ class PlackettLuce(RankingsFamily):
         """The parameters of unnormalised worths ``log lambda`` (K, n): ``p = lambda /
         sum lambda``."""
         return PLParams(log_normalise(np.asarray(rates.log_rate, dtype=np.float64)))
+
+    def latent_from_params(self, params: PLParams) -> RateParams:
+        """The normalised worths as the latent family's rates (:meth:`draw_latents` draws
+        their scale)."""
+        return RateParams(np.asarray(params.log_worths, dtype=np.float64))
 
     def draw_latents(self, X, labels, rates: RateParams, rng) -> ExposureData:
         """The rankings' Gamma latents given the partition and the clusters' worths

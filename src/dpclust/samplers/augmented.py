@@ -28,10 +28,12 @@ Normal–Inverse-Wishart; step 1 draws each missing cell from its Gaussian condi
 the row's observed cells and its cluster's ``(mu, Sigma)``, step 3 draws ``(mu, Sigma)``
 from the posterior of the completed rows.
 
-A family offers its augmentation with four methods: ``latent_family()`` (the conjugate
+A family offers its augmentation with five methods: ``latent_family()`` (the conjugate
 family of the augmented points), ``initial_latent_params``, ``draw_latents(X, labels,
-latent_params, rng)`` (step 1) and ``params_from_latent`` (the parameters in the family's
-own form).  The inner sampler's own state
+latent_params, rng)`` (step 1), ``params_from_latent`` (the parameters in the family's own
+form) and ``latent_from_params`` (the reverse, for ``explicit_sweep``: a sweep of Neal's
+algorithm 2 on ``(z, params)`` before step 1, another kernel that leaves the posterior
+invariant).  The inner sampler's own state
 (cached statistics, the sub-cluster sampler's anchors) holds the rows of the last
 iteration, so it is made afresh from the labels each iteration: the anchors are drawn from
 their conditional (uniform members), a Gibbs step of an auxiliary variable.  The state keeps
@@ -56,6 +58,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .base import MixtureModel, initial_labels, instantiated_log_joint
+from .explicit import ExplicitGibbs, ExplicitState
 
 
 class AugmentedState(NamedTuple):
@@ -76,6 +79,13 @@ class LatentAugmented:
     notes): what ``sampler="gibbs+sams"`` or ``"subcluster"`` is for Plackett–Luce."""
 
     inner: Any
+    #: before the inner step, one sweep of Neal's algorithm 2 on the family's own
+    #: parameters (:class:`~dpclust.samplers.explicit.ExplicitGibbs`, each distinct point
+    #: scored once), and the inner sampler's moves given the latents after it: what
+    #: ``"gibbs+sams"`` is for these families (the sweep is exact and costs a fraction of a
+    #: collapsed sweep on the augmented points; the merge-split proposals add the
+    #: whole-cluster moves)
+    explicit_sweep: bool = False
     needs = "instantiated"
 
     @property
@@ -84,7 +94,9 @@ class LatentAugmented:
 
     @property
     def summary(self) -> str:
-        return f"{self.inner.summary}, given the Gamma latents"
+        sweep = "Neal's algorithm 2 sweeps, then " if self.explicit_sweep else ""
+        return (f"{sweep}{self.inner.summary}, given the family's latent variables "
+                "(Plackett-Luce's Gamma latents, a table's missing cells)")
 
     @property
     def priors(self):
@@ -135,6 +147,11 @@ class LatentAugmented:
                             alpha)[0]
 
     def step(self, rng, state: AugmentedState, model: MixtureModel):
+        if self.explicit_sweep:  # a kernel of (z, params), then the latents given them
+            swept, _ = ExplicitGibbs().step(
+                rng, ExplicitState(state.labels, state.params, state.alpha), model)
+            state = AugmentedState(swept.labels, swept.params, swept.alpha,
+                                   model.family.latent_from_params(swept.params))
         latents = model.family.draw_latents(model.X, state.labels, state.latent_params, rng)
         aug = self.augmented_model(model, latents)
         inner = self.inner.init(rng, aug, labels=state.labels, alpha=state.alpha)

@@ -128,8 +128,8 @@ class GammaExposure(ConjugateFamily):
         """Never: the restricted Gibbs pass at drawn rates scores a row with
         ``sum_j c_j log lambda_j - lambda_j e_j`` (no logarithm), where the collapsed
         predictive takes one a column.  On all 29,988 Dublin West ballots its iteration cost
-        0.185 s against 0.257 s, and on the ballots ten times over 0.383 s against 1.281 s
-        (as much as explicit Gibbs), with a higher log-likelihood after 150 s from 10
+        0.184 s against 0.256 s, and on the ballots ten times over 0.368 s against 0.993 s
+        (as much as explicit Gibbs), with a higher log-likelihood after 120 s from 10
         clusters (``benchmarks/bench_pl_scale.py``)."""
         return False
 

@@ -127,8 +127,8 @@ def on_latents(sampler, family):
 
     Gibbs+SAMS there sweeps with Neal's algorithm 2 on the family's own parameters and
     makes its merge-split proposals given the latents: on all 29,988 Dublin West ballots
-    that chain from 10 clusters reached a log-likelihood of -146,944 in 150 s at 0.076 s an
-    iteration, the collapsed sweep on the augmented ballots -152,318 at 0.158 s
+    that chain from 10 clusters reached a log-likelihood of -147,855 in 120 s at 0.087 s an
+    iteration, the collapsed sweep on the augmented ballots -153,876 at 0.152 s
     (``benchmarks/bench_pl_scale.py``)."""
     if (family is not None and not getattr(family, "collapsible", True)
             and hasattr(family, "latent_family") and sampler_needs(sampler) == "collapsed"):

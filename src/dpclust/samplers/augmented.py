@@ -120,12 +120,12 @@ class LatentAugmented:
         return MixtureModel(model.family.latent_family(), latents, model.alpha_prior,
                             prior=model.prior, partition_rows=model.partition_rows)
 
-    def _posterior(self, rng, model, latents, labels):
+    def _posterior(self, rng, aug: MixtureModel, labels):
         """``lambda ~ p(lambda | z, Z)``: every cluster's parameters from their conjugate
-        posterior given the augmented points (step 3)."""
-        fam = model.family.latent_family()
+        posterior given the augmented points of ``aug`` (step 3)."""
+        fam = aug.family
         k = int(labels.max()) + 1
-        return fam.sample_posterior(fam.stats(latents, labels, k), rng)
+        return fam.sample_posterior(fam.stats(aug.X, labels, k), rng)
 
     def _finish(self, model, labels, latent_params, alpha):
         params = model.family.params_from_latent(latent_params)
@@ -139,12 +139,11 @@ class LatentAugmented:
         k = int(labels.max()) + 1
         theta = model.family.initial_latent_params(model.X, labels, k, rng)
         latents = model.family.draw_latents(model.X, labels, theta, rng)
-        inner = self.inner.init(rng, self.augmented_model(model, latents), labels=labels,
-                                alpha=alpha)
+        aug = self.augmented_model(model, latents)
+        inner = self.inner.init(rng, aug, labels=labels, alpha=alpha)
         labels = np.asarray(inner.labels, dtype=np.int64)  # renumbered (and fewer, if any
         # starting cluster was empty)
-        return self._finish(model, labels, self._posterior(rng, model, latents, labels),
-                            alpha)[0]
+        return self._finish(model, labels, self._posterior(rng, aug, labels), alpha)[0]
 
     def step(self, rng, state: AugmentedState, model: MixtureModel):
         if self.explicit_sweep:  # a kernel of (z, params), then the latents given them
@@ -157,7 +156,7 @@ class LatentAugmented:
         inner = self.inner.init(rng, aug, labels=state.labels, alpha=state.alpha)
         inner, info = self.inner.step(rng, inner, aug)
         labels = np.asarray(inner.labels, dtype=np.int64)
-        theta = self._posterior(rng, model, latents, labels)
+        theta = self._posterior(rng, aug, labels)
         new, log_joint, log_lik = self._finish(model, labels, theta, inner.alpha)
         return new, info._replace(log_joint=log_joint, log_likelihood=log_lik)
 

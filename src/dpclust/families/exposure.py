@@ -169,8 +169,9 @@ class GammaExposure(ConjugateFamily):
         if n_clusters is None:
             n_clusters = int(labels.max()) + 1 if N else 0
         out = self.empty_stats(n_clusters)
-        np.add.at(out.C, labels, X.counts)
-        np.add.at(out.E, labels, X.exposure)
+        for j in range(out.C.shape[1]):  # a bincount a column: np.add.at is slow per row
+            out.C[:, j] = np.bincount(labels, X.counts[:, j], minlength=n_clusters)
+            out.E[:, j] = np.bincount(labels, X.exposure[:, j], minlength=n_clusters)
         out.n[:] = np.bincount(labels, minlength=n_clusters)
         return out
 

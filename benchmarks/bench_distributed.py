@@ -34,6 +34,7 @@ own, ``dask scheduler``).  Written to ``benchmarks/results/distributed_lineage.{
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import tempfile
@@ -55,6 +56,20 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PARTS = {"n2e4_d3": (20_000, 3, 2), "n1e6_d2": (1_000_000, 2, 8),
          "n4e6_d8": (4_000_000, 8, 8)}
 N_WORKERS = 2
+
+
+@contextlib.contextmanager
+def _design(name):
+    """Fits on a Dask cluster in the design ``name``: ``"actors"`` (the default) or
+    ``"tasks"`` (futures of pure tasks through the scheduler, the design before actors)."""
+    from dpclust.distributed import loading
+
+    load = loading.load_partitions
+    loading.load_partitions = functools.partial(load, actors=name == "actors")
+    try:
+        yield
+    finally:
+        loading.load_partitions = load
 
 
 def _per_iteration(model, skip=5):
@@ -112,34 +127,49 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
             DPMixture(executor=client, n_iter=2, sampler="subcluster",
                       partitions=N_WORKERS,
                       n_chains=1).fit(np.random.default_rng(0).normal(size=(500, d)))
+            # the tasks design (futures through the scheduler), then actors (the default)
             ends, cpu = [], []  # wall clock (to cut the task stream) and the client's CPU
 
             def mark(it, state, info):
                 ends.append(time.time())
                 cpu.append(time.thread_time())
 
-            with get_task_stream(client) as stream:
+            with get_task_stream(client) as stream, _design("tasks"):
                 t0 = time.perf_counter()
-                dist = DPMixture(executor=client, callback=mark, **kw).fit(tmp)
-                dist_fit = time.perf_counter() - t0
+                tasks = DPMixture(executor=client, callback=mark, **kw).fit(tmp)
+                tasks_fit = time.perf_counter() - t0
             spent = _timeline.breakdown(stream.data, ends, N_WORKERS, client_cpu=cpu)
             bare = _timeline.latency(client)
+            t0 = time.perf_counter()
+            dist = DPMixture(executor=client, **kw).fit(tmp)
+            dist_fit = time.perf_counter() - t0
         finally:
             close()
+    tasks_it, tasks_all = _per_iteration(tasks)
+    tasks_same = bool(np.array_equal(local.trace_.labels, tasks.trace_.labels)
+                      and np.array_equal(local.labels_, tasks.labels_))
+    tt = tasks.transfer_
+    print(f"  dask, tasks through the scheduler: {tasks_it * 1e3:.0f} ms per iteration, fit "
+          f"{tasks_fit:.1f} s, {tt['round_trips'] / n_iter:.1f} round trips and "
+          f"{tt['tasks'] / n_iter:.0f} tasks an iteration; same chain: {tasks_same}",
+          flush=True)
     dist_it, dist_all = _per_iteration(dist)
     t = dist.transfer_
     n_passes = len(t["params_bytes"])
     sent = float(np.sum(t["params_bytes"])) / n_iter
     received = float(np.sum(t["stats_bytes"])) / n_iter
     trips = t.get("round_trips", np.nan) / n_iter
-    tasks = t.get("tasks", np.nan) / n_iter
+    n_tasks = t.get("tasks", np.nan) / n_iter
+    calls = t.get("calls", np.nan) / n_iter
     same = bool(np.array_equal(local.trace_.labels, dist.trace_.labels)
                 and np.array_equal(local.labels_, dist.labels_))
-    print(f"  dask ({N_WORKERS} workers x 1 thread, {n_shards} shards): "
-          f"{dist_it * 1e3:.0f} ms per iteration, fit {dist_fit:.1f} s, K = "
+    print(f"  dask on actors ({N_WORKERS} workers x 1 thread, {n_shards} shards): "
+          f"{dist_it * 1e3:.0f} ms per iteration ({dist_it / local_it:.2f}x in-process, "
+          f"{dist_it / tasks_it:.2f}x tasks), fit {dist_fit:.1f} s, K = "
           f"{dist.n_clusters_}; per iteration {sent / 1024:.1f} KiB of parameters sent, "
           f"{received / 1024:.1f} KiB of statistics gathered ({n_passes} passes), "
-          f"{trips:.1f} round trips, {tasks:.0f} tasks; same chain: {same}", flush=True)
+          f"{trips:.1f} round trips, {calls:.1f} actor calls, {n_tasks:.0f} tasks; "
+          f"same chain: {same}", flush=True)
     if spent:
         top = ", ".join(f"{k} {v:.0f}" for k, v in list(spent["compute_ms"].items())[:5])
         print(f"  where a Dask iteration goes: no worker computing {spent['none_ms']:.0f} ms "
@@ -154,7 +184,11 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
             "dask_s_per_iter": dist_it, "dask_fit_s": dist_fit, "dask_K": dist.n_clusters_,
             "bytes_sent_per_iter": sent, "bytes_received_per_iter": received,
             "passes": n_passes, "same_chain": same, "round_trips_per_iter": trips,
-            "tasks_per_iter": tasks, "local_default_s_per_iter": default_it,
+            "tasks_per_iter": n_tasks, "calls_per_iter": calls,
+            "local_default_s_per_iter": default_it,
+            "tasks_s_per_iter": tasks_it, "tasks_fit_s": tasks_fit, "tasks_same_chain": tasks_same,
+            "tasks_round_trips_per_iter": tt["round_trips"] / n_iter,
+            "tasks_tasks_per_iter": tt["tasks"] / n_iter, "tasks_seconds": tasks_all,
             "local_seconds": local_all, "dask_seconds": dist_all,
             "dask_iteration_ms": spent, "bare_graph_ms": bare,
             "K_trace": local.trace_.n_clusters[0].tolist()}
@@ -162,23 +196,29 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
 
 def write_markdown(results, path, scheduler_process=False):
     lines = ["# Sub-cluster sampler: in-process against a 2-worker local Dask cluster", "",
-             ("| N | d | shards | in-process s/iter (same partitions) | Dask s/iter | ratio | "
-              "in-process default s/iter | ratio to it | sent / iter | gathered / iter | "
-              "round trips / iter | tasks / iter | final K | same chain |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             ("| N | d | shards | in-process s/iter (same partitions) | Dask on actors "
+              "s/iter | ratio | Dask, tasks s/iter | ratio | in-process default s/iter | "
+              "actors: ratio to it | sent / iter | gathered / iter | round trips / iter | "
+              "actor calls / iter | tasks: round trips, tasks / iter | final K | same chain "
+              "(actors, tasks) |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for part in PARTS:
         r = results.get(part)
-        if not r or "local_default_s_per_iter" not in r:
+        if not r or "tasks_s_per_iter" not in r:
             continue  # a run from before these columns: run the part again
+        local = r["local_s_per_iter"]
         lines.append(
-            f"| {r['n']:,} | {r['d']} | {r['n_shards']} | {r['local_s_per_iter']:.3f} | "
-            f"{r['dask_s_per_iter']:.3f} | {r['dask_s_per_iter'] / r['local_s_per_iter']:.2f} | "
+            f"| {r['n']:,} | {r['d']} | {r['n_shards']} | {local:.3f} | "
+            f"{r['dask_s_per_iter']:.3f} | {r['dask_s_per_iter'] / local:.2f} | "
+            f"{r['tasks_s_per_iter']:.3f} | {r['tasks_s_per_iter'] / local:.2f} | "
             f"{r['local_default_s_per_iter']:.3f} | "
             f"{r['dask_s_per_iter'] / r['local_default_s_per_iter']:.2f} | "
             f"{r['bytes_sent_per_iter'] / 1024:.1f} KiB | "
             f"{r['bytes_received_per_iter'] / 1024:.1f} KiB | {r['round_trips_per_iter']:.1f} | "
-            f"{r['tasks_per_iter']:.0f} | {r['dask_K']} | "
-            f"{'yes' if r['same_chain'] else 'NO'} |")
+            f"{r['calls_per_iter']:.1f} | {r['tasks_round_trips_per_iter']:.1f}, "
+            f"{r['tasks_tasks_per_iter']:.0f} | {r['dask_K']} | "
+            f"{'yes' if r['same_chain'] else 'NO'}, "
+            f"{'yes' if r['tasks_same_chain'] else 'NO'} |")
     m = results.get("machine", {})
     lines += ["", (f"Machine: {m.get('cpu_model')}, {m.get('cpus_available')} CPUs; "
               f"{N_WORKERS} worker processes x 1 thread against in-process on all CPUs; "
@@ -197,15 +237,15 @@ def _time_spent_lines(results):
             if isinstance(results.get(part), dict) and results[part].get("dask_iteration_ms")]
     if not rows:
         return []
-    lines = ["", "## Where a Dask iteration's time goes", "",
-             ("| N | d | Dask ms/iter | no worker computing | some | all | workers' compute "
+    lines = ["", "## Where an iteration of the tasks design goes", "",
+             ("| N | d | tasks ms/iter | no worker computing | some | all | workers' compute "
               "(ms an iteration) | the client's CPU | bare graphs: 1 task / chain of 10 / 8 "
               "in 2 levels |"),
              "|---|---|---|---|---|---|---|---|---|"]
     for _, r in rows:
         t, b = r["dask_iteration_ms"], r["bare_graph_ms"]
         top = ", ".join(f"{k} {v:.0f}" for k, v in list(t["compute_ms"].items())[:5])
-        lines.append(f"| {r['n']:,} | {r['d']} | {r['dask_s_per_iter'] * 1e3:.0f} | "
+        lines.append(f"| {r['n']:,} | {r['d']} | {r['tasks_s_per_iter'] * 1e3:.0f} | "
                      f"{t['none_ms']:.0f} | {t['some_ms']:.0f} | {t['all_ms']:.0f} | {top} | "
                      f"{t['client_ms']:.0f} | "
                      f"{b['one_task']:.1f} / {b['chain_of_10']:.1f} / "

@@ -60,6 +60,41 @@ def _kill_workers(client, how_many=1):
         os.kill(pid, 9)
 
 
+def _kill_once(client, at, how_many=1):
+    """A callback that kills ``how_many`` workers after iteration ``at``, once (the
+    iterations since the last recovery point run again, and call it again); a worker that
+    holds an actor first."""
+    done = []
+
+    def kill(it, state, info):
+        if it == at and not done:
+            done.append(it)
+            held = client.run(lambda dask_worker: (len(dask_worker.state.actors) > 0,
+                                                   os.getpid()))
+            for _, pid in sorted(held.values(), reverse=True)[:how_many]:
+                os.kill(pid, 9)
+
+    return kill
+
+
+@pytest.fixture(params=["actors", "tasks"])
+def design(request, monkeypatch):
+    """Both ways of holding the partitions: actors (the default) and futures of pure tasks
+    through the scheduler."""
+    if request.param == "tasks":
+        _tasks_design(monkeypatch)
+    return request.param
+
+
+def _tasks_design(monkeypatch):
+    import functools
+
+    from dpclust.distributed import loading
+
+    monkeypatch.setattr(loading, "load_partitions",
+                        functools.partial(loading.load_partitions, actors=False))
+
+
 def test_dask_array_gives_the_in_process_chain(client, data, local_fit):
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
@@ -113,32 +148,49 @@ def test_parquet_shards_and_partition_count(client, data, tmp_path):
     _same_chain(ref, m)
 
 
-def test_a_killed_worker_changes_nothing(client, data, local_fit):
+def test_a_killed_worker_changes_nothing(client, data, local_fit, design):
+    """Actors: the partitions are held again and the chain runs again from its last
+    recovery point; tasks: Dask recomputes what the worker held from the tasks' lineage."""
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
-
-    def kill(it, state, info):
-        if it == 10:
-            _kill_workers(client)
-
-    m = DPMixture(executor=client, callback=kill, **KW).fit(dX)
+    m = DPMixture(executor=client, callback=_kill_once(client, 10), **KW).fit(dX)
     _same_chain(local_fit, m)
+    assert m.transfer_["rebuilds"] == (1 if design == "actors" else 0)
 
 
 def test_a_worker_killed_after_a_checkpoint_changes_nothing(client, data, local_fit,
-                                                            tmp_path):
-    """After a checkpoint the chain's state and kept draws are new roots made from what
-    was written: a worker lost then is rebuilt from them, and the chain goes on the same."""
+                                                            tmp_path, design):
+    """After a checkpoint the chain's state and kept draws are what was written (actors:
+    the recovery point; tasks: new root tasks made from it): a worker lost then is rebuilt
+    from them, and the chain goes on the same."""
     X, _ = data
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
-
-    def kill(it, state, info):
-        if it == 12:  # after the checkpoint of iteration 10 (kept draws from iteration 6)
-            _kill_workers(client)
-
-    m = DPMixture(executor=client, callback=kill, checkpoint=tmp_path / "c",
+    # after the checkpoint of iteration 10 (kept draws from iteration 6)
+    m = DPMixture(executor=client, callback=_kill_once(client, 12), checkpoint=tmp_path / "c",
                   checkpoint_every=5, **KW).fit(dX)
     _same_chain(local_fit, m)
+
+
+def test_recovery_points_and_balanced_actors(client, data, monkeypatch):
+    """Without a checkpoint the runner gathers the chain's state every ``RECOVER_EVERY``
+    iterations, each kept draw once; a worker killed twice in one run is survived twice;
+    the actors hold about equal numbers of rows."""
+    from dpclust.distributed import actors
+
+    monkeypatch.setattr(actors, "RECOVER_EVERY", 4)
+    X, _ = data
+    kw = dict(KW, n_iter=20, burn_in=10)
+    local = DPMixture(partitions=ROWS, **kw).fit(X)
+    kills = [_kill_once(client, 6), _kill_once(client, 15)]
+    m = DPMixture(executor=client, partitions=ROWS,
+                  callback=lambda it, s, i: [k(it, s, i) for k in kills], **kw).fit(X)
+    _same_chain(local, m)
+    assert m.transfer_["rebuilds"] == 2
+    assert m.transfer_["calls"] <= 2 * m.transfer_["round_trips"]  # one a worker a gather
+    assert actors.balanced_holders([700, 900, 400], ["a", "a", "a"], ["a", "b"]) == \
+        ["b", "a", "b"]
+    assert actors.balanced_holders([5] * 8, ["a"] * 5 + ["b"] * 3, ["a", "b"]) == \
+        ["a"] * 4 + ["b"] * 4
 
 
 def _scheduler_tasks(client):
@@ -146,9 +198,10 @@ def _scheduler_tasks(client):
 
 
 @pytest.mark.slow  # 2 x 120 iterations on the cluster (a minute or two)
-def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
-    """Without checkpoints the scheduler keeps every task since the start (each partition's
-    state is a chain of tasks); with them it forgets the tasks before the last one."""
+def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path, design):
+    """Tasks: without checkpoints the scheduler keeps every task since the start (each
+    partition's state is a chain of tasks); with them it forgets the tasks before the last
+    one.  Actors: the scheduler holds the partitions' loading tasks and the actors only."""
     X, _ = data
     every, counts = 20, {True: [], False: []}
     for cut in (True, False):
@@ -161,6 +214,10 @@ def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path):
                   checkpoint=tmp_path / "c" if cut else None,
                   checkpoint_every=every if cut else None, **kw).fit(X)
     with_cut, without = counts[True], counts[False]
+    if design == "actors":
+        assert max(with_cut) - min(with_cut) <= 5 and max(without) - min(without) <= 5, \
+            (with_cut, without)
+        return
     assert max(with_cut[2:]) <= with_cut[1] + 60, with_cut
     assert without[-1] > without[1] + 200, without
 
@@ -175,11 +232,13 @@ def _span_records_and_key_names(dask_scheduler):
 
 def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, data,
                                                                       monkeypatch):
-    """Dask's spans keep a metadata record per submission and ``key_split`` caches every
-    key's name, whatever becomes of the tasks: the client folds the records' repeats and
-    empties the cache every ``FOLD_EVERY`` round trips, so neither grows with the run."""
+    """Tasks: Dask's spans keep a metadata record per submission and ``key_split`` caches
+    every key's name, whatever becomes of the tasks: the client folds the records' repeats
+    and empties the cache every ``FOLD_EVERY`` round trips, so neither grows with the
+    run."""
     from dpclust.distributed import backend
 
+    _tasks_design(monkeypatch)
     X, _ = data
     DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
     records, names = client.run_on_scheduler(_span_records_and_key_names)

@@ -245,6 +245,7 @@ class ChainEstimator(BaseEstimator):
         deadline = self._deadline(started)
         low = _time_step(n_iter)  # the fewest draws a run cut by its deadline keeps
         saved = [saved_at]  # the iteration of the last checkpoint, kept through an error
+        self._recovery = None  # the chains' last recovery point (a Dask model on actors)
         judged_at = None  # the length of the last verdict that failed
         try:
             if n_workers > 1 and not auto:
@@ -317,6 +318,7 @@ class ChainEstimator(BaseEstimator):
                 raise
             raise lost from exc
         finally:
+            self.__dict__.pop("_recovery", None)
             if workers is not None:
                 workers.close()
             if bar is not None:
@@ -480,21 +482,48 @@ class ChainEstimator(BaseEstimator):
         whether the callback stopped the run."""
         every = self.checkpoint_every
         stop = False
+        recovers = getattr(model, "recovers", False)
         while not stop:
             it = min(p.snapshot.iteration for p in progs)
             if it >= n_iter:
                 break
-            for rng, prog in zip(rngs, progs):
-                if prog.snapshot.iteration != it:
-                    continue  # ahead after an interrupted round
-                info = self._step_chain(model, sampler, rng, prog, capacity)
-                shown.tick(info.n_clusters, info.log_joint)
-                if (self.callback is not None
-                        and self.callback(it, prog.snapshot.state, info) is False):
-                    stop = True  # the other chains finish this iteration
-            if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
-                saved[0] = self._save(progs, model, fingerprint, cut=True)
+            try:
+                if recovers and self._recovery_due(model, it):
+                    self._recovery = [detach(model, p.consistent()) for p in progs]
+                for rng, prog in zip(rngs, progs):
+                    if prog.snapshot.iteration != it:
+                        continue  # ahead after an interrupted round
+                    info = self._step_chain(model, sampler, rng, prog, capacity)
+                    shown.tick(info.n_clusters, info.log_joint)
+                    if (self.callback is not None
+                            and self.callback(it, prog.snapshot.state, info) is False):
+                        stop = True  # the other chains finish this iteration
+                if self.checkpoint is not None and every is not None and (it + 1) % every == 0:
+                    saved[0] = self._save(progs, model, fingerprint, cut=True)
+            except Exception as exc:
+                if not (recovers and model.state_lost(exc)):
+                    raise
+                self._roll_back(model, rngs, progs)
+                stop = False
         return stop
+
+    def _recovery_due(self, model, it: int) -> bool:
+        """Whether the chains' state is to be gathered as a recovery point before
+        iteration ``it`` (a Dask model whose workers hold the state: the first iteration
+        of a run, then every ``model.recover_every`` iterations since the last point or
+        checkpoint)."""
+        points = getattr(self, "_recovery", None)
+        return (points is None or points[0].snapshot.iteration > it
+                or it - points[0].snapshot.iteration >= model.recover_every)
+
+    def _roll_back(self, model, rngs, progs):
+        """After a lost worker: hold the partitions again and put every chain back at the
+        last recovery point, its random stream with it; the iterations since are run
+        again, to the same draws."""
+        model.rebuild()
+        for rng, prog, point in zip(rngs, progs, self._recovery):
+            prog.snapshot = attach(model, point).snapshot
+            rng.bit_generator.state = prog.snapshot.rng_state
 
     def _n_workers(self, model, n_chains: int) -> tuple[int, bool]:
         """Processes for the chains, and whether they start only once the run proves long
@@ -607,6 +636,8 @@ class ChainEstimator(BaseEstimator):
         if cut:
             for p, c in zip(progs, consistent):
                 p.snapshot = cut_lineage(model, p, c)
+            if getattr(model, "recovers", False):
+                self._recovery = consistent
         return min(p.snapshot.iteration for p in consistent)
 
     def _summarise_chain(self, model, progs):
@@ -751,3 +782,4 @@ class _Shown:
             return
         need = ESS_PER_CHAIN * conv["n_chains"]
         self.judged = {"R-hat": f"{max(rhats):.3f}", "ESS": f"{min(ess):.0f}/{need}"}
+

@@ -226,9 +226,10 @@ def cut_lineage(model, prog: Progress, saved: Progress) -> Snapshot:
     ``saved`` (``detach(model, prog)``, what the checkpoint just written holds), as new roots:
     a Dask cluster then forgets the tasks that made them, and rebuilds a lost partition from
     these arrays instead of replaying the chain from its start.  Draws rebuilt at an earlier
-    checkpoint are roots already and stay; in-process nothing changes."""
+    checkpoint are roots already and stay; in-process, and on actors (no lineage), nothing
+    changes."""
     snap = prog.snapshot
-    if model.X is not None:
+    if model.X is not None or getattr(model, "recovers", False):
         return snap
     stride, held = snap.reservoir
     _, saved_held = saved.snapshot.reservoir

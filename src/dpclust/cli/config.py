@@ -603,7 +603,8 @@ def _dask_config(config: RunConfig, args) -> RunConfig:
                          "local one), not both")
     if not (args.scheduler or args.workers or args.partitions):
         return config
-    if not family_class(config.family).collapsible:
+    cls = family_class(config.family)  # None: "auto", resolved from the data
+    if cls is not None and not cls.collapsible:
         raise UsageError(f"--family {config.family} runs in-process only (no --scheduler, "
                          "--workers or --partitions)")
     if not _sampler_runs(config.sampler, where="partitions"):

@@ -63,23 +63,29 @@ class Handle:
 
 class HeldDraw:
     """A kept partition, held on the workers as int32 labels (one future a partition);
-    ``root``: made from labels sent by the client (no chain of tasks behind it)."""
+    ``root``: made from labels sent by the client (no chain of tasks behind it);
+    ``array``: its labels once gathered (a kept draw never changes)."""
 
-    def __init__(self, futures, n_clusters: int, root: bool = False):
+    def __init__(self, futures, n_clusters: int, root: bool = False, array=None):
         self.futures = list(futures)
         self.n_clusters = int(n_clusters)
         self.root = bool(root)
+        self.array = array
 
 
 class Traffic:
     """Bytes of cluster parameters sent and statistics received, per pass, and the round
-    trips (gathers: the client waits for the workers) and tasks of the whole run."""
+    trips (gathers: the client waits for the workers), tasks, calls to the workers' actors
+    (:mod:`.actors`: one per worker per stage of a gather) and rebuilds after a lost worker
+    of the whole run."""
 
     def __init__(self):
         self.sent = []
         self.received = []
         self.round_trips = 0
         self.tasks = 0
+        self.calls = 0
+        self.rebuilds = 0
 
     def add(self, sent: int, received: int):
         self.sent.append(int(sent))
@@ -525,7 +531,9 @@ class DaskPartitions:
         if isinstance(labels, Handle):
             futs = [self._submit(_w.labels_of, s) for s in labels.futures]
             return np.concatenate([p[labels.index] for p in self._gather(futs)])
-        return np.concatenate(self._gather(labels.futures))
+        if labels.array is None:
+            labels.array = np.concatenate(self._gather(labels.futures))
+        return labels.array
 
     def scatter_state(self, labels, sub):
         """Labels and sub-labels from the client onto their partitions (a resumed run)."""
@@ -537,9 +545,10 @@ class DaskPartitions:
     def scatter_draw(self, labels, n_clusters):
         """A kept draw from the client onto its partitions, as int32 labels in the task
         (a new root: a lost worker gets it back from the scheduler)."""
-        draws = [self._submit(_w.held, part, np.asarray(labels[a:b], dtype=np.int32))
+        labels = np.asarray(labels, dtype=np.int32)
+        draws = [self._submit(_w.held, part, labels[a:b])
                  for part, a, b in zip(self.parts, self.row0[:-1], self.row0[1:])]
-        return HeldDraw(draws, n_clusters, root=True)
+        return HeldDraw(draws, n_clusters, root=True, array=labels)
 
     def cluster_stats(self, draw: HeldDraw):
         fam = self.family
@@ -656,6 +665,32 @@ class DaskModel:
         return self.partitions.summary
 
     update_alpha = MixtureModel.update_alpha  # needs partition_prior and n_samples only
+
+    @property
+    def recovers(self) -> bool:
+        """Whether a lost worker's state is rebuilt from a recovery point that the runner
+        keeps (actors: :mod:`.actors`), rather than recomputed by Dask from the lineage of
+        its tasks."""
+        return not getattr(self.partitions, "lineage", True)
+
+    @property
+    def recover_every(self) -> int:
+        """Iterations between two recovery points when no checkpoint is written."""
+        from .actors import RECOVER_EVERY
+
+        return RECOVER_EVERY
+
+    def state_lost(self, exc) -> bool:
+        """Whether ``exc`` says that a worker holding the chain's state was lost, and the
+        state can be rebuilt (:meth:`rebuild`)."""
+        from .actors import StateLost
+
+        return isinstance(exc, StateLost)
+
+    def rebuild(self):
+        """Hold the partitions again after a lost worker (actors); the chain's state is
+        the runner's to put back."""
+        self.partitions.rebuild()
 
     @property
     def partition_prior(self):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..utils.checks import DataError
 from . import worker as _w
+from .actors import ActorPartitions
 from .backend import DaskPartitions, _dask, task_key
 from .sources import DaskBlock, InMemory, file_source, shard_files
 
@@ -43,7 +44,7 @@ def partition_rows(n: int, partitions) -> list[int]:
     return rows
 
 
-def load_partitions(client, X, family, partitions=None, columns=None):
+def load_partitions(client, X, family, partitions=None, columns=None, actors: bool = True):
     """Put the data on the cluster, one future a partition, validated on the workers.
 
     Parameters
@@ -100,7 +101,8 @@ def load_partitions(client, X, family, partitions=None, columns=None):
                     key=task_key(_rebase))
              for r, a in zip(raw, row0[:-1])]
     fingerprint = _combine_fingerprints([m[2] for m in meta], rows)
-    data = DaskPartitions(client, parts, rows, summary, resolved, meta[0][3])
+    data = (ActorPartitions if actors else DaskPartitions)(client, parts, rows, summary,
+                                                           resolved, meta[0][3])
     data.row_bytes = sum(m[4] for m in meta) / max(sum(rows), 1)
     data.tune_latency()
     if data.pass_kernel is None:

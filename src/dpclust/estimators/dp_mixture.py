@@ -319,7 +319,10 @@ class DPMixture(MixtureEstimator):
         Only on a Dask cluster: ``params_bytes`` (the cluster parameters sent for
         each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
         statistics gathered from all partitions) per pass, ``n_partitions``, and the whole
-        run's ``round_trips`` (times the client waited for the workers) and ``tasks``.
+        run's ``round_trips`` (times the client waited for the workers), ``tasks``,
+        ``calls`` (to the workers' actors, one per worker each stage of a round trip) and
+        ``rebuilds`` (a lost worker's partitions held again and the chain run again from
+        its last recovery point).
 
     Notes
     -----

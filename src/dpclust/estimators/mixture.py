@@ -127,7 +127,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                               "stats_bytes": np.array(traffic.received),
                               "n_partitions": len(model.partitions.rows),
                               "round_trips": int(traffic.round_trips),
-                              "tasks": int(traffic.tasks)}
+                              "tasks": int(traffic.tasks),
+                              "calls": int(traffic.calls),
+                              "rebuilds": int(traffic.rebuilds)}
         fam = model.family
         if self.hyperparameters_:  # at the learned hyperparameters' posterior means
             fam = fam.at(self.hyperparameters_)

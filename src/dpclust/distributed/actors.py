@@ -23,9 +23,11 @@ the random stream saved with it: the run ends with the labels of an uninterrupte
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
+from . import channel
 from . import worker as _w
 from .backend import DaskPartitions, WorkerLost, _dask, _lost_errors
 
@@ -52,24 +54,65 @@ class PartitionStore:
     :meth:`run` computes on the actor's thread), so that a gather costs one call a worker
     whatever its tasks read from where."""
 
-    def __init__(self, parts: dict):
+    def __init__(self, parts: dict, key: bytes | None = None):
         import threading
 
         self.values = dict(parts)
         self.inbox = {}  # values pushed here by the other actors
         self.ready = threading.Condition()
-        self.peers = []
+        self.peers, self.peer_conns = [], []
         self.stopped = False
+        self.key = key
+        self.nthreads, host = None, None
+        try:
+            from distributed import get_worker
 
-    def set_peers(self, peers):
-        """The chain's actors, in the client's order (this one among them)."""
+            worker = get_worker()
+            self.nthreads = int(worker.state.nthreads)
+            host = channel.host_of(worker.address)
+        except (ImportError, ValueError, AttributeError):
+            pass
+        self.listening = None
+        if key is not None and host is not None:
+            try:
+                self.listening = channel.Listening(host, key, self._call, self._deliver)
+            except OSError:  # no port: Dask's calls only
+                pass
+
+    def direct_address(self):
+        """Where the client may connect directly (None: Dask's calls only)."""
+        return None if self.listening is None else self.listening.address
+
+    def set_peers(self, peers, addresses=None, me: int = 0):
+        """The chain's actors, in the client's order (this one, ``me``, among them), and
+        where each listens (None: pushes go by Dask's calls)."""
         self.peers = list(peers)
+        self.peer_conns = [None] * len(self.peers)
+        for i, address in enumerate(addresses or ()):
+            if i != me and address is not None:
+                try:
+                    conn = channel.connect(address, self.key)
+                    channel.send(conn, "peer")
+                    self.peer_conns[i] = conn
+                except (OSError, EOFError):
+                    pass  # that actor's values come by Dask's calls
 
-    async def put(self, key, value):
-        """A value made by another actor for a task here."""
+    def _call(self, message):
+        """A call on the direct connection (its own thread: the worker's thread count)."""
+        from ..samplers._partitioned import threads
+
+        with threads(self.nthreads or 1):
+            return self.run(*message)
+
+    def _deliver(self, message):
+        key, value = message
         with self.ready:
             self.inbox[key] = value
             self.ready.notify_all()
+
+    async def put(self, key, value):
+        """A value made by another actor for a task here."""
+        self._deliver((key, value))
 
     async def stop(self):
         """Stop waiting for pushed values (the chain lost a worker: they will not come)."""
@@ -106,7 +149,11 @@ class PartitionStore:
     def _push(self, key, targets):
         value = self.values[key]
         for t in targets:
-            self.peers[t].put(key, value)  # sent by the worker's event loop
+            conn = self.peer_conns[t] if t < len(self.peer_conns) else None
+            if conn is not None:
+                channel.send(conn, (key, value))
+            else:
+                self.peers[t].put(key, value)  # sent by the worker's event loop
 
     def _resolve(self, args, read):
         out = []
@@ -171,13 +218,15 @@ def _refs_in(args):
 
 
 class ActorExecutor:
-    """Tasks submitted as :class:`Ref`\ s, run at a gather by the workers' actors: one
+    """Tasks submitted as :class:`Ref` objects, run at a gather by the workers' actors: one
     call each, the values one reads from another pushed between them."""
 
-    def __init__(self, client, actors, addresses):
+    def __init__(self, client, actors, addresses, key: bytes | None = None):
         self.client = client
+        self.key = key
         self.generation = -1
         self.calls = 0
+        self.conns = None
         self.renew(actors, addresses)
 
     def submit(self, fn, args, kwargs, where: int | None = None) -> Ref:
@@ -214,23 +263,49 @@ class ActorExecutor:
         for r in refs:
             if r.key not in wanted[r.actor]:
                 wanted[r.actor].append(r.key)
-        calls = {}
-        for a, actor in enumerate(self.actors):
+        calls = []
+        for a in range(n):
             release, self._released[a] = self._released[a], []
             if tasks[a] or pushes[a] or wanted[a]:
-                calls[a] = actor.run(release, tasks[a],
-                                     {k: sorted(v) for k, v in pushes[a].items()}, wanted[a])
+                calls.append((a, (release, tasks[a],
+                                  {k: sorted(v) for k, v in pushes[a].items()}, wanted[a])))
             else:
                 self._released[a] = release  # sent with the next call
         self.calls += len(calls)
-        got = {}
         try:
-            for a, future in calls.items():
-                got.update(zip(wanted[a], self._result(future)))
-        except StateLost:
-            self.stop()
+            answers = self._direct(calls) if self.conns is not None else [
+                self._result(f) for f in [self.actors[a].run(*m) for a, m in calls]]
+        except BaseException:
+            self.stop()  # the others may wait for what will not come
+            self._close()
             raise
+        got = {}
+        for (a, _), values in zip(calls, answers):
+            got.update(zip(wanted[a], values))
         return [got[r.key] for r in refs]
+
+    def _direct(self, calls):
+        """The calls on the direct connections (:mod:`.channel`)."""
+        from multiprocessing.connection import wait
+
+        answers = {}
+        try:
+            for a, message in calls:
+                channel.send(self.conns[a], message)
+            waiting = {id(self.conns[a]): a for a, _ in calls}
+            while waiting:  # as they come: a lost worker is seen while the others wait
+                for conn in wait([self.conns[a] for a in waiting.values()]):
+                    a = waiting.pop(id(conn))
+                    status, value = channel.receive(conn)
+                    if status == "error":
+                        if isinstance(value, Missing):
+                            raise StateLost(f"a worker's state was lost ({value})") from value
+                        raise value
+                    answers[a] = value
+        except (EOFError, OSError) as exc:
+            raise StateLost(f"a worker holding the chain's state was lost "
+                            f"({type(exc).__name__}: {exc})") from exc
+        return [answers[a] for a, _ in calls]
 
     def _result(self, future):
         try:
@@ -240,6 +315,21 @@ class ActorExecutor:
         except _lost_errors() + (OSError, TimeoutError) as exc:
             raise StateLost(f"a worker holding the chain's state was lost "
                             f"({type(exc).__name__}: {exc})") from exc
+
+    def _close(self):
+        """Close the direct connections (an actor whose client connection closes closes
+        its listener); later calls go by Dask."""
+        for conn in self.conns or ():
+            try:
+                conn.close()
+            except OSError:  # pragma: no cover
+                pass
+        self.conns = None
+
+    @property
+    def direct(self) -> bool:
+        """Whether the calls go on direct connections (:mod:`.channel`)."""
+        return self.conns is not None
 
     def stop(self):
         """Tell the actors still reachable to stop waiting for values (a worker was lost,
@@ -251,15 +341,34 @@ class ActorExecutor:
                 pass
 
     def renew(self, actors, addresses):
-        """New actors (a loss, or the start): every value held before is gone."""
+        """New actors (a loss, or the start): every value held before is gone.  The client
+        connects to them directly where they listen, else calls them through Dask."""
+        self._close()
         self.actors = list(actors)
         self.addresses = list(addresses)
         self.generation += 1
         self._counter = itertools.count()
         self._pending = []
         self._released = [[] for _ in self.actors]
-        for future in [a.set_peers(self.actors) for a in self.actors]:
+        direct = [a.direct_address() for a in self.actors]
+        direct = [f.result() for f in direct]
+        if all(d is not None for d in direct):
+            try:
+                conns = [channel.connect(d, self.key) for d in direct]
+                for c in conns:
+                    channel.send(c, "client")
+                self.conns = conns
+            except (OSError, EOFError):  # unreachable from here: Dask's calls
+                direct = [None] * len(direct)
+        else:
+            direct = [None] * len(direct)
+        for future in [a.set_peers(self.actors, direct, i) for i, a in enumerate(self.actors)]:
             future.result()
+
+
+def _workers(dask_scheduler):
+    """The workers the scheduler knows now (the client's copy lags behind a loss)."""
+    return list(dask_scheduler.workers)
 
 
 def balanced_holders(rows, holder, workers) -> list:
@@ -287,15 +396,16 @@ class ActorPartitions(DaskPartitions):
 
     lineage = False  # nothing to cut at a checkpoint: the state is not a chain of tasks
 
-    def __init__(self, client, part_futures, rows, summary, family, empty):
+    def __init__(self, client, part_futures, rows, summary, family, empty, direct=True):
         super().__init__(client, [], rows, summary, family, empty)
         self.part_futures = list(part_futures)
         self.executor = None
+        self._key = None if not direct else os.urandom(32)  # the direct connections' key
         self._place()
 
     def _place(self):
         """One actor on every worker that holds partitions, holding them; ``self.parts``
-        are their :class:`Ref`\\ s."""
+        are their :class:`Ref` objects."""
         distributed = _dask()
         try:
             distributed.wait(self.part_futures)
@@ -306,7 +416,7 @@ class ActorPartitions(DaskPartitions):
         except _lost_errors() as exc:
             raise WorkerLost(f"the Dask cluster lost a partition and could not load it "
                              f"again ({type(exc).__name__}: {exc})") from exc
-        alive = sorted(self.client.scheduler_info()["workers"])
+        alive = sorted(self.client.run_on_scheduler(_workers))
         holder = [min(who.get(f.key, ()) or alive) for f in self.part_futures]
         workers = sorted(set(holder) | set(alive))
         where = [workers.index(w) for w in balanced_holders(self.rows, holder, workers)]
@@ -316,12 +426,14 @@ class ActorPartitions(DaskPartitions):
         futures = []
         for a, w in enumerate(workers):
             mine = {("part", p): f for p, f in enumerate(self.part_futures) if where[p] == a}
-            futures.append(self.client.submit(PartitionStore, mine, actor=True, workers=[w],
-                                              allow_other_workers=False, pure=False))
+            # where its partitions are, or elsewhere if that worker is gone by then
+            futures.append(self.client.submit(PartitionStore, mine, self._key, actor=True,
+                                              workers=[w], allow_other_workers=True,
+                                              pure=False))
         actors = self.client.gather(futures)
         self._actor_futures = futures
         if self.executor is None:
-            self.executor = ActorExecutor(self.client, actors, workers)
+            self.executor = ActorExecutor(self.client, actors, workers, self._key)
         else:
             self.executor.stop()
             self.executor.renew(actors, workers)

@@ -68,7 +68,10 @@ def on_worker_threads(fn):
     count never changes a result."""
     @wraps(fn)
     def wrapped(*args, **kwargs):
-        with _p.threads(_worker_threads()):
+        n = _worker_threads()
+        if n is None:  # not on a task's thread: the caller set the count (an actor's)
+            return fn(*args, **kwargs)
+        with _p.threads(n):
             return fn(*args, **kwargs)
 
     return wrapped

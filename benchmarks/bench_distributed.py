@@ -23,7 +23,8 @@ the two runs are the same chain (identical labels at every kept iteration).
 Printed, and written to ``benchmarks/results/distributed.{json,md}`` (``--quick``: a
 smaller N, ``distributed_quick.*``).
 
-``--lineage``: the scheduler over a long run instead (:func:`run_lineage`): 2,000 points,
+``--lineage``: the scheduler over a long run of the tasks design instead
+(:func:`run_lineage`): 2,000 points,
 2,000 iterations on 2 workers, with a checkpoint every 50 iterations (after which the chain's
 tasks are cut to new roots) and without; every 50 iterations the number of tasks the
 scheduler holds and its process's resident memory (the scheduler runs in a process of its
@@ -169,7 +170,7 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
           f"{dist.n_clusters_}; per iteration {sent / 1024:.1f} KiB of parameters sent, "
           f"{received / 1024:.1f} KiB of statistics gathered ({n_passes} passes), "
           f"{trips:.1f} round trips, {calls:.1f} actor calls, {n_tasks:.0f} tasks; "
-          f"same chain: {same}", flush=True)
+          f"same chain: {same}; direct connections: {t.get('direct')}", flush=True)
     if spent:
         top = ", ".join(f"{k} {v:.0f}" for k, v in list(spent["compute_ms"].items())[:5])
         print(f"  where a Dask iteration goes: no worker computing {spent['none_ms']:.0f} ms "
@@ -184,7 +185,7 @@ def run_part(part, quick, n_iter, scheduler_process=False, shards=None):
             "dask_s_per_iter": dist_it, "dask_fit_s": dist_fit, "dask_K": dist.n_clusters_,
             "bytes_sent_per_iter": sent, "bytes_received_per_iter": received,
             "passes": n_passes, "same_chain": same, "round_trips_per_iter": trips,
-            "tasks_per_iter": n_tasks, "calls_per_iter": calls,
+            "tasks_per_iter": n_tasks, "calls_per_iter": calls, "direct": t.get("direct"),
             "local_default_s_per_iter": default_it,
             "tasks_s_per_iter": tasks_it, "tasks_fit_s": tasks_fit, "tasks_same_chain": tasks_same,
             "tasks_round_trips_per_iter": tt["round_trips"] / n_iter,
@@ -328,13 +329,15 @@ def _scheduler_probe(dask_scheduler):
 
 def run_lineage(quick, cuts=(False, True)):
     """The scheduler's tasks and memory over a long run with and without checkpoints
-    (``cuts``: which of the two runs)."""
+    (``cuts``: which of the two runs), in the tasks design (on actors the scheduler holds
+    the loading tasks and the actors only, whatever the run's length)."""
     n, n_iter, every = 2_000, (200 if quick else 2_000), (20 if quick else 50)
     X, _ = make_gaussian_mixture(n_samples=n, n_clusters=4, random_state=0)
     out = {"n": n, "n_iter": n_iter, "every": every, "n_workers": N_WORKERS, "partitions": 2}
     runs = {}
     for cut in cuts:
-        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), \
+                _design("tasks"):
             warnings.simplefilter("ignore", UserWarning)  # short chains have not converged
             client, close = _scheduler_process(tmp)
             try:

@@ -187,6 +187,7 @@ def test_recovery_points_and_balanced_actors(client, data, monkeypatch):
     _same_chain(local, m)
     assert m.transfer_["rebuilds"] == 2
     assert m.transfer_["calls"] <= 2 * m.transfer_["round_trips"]  # one a worker a gather
+    assert m.transfer_["direct"]  # local workers listen on tcp:// addresses
     assert actors.balanced_holders([700, 900, 400], ["a", "a", "a"], ["a", "b"]) == \
         ["b", "a", "b"]
     assert actors.balanced_holders([5] * 8, ["a"] * 5 + ["b"] * 3, ["a", "b"]) == \

@@ -448,6 +448,11 @@ class ActorPartitions(DaskPartitions):
         self._place()
 
     @property
+    def direct(self) -> bool:
+        """Whether the client calls the actors on direct connections (:mod:`.channel`)."""
+        return self.executor.direct
+
+    @property
     def _n_workers(self) -> int:
         return len(self.executor.actors)
 

@@ -322,7 +322,8 @@ class DPMixture(MixtureEstimator):
         run's ``round_trips`` (times the client waited for the workers), ``tasks``,
         ``calls`` (to the workers' actors, one per worker each stage of a round trip) and
         ``rebuilds`` (a lost worker's partitions held again and the chain run again from
-        its last recovery point).
+        its last recovery point), and ``direct`` (whether the client called the workers'
+        actors on direct connections rather than through Dask).
 
     Notes
     -----

@@ -129,7 +129,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                               "round_trips": int(traffic.round_trips),
                               "tasks": int(traffic.tasks),
                               "calls": int(traffic.calls),
-                              "rebuilds": int(traffic.rebuilds)}
+                              "rebuilds": int(traffic.rebuilds),
+                              "direct": bool(getattr(model.partitions, "direct", False))}
         fam = model.family
         if self.hyperparameters_:  # at the learned hyperparameters' posterior means
             fam = fam.at(self.hyperparameters_)

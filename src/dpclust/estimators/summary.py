@@ -499,7 +499,10 @@ def _dask_summary(estimator, dask: dict) -> dict:
     return {"scheduler": dask.get("scheduler"), "workers": dask.get("workers"),
             "partitions": int(transfer["n_partitions"]),
             "params_bytes_per_pass": float(np.sum(transfer["params_bytes"]) / passes),
-            "stats_bytes_per_pass": float(np.sum(transfer["stats_bytes"]) / passes)}
+            "stats_bytes_per_pass": float(np.sum(transfer["stats_bytes"]) / passes),
+            "round_trips": int(transfer.get("round_trips", 0)),
+            "direct_connections": bool(transfer.get("direct", False)),
+            "rebuilds": int(transfer.get("rebuilds", 0))}
 
 
 def _warnings(estimator, positions) -> list:

@@ -77,12 +77,19 @@ def _kill_once(client, at, how_many=1):
     return kill
 
 
-@pytest.fixture(params=["actors", "tasks"])
+@pytest.fixture(params=["actors", "actors-dask-calls", "tasks"])
 def design(request, monkeypatch):
-    """Both ways of holding the partitions: actors (the default) and futures of pure tasks
-    through the scheduler."""
+    """The ways of holding the partitions: actors (the default; called on direct
+    connections, or through Dask's actor calls where the workers do not listen) and futures
+    of pure tasks through the scheduler."""
     if request.param == "tasks":
         _tasks_design(monkeypatch)
+    if request.param == "actors-dask-calls":
+        from dpclust.distributed import actors
+
+        init = actors.ActorPartitions.__init__
+        monkeypatch.setattr(actors.ActorPartitions, "__init__",
+                            lambda self, *a, **k: init(self, *a, direct=False, **k))
     return request.param
 
 
@@ -155,7 +162,8 @@ def test_a_killed_worker_changes_nothing(client, data, local_fit, design):
     dX = da.from_array(X, chunks=(ROWS, (X.shape[1],)))
     m = DPMixture(executor=client, callback=_kill_once(client, 10), **KW).fit(dX)
     _same_chain(local_fit, m)
-    assert m.transfer_["rebuilds"] == (1 if design == "actors" else 0)
+    assert m.transfer_["rebuilds"] == (0 if design == "tasks" else 1)
+    assert m.transfer_["direct"] == (design == "actors")
 
 
 def test_a_worker_killed_after_a_checkpoint_changes_nothing(client, data, local_fit,
@@ -215,7 +223,7 @@ def test_checkpoints_keep_the_scheduler_s_tasks_bounded(client, data, tmp_path, 
                   checkpoint=tmp_path / "c" if cut else None,
                   checkpoint_every=every if cut else None, **kw).fit(X)
     with_cut, without = counts[True], counts[False]
-    if design == "actors":
+    if design != "tasks":
         assert max(with_cut) - min(with_cut) <= 5 and max(without) - min(without) <= 5, \
             (with_cut, without)
         return

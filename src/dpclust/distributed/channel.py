@@ -8,8 +8,8 @@ message is one pickle, sent at once (``TCP_NODELAY``), and a call costs about 0.
 Connections are authenticated with a key made for the run (the HMAC challenge of
 :mod:`multiprocessing.connection`), which travels to the actors with their Dask tasks.
 
-Only workers with a plain ``tcp://`` address listen (a TLS or in-process cluster keeps
-Dask's calls, as does a run whose client cannot connect).
+Only workers with a plain ``tcp://`` address, or in the client's process, listen (a TLS
+cluster keeps Dask's calls, as does a run whose client cannot connect).
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ def receive(conn):
 
 
 def host_of(address: str) -> str | None:
-    """The host of a worker's ``tcp://host:port`` address (None for another protocol)."""
+    """The host of a worker's ``tcp://host:port`` address, the loopback for a worker in
+    this process (``inproc://``), None for another protocol."""
+    if address.startswith("inproc://"):
+        return "127.0.0.1"
     if not address.startswith("tcp://"):
         return None
     host = address[len("tcp://"):].rsplit(":", 1)[0]

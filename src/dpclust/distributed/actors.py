@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 
 import numpy as np
 
@@ -186,6 +187,10 @@ class PartitionStore:
 
 #: an actor waits at most this long for a value from another worker
 WAIT_SECONDS = 600.0
+
+#: after a lost worker, the partitions are loaded again within this many seconds, or the
+#: run stops (:class:`~.backend.WorkerLost`)
+LOAD_SECONDS = 120.0
 
 
 class Ref:
@@ -411,13 +416,12 @@ class ActorPartitions(DaskPartitions):
         """One actor on every worker that holds partitions, holding them; ``self.parts``
         are their :class:`Ref` objects."""
         distributed = _dask()
+        deadline = time.monotonic() + LOAD_SECONDS
         try:
-            distributed.wait(self.part_futures)
-            bad = [f for f in self.part_futures if f.status != "finished"]
-            if bad:
-                bad[0].result()
+            for f in self.part_futures:  # a lost one is loaded again; a source gone raises
+                f.result(timeout=max(1.0, deadline - time.monotonic()))
             who = self.client.who_has(self.part_futures)
-        except _lost_errors() as exc:
+        except (TimeoutError, distributed.TimeoutError, *_lost_errors()) as exc:
             raise WorkerLost(f"the Dask cluster lost a partition and could not load it "
                              f"again ({type(exc).__name__}: {exc})") from exc
         alive = sorted(self.client.run_on_scheduler(_workers))

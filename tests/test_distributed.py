@@ -183,9 +183,9 @@ def test_recovery_points_and_balanced_actors(client, data, monkeypatch):
     """Without a checkpoint the runner gathers the chain's state every ``RECOVER_EVERY``
     iterations, each kept draw once; a worker killed twice in one run is survived twice;
     the actors hold about equal numbers of rows."""
-    from dpclust.distributed import actors
+    from dpclust.distributed import actors, backend
 
-    monkeypatch.setattr(actors, "RECOVER_EVERY", 4)
+    monkeypatch.setattr(backend, "RECOVER_EVERY", 4)
     X, _ = data
     kw = dict(KW, n_iter=20, burn_in=10)
     local = DPMixture(partitions=ROWS, **kw).fit(X)

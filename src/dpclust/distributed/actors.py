@@ -20,7 +20,7 @@ actors cannot wait for each other in a circle.
 stay futures of pure tasks, so Dask recomputes a lost one on another worker from its
 source; the chain's state is rebuilt from the last *recovery point*, the state and kept
 draws that the run last gathered onto the client (at every checkpoint, and every
-:data:`RECOVER_EVERY` iterations without one), and the iterations since are run again from
+:data:`~.backend.RECOVER_EVERY` iterations without one), and the iterations since are run again from
 the random stream saved with it: the run ends with the labels of an uninterrupted one.
 """
 
@@ -34,16 +34,8 @@ import numpy as np
 
 from . import channel
 from . import worker as _w
-from .backend import DaskPartitions, WorkerLost, _dask, _lost_errors
+from .backend import RECOVER_EVERY, DaskPartitions, StateLost, WorkerLost, _dask, _lost_errors
 
-#: without a checkpoint, the client gathers the chains' state every this many iterations
-#: (a recovery point; the kept draws are gathered once each)
-RECOVER_EVERY = 25
-
-
-class StateLost(WorkerLost):
-    """A worker holding the chain's state was lost; the state can be rebuilt from the last
-    recovery point (the runner does: :meth:`ActorPartitions.rebuild`)."""
 
 
 class Missing(LookupError):
@@ -482,4 +474,4 @@ class ActorPartitions(DaskPartitions):
         return out
 
 
-__all__ = ["ActorPartitions", "PartitionStore", "RECOVER_EVERY", "StateLost"]
+__all__ = ["ActorPartitions", "PartitionStore", "balanced_holders"]

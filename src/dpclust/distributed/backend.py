@@ -53,6 +53,16 @@ class WorkerLost(RuntimeError):
     """The cluster lost state it cannot recompute; the run stopped (see the message)."""
 
 
+class StateLost(WorkerLost):
+    """A worker holding the chain's state was lost; the state can be rebuilt from the last
+    recovery point (the runner does: :meth:`.actors.ActorPartitions.rebuild`)."""
+
+
+#: without a checkpoint, the client gathers the chains' state every this many iterations
+#: (a recovery point; the kept draws are gathered once each)
+RECOVER_EVERY = 25
+
+
 class Handle:
     """Element ``index`` (0: labels, 1: sub-labels or codes) of per-partition futures."""
 
@@ -676,15 +686,11 @@ class DaskModel:
     @property
     def recover_every(self) -> int:
         """Iterations between two recovery points when no checkpoint is written."""
-        from .actors import RECOVER_EVERY
-
         return RECOVER_EVERY
 
     def state_lost(self, exc) -> bool:
         """Whether ``exc`` says that a worker holding the chain's state was lost, and the
         state can be rebuilt (:meth:`rebuild`)."""
-        from .actors import StateLost
-
         return isinstance(exc, StateLost)
 
     def rebuild(self):
@@ -747,5 +753,6 @@ class DaskModel:
         return state._replace(labels=labels, sublabels=sub)
 
 
-__all__ = ["DaskModel", "DaskPartitions", "HeldDraw", "WorkerLost", "balanced_shares",
+__all__ = ["DaskModel", "DaskPartitions", "HeldDraw", "RECOVER_EVERY", "StateLost", "WorkerLost",
+           "balanced_shares",
            "expected_loss_choice", "task_key"]

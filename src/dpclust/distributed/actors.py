@@ -393,7 +393,7 @@ def balanced_holders(rows, holder, workers) -> list:
 
 class ActorPartitions(DaskPartitions):
     """:class:`~.backend.DaskPartitions` on actors: the same tasks, run in one call per
-    worker per stage (:class:`ActorExecutor`)."""
+    worker per gather (:class:`ActorExecutor`)."""
 
     lineage = False  # nothing to cut at a checkpoint: the state is not a chain of tasks
 

@@ -230,10 +230,10 @@ class ActorExecutor:
         self.conns = None
         self.renew(actors, addresses)
 
-    def submit(self, fn, args, kwargs, where: int | None = None) -> Ref:
+    def submit(self, fn, args, kwargs) -> Ref:
         refs = list(_refs_in(list(args) + list(kwargs.values())))
         self._check(refs)
-        actor = where if where is not None else (refs[0].actor if refs else 0)
+        actor = refs[0].actor if refs else 0  # where its first argument is held
         ref = Ref(("v", next(self._counter)), actor, self, self.generation)
         self._pending.append((ref, fn, tuple(args), dict(kwargs)))
         return ref

@@ -24,7 +24,7 @@ from ._version import __version__
 #: dpclust`` is quick and a command that needs one part does not load the others
 _LAZY = {"DPMixture": "estimators", "DDCRPMixture": "estimators",
          "compare_models": "estimators", "ModelComparison": "estimators",
-         "GammaPrior": "priors", "DirichletProcess": "priors", "PitmanYor": "priors",
+         "GammaPrior": "priors", "BetaPrior": "priors", "DirichletProcess": "priors", "PitmanYor": "priors",
          "MixtureOfFiniteMixtures": "priors", "FiniteDirichlet": "priors",
          "NormalInverseWishart": "families", "DirichletMultinomial": "families"}
 _SUBMODULES = frozenset({
@@ -32,7 +32,7 @@ _SUBMODULES = frozenset({
     "estimators", "exact", "families", "fusion", "io", "kernels", "metrics", "partitions",
     "priors", "rankings", "report", "samplers", "tables", "utils", "validation"})
 
-__all__ = ["DDCRPMixture", "DPMixture", "DirichletMultinomial", "DirichletProcess",
+__all__ = ["BetaPrior", "DDCRPMixture", "DPMixture", "DirichletMultinomial", "DirichletProcess",
            "FiniteDirichlet", "GammaPrior", "MixtureOfFiniteMixtures", "ModelComparison",
            "NormalInverseWishart", "PitmanYor", "__version__", "compare_models"]
 

@@ -179,11 +179,16 @@ def _replicate(args) -> dict:
     (family, sampler, n_samples, alpha, n_draws, thin, burn_in, seed, candidates,
      partition_prior, observe) = args
     rng = np.random.default_rng(seed)
-    learned = family.hyperpriors()
-    truth_hyper = {name: float(rng.gamma(p.shape, 1.0 / p.rate)) for name, p in learned.items()}
-    generator = family.at(truth_hyper) if learned else family
-    a, z, params, X = prior_draw(generator, n_samples, alpha, rng, candidates,
-                                 partition_prior)
+    # the learned hyperparameters (the family's, then the partition prior's) drawn from
+    # their hyperpriors, and the data from the model at those values
+    fam_learned = family.hyperpriors()
+    prior_learned = {} if partition_prior is None else partition_prior.hyperpriors()
+    learned = {**fam_learned, **prior_learned}
+    truth_hyper = {name: hp.sample(rng) for name, hp in learned.items()}
+    generator = family.at({k: truth_hyper[k] for k in fam_learned}) if fam_learned else family
+    gen_prior = (partition_prior.at({k: truth_hyper[k] for k in prior_learned})
+                 if prior_learned else partition_prior)
+    a, z, params, X = prior_draw(generator, n_samples, alpha, rng, candidates, gen_prior)
     if observe is not None:
         X = observe(X, rng)
     prior = alpha if isinstance(alpha, GammaPrior) and partition_prior is None else None

@@ -148,15 +148,68 @@ def exact_learned_posterior(family: ConjugateFamily, X, log_prior, n_grid: int =
         logf = np.bincount(owner, weights=family.at({name: h}).log_marginal(stats),
                            minlength=len(parts))
         joint[g] = lp + logf + hprior.log_pdf(h) + ug
-    joint -= joint.max()
-    dens = np.exp(joint)
+    probs, cdf = _integrate_grid(joint, u)
+    return parts, probs, np.exp(u), cdf
+
+
+def exact_prior_learned_posterior(family: ConjugateFamily, X, prior: PartitionPrior,
+                                  n_grid: int = 801, span: tuple | None = None):
+    """Enumerate ``p(partition | X)`` with a partition prior's learned parameter integrated
+    out numerically, and that parameter's own posterior.
+
+    ``p(z | X) ∝ prod_k f(X_k) ∫ p(z | h) p(h) dh`` for every partition z, by the trapezoid
+    rule on ``u = log h`` (a :class:`~dpclust.priors.GammaPrior`) or ``u = logit h`` (a
+    :class:`~dpclust.priors.BetaPrior`), the Jacobian included, and ``p(h | X)`` on the
+    same grid.
+
+    Parameters
+    ----------
+    family : ConjugateFamily
+        Resolved, its hyperparameters fixed.
+    X : data in the family's working form, n <= 8 points.
+    prior : PartitionPrior
+        With exactly one learned parameter (:meth:`~dpclust.priors.PartitionPrior.hyperpriors`)
+        and its concentration at ``prior.alpha_start``.
+
+    Returns
+    -------
+    As :func:`exact_learned_posterior`.
+    """
+    from .priors import BetaPrior
+
+    (name, hprior), = prior.hyperpriors().items()
+    unit = isinstance(hprior, BetaPrior)
+    span = span or ((-12.0, 12.0) if unit else (-14.0, 10.0))
+    n = family.n_points(X)
+    parts = set_partitions(n)
+    loglik = np.array([float(family.log_marginal(family.stats(X, z, int(z.max()) + 1)).sum())
+                       for z in parts])
+    sizes = [np.bincount(z) for z in parts]
+    u = np.linspace(*span, n_grid)
+    h = 1.0 / (1.0 + np.exp(-u)) if unit else np.exp(u)
+    log_jac = np.log(h) + np.log1p(-h) if unit else u
+    alpha = prior.alpha_start
+    joint = np.empty((n_grid, len(parts)))
+    for g in range(n_grid):
+        at = prior.at({name: h[g]})
+        joint[g] = ([at.log_eppf(sz, alpha) for sz in sizes] + loglik
+                    + hprior.log_pdf(h[g]) + log_jac[g])
+    probs, cdf = _integrate_grid(joint, u)
+    return parts, probs, h, cdf
+
+
+def _integrate_grid(joint: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From ``joint`` (n_grid, n_partitions), ``log p(z, u | X)`` up to a constant on the
+    equally spaced grid ``u``: each partition's probability with ``u`` integrated out (the
+    trapezoid rule) and the distribution function of ``u`` on the grid, both normalised."""
+    dens = np.exp(joint - joint.max())
     du = u[1] - u[0]
-    weights = np.full(n_grid, du)
+    weights = np.full(len(u), du)
     weights[[0, -1]] = du / 2
     probs = (dens * weights[:, None]).sum(axis=0)
     marginal = dens.sum(axis=1)
     cdf = np.concatenate([[0.0], np.cumsum((marginal[1:] + marginal[:-1]) / 2 * du)])
-    return parts, probs / probs.sum(), np.exp(u), cdf / cdf[-1]
+    return probs / probs.sum(), cdf / cdf[-1]
 
 
 def kolmogorov_distance(draws, grid: np.ndarray, cdf: np.ndarray) -> float:

@@ -561,10 +561,10 @@ class DPMixture(MixtureEstimator):
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""
-        learned = family.hyperpriors()
+        learned = {**family.hyperpriors(), **self._partition_prior().hyperpriors()}
         if learned:
             raise ValueError(
-                f"a fit on a Dask cluster runs a family's hyperparameters fixed: give "
+                f"a fit on a Dask cluster runs the hyperparameters fixed: give "
                 f"{', '.join(learned)} a number (e.g. the value an in-process fit on a "
                 f"sample learns, its hyperparameters_) instead of a GammaPrior")
         from ..distributed.backend import DaskModel

@@ -132,8 +132,9 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                               "rebuilds": int(traffic.rebuilds),
                               "direct": bool(getattr(model.partitions, "direct", False))}
         fam = model.family
-        if self.hyperparameters_:  # at the learned hyperparameters' posterior means
-            fam = fam.at(self.hyperparameters_)
+        fam_means, self._prior_means = _split_learned(model, self.hyperparameters_)
+        if fam_means:  # at the learned hyperparameters' posterior means
+            fam = fam.at(fam_means)
         self.family_ = fam
         self.n_features_in_ = fam.n_features()
         if not _collapsible(fam):
@@ -153,15 +154,18 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         the DP ``N_k / N``), and ``weight_new_``, the prior's probability that one more
         point opens a new cluster (for the DP ``alpha / (N + alpha)``).  One more point
         joins cluster k with probability ``(1 - weight_new_) * weights_[k]``."""
-        self.prior_ = self._partition_prior()
+        self.prior_ = self._partition_prior().at(getattr(self, "_prior_means", None) or {})
         log_w, log_new = self._log_weights(sizes, self.alpha_)
         self.weights_ = np.exp(log_w - logsumexp(log_w))
         self.weight_new_ = math.exp(log_new)
 
-    def _log_weights(self, sizes, alpha):
+    def _log_weights(self, sizes, alpha, prior_values=None):
         """The prior's normalised log weights of joining each cluster of ``sizes`` or a new
-        one (:meth:`~dpclust.priors.PartitionPrior.log_predictive_weights`)."""
+        one (:meth:`~dpclust.priors.PartitionPrior.log_predictive_weights`), with the
+        prior's learned parameters at ``prior_values`` where given (a draw's)."""
         prior = getattr(self, "prior_", None) or self._partition_prior()
+        if prior_values:
+            prior = self._partition_prior().at(prior_values)
         return prior.log_predictive_weights(np.asarray(sizes).round().astype(np.int64), alpha)
 
     # ----------------------------------------------------------- on disk
@@ -255,9 +259,12 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
         # each draw's learned hyperparameters (none learned: the family's own, every draw)
         learned = getattr(self, "_predictive_hyper", None) or itertools.repeat({})
+        own = frozenset(self._partition_prior().hyperpriors())
         for (st, a), hyper in zip(self._predictive_stats or self._draw_stats(), learned):
-            fam_s = fam.at(hyper) if hyper else fam  # at the draw's learned values
-            logw = np.append(*self._log_weights(fam.count(st), a))
+            fam_h = {k: v for k, v in hyper.items() if k not in own}
+            prior_h = {k: v for k, v in hyper.items() if k in own}
+            fam_s = fam.at(fam_h) if fam_h else fam  # at the draw's learned values
+            logw = np.append(*self._log_weights(fam.count(st), a, prior_h))
             st = concatenate(st, fam.empty_stats(1))
             per_draw.append(logsumexp(fam_s.log_predictive(Xw, st) + logw[None, :], axis=1))
         return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
@@ -439,3 +446,10 @@ def _n_features_of(X):
         return None
     return int(arr.shape[1]) if arr.ndim == 2 else None
 
+
+def _split_learned(model, values: dict) -> tuple[dict, dict]:
+    """The learned values by name as the family's and the partition prior's."""
+    split = getattr(model, "split_hyper", None)
+    if not values or split is None:
+        return dict(values or {}), {}
+    return split(values)

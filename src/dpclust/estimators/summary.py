@@ -555,17 +555,21 @@ def _k_posterior(trace) -> dict:
 
 
 def learned_summary(estimator) -> dict:
-    """Each learned hyperparameter of the family (given a GammaPrior): its posterior mean
-    and central 95 % interval over the kept draws of every chain, and its prior."""
+    """Each learned hyperparameter of the family (given a GammaPrior) and of the partition
+    prior (a GammaPrior or BetaPrior): its posterior mean and central 95 % interval over
+    the kept draws of every chain, its prior, and whose it is (``"family"`` or
+    ``"prior"``)."""
     trace = estimator.trace_
-    priors = estimator.family_.hyperpriors()
+    families = estimator.family_.hyperpriors()
+    partition = estimator._partition_prior().hyperpriors()
     out = {}
     for name, series in (trace.hyper or {}).items():
         kept = chains_of(series)[:, trace.kept].ravel()
-        prior = priors[name]
+        prior = families.get(name) or partition[name]
         out[name] = {"mean": float(f"{kept.mean():.4g}"),
                      "interval_95": [float(f"{v:.4g}") for v in np.quantile(kept, [0.025, 0.975])],
-                     "prior": {"gamma_shape": prior.shape, "gamma_rate": prior.rate}}
+                     "prior": prior.describe(),
+                     "of": "family" if name in families else "prior"}
     return out
 
 

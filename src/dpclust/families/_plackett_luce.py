@@ -54,6 +54,8 @@ Plackett, R. L. (1975). The analysis of permutations. *Applied Statistics* 24(2)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -144,7 +146,9 @@ def clusters_round(rng, orders, lengths, counts, comp, log_p, shape: float) -> n
     K, n = log_p.shape
     # each cluster's scale from its conditional, then the latents of every (ranking, stage)
     # at lambda = S p: Y ~ Gamma(c_d, Lambda_s(d))
-    S = rng.standard_gamma(n * shape, size=K)
+    # (a scale that underflows to 0, at n * shape of about 0.01 and less, is held at the
+    # smallest normal number: it would make the latents infinite)
+    S = np.maximum(rng.standard_gamma(n * shape, size=K), np.finfo(np.float64).tiny)
     left = _available(np.exp(log_p)[comp], ranked, idx)
     Y = np.where(ranked, rng.standard_gamma(counts) / (S[comp][:, None] * left), 0.0)
     # W_kj: times chosen; E_kj: latents of the stages where j was available
@@ -169,18 +173,20 @@ def draw_given_one(rng, order, n_items: int, shape: float) -> np.ndarray:
     notes)."""
     order = np.asarray(order, dtype=np.int64)
     t = len(order)
-    x = 0.0
-    rate = np.empty(n_items)
+    # the arrival times x in log(1 + x): 1 + x grows by a factor U^(-1 / (shape m)) a stage,
+    # which overflows a float at small shapes
+    log_rate = np.empty(n_items)
     a = np.full(n_items, shape)
+    level = 0.0
     for s in range(t):
         m = n_items - s
-        x = x + (1.0 + x) * (rng.random() ** (-1.0 / (shape * m)) - 1.0)
-        rate[order[s]] = 1.0 + x
+        level -= math.log(rng.random()) / (shape * m)
+        log_rate[order[s]] = level
         a[order[s]] = shape + 1.0
     unranked = np.ones(n_items, dtype=bool)
     unranked[order] = False
-    rate[unranked] = 1.0 + x
-    return scaled_dirichlet_draw(rng, a, rate)
+    log_rate[unranked] = level
+    return log_normalise(log_gamma(rng, a) - log_rate)
 
 
 def soft_gamma_params(orders, lengths, weights, log_p, shape: float, kappa: float = 1.0):

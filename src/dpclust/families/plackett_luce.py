@@ -72,11 +72,15 @@ from .base import (
     HyperParameter,
     log_dirichlet,
     log_normalise,
-    positive_float,
+    positive_or_gamma,
     register_family,
     rounded,
 )
 from .exposure import ExposureData, GammaExposure, RateParams
+
+#: the smallest worth shape a chain learns (the learned shape's Gamma prior is truncated
+#: there): below it a Dirichlet draw's smallest worths underflow double precision
+MIN_LEARNED_SHAPE = 0.05
 
 #: the NumPy face's statistics and marginal likelihood are offered up to this many items
 MAX_EXACT_ITEMS = 4
@@ -163,11 +167,13 @@ class PlackettLuce(RankingsFamily):
     default_coarsening = 100.0
     option_group = "rankings (--family plackett-luce)"
     hyperparameters = (
-        HyperParameter("worth_shape", positive_float, default=1.0, metavar="A",
+        HyperParameter("worth_shape", positive_or_gamma, default=1.0, metavar="A",
                        help="shape of each item's Gamma prior worth: 1 is uniform over the "
                             "normalised worths, smaller favours clusters whose worth sits on "
-                            "a few items (default: 1.0)"),
+                            "a few items; gamma:SHAPE,RATE learns it from the data under "
+                            "that Gamma prior (default: 1.0)"),
     )
+    learnable = ("worth_shape",)
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("explicit", "fsd", "coarsened", "gibbs", "gibbs+sams", "subcluster")
     default_sampler = "explicit"
@@ -186,12 +192,33 @@ class PlackettLuce(RankingsFamily):
         return {"n_items": self.n_items, "worth_shape": self.worth_shape, "items": self.items}
 
     # --------------------------------------------------------------- set-up
+    def hyperpriors(self) -> dict:
+        """The learned worth shape's prior, truncated to ``[MIN_LEARNED_SHAPE, inf)``:
+        below it a Dirichlet draw's smallest worths underflow double precision."""
+        return {name: hp.truncated(MIN_LEARNED_SHAPE)
+                for name, hp in super().hyperpriors().items()}
+
     def resolve(self, X) -> PlackettLuce:
-        a = float(self.worth_shape)
+        learned = self.hyperpriors()
+        a = (learned["worth_shape"].start if "worth_shape" in learned
+             else _number(self.worth_shape))
         if not (a > 0 and math.isfinite(a)):
-            raise ValueError(f"worth_shape must be a positive finite number, got "
-                             f"{self.worth_shape!r}")
-        return self._resolved(X)
+            raise ValueError(f"worth_shape must be a positive finite number or a GammaPrior, "
+                             f"got {self.worth_shape!r}")
+        out = self._resolved(X)
+        out.worth_shape = a
+        return self._keep_hyperpriors(out)
+
+    def at(self, values: dict) -> PlackettLuce:
+        """This resolved family with the worths' Dirichlet shape at
+        ``values["worth_shape"]``."""
+        out = type(self)(self.n_items, self.worth_shape, self.items)
+        out.__dict__.update(self.__dict__)
+        out.worth_shape = float(values["worth_shape"])
+        return out
+
+    def learned_values(self) -> dict:
+        return {"worth_shape": float(self.worth_shape)} if self.hyperpriors() else {}
 
     def distinct(self, X):
         first, inverse = X.distinct()
@@ -332,7 +359,10 @@ class PlackettLuce(RankingsFamily):
         self._need_resolved()
         N = len(X)
         log_p = log_normalise(np.asarray(rates.log_rate, dtype=np.float64))
-        scale = rng.standard_gamma(self._n * float(self.worth_shape), size=len(log_p))
+        # a scale that underflows to 0 (shape n a of about 0.01 and less) would give
+        # infinite latents: held at the smallest normal number, as it is drawn
+        scale = np.maximum(rng.standard_gamma(self._n * float(self.worth_shape),
+                                              size=len(log_p)), np.finfo(np.float64).tiny)
         counts, exposure = np.empty((N, self._n)), np.empty((N, self._n))
         draws = rng.standard_exponential((N, max(X.orders.shape[1], 1)))
         latent_rows(X.orders, np.asarray(X.lengths, dtype=np.int64),
@@ -507,3 +537,10 @@ def _quadrature(n: int, a: float, N: int):
 
 
 __all__ = ["MAX_EXACT_ITEMS", "PLParams", "PLStats", "PlackettLuce", "patterns"]
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan

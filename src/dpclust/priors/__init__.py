@@ -14,7 +14,7 @@ Adding a prior is one module here: a frozen dataclass subclassing
 
 from __future__ import annotations
 
-from .base import GammaPrior, PartitionPrior
+from .base import BetaPrior, GammaPrior, PartitionPrior
 from .dirichlet_process import DirichletProcess, crp_log_prior, resolve_alpha, sample_alpha
 from .finite import FiniteDirichlet, finite_dirichlet_log_prior
 from .mfm import MixtureOfFiniteMixtures, log_v_coefficients
@@ -52,7 +52,7 @@ def get_prior(prior, alpha=None) -> PartitionPrior:
                      f" got {prior!r}")
 
 
-__all__ = ["PartitionPrior", "GammaPrior", "DirichletProcess", "PitmanYor",
+__all__ = ["PartitionPrior", "GammaPrior", "BetaPrior", "DirichletProcess", "PitmanYor",
            "MixtureOfFiniteMixtures", "FiniteDirichlet", "PRIORS", "get_prior",
            "crp_log_prior", "finite_dirichlet_log_prior", "sample_alpha", "resolve_alpha",
            "log_v_coefficients"]

@@ -20,7 +20,7 @@ Every prior here is of *Gibbs type* (Gnedin & Pitman 2006): ``p(z) = V_n(K) prod
 so joining a cluster depends on its size alone and opening one on K and n alone — which is
 what makes the two tables enough.  Every state of a sampler carries one scalar ``alpha``,
 the prior's concentration (the DP's alpha, Pitman–Yor's strength, the MFM's gamma, the
-finite Dirichlet's total mass); only the Dirichlet process resamples it.
+finite Dirichlet's total mass); the Dirichlet process and Pitman–Yor resample it (:meth:`update_alpha`), and a prior's other parameters may be learned too (:attr:`PartitionPrior.learnable`).
 
 A new prior is one module: subclass :class:`PartitionPrior`, implement ``log_eppf``,
 ``log_seat_weights`` and ``log_split_ratio`` (derive them from one ``V_n(K)`` and ``W(c)``
@@ -36,6 +36,7 @@ Miller, J. W. & Harrison, M. T. (2018). Mixture models with a prior on the numbe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -46,7 +47,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GammaPrior:
-    """A Gamma(shape, rate) prior on the DP concentration ``alpha``; pass it as ``alpha=``.
+    """A Gamma(shape, rate) prior on the DP concentration ``alpha`` (pass it as ``alpha=``)
+    or on a learned hyperparameter.
 
     Parameters
     ----------
@@ -54,45 +56,150 @@ class GammaPrior:
     rate : float, default=1.0
         Prior mean ``shape / rate``.
     initial : float, optional
-        Starting value of alpha (default: the prior mean).
+        Starting value (default: the prior mean, or ``lower`` if that is above it).
+    lower : float, default=0.0
+        The prior truncated to ``[lower, inf)`` (a family sets it where smaller values
+        cannot be computed in double precision: Plackett–Luce's worth shape).
     """
 
     shape: float = 1.0
     rate: float = 1.0
     initial: float | None = None
+    lower: float = 0.0
 
     def __post_init__(self):
         if not (0 < self.shape < math.inf and 0 < self.rate < math.inf):
             raise ValueError(f"GammaPrior needs finite shape > 0 and rate > 0, got {self}")
-        if self.initial is not None and not 0 < self.initial < math.inf:
-            raise ValueError(f"GammaPrior initial value must be positive and finite, got "
-                             f"{self.initial}")
+        if self.initial is not None and not self.lower <= self.initial < math.inf:
+            raise ValueError(f"GammaPrior initial value must be finite and at least "
+                             f"{self.lower or 'positive'}, got {self.initial}")
+        if not 0 <= self.lower < math.inf:
+            raise ValueError(f"GammaPrior's lower bound must be finite and >= 0, got "
+                             f"{self.lower}")
 
     @classmethod
-    def parse(cls, value) -> "GammaPrior | None":
+    def parse(cls, value) -> GammaPrior | None:
         """A GammaPrior from itself or from its text ``"gamma:SHAPE,RATE"`` (as
         ``--alpha`` and a family's learnable options read it), else None."""
-        if isinstance(value, cls):
-            return value
-        if not isinstance(value, str):
-            return None
-        m = re.fullmatch(r"\s*gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)\s*", value,
-                         flags=re.IGNORECASE)
-        if m is None:
-            return None
-        try:
-            return cls(float(m.group(1)), float(m.group(2)))
-        except ValueError:
-            raise ValueError(f"in {value!r} the Gamma shape and rate must be positive "
-                             f"numbers") from None
+        return _parse_two(cls, value, r"gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)",
+                          "the Gamma shape and rate")
 
     @property
     def start(self) -> float:
-        return float(self.initial) if self.initial is not None else self.shape / self.rate
+        if self.initial is not None:
+            return float(self.initial)
+        return max(self.shape / self.rate, self.lower)
 
     def log_pdf(self, alpha: float) -> float:
+        """The log density (of the untruncated Gamma: truncation changes a constant)."""
+        if alpha < self.lower:
+            return -math.inf
         a, b = self.shape, self.rate
         return a * math.log(b) - math.lgamma(a) + (a - 1) * math.log(alpha) - b * alpha
+
+    def sample(self, rng) -> float:
+        """One draw from the prior (above ``lower``: by inversion of the Gamma's
+        distribution function)."""
+        if self.lower <= 0:
+            return float(rng.gamma(self.shape, 1.0 / self.rate))
+        from scipy import stats
+
+        dist = stats.gamma(self.shape, scale=1.0 / self.rate)
+        return float(dist.isf(rng.random() * dist.sf(self.lower)))
+
+    def truncated(self, lower: float) -> GammaPrior:
+        """This prior truncated to ``[lower, inf)`` (unchanged where it already is)."""
+        if self.lower >= lower:
+            return self
+        initial = None if self.initial is None else max(self.initial, lower)
+        return GammaPrior(self.shape, self.rate, initial, lower)
+
+    def slice(self, rng, log_density, value: float) -> float:
+        """One slice-sampling update of a value on (0, inf) with unnormalised log density
+        ``log_density`` (on its logarithm, the Jacobian included)."""
+        from ..utils.slice import slice_positive
+
+        return slice_positive(rng, log_density, value)
+
+    def describe(self) -> dict:
+        out = {"gamma_shape": self.shape, "gamma_rate": self.rate}
+        return {**out, "lower": self.lower} if self.lower > 0 else out
+
+
+@dataclass(frozen=True)
+class BetaPrior:
+    """A Beta(a, b) prior on a parameter in (0, 1): the Pitman–Yor discount.
+
+    Parameters
+    ----------
+    a, b : float, default=1.0
+        Prior mean ``a / (a + b)``; ``BetaPrior(1, 1)`` is uniform.
+    initial : float, optional
+        Starting value (default: the prior mean).
+    """
+
+    a: float = 1.0
+    b: float = 1.0
+    initial: float | None = None
+
+    def __post_init__(self):
+        if not (0 < self.a < math.inf and 0 < self.b < math.inf):
+            raise ValueError(f"BetaPrior needs finite a > 0 and b > 0, got {self}")
+        if self.initial is not None and not 0 < self.initial < 1:
+            raise ValueError(f"BetaPrior initial value must be in (0, 1), got {self.initial}")
+
+    @classmethod
+    def parse(cls, value) -> BetaPrior | None:
+        """A BetaPrior from itself or from its text ``"beta:A,B"`` (``beta:A:B`` in a
+        ``--prior`` spec, whose arguments are split on commas), else None."""
+        return _parse_two(cls, value, r"beta:\s*([^,:\s]+)\s*[,:]\s*([^,:\s]+)",
+                          "the Beta parameters")
+
+    @property
+    def start(self) -> float:
+        return float(self.initial) if self.initial is not None else self.a / (self.a + self.b)
+
+    def log_pdf(self, x: float) -> float:
+        if not 0 < x < 1:
+            return -math.inf
+        a, b = self.a, self.b
+        return (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                + (a - 1) * math.log(x) + (b - 1) * math.log1p(-x))
+
+    def sample(self, rng) -> float:
+        """One draw from the prior."""
+        return float(rng.beta(self.a, self.b))
+
+    def slice(self, rng, log_density, value: float) -> float:
+        """One slice-sampling update of a value in (0, 1) with unnormalised log density
+        ``log_density`` (on its logit, the Jacobian included)."""
+        from ..utils.slice import slice_unit
+
+        return slice_unit(rng, log_density, value)
+
+    def describe(self) -> dict:
+        return {"beta_a": self.a, "beta_b": self.b}
+
+
+def _parse_two(cls, value, pattern: str, what: str):
+    """``cls`` itself, or ``cls(x, y)`` from a text matching ``pattern`` (two groups, any
+    case, spaces around), else None."""
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, str):
+        return None
+    m = re.fullmatch(r"\s*" + pattern + r"\s*", value, flags=re.IGNORECASE)
+    if m is None:
+        return None
+    try:
+        return cls(float(m.group(1)), float(m.group(2)))
+    except ValueError:
+        raise ValueError(f"in {value!r} {what} must be positive numbers") from None
+
+
+def parse_hyperprior(value):
+    """A :class:`GammaPrior` or :class:`BetaPrior` from itself or its text, else None."""
+    return GammaPrior.parse(value) or BetaPrior.parse(value)
 
 
 class PartitionPrior:
@@ -146,6 +253,60 @@ class PartitionPrior:
         """The concentration after one update given the partition (unchanged by default)."""
         return alpha
 
+    # ------------------------------------------------ learned parameters of the prior
+    #: the parameters (besides the concentration ``alpha``) that a hyperprior may be given
+    #: in place of a number: each is then a variable of the chain, resampled every iteration
+    #: from ``p(h | z) ∝ p(h) p(z | h)`` (:meth:`log_eppf` of the block sizes) beside the
+    #: family's learned hyperparameters (:mod:`dpclust.samplers.hyper`)
+    learnable: tuple = ()
+
+    def hyperpriors(self) -> dict:
+        """The learned parameters of :attr:`learnable` and their hyperpriors, by name
+        (empty: none)."""
+        kept = self.__dict__.get("_hyperpriors")  # a copy made by :meth:`at` keeps them
+        if kept is not None:
+            return dict(kept)
+        out = {}
+        for name in self.learnable:
+            hp = parse_hyperprior(getattr(self, name))
+            if hp is not None:
+                out[name] = hp
+        return out
+
+    def learned_values(self) -> dict:
+        """The values the learned parameters hold in this prior: their hyperpriors'
+        starting values, until :meth:`at` sets them."""
+        kept = self.__dict__.get("_hyperpriors")
+        if kept is not None:
+            return {name: float(getattr(self, name)) for name in kept}
+        return {name: hp.start for name, hp in self.hyperpriors().items()}
+
+    def at(self, values: dict) -> PartitionPrior:
+        """This prior with its learned parameters at ``values`` (numbers by name).  The copy
+        still declares the same hyperpriors, so that a chain moves from one value to the
+        next."""
+        if not values:
+            return self
+        learned = self.hyperpriors()
+        unknown = set(values) - set(learned)
+        if unknown:
+            raise ValueError(f"{type(self).__name__} learns {sorted(learned) or 'nothing'}, "
+                             f"not {sorted(unknown)}")
+        out = dataclasses.replace(self, **self._fields_at(values))
+        object.__setattr__(out, "_hyperpriors", learned)
+        return out
+
+    def _fields_at(self, values: dict) -> dict:
+        """The dataclass fields that hold the learned ``values`` (each a field of the same
+        name unless a prior says otherwise)."""
+        return {k: float(v) for k, v in values.items()}
+
+    def value(self, name: str) -> float:
+        """The number a parameter holds: itself, or its hyperprior's starting value."""
+        v = getattr(self, name)
+        hp = parse_hyperprior(v)
+        return hp.start if hp is not None else float(v)
+
     def describe(self) -> dict:
         """What the summary, the report and ``to_arviz`` say about the prior."""
         return {"name": self.name, "title": self.title}
@@ -158,6 +319,8 @@ class PartitionPrior:
                 return f"{v:g}"
             if isinstance(v, dict) and "gamma_shape" in v:  # a learned parameter's prior
                 return f"learned (Gamma({v['gamma_shape']:g}, {v['gamma_rate']:g}) prior)"
+            if isinstance(v, dict) and "beta_a" in v:
+                return f"learned (Beta({v['beta_a']:g}, {v['beta_b']:g}) prior)"
             return str(v)
 
         params = ", ".join(f"{k.replace('_', ' ')} {value(v)}"
@@ -165,7 +328,7 @@ class PartitionPrior:
         return f"{self.title} ({params})" if params else self.title
 
     @classmethod
-    def from_spec(cls, args: list[str]) -> "PartitionPrior":
+    def from_spec(cls, args: list[str]) -> PartitionPrior:
         """The prior from the command line's ``--prior NAME:ARG,ARG`` (``args`` split on
         commas); each prior documents its own arguments in ``spec_help``."""
         raise NotImplementedError

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
-from .base import PartitionPrior, positive_sizes
+from .base import GammaPrior, PartitionPrior, positive_sizes
 
 #: a term this many nats below the running sum, and falling, ends the series
 _TAIL_NATS = 40.0
@@ -55,7 +55,13 @@ def log_v_coefficients(n: int, gamma: float, k_prior, t_max: int) -> np.ndarray:
     t_max : int
         The largest number of blocks needed.
     """
-    t = np.arange(t_max + 1)[:, None]
+    return _log_v_rows(n, gamma, k_prior, np.arange(t_max + 1))
+
+
+def _log_v_rows(n: int, gamma: float, k_prior, ts: np.ndarray) -> np.ndarray:
+    """``log V_n(t)`` for each t of ``ts`` (:func:`log_v_coefficients`)."""
+    t = np.asarray(ts, dtype=np.float64)[:, None]
+    t_max = int(t.max())
     k_hi = int(max(t_max + 64, min(_MAX_K, k_prior.ppf(1 - 1e-12)) + 64))
     while True:
         k = np.arange(1, k_hi + 1, dtype=np.float64)[None, :]
@@ -64,7 +70,10 @@ def log_v_coefficients(n: int, gamma: float, k_prior, t_max: int) -> np.ndarray:
                                 -np.inf)
         log_terms = (log_fall - (gammaln(gamma * k + n) - gammaln(gamma * k))
                      + k_prior.logpmf(k))
-        log_v = logsumexp(log_terms, axis=1)
+        top = log_terms.max(axis=1)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            log_v = safe + np.log(np.exp(log_terms - safe[:, None]).sum(axis=1))
         last, before = log_terms[:, -1], log_terms[:, -2]
         done = (last < log_v - _TAIL_NATS) & (last <= before)
         if done.all() or k_hi >= _MAX_K:
@@ -96,6 +105,50 @@ def _k_from_spec(k_prior: str):
         return stats.geom(value)
     raise ValueError(f"unknown prior on K {k_prior!r}: use poisson:MU (MU > 0) or geometric:P "
                      f"(0 < P <= 1), or a scipy.stats distribution on 1, 2, ...")
+
+
+def _check_spec(k_prior: str) -> None:
+    """Refuse a ``k_prior`` spec that :func:`k_distribution` would refuse, without
+    building the distribution; a learned MU (``poisson:gamma:SHAPE:RATE``) passes."""
+    if k_prior.partition(":")[0] == "poisson" and isinstance(_poisson_mu(k_prior), GammaPrior):
+        return
+    _SpecK(k_prior)
+
+
+class _SpecK:
+    """The log pmf of a ``"poisson:MU"`` or ``"geometric:P"`` prior on K in closed form,
+    with an upper quantile bound: what :func:`log_v_coefficients` reads, without the
+    cost of building a scipy distribution (a learned MU makes a new one for every value
+    the slice sampler tries)."""
+
+    def __init__(self, spec: str):
+        kind, _, value = spec.partition(":")
+        try:
+            v = float(value)
+        except ValueError:
+            v = math.nan
+        if (kind == "poisson" and v > 0 and math.isfinite(v)) or (
+                kind == "geometric" and 0 < v <= 1):
+            self.kind, self.v = kind, v
+        else:
+            k_distribution(spec)  # raises the message for a bad spec
+            raise ValueError(f"unknown prior on K {spec!r}")
+
+    def logpmf(self, k):
+        k = np.asarray(k, dtype=np.float64)
+        if self.kind == "poisson":  # K - 1 ~ Poisson(MU)
+            return (k - 1) * math.log(self.v) - self.v - gammaln(k)
+        if self.v == 1:  # K = 1 surely
+            return np.where(k == 1, 0.0, -np.inf)
+        return (k - 1) * math.log1p(-self.v) + math.log(self.v)  # K ~ Geometric(P)
+
+    def ppf(self, q: float) -> float:
+        """An upper bound of the q-quantile (the series runs on until its tail is small,
+        so only the starting length depends on it)."""
+        tail = -math.log1p(-q)
+        if self.kind == "poisson":
+            return 1 + self.v + 2 * math.sqrt(self.v * tail) + tail
+        return 1 + tail / max(-math.log1p(-self.v), 1e-12) if self.v < 1 else 1
 
 
 def _k_key(dist) -> tuple:
@@ -142,43 +195,86 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Weights ``Dir(gamma, ..., gamma)`` given K.
+    gamma : float or GammaPrior, default=1.0
+        Weights ``Dir(gamma, ..., gamma)`` given K.  A :class:`GammaPrior` learns it: it is
+        then resampled after every step from ``p(gamma | z) ∝ p(gamma) V_n(t) prod_c
+        gamma^{(|c|)}`` (the EPPF of the block sizes), by slice sampling on its logarithm.
     k_prior : str or scipy.stats frozen discrete distribution on 1, 2, ..., default="poisson:1"
         The prior on the number of components K: ``"poisson:MU"`` (K - 1 ~ Poisson(MU), as
         in Miller & Harrison's experiments), ``"geometric:P"`` (K ~ Geometric(P)), or any
         scipy.stats distribution on 1, 2, ... (a spec string can be saved with the model; a
-        distribution object cannot).
+        distribution object cannot).  ``"poisson:gamma:SHAPE:RATE"`` learns MU under a
+        Gamma(SHAPE, RATE) prior, from ``p(MU | z) ∝ p(MU) V_n(t)``; its trace variable is
+        ``poisson_mu``.
     """
 
     gamma: float = 1.0
     k_prior: Any = "poisson:1"
     name = "mfm"
     title = "mixture of finite mixtures"
+    learnable = ("gamma", "poisson_mu")
     spec_help = ("mfm[:GAMMA[,poisson:MU | geometric:P]] (K - 1 ~ Poisson(MU) or K ~ "
-                 "Geometric(P) on 1, 2, ...; default mfm:1,poisson:1)")
+                 "Geometric(P) on 1, 2, ...; default mfm:1,poisson:1; GAMMA or MU as "
+                 "gamma:SHAPE:RATE learns it)")
 
     @classmethod
     def from_spec(cls, args):
         if len(args) > 2:
             raise ValueError("mfm takes GAMMA and a prior on K (e.g. mfm:1,poisson:1)")
-        gamma = float(args[0]) if args else 1.0
+        gamma = _learned_or_number(args[0]) if args else 1.0
         return cls(gamma) if len(args) < 2 else cls(gamma, args[1])
 
     def __post_init__(self):
-        if not (self.gamma > 0 and math.isfinite(self.gamma)):
+        if isinstance(self.gamma, str):
+            object.__setattr__(self, "gamma", _learned_or_number(self.gamma))
+        if not isinstance(self.gamma, (int, float, GammaPrior)):
+            raise ValueError(f"the MFM's gamma must be a positive number or a GammaPrior, "
+                             f"got {self.gamma!r}")
+        g = self.g
+        if not (g > 0 and math.isfinite(g)):
             raise ValueError(f"the MFM's gamma must be a positive finite number, "
                              f"got {self.gamma!r}")
-        _check_k_prior(k_distribution(self.k_prior))
+        if isinstance(self.k_prior, str):
+            _check_spec(self.k_prior)  # without building the distribution (see ``at``)
+        else:
+            _check_k_prior(self.k_prior)
+
+    @property
+    def g(self) -> float:
+        """gamma's value (its hyperprior's starting value while it is learned and
+        :meth:`at` has not set it)."""
+        return self.value("gamma")
+
+    @property
+    def poisson_mu(self):
+        """MU of ``k_prior="poisson:MU"``: a number, or the GammaPrior that learns it (None
+        for another prior on K)."""
+        return _poisson_mu(self.k_prior)
+
+    def _fields_at(self, values: dict) -> dict:
+        out = {k: float(v) for k, v in values.items() if k != "poisson_mu"}
+        if "poisson_mu" in values:
+            out["k_prior"] = f"poisson:{float(values['poisson_mu'])!r}"
+        return out
+
+    def learned_values(self) -> dict:
+        out = super().learned_values()
+        if "poisson_mu" in out and "_hyperpriors" in self.__dict__:
+            out["poisson_mu"] = float(self.poisson_mu)
+        return out
 
     @property
     def k_distribution(self):
-        """The prior on K as a scipy.stats distribution."""
+        """The prior on K as a scipy.stats distribution (at MU's starting value while MU
+        is learned)."""
+        mu = self.poisson_mu
+        if isinstance(mu, GammaPrior):
+            return k_distribution(f"poisson:{mu.start!r}")
         return k_distribution(self.k_prior)
 
     @property
     def alpha_start(self) -> float:
-        return float(self.gamma)
+        return self.g
 
     def log_v(self, n: int, t_max: int) -> np.ndarray:
         """``log V_n(t)`` for t = 0 .. t_max (computed in sizes that double, and cached)."""
@@ -186,18 +282,28 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         while size < t_max:
             size *= 2
         size = min(size, max(t_max, n + 1))  # K never exceeds n: V_n(n + 1) is the last
-        dist = self.k_distribution
+        if "_hyperpriors" in self.__dict__ and isinstance(self.k_prior, str):
+            dist = _SpecK(self.k_prior)  # a learned value's copy: no scipy distribution
+        else:
+            dist = self.k_distribution
         key = self.k_prior if isinstance(self.k_prior, str) else _k_key(dist)
-        return _cached_log_v(int(n), float(self.gamma), key, size, _Ref(key, dist))[: t_max + 1]
+        if isinstance(self.poisson_mu, GammaPrior):
+            key = f"poisson:{self.poisson_mu.start!r}"
+        return _cached_log_v(int(n), self.g, key, size, _Ref(key, dist))[: t_max + 1]
 
     def log_eppf(self, sizes, alpha: float) -> float:
         sizes = positive_sizes(sizes)
         n, t = int(sizes.sum()), len(sizes)
-        g = float(self.gamma)
-        return float(self.log_v(n, t)[t] + (gammaln(sizes + g) - math.lgamma(g)).sum())
+        g = self.g
+        if "_hyperpriors" in self.__dict__ and isinstance(self.k_prior, str):
+            # a learned value's copy, made for one evaluation: one row, not the table
+            log_v = float(_log_v_rows(n, g, _SpecK(self.k_prior), np.array([t]))[0])
+        else:
+            log_v = float(self.log_v(n, t)[t])
+        return float(log_v + (gammaln(sizes + g) - math.lgamma(g)).sum())
 
     def log_seat_weights(self, n_samples: int, alpha: float, max_clusters: int | None = None):
-        g = float(self.gamma)
+        g = self.g
         log_join = np.log(np.arange(n_samples + 1) + g)
         log_join[0] = -math.inf
         t_max = n_samples if max_clusters is None else min(n_samples,
@@ -208,7 +314,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         return log_join, log_new[: t_max + 1]
 
     def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha) -> float:
-        g = float(self.gamma)
+        g = self.g
         log_v = self.log_v(int(n_samples), n_clusters + 1)
         return float(log_v[n_clusters + 1] - log_v[n_clusters]
                      + math.lgamma(g + n_left) + math.lgamma(g + n_right)
@@ -216,5 +322,31 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
     def describe(self) -> dict:
         kp = self.k_prior if isinstance(self.k_prior, str) else repr(self.k_prior)
-        return {**super().describe(), "gamma": float(self.gamma), "K prior": kp,
-                "prior mean of K": float(self.k_distribution.mean())}
+        gamma = self.gamma.describe() if isinstance(self.gamma, GammaPrior) else self.g
+        out = {**super().describe(), "gamma": gamma, "K prior": kp}
+        if not isinstance(self.poisson_mu, GammaPrior):
+            out["prior mean of K"] = float(self.k_distribution.mean())
+        return out
+
+
+def _learned_or_number(text):
+    """A number, or the GammaPrior of ``gamma:SHAPE:RATE`` (a ``--prior`` argument)."""
+    if isinstance(text, str) and text.strip().lower().startswith("gamma:"):
+        parts = text.strip().split(":")
+        if len(parts) != 3:
+            raise ValueError(f"{text!r}: a learned value is gamma:SHAPE:RATE")
+        return GammaPrior(float(parts[1]), float(parts[2]))
+    return float(text)
+
+
+def _poisson_mu(k_prior):
+    """MU of a ``"poisson:MU"`` spec (a number or a GammaPrior), else None."""
+    if not isinstance(k_prior, str):
+        return None
+    kind, _, rest = k_prior.strip().partition(":")
+    if kind.lower() != "poisson":
+        return None
+    try:
+        return _learned_or_number(rest.replace(",", ":"))
+    except ValueError:
+        return None

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..utils.slice import slice_positive
-from .base import GammaPrior, PartitionPrior, positive_sizes
+from .base import BetaPrior, GammaPrior, PartitionPrior, positive_sizes
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,12 @@ class PitmanYor(PartitionPrior):
 
     Parameters
     ----------
-    discount : float, default=0.25
+    discount : float or BetaPrior, default=0.25
         ``d`` in [0, 1): 0 is the Dirichlet process; larger values give more, smaller
-        clusters (``E[K]`` grows like ``N^d``).
+        clusters (``E[K]`` grows like ``N^d``).  A :class:`BetaPrior` learns it: the discount
+        is then resampled after every step from ``p(d | z) ∝ p(d) p(z | d, s)`` (the EPPF
+        above, a function of the block sizes), by slice sampling on its logit; it is a
+        variable of the trace named ``discount``.
     strength : float or GammaPrior, default=1.0
         ``s > -d`` (the DP's alpha when ``d = 0``).  A :class:`GammaPrior` learns it: the
         strength is then resampled after every step from its conditional given the number
@@ -49,27 +52,47 @@ class PitmanYor(PartitionPrior):
     strength: float = 1.0
     name = "pitman-yor"
     title = "Pitman–Yor process"
-    spec_help = ("pitman-yor:DISCOUNT,STRENGTH (0 <= DISCOUNT < 1, STRENGTH > -DISCOUNT, or "
-                 "gamma:SHAPE:RATE to learn it)")
+    learnable = ("discount",)
+    spec_help = ("pitman-yor:DISCOUNT,STRENGTH (0 <= DISCOUNT < 1, or beta:A:B to learn it; "
+                 "STRENGTH > -DISCOUNT, or gamma:SHAPE:RATE to learn it)")
 
     @classmethod
     def from_spec(cls, args):
         if len(args) != 2:
             raise ValueError("pitman-yor takes DISCOUNT,STRENGTH (e.g. pitman-yor:0.25,1, "
                              "or pitman-yor:0.25,gamma:2:1 to learn the strength)")
+        discount = BetaPrior.parse(args[0]) or float(args[0])
         if args[1].startswith("gamma:"):
             _, shape, rate = args[1].split(":")
-            return cls(float(args[0]), GammaPrior(float(shape), float(rate)))
-        return cls(float(args[0]), float(args[1]))
+            return cls(discount, GammaPrior(float(shape), float(rate)))
+        return cls(discount, float(args[1]))
 
     def __post_init__(self):
-        d = float(self.discount)
+        if isinstance(self.discount, str):
+            hp = BetaPrior.parse(self.discount)
+            if hp is None:
+                raise ValueError(f"the Pitman–Yor discount must be a number in [0, 1) or a "
+                                 f"BetaPrior, got {self.discount!r}")
+            object.__setattr__(self, "discount", hp)
+        if isinstance(self.discount, GammaPrior):
+            raise ValueError("the Pitman–Yor discount lies in [0, 1): learn it under a "
+                             "BetaPrior(a, b), not a GammaPrior")
+        d = self.d
         s = self.alpha_start
         if not 0 <= d < 1:
             raise ValueError(f"the Pitman–Yor discount must be in [0, 1), got {self.discount!r}")
+        if isinstance(self.discount, BetaPrior) and s <= 0:
+            raise ValueError(f"a learned Pitman–Yor discount needs a positive strength (it "
+                             f"must exceed -discount for every discount), got {s}")
         if not (s > -d and math.isfinite(s)):
             raise ValueError(f"the Pitman–Yor strength must be finite and > -discount "
                              f"({-d}), got {self.strength!r}")
+
+    @property
+    def d(self) -> float:
+        """The discount's value (its hyperprior's starting value while it is learned and
+        :meth:`at` has not set it)."""
+        return self.value("discount")
 
     @property
     def alpha_start(self) -> float:
@@ -85,7 +108,7 @@ class PitmanYor(PartitionPrior):
         prior = self.alpha_prior
         if prior is None:
             return alpha
-        d, k, n = float(self.discount), int(n_clusters), int(n_samples)
+        d, k, n = self.d, int(n_clusters), int(n_samples)
         steps = d * np.arange(1, k)
 
         def log_density(s: float) -> float:
@@ -95,7 +118,7 @@ class PitmanYor(PartitionPrior):
         return slice_positive(rng, log_density, alpha)
 
     def log_eppf(self, sizes, alpha: float) -> float:
-        d, s = float(self.discount), float(alpha)
+        d, s = self.d, float(alpha)
         sizes = positive_sizes(sizes)
         k, n = len(sizes), float(sizes.sum())
         log_new = float(np.log(s + d * np.arange(1, k)).sum()) if k > 1 else 0.0
@@ -103,7 +126,7 @@ class PitmanYor(PartitionPrior):
                 + float((gammaln(sizes - d) - math.lgamma(1 - d)).sum()))
 
     def log_seat_weights(self, n_samples: int, alpha: float, max_clusters: int | None = None):
-        d, s = float(self.discount), float(alpha)
+        d, s = self.d, float(alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_join = np.log(np.arange(n_samples + 1) - d)
             log_join[0] = -math.inf
@@ -113,7 +136,7 @@ class PitmanYor(PartitionPrior):
         return log_join, log_new
 
     def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha) -> float:
-        d, s = float(self.discount), float(alpha)
+        d, s = self.d, float(alpha)
         return (math.log(s + n_clusters * d) + math.lgamma(n_left - d) + math.lgamma(n_right - d)
                 - math.lgamma(n_left + n_right - d) - math.lgamma(1 - d))
 
@@ -121,4 +144,6 @@ class PitmanYor(PartitionPrior):
         prior = self.alpha_prior
         strength = ({"gamma_shape": prior.shape, "gamma_rate": prior.rate} if prior
                     else float(self.strength))
-        return {**super().describe(), "discount": float(self.discount), "strength": strength}
+        hp = BetaPrior.parse(self.discount)
+        discount = hp.describe() if hp is not None else float(self.discount)
+        return {**super().describe(), "discount": discount, "strength": strength}

@@ -52,14 +52,23 @@ def sureness_sentence(summary: Mapping[str, Any]) -> str:
 
 def _learned_sentence(learned, family) -> str:
     """`` Learned from the data (posterior mean): the multinomial family's concentration
-    0.071 (95 % interval 0.068–0.074).``, or ``""`` when no hyperparameter was learned."""
+    0.071 (95 % interval 0.068–0.074).``, then the partition prior's (``the partition
+    prior's discount 0.31 (…)``), or ``""`` when no hyperparameter was learned."""
     if not learned:
         return ""
-    items = [f"{_esc(name.replace('_', ' '))} {_fmt_value(v['mean'])} (95 % interval "
-             f"{_fmt_value(v['interval_95'][0])}–{_fmt_value(v['interval_95'][1])})"
-             for name, v in learned.items()]
-    whose = f"the {_esc(family)} family's " if family else ""
-    return " Learned from the data (posterior mean): " + whose + ", ".join(items) + "."
+
+    def items(of):
+        return ", ".join(
+            f"{_esc(name.replace('_', ' '))} {_fmt_value(v['mean'])} (95 % interval "
+            f"{_fmt_value(v['interval_95'][0])}–{_fmt_value(v['interval_95'][1])})"
+            for name, v in learned.items() if v.get("of", "family") == of)
+
+    groups = []
+    if any(v.get("of", "family") == "family" for v in learned.values()):
+        groups.append((f"the {_esc(family)} family's " if family else "") + items("family"))
+    if any(v.get("of") == "prior" for v in learned.values()):
+        groups.append("the partition prior's " + items("prior"))
+    return " Learned from the data (posterior mean): " + "; ".join(groups) + "."
 
 
 def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:

@@ -265,16 +265,35 @@ class MixtureModel(ChainData):
     # ------------------------------------------------ learned hyperparameters
     @cached_property
     def hyperpriors(self) -> dict:
-        """The family's learned hyperparameters and their priors, by name (empty: none;
-        :meth:`~dpclust.families.base.ConjugateFamily.hyperpriors`)."""
-        return self.family.hyperpriors()
+        """The learned hyperparameters and their priors, by name (empty: none): the
+        family's (:meth:`~dpclust.families.base.ConjugateFamily.hyperpriors`), then the
+        partition prior's (:meth:`~dpclust.priors.PartitionPrior.hyperpriors`, say the
+        Pitman–Yor discount)."""
+        family, prior = self.family.hyperpriors(), self.partition_prior.hyperpriors()
+        both = set(family) & set(prior)
+        if both:
+            raise ValueError(f"the family and the partition prior both learn {sorted(both)}")
+        return {**family, **prior}
+
+    @cached_property
+    def prior_learned(self) -> frozenset:
+        """The names of :attr:`hyperpriors` that are the partition prior's."""
+        return frozenset(self.partition_prior.hyperpriors())
 
     @property
     def hyper_start(self) -> tuple:
         """The learned hyperparameters' values a chain starts from, in the order of
         :attr:`hyperpriors` (empty: none learned)."""
-        values = self.family.learned_values()
+        values = {**self.family.learned_values(), **self.partition_prior.learned_values()}
         return tuple(float(values[name]) for name in self.hyperpriors)
+
+    def split_hyper(self, hyper) -> tuple[dict, dict]:
+        """``hyper`` (values in the order of :attr:`hyperpriors`, or a dict by name) as the
+        family's values and the partition prior's, two dicts by name."""
+        values = hyper if isinstance(hyper, dict) else dict(zip(self.hyperpriors, hyper))
+        own = self.prior_learned
+        return ({k: v for k, v in values.items() if k not in own},
+                {k: v for k, v in values.items() if k in own})
 
     def at(self, hyper: tuple) -> "MixtureModel":
         """The model with the learned hyperparameters at ``hyper`` (in the order of
@@ -283,14 +302,24 @@ class MixtureModel(ChainData):
         values."""
         if not hyper:
             return self
-        family = self.family.at(dict(zip(self.hyperpriors, hyper)))
-        out = dataclasses.replace(self, family=family, summary=self.data_summary)
+        fam_values, prior_values = self.split_hyper(hyper)
+        family = self.family.at(fam_values) if fam_values else self.family
+        changes = {"family": family, "summary": self.data_summary}
+        if prior_values:
+            changes["prior"] = self.partition_prior.at(prior_values)
+        out = dataclasses.replace(self, **changes)
         # what does not depend on the learned values is shared: the data and their forms,
         # and the instantiated pass (which scores points given sampled parameters)
-        for name in ("n_samples", "distinct", "repeats", "hyperpriors", "pass_kernel"):
+        for name in ("n_samples", "distinct", "repeats", "hyperpriors", "prior_learned",
+                     "pass_kernel"):
             if name in self.__dict__:
                 out.__dict__[name] = self.__dict__[name]
-        khyper = family.kernel_hyper(self.kernel)
+        if not fam_values:
+            for name in ("kernel", "log_prior_predictive"):
+                if name in self.__dict__:
+                    out.__dict__[name] = self.__dict__[name]
+            return out
+        khyper = family.kernel_hyper(self.kernel) if "kernel" in self.__dict__ else None
         if khyper is not None:  # the same data arrays, the prior at the new values
             out.__dict__["kernel"] = self.kernel._replace(hyper=khyper)
         return out
@@ -311,18 +340,31 @@ class MixtureModel(ChainData):
     def update_hyper(self, rng, hyper: tuple, state) -> tuple:
         """The learned hyperparameters after one update given the partition of ``state``, or
         given its components' parameters where it holds them
-        (:func:`dpclust.samplers.hyper.update_hyper`), in the order of
+        (:func:`dpclust.samplers.hyper.update_hyper`), then the partition prior's given the
+        block sizes (:func:`dpclust.samplers.hyper.update_prior_hyper`), in the order of
         :attr:`hyperpriors`."""
-        from .hyper import update_hyper
+        from .hyper import update_hyper, update_prior_hyper
 
-        values = dict(zip(self.hyperpriors, hyper))
-        family = self.family.at(values)
-        params = getattr(state, "params", None)
-        if params is not None:  # a sampler that holds the components' parameters
-            out = update_hyper(rng, family, values, params=params)
-        else:
-            out = update_hyper(rng, family, values, stats=self.state_stats(state))
+        values, prior_values = self.split_hyper(hyper)
+        if values:
+            family = self.family.at(values)
+            params = getattr(state, "params", None)
+            if params is not None:  # a sampler that holds the components' parameters
+                values = update_hyper(rng, family, values, params=params)
+            else:
+                values = update_hyper(rng, family, values, stats=self.state_stats(state))
+        if prior_values:
+            prior = self.partition_prior.at(prior_values)
+            prior_values = update_prior_hyper(rng, prior, prior_values,
+                                              self.state_sizes(state), state.alpha)
+        out = {**values, **prior_values}
         return tuple(float(out[name]) for name in self.hyperpriors)
+
+    def state_sizes(self, state) -> np.ndarray:
+        """The block sizes of a sampler state's partition (zeros for empty labels)."""
+        if getattr(state, "sub_stats", None) is not None:
+            return np.asarray(self.family.count(self.state_stats(state)), dtype=np.float64)
+        return np.bincount(np.asarray(state.labels, dtype=np.int64)).astype(np.float64)
 
     def step(self, sampler, rng, state, hyper: tuple = ()):
         """One iteration of a chain: ``sampler``'s step at the learned hyperparameters'

@@ -16,7 +16,17 @@ parameters ``theta_k`` between steps (explicit Gibbs, the coarsened posterior's 
 targets ``p(z, theta, h | X)``; there the conditional is ``p(h | theta) ∝ p(h) prod_k
 p(theta_k | h)``, over every component the state holds.
 
-The update is univariate slice sampling (Neal 2003) on ``u = log h``, with stepping out
+A parameter of the partition prior given a hyperprior (the Pitman–Yor discount under a
+:class:`~dpclust.priors.BetaPrior`, the MFM's gamma and the mean of its prior on K under a
+:class:`~dpclust.priors.GammaPrior`) is a variable of the chain the same way.  The prior
+depends on it, the clusters' parameters and the data do not, so its conditional is
+
+``p(h | z) ∝ p(h) p(z | h)``
+
+with ``p(z | h)`` the prior's EPPF of the block sizes: one evaluation costs O(K).
+
+The update is univariate slice sampling (Neal 2003) on ``u = log h`` (on the logit of a value
+in (0, 1)), with stepping out
 from a window of width :data:`SLICE_WIDTH` and shrinkage: exact for any width, it needs no
 tuning and adapts to the scale of the posterior of ``h``.  The target in ``u`` carries the
 Jacobian ``h``.
@@ -32,8 +42,6 @@ Escobar, M. D. & West, M. (1995). Bayesian density estimation and inference usin
 from __future__ import annotations
 
 import numpy as np
-
-from ..utils.slice import slice_positive
 
 
 def log_conditional(family, name: str, prior, values: dict, *, stats=None, params=None):
@@ -62,5 +70,22 @@ def update_hyper(rng: np.random.Generator, family, values: dict, *, stats=None,
     values = dict(values)
     for name, prior in family.hyperpriors().items():
         log_density = log_conditional(family, name, prior, values, stats=stats, params=params)
-        values[name] = slice_positive(rng, log_density, values[name])
+        values[name] = prior.slice(rng, log_density, values[name])
+    return values
+
+
+def update_prior_hyper(rng: np.random.Generator, prior, values: dict, sizes,
+                       alpha: float) -> dict:
+    """Every learned parameter of the partition prior ``prior`` (at ``values``) resampled in
+    turn from ``p(h | z) ∝ p(h) p(z | h)``, the EPPF of the block sizes ``sizes`` with the
+    concentration at ``alpha``; returns the new values (a new dict, by name)."""
+    values = dict(values)
+    hyperpriors = prior.hyperpriors()
+    for name in values:
+        hp = hyperpriors[name]
+
+        def log_density(h: float, name=name, hp=hp) -> float:
+            return prior.at({**values, name: h}).log_eppf(sizes, alpha) + hp.log_pdf(h)
+
+        values[name] = hp.slice(rng, log_density, values[name])
     return values

@@ -61,3 +61,21 @@ def slice_positive(rng, log_density, value: float) -> float:
         return out if math.isfinite(out) else -math.inf
 
     return math.exp(slice_log(rng, target, math.log(value)))
+
+
+def slice_unit(rng, log_density, value: float) -> float:
+    """One slice-sampling update of a scalar in (0, 1) with unnormalised log density
+    ``log_density(value)``, on its logit ``u = log(value / (1 - value))`` (the Jacobian
+    ``value (1 - value)`` included)."""
+
+    def target(u: float) -> float:
+        if not -700.0 < u < 700.0:
+            return -math.inf
+        x = 1.0 / (1.0 + math.exp(-u))
+        if not 0.0 < x < 1.0:
+            return -math.inf
+        out = log_density(x) + math.log(x) + math.log1p(-x)
+        return out if math.isfinite(out) else -math.inf
+
+    u = slice_log(rng, target, math.log(value) - math.log1p(-value))
+    return 1.0 / (1.0 + math.exp(-u))

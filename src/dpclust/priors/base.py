@@ -20,7 +20,9 @@ Every prior here is of *Gibbs type* (Gnedin & Pitman 2006): ``p(z) = V_n(K) prod
 so joining a cluster depends on its size alone and opening one on K and n alone — which is
 what makes the two tables enough.  Every state of a sampler carries one scalar ``alpha``,
 the prior's concentration (the DP's alpha, Pitman–Yor's strength, the MFM's gamma, the
-finite Dirichlet's total mass); the Dirichlet process and Pitman–Yor resample it (:meth:`update_alpha`), and a prior's other parameters may be learned too (:attr:`PartitionPrior.learnable`).
+finite Dirichlet's total mass); the Dirichlet process and Pitman–Yor resample it
+(:meth:`update_alpha`), and a prior's other parameters may be learned too
+(:attr:`PartitionPrior.learnable`).
 
 A new prior is one module: subclass :class:`PartitionPrior`, implement ``log_eppf``,
 ``log_seat_weights`` and ``log_split_ratio`` (derive them from one ``V_n(K)`` and ``W(c)``
@@ -70,9 +72,10 @@ class GammaPrior:
     def __post_init__(self):
         if not (0 < self.shape < math.inf and 0 < self.rate < math.inf):
             raise ValueError(f"GammaPrior needs finite shape > 0 and rate > 0, got {self}")
-        if self.initial is not None and not self.lower <= self.initial < math.inf:
-            raise ValueError(f"GammaPrior initial value must be finite and at least "
-                             f"{self.lower or 'positive'}, got {self.initial}")
+        if self.initial is not None and not (0 < self.initial < math.inf
+                                             and self.initial >= self.lower):
+            raise ValueError(f"GammaPrior initial value must be positive, finite and at "
+                             f"least the lower bound {self.lower:g}, got {self.initial}")
         if not 0 <= self.lower < math.inf:
             raise ValueError(f"GammaPrior's lower bound must be finite and >= 0, got "
                              f"{self.lower}")

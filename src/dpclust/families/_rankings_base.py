@@ -184,3 +184,12 @@ class RankingsFamily(ConjugateFamily):
         return rankings_hellinger(self, params, length=length, longest=longest,
                                   n_samples=check_int(n_samples, "n_samples", 1),
                                   rng=check_random_state(random_state))
+
+
+def number_or_nan(value) -> float:
+    """``float(value)``, or NaN where it is not a number (a hyperparameter's check then
+    refuses it with its own message)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")

@@ -41,9 +41,9 @@ from scipy import integrate
 
 from ..kernels.mallows import model as _k
 from . import _mallows_soft as _soft
-from ._rankings_base import RankingsFamily
+from ._rankings_base import RankingsFamily, number_or_nan
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
-                   distinct_rows, positive_float, register_family, rounded)
+                   distinct_rows, positive_or_gamma, register_family, rounded)
 
 #: the exact (permutation-summing) marginal likelihood is offered up to this many items
 MAX_EXACT_ITEMS = 8
@@ -200,13 +200,16 @@ class GeneralizedMallows(RankingsFamily):
     title = "Generalized Mallows"
     option_group = "rankings (--family mallows)"
     hyperparameters = (
-        HyperParameter("nu", positive_float, default=1.0, metavar="NU",
+        HyperParameter("nu", positive_or_gamma, default=1.0, metavar="NU",
                        help="prior strength of each cluster's dispersions theta_j (a "
-                            "pseudo-count; default: 1.0)"),
-        HyperParameter("r", positive_float, default=1.0, metavar="R",
+                            "pseudo-count; gamma:SHAPE,RATE learns it from the data under "
+                            "that Gamma prior; default: 1.0)"),
+        HyperParameter("r", positive_or_gamma, default=1.0, metavar="R",
                        help="prior rate of each theta_j: larger favours smaller theta_j, "
-                            "that is more dispersed clusters (default: 1.0)"),
+                            "that is more dispersed clusters (gamma:SHAPE,RATE learns one "
+                            "rate for every rank; default: 1.0)"),
     )
+    learnable = ("nu", "r")
     #: the samplers that fit it, and the one ``sampler="auto"`` picks
     samplers = ("slice-gibbs", "beta-gibbs", "coarsened")
     default_sampler = "slice-gibbs"
@@ -240,12 +243,15 @@ class GeneralizedMallows(RankingsFamily):
         return Xr
 
     def resolve(self, X) -> GeneralizedMallows:
-        nu = float(self.nu)
+        learned = self.hyperpriors()
+        nu = learned["nu"].start if "nu" in learned else number_or_nan(self.nu)
         if not (nu > 0 and math.isfinite(nu)):
-            raise ValueError(f"nu must be a positive finite number, got {self.nu!r}")
+            raise ValueError(f"nu must be a positive finite number or a GammaPrior, got "
+                             f"{self.nu!r}")
         out = self._resolved(X)
+        out.nu = nu
         J = out._max_length
-        r = np.asarray(self.r, dtype=np.float64)
+        r = np.asarray(learned["r"].start if "r" in learned else self.r, dtype=np.float64)
         if r.ndim == 0:
             r = np.full(J, float(r))
         elif r.shape[0] < J:
@@ -254,7 +260,25 @@ class GeneralizedMallows(RankingsFamily):
         if not np.all(np.isfinite(r)) or np.any(r <= 0):
             raise ValueError("r must be positive and finite")
         out._r = r
+        if "r" in learned:
+            out.r = float(r[0])
+        return self._keep_hyperpriors(out)
+
+    def at(self, values: dict) -> GeneralizedMallows:
+        """This resolved family with the dispersions' prior strength ``nu`` and (one for
+        every rank) rate ``r`` at ``values``."""
+        out = type(self)(self.n_items, self.nu, self.r, self.items)
+        out.__dict__.update(self.__dict__)
+        if "nu" in values:
+            out.nu = float(values["nu"])
+        if "r" in values:
+            out.r = float(values["r"])
+            out._r = np.full(len(self._r), out.r)
         return out
+
+    def learned_values(self) -> dict:
+        learned = self.hyperpriors()
+        return {name: float(self.nu if name == "nu" else self._r[0]) for name in learned}
 
     @property
     def nu_r_(self) -> np.ndarray:
@@ -268,7 +292,10 @@ class GeneralizedMallows(RankingsFamily):
         normaliser of each ``theta_j``'s prior (for the log joint)."""
         self._need_resolved()
         nu = float(self.nu)
-        return np.array([log_theta_integral(float(a), nu, self._n - 1 - j)
+        # a learned nu or r asks at a new value every time: the compiled quadrature (the
+        # same integral to about 1e-13), where the cached SciPy one would miss its cache
+        integral = _k.log_theta_integral if self.hyperpriors() else log_theta_integral
+        return np.array([integral(float(a), nu, self._n - 1 - j)
                          for j, a in enumerate(self.nu_r_)])
 
     def log_prior(self, params: MallowsParams) -> np.ndarray:
@@ -691,4 +718,3 @@ def _sample_rankings(order, theta, components, lengths, seed, out):
                 left[p] = left[p + 1]
             n_left -= 1
             out[i, j] = item
-

@@ -64,7 +64,7 @@ from scipy.special import logsumexp, roots_jacobi
 
 from . import _plackett_luce as _pl
 from ._pl_kernels import latent_rows, log_pl_table, soft_sums
-from ._rankings_base import RankingsFamily
+from ._rankings_base import RankingsFamily, number_or_nan
 from .base import (
     ClusterColumn,
     ClusterSummary,
@@ -201,7 +201,7 @@ class PlackettLuce(RankingsFamily):
     def resolve(self, X) -> PlackettLuce:
         learned = self.hyperpriors()
         a = (learned["worth_shape"].start if "worth_shape" in learned
-             else _number(self.worth_shape))
+             else number_or_nan(self.worth_shape))
         if not (a > 0 and math.isfinite(a)):
             raise ValueError(f"worth_shape must be a positive finite number or a GammaPrior, "
                              f"got {self.worth_shape!r}")
@@ -537,10 +537,3 @@ def _quadrature(n: int, a: float, N: int):
 
 
 __all__ = ["MAX_EXACT_ITEMS", "PLParams", "PLStats", "PlackettLuce", "patterns"]
-
-
-def _number(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan

@@ -157,3 +157,5 @@ def test_the_command_line_reports_the_learned_gamma(tmp_path, capsys):
     assert "Learned from the data (posterior mean): the partition prior&#x27;s gamma" in html \
         or "Learned from the data (posterior mean): the partition prior's gamma" in html
     assert "gamma (learned)" in html
+    # the prior is named with its hyperprior, not at the posterior mean the fit ends at
+    assert "gamma learned (Gamma(1, 1) prior)" in html

@@ -321,10 +321,14 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                      - math.lgamma(g + n_left + n_right) - math.lgamma(g))
 
     def describe(self) -> dict:
+        learned = self.hyperpriors()  # the copy at learned values too
         kp = self.k_prior if isinstance(self.k_prior, str) else repr(self.k_prior)
-        gamma = self.gamma.describe() if isinstance(self.gamma, GammaPrior) else self.g
+        if "poisson_mu" in learned:
+            mu = learned["poisson_mu"]
+            kp = f"poisson:gamma:{mu.shape:g}:{mu.rate:g}"
+        gamma = learned["gamma"].describe() if "gamma" in learned else self.g
         out = {**super().describe(), "gamma": gamma, "K prior": kp}
-        if not isinstance(self.poisson_mu, GammaPrior):
+        if "poisson_mu" not in learned:
             out["prior mean of K"] = float(self.k_distribution.mean())
         return out
 

@@ -144,6 +144,6 @@ class PitmanYor(PartitionPrior):
         prior = self.alpha_prior
         strength = ({"gamma_shape": prior.shape, "gamma_rate": prior.rate} if prior
                     else float(self.strength))
-        hp = BetaPrior.parse(self.discount)
+        hp = self.hyperpriors().get("discount")  # the copy at a learned value too
         discount = hp.describe() if hp is not None else float(self.discount)
         return {**super().describe(), "discount": discount, "strength": strength}

@@ -675,3 +675,24 @@ def test_the_verdict_table_gives_the_ess_in_the_rule_s_unit():
     html = _verdict({"convergence": conv})
     assert "bulk ESS per chain (&ge; 100)" in html and "tail ESS per chain" in html
     assert "<td>139</td>" in html and "<td>395</td>" in html and "555" not in html
+
+
+def test_the_lead_and_the_closing_line_say_how_many_clusters_hold_one_percent(capsys):
+    """A point estimate with single points besides its large clusters (the rankings' VI with
+    a = 0.5 keeps ambiguous ballots apart) says how many hold at least 1 %, first."""
+    from pathlib import Path
+
+    from dpclust.cli.commands import _print_done
+    from dpclust.report.lead import _lead_paragraph
+
+    sizes = [500, 300, 197, 1, 1, 1]
+    summary = {"n_clusters": 6, "cluster_sizes": sizes, "data": {"n_samples": 1000},
+               "settings": {"family": "gaussian"}}
+    assert "(3 of them holding at least 1&nbsp;% of the points)" in _lead_paragraph(summary,
+                                                                                   sizes)
+    _print_done(Path("out"), summary)
+    assert "6 clusters in 1000 points (3 holding at least 1 % of the points)" in (
+        capsys.readouterr().out)
+    summary["cluster_sizes"] = [500, 500]
+    summary["n_clusters"] = 2
+    assert "holding at least" not in _lead_paragraph(summary, [500, 500])

@@ -437,6 +437,9 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     what = "table" if "ddcrp" in summary else "cluster"
     point = FAMILIES[summary["settings"]["family"]].noun
     line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {point}{'s' if n != 1 else ''}"
+    large = sum(1 for c in summary.get("cluster_sizes") or () if c >= 0.01 * n)
+    if "ddcrp" not in summary and 0 < large < k:  # small clusters (single points) besides
+        line += f" ({large} holding at least 1 % of the {point}s)"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
         line += f" ({scores})"

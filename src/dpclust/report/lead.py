@@ -82,6 +82,10 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     rankings = own is not None
     unit = "table" if ddcrp else "cluster"
     parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
+    large = sum(1 for c in sizes if n and c >= 0.01 * n)
+    if not ddcrp and sizes and 0 < large < K:  # small clusters (single points) besides
+        parts.append(f" ({large} of them holding at least 1&nbsp;% of the "
+                     f"{'rankings' if rankings else 'points'})")
     if n is not None:
         detail = []
         if data.get("n_features") is not None:

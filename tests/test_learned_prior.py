@@ -159,3 +159,27 @@ def test_the_command_line_reports_the_learned_gamma(tmp_path, capsys):
     assert "gamma (learned)" in html
     # the prior is named with its hyperprior, not at the posterior mean the fit ends at
     assert "gamma learned (Gamma(1, 1) prior)" in html
+
+
+def test_partial_values_numbers_of_other_types_and_truncated_concentrations():
+    """A copy with only some learned values set still computes its EPPF (the others at their
+    starting values); numbers of NumPy types and numeric text are read as before; the
+    concentration's Gamma prior may not be truncated (its update draws from the whole
+    Gamma)."""
+    from dpclust.priors import DirichletProcess
+
+    mfm = MixtureOfFiniteMixtures(GammaPrior(2.0, 1.0), "poisson:gamma:2:1")
+    part = mfm.at({"gamma": 1.0})
+    assert part.log_eppf([3, 2], 1.0) == pytest.approx(
+        MixtureOfFiniteMixtures(1.0, "poisson:2.0").log_eppf([3, 2], 1.0), abs=1e-12)
+    assert part.learned_values() == {"gamma": 1.0, "poisson_mu": 2.0}
+    assert MixtureOfFiniteMixtures(np.int64(2)).g == 2.0
+    assert MixtureOfFiniteMixtures("gamma:2,1").hyperpriors() == {"gamma": GammaPrior(2.0, 1.0)}
+    assert PitmanYor("0.25", 1.0).d == 0.25
+    assert PitmanYor(BetaPrior(1.0, 1.0), 0.0).alpha_start == 0.0
+    with pytest.raises(ValueError, match="cannot be truncated"):
+        DirichletProcess(GammaPrior(1.0, 1.0, lower=2.0))
+    with pytest.raises(ValueError, match="cannot be truncated"):
+        PitmanYor(0.2, GammaPrior(1.0, 1.0, lower=1.0))
+    with pytest.raises(ValueError, match="gamma must be a positive number"):
+        MixtureOfFiniteMixtures("x")

@@ -281,7 +281,7 @@ class PartitionPrior:
         starting values, until :meth:`at` sets them."""
         kept = self.__dict__.get("_hyperpriors")
         if kept is not None:
-            return {name: float(getattr(self, name)) for name in kept}
+            return {name: self.value(name) for name in kept}
         return {name: hp.start for name, hp in self.hyperpriors().items()}
 
     def at(self, values: dict) -> PartitionPrior:

@@ -27,7 +27,7 @@ from .base import GammaPrior, PartitionPrior, log_counts, positive_sizes
 def resolve_alpha(alpha) -> tuple[float, GammaPrior | None]:
     """Split the estimator's ``alpha`` argument into (initial value, prior or None)."""
     if isinstance(alpha, GammaPrior):
-        return alpha.start, alpha
+        return alpha.start, _untruncated(alpha)
     if isinstance(alpha, (tuple, list)) and len(alpha) == 3 and str(alpha[0]).lower() == "gamma":
         prior = GammaPrior(float(alpha[1]), float(alpha[2]))
         return prior.start, prior
@@ -38,6 +38,16 @@ def resolve_alpha(alpha) -> tuple[float, GammaPrior | None]:
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
     return value, None
+
+
+def _untruncated(prior: GammaPrior) -> GammaPrior:
+    """``prior``, refused when truncated: the concentration's update (Escobar & West's
+    auxiliary variable, a Gamma draw) and the calibration's draws take the whole Gamma."""
+    if prior.lower > 0:
+        raise ValueError(f"the concentration's GammaPrior cannot be truncated (lower="
+                         f"{prior.lower:g}); lower= is for a family's learned "
+                         f"hyperparameter")
+    return prior
 
 
 def crp_log_prior(sizes, alpha: float) -> float:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from .base import GammaPrior, PartitionPrior, positive_sizes
+from .base import BetaPrior, GammaPrior, PartitionPrior, positive_sizes
 
 #: a term this many nats below the running sum, and falling, ends the series
 _TAIL_NATS = 40.0
@@ -226,10 +226,20 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
     def __post_init__(self):
         if isinstance(self.gamma, str):
-            object.__setattr__(self, "gamma", _learned_or_number(self.gamma))
-        if not isinstance(self.gamma, (int, float, GammaPrior)):
+            try:
+                object.__setattr__(self, "gamma", _learned_or_number(self.gamma))
+            except ValueError:
+                raise ValueError(f"the MFM's gamma must be a positive number or a "
+                                 f"GammaPrior (gamma:SHAPE,RATE), got {self.gamma!r}") from None
+        if isinstance(self.gamma, BetaPrior):
             raise ValueError(f"the MFM's gamma must be a positive number or a GammaPrior, "
                              f"got {self.gamma!r}")
+        if not isinstance(self.gamma, GammaPrior):
+            try:
+                object.__setattr__(self, "gamma", float(self.gamma))
+            except (TypeError, ValueError):
+                raise ValueError(f"the MFM's gamma must be a positive number or a "
+                                 f"GammaPrior, got {self.gamma!r}") from None
         g = self.g
         if not (g > 0 and math.isfinite(g)):
             raise ValueError(f"the MFM's gamma must be a positive finite number, "
@@ -257,11 +267,11 @@ class MixtureOfFiniteMixtures(PartitionPrior):
             out["k_prior"] = f"poisson:{float(values['poisson_mu'])!r}"
         return out
 
-    def learned_values(self) -> dict:
-        out = super().learned_values()
-        if "poisson_mu" in out and "_hyperpriors" in self.__dict__:
-            out["poisson_mu"] = float(self.poisson_mu)
-        return out
+    @property
+    def _k_spec(self) -> str:
+        """``k_prior`` as a spec with numbers (a learned MU at its starting value)."""
+        mu = self.poisson_mu
+        return f"poisson:{mu.start!r}" if isinstance(mu, GammaPrior) else self.k_prior
 
     @property
     def k_distribution(self):
@@ -283,7 +293,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
             size *= 2
         size = min(size, max(t_max, n + 1))  # K never exceeds n: V_n(n + 1) is the last
         if "_hyperpriors" in self.__dict__ and isinstance(self.k_prior, str):
-            dist = _SpecK(self.k_prior)  # a learned value's copy: no scipy distribution
+            dist = _SpecK(self._k_spec)  # a learned value's copy: no scipy distribution
         else:
             dist = self.k_distribution
         key = self.k_prior if isinstance(self.k_prior, str) else _k_key(dist)
@@ -297,7 +307,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         g = self.g
         if "_hyperpriors" in self.__dict__ and isinstance(self.k_prior, str):
             # a learned value's copy, made for one evaluation: one row, not the table
-            log_v = float(_log_v_rows(n, g, _SpecK(self.k_prior), np.array([t]))[0])
+            log_v = float(_log_v_rows(n, g, _SpecK(self._k_spec), np.array([t]))[0])
         else:
             log_v = float(self.log_v(n, t)[t])
         return float(log_v + (gammaln(sizes + g) - math.lgamma(g)).sum())
@@ -335,6 +345,8 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
 def _learned_or_number(text):
     """A number, or the GammaPrior of ``gamma:SHAPE:RATE`` (a ``--prior`` argument)."""
+    if isinstance(text, str) and GammaPrior.parse(text) is not None:  # gamma:SHAPE,RATE
+        return GammaPrior.parse(text)
     if isinstance(text, str) and text.strip().lower().startswith("gamma:"):
         parts = text.strip().split(":")
         if len(parts) != 3:

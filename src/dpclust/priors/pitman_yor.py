@@ -71,9 +71,15 @@ class PitmanYor(PartitionPrior):
         if isinstance(self.discount, str):
             hp = BetaPrior.parse(self.discount)
             if hp is None:
-                raise ValueError(f"the Pitman–Yor discount must be a number in [0, 1) or a "
-                                 f"BetaPrior, got {self.discount!r}")
+                try:
+                    hp = float(self.discount)
+                except ValueError:
+                    raise ValueError(f"the Pitman–Yor discount must be a number in [0, 1) "
+                                     f"or a BetaPrior, got {self.discount!r}") from None
             object.__setattr__(self, "discount", hp)
+        if isinstance(self.strength, GammaPrior) and self.strength.lower > 0:
+            raise ValueError("the Pitman–Yor strength's GammaPrior cannot be truncated "
+                             "(lower= is for a family's learned hyperparameter)")
         if isinstance(self.discount, GammaPrior):
             raise ValueError("the Pitman–Yor discount lies in [0, 1): learn it under a "
                              "BetaPrior(a, b), not a GammaPrior")
@@ -81,8 +87,8 @@ class PitmanYor(PartitionPrior):
         s = self.alpha_start
         if not 0 <= d < 1:
             raise ValueError(f"the Pitman–Yor discount must be in [0, 1), got {self.discount!r}")
-        if isinstance(self.discount, BetaPrior) and s <= 0:
-            raise ValueError(f"a learned Pitman–Yor discount needs a positive strength (it "
+        if isinstance(self.discount, BetaPrior) and s < 0:
+            raise ValueError(f"a learned Pitman–Yor discount needs a strength >= 0 (it "
                              f"must exceed -discount for every discount), got {s}")
         if not (s > -d and math.isfinite(s)):
             raise ValueError(f"the Pitman–Yor strength must be finite and > -discount "

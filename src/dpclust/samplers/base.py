@@ -314,12 +314,14 @@ class MixtureModel(ChainData):
                      "pass_kernel"):
             if name in self.__dict__:
                 out.__dict__[name] = self.__dict__[name]
-        if not fam_values:
-            for name in ("kernel", "log_prior_predictive"):
-                if name in self.__dict__:
-                    out.__dict__[name] = self.__dict__[name]
+        if not fam_values:  # the family as it was: its kernel and predictive too
+            if "log_prior_predictive" in self.__dict__:
+                out.__dict__["log_prior_predictive"] = self.log_prior_predictive
+            if self.family.collapsible:
+                out.__dict__["kernel"] = self.kernel
             return out
-        khyper = family.kernel_hyper(self.kernel) if "kernel" in self.__dict__ else None
+        # (a family without a collapsed form has no kernel to share)
+        khyper = family.kernel_hyper(self.kernel) if self.family.collapsible else None
         if khyper is not None:  # the same data arrays, the prior at the new values
             out.__dict__["kernel"] = self.kernel._replace(hyper=khyper)
         return out

@@ -83,8 +83,9 @@ class GammaPrior:
     @classmethod
     def parse(cls, value) -> GammaPrior | None:
         """A GammaPrior from itself or from its text ``"gamma:SHAPE,RATE"`` (as
-        ``--alpha`` and a family's learnable options read it), else None."""
-        return _parse_two(cls, value, r"gamma:\s*([^,\s]+)\s*,\s*([^,\s]+)",
+        ``--alpha`` and a family's learnable options read it; ``gamma:SHAPE:RATE`` in a
+        ``--prior`` spec, whose arguments are split on commas), else None."""
+        return _parse_two(cls, value, r"gamma:\s*([^,:\s]+)\s*[,:]\s*([^,:\s]+)",
                           "the Gamma shape and rate")
 
     @property
@@ -109,6 +110,16 @@ class GammaPrior:
 
         dist = stats.gamma(self.shape, scale=1.0 / self.rate)
         return float(dist.isf(rng.random() * dist.sf(self.lower)))
+
+    def untruncated(self, what: str) -> GammaPrior:
+        """This prior, refused when truncated, for ``what`` (a concentration: its update,
+        Escobar & West's auxiliary variable, and the calibration's draws take the whole
+        Gamma)."""
+        if self.lower > 0:
+            raise ValueError(f"{what}'s GammaPrior cannot be truncated (lower="
+                             f"{self.lower:g}); lower= is for a family's learned "
+                             f"hyperparameter")
+        return self
 
     def truncated(self, lower: float) -> GammaPrior:
         """This prior truncated to ``[lower, inf)`` (unchanged where it already is)."""
@@ -203,6 +214,12 @@ def _parse_two(cls, value, pattern: str, what: str):
 def parse_hyperprior(value):
     """A :class:`GammaPrior` or :class:`BetaPrior` from itself or its text, else None."""
     return GammaPrior.parse(value) or BetaPrior.parse(value)
+
+
+def gamma_or_number(text):
+    """A ``--prior`` argument that is a number or a learned value (``gamma:SHAPE:RATE``):
+    the :class:`GammaPrior`, else ``float(text)`` (which raises ``ValueError``)."""
+    return GammaPrior.parse(text) or float(text)
 
 
 class PartitionPrior:

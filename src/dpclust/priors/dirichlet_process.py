@@ -21,13 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from .base import GammaPrior, PartitionPrior, log_counts, positive_sizes
+from .base import (
+    GammaPrior,
+    PartitionPrior,
+    gamma_or_number,
+    log_counts,
+    positive_sizes,
+)
 
 
 def resolve_alpha(alpha) -> tuple[float, GammaPrior | None]:
     """Split the estimator's ``alpha`` argument into (initial value, prior or None)."""
     if isinstance(alpha, GammaPrior):
-        return alpha.start, _untruncated(alpha)
+        return alpha.start, alpha.untruncated("the concentration")
     if isinstance(alpha, (tuple, list)) and len(alpha) == 3 and str(alpha[0]).lower() == "gamma":
         prior = GammaPrior(float(alpha[1]), float(alpha[2]))
         return prior.start, prior
@@ -38,16 +44,6 @@ def resolve_alpha(alpha) -> tuple[float, GammaPrior | None]:
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
     return value, None
-
-
-def _untruncated(prior: GammaPrior) -> GammaPrior:
-    """``prior``, refused when truncated: the concentration's update (Escobar & West's
-    auxiliary variable, a Gamma draw) and the calibration's draws take the whole Gamma."""
-    if prior.lower > 0:
-        raise ValueError(f"the concentration's GammaPrior cannot be truncated (lower="
-                         f"{prior.lower:g}); lower= is for a family's learned "
-                         f"hyperparameter")
-    return prior
 
 
 def crp_log_prior(sizes, alpha: float) -> float:
@@ -98,10 +94,7 @@ class DirichletProcess(PartitionPrior):
     def from_spec(cls, args):
         if not args:
             return cls()
-        if len(args) == 1 and args[0].startswith("gamma:"):
-            _, shape, rate = args[0].split(":")
-            return cls(GammaPrior(float(shape), float(rate)))
-        return cls(float(args[0]))
+        return cls(gamma_or_number(args[0]))
 
     def __post_init__(self):
         resolve_alpha(self.alpha)  # validates

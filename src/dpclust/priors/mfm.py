@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from .base import BetaPrior, GammaPrior, PartitionPrior, positive_sizes
+from .base import BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, positive_sizes
 
 #: a term this many nats below the running sum, and falling, ends the series
 _TAIL_NATS = 40.0
@@ -221,13 +221,13 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     def from_spec(cls, args):
         if len(args) > 2:
             raise ValueError("mfm takes GAMMA and a prior on K (e.g. mfm:1,poisson:1)")
-        gamma = _learned_or_number(args[0]) if args else 1.0
+        gamma = gamma_or_number(args[0]) if args else 1.0
         return cls(gamma) if len(args) < 2 else cls(gamma, args[1])
 
     def __post_init__(self):
         if isinstance(self.gamma, str):
             try:
-                object.__setattr__(self, "gamma", _learned_or_number(self.gamma))
+                object.__setattr__(self, "gamma", gamma_or_number(self.gamma))
             except ValueError:
                 raise ValueError(f"the MFM's gamma must be a positive number or a "
                                  f"GammaPrior (gamma:SHAPE,RATE), got {self.gamma!r}") from None
@@ -277,10 +277,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     def k_distribution(self):
         """The prior on K as a scipy.stats distribution (at MU's starting value while MU
         is learned)."""
-        mu = self.poisson_mu
-        if isinstance(mu, GammaPrior):
-            return k_distribution(f"poisson:{mu.start!r}")
-        return k_distribution(self.k_prior)
+        return k_distribution(self._k_spec)
 
     @property
     def alpha_start(self) -> float:
@@ -296,9 +293,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
             dist = _SpecK(self._k_spec)  # a learned value's copy: no scipy distribution
         else:
             dist = self.k_distribution
-        key = self.k_prior if isinstance(self.k_prior, str) else _k_key(dist)
-        if isinstance(self.poisson_mu, GammaPrior):
-            key = f"poisson:{self.poisson_mu.start!r}"
+        key = self._k_spec if isinstance(self.k_prior, str) else _k_key(dist)
         return _cached_log_v(int(n), self.g, key, size, _Ref(key, dist))[: t_max + 1]
 
     def log_eppf(self, sizes, alpha: float) -> float:
@@ -343,18 +338,6 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         return out
 
 
-def _learned_or_number(text):
-    """A number, or the GammaPrior of ``gamma:SHAPE:RATE`` (a ``--prior`` argument)."""
-    if isinstance(text, str) and GammaPrior.parse(text) is not None:  # gamma:SHAPE,RATE
-        return GammaPrior.parse(text)
-    if isinstance(text, str) and text.strip().lower().startswith("gamma:"):
-        parts = text.strip().split(":")
-        if len(parts) != 3:
-            raise ValueError(f"{text!r}: a learned value is gamma:SHAPE:RATE")
-        return GammaPrior(float(parts[1]), float(parts[2]))
-    return float(text)
-
-
 def _poisson_mu(k_prior):
     """MU of a ``"poisson:MU"`` spec (a number or a GammaPrior), else None."""
     if not isinstance(k_prior, str):
@@ -363,6 +346,6 @@ def _poisson_mu(k_prior):
     if kind.lower() != "poisson":
         return None
     try:
-        return _learned_or_number(rest.replace(",", ":"))
+        return gamma_or_number(rest)
     except ValueError:
         return None

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..utils.slice import slice_positive
-from .base import BetaPrior, GammaPrior, PartitionPrior, positive_sizes
+from .base import BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, positive_sizes
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,7 @@ class PitmanYor(PartitionPrior):
         if len(args) != 2:
             raise ValueError("pitman-yor takes DISCOUNT,STRENGTH (e.g. pitman-yor:0.25,1, "
                              "or pitman-yor:0.25,gamma:2:1 to learn the strength)")
-        discount = BetaPrior.parse(args[0]) or float(args[0])
-        if args[1].startswith("gamma:"):
-            _, shape, rate = args[1].split(":")
-            return cls(discount, GammaPrior(float(shape), float(rate)))
-        return cls(discount, float(args[1]))
+        return cls(BetaPrior.parse(args[0]) or float(args[0]), gamma_or_number(args[1]))
 
     def __post_init__(self):
         if isinstance(self.discount, str):
@@ -77,9 +73,8 @@ class PitmanYor(PartitionPrior):
                     raise ValueError(f"the Pitman–Yor discount must be a number in [0, 1) "
                                      f"or a BetaPrior, got {self.discount!r}") from None
             object.__setattr__(self, "discount", hp)
-        if isinstance(self.strength, GammaPrior) and self.strength.lower > 0:
-            raise ValueError("the Pitman–Yor strength's GammaPrior cannot be truncated "
-                             "(lower= is for a family's learned hyperparameter)")
+        if isinstance(self.strength, GammaPrior):
+            self.strength.untruncated("the Pitman–Yor strength")
         if isinstance(self.discount, GammaPrior):
             raise ValueError("the Pitman–Yor discount lies in [0, 1): learn it under a "
                              "BetaPrior(a, b), not a GammaPrior")

@@ -132,7 +132,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                               "rebuilds": int(traffic.rebuilds),
                               "direct": bool(getattr(model.partitions, "direct", False))}
         fam = model.family
-        fam_means, self._prior_means = _split_learned(model, self.hyperparameters_)
+        fam_means, self._prior_means = self._split_learned(self.hyperparameters_)
         if fam_means:  # at the learned hyperparameters' posterior means
             fam = fam.at(fam_means)
         self.family_ = fam
@@ -158,6 +158,14 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         log_w, log_new = self._log_weights(sizes, self.alpha_)
         self.weights_ = np.exp(log_w - logsumexp(log_w))
         self.weight_new_ = math.exp(log_new)
+
+    def _split_learned(self, values: dict) -> tuple[dict, dict]:
+        """Learned values by name (``hyperparameters_``, a draw's) as the family's and the
+        partition prior's."""
+        own = frozenset(self._partition_prior().hyperpriors())
+        values = values or {}
+        return ({k: v for k, v in values.items() if k not in own},
+                {k: v for k, v in values.items() if k in own})
 
     def _log_weights(self, sizes, alpha, prior_values=None):
         """The prior's normalised log weights of joining each cluster of ``sizes`` or a new
@@ -259,10 +267,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
         # each draw's learned hyperparameters (none learned: the family's own, every draw)
         learned = getattr(self, "_predictive_hyper", None) or itertools.repeat({})
-        own = frozenset(self._partition_prior().hyperpriors())
         for (st, a), hyper in zip(self._predictive_stats or self._draw_stats(), learned):
-            fam_h = {k: v for k, v in hyper.items() if k not in own}
-            prior_h = {k: v for k, v in hyper.items() if k in own}
+            fam_h, prior_h = self._split_learned(hyper)
             fam_s = fam.at(fam_h) if fam_h else fam  # at the draw's learned values
             logw = np.append(*self._log_weights(fam.count(st), a, prior_h))
             st = concatenate(st, fam.empty_stats(1))
@@ -445,11 +451,3 @@ def _n_features_of(X):
     except Exception:
         return None
     return int(arr.shape[1]) if arr.ndim == 2 else None
-
-
-def _split_learned(model, values: dict) -> tuple[dict, dict]:
-    """The learned values by name as the family's and the partition prior's."""
-    split = getattr(model, "split_hyper", None)
-    if not values or split is None:
-        return dict(values or {}), {}
-    return split(values)

@@ -251,6 +251,26 @@ def test_every_sampler_family_and_prior_matches_the_exact_posterior(sampler, fam
     _check_sampler(sampler, family, prior)
 
 
+@pytest.mark.parametrize("prior", [DirichletProcess(0.7), PitmanYor(0.4, 0.8),
+                                   FiniteDirichlet(6, 2.0), MixtureOfFiniteMixtures()],
+                         ids=lambda p: p.name)
+def test_split_terms_are_the_split_ratio(prior):
+    """The tables the compiled Gibbs+SAMS proposals read give every prior's scalar split
+    ratio, the finite prior's bound on K (minus infinity) included."""
+    rng = np.random.default_rng(0)
+    n, alpha = 60, prior.alpha_start
+    log_k, log_w = prior.log_split_terms(n, alpha, 30)
+    assert len(log_k) == 31 and len(log_w) == n + 1
+    for _ in range(300):
+        a, b, k = (int(v) for v in rng.integers(1, 30, size=3))
+        want = prior.log_split_ratio(a, b, k, n, alpha)
+        got = log_k[k] + log_w[a] + log_w[b] - log_w[a + b]
+        if math.isinf(want):
+            assert got == want
+        else:
+            assert got == pytest.approx(want, abs=1e-10)
+
+
 @pytest.mark.parametrize("prior", sorted(SAMPLER_PRIORS))
 def test_merge_split_moves_alone_match_the_exact_posterior(prior):
     """SAMS proposals without Gibbs sweeps: the prior's split ratio alone decides them."""
@@ -273,17 +293,23 @@ def test_fsd_sampler_matches_the_exact_posterior_of_its_finite_prior():
     assert tv < 0.04, tv
 
 
+class _WrongRatio(PitmanYor):
+    """A Pitman–Yor prior whose split ratio is the Dirichlet process's (same strength), in
+    both of its forms: the controls' broken prior."""
+
+    def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha):
+        return DirichletProcess(alpha).log_split_ratio(n_left, n_right, n_clusters,
+                                                       n_samples, alpha)
+
+    def log_split_terms(self, n_samples, alpha, max_clusters):
+        return DirichletProcess(alpha).log_split_terms(n_samples, alpha, max_clusters)
+
+
 def test_a_broken_prior_ratio_is_caught():
     """The control: Gibbs+SAMS under a Pitman–Yor model that scores its moves with the DP's
     ratio (same strength) is far from the exact Pitman–Yor posterior."""
-
-    class WrongRatio(PitmanYor):
-        def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha):
-            return DirichletProcess(alpha).log_split_ratio(n_left, n_right, n_clusters,
-                                                           n_samples, alpha)
-
     tv = tv_under_prior(GibbsSAMS(n_proposals=3, gibbs=None), "gaussian",
-                        WrongRatio(0.6, 0.3), n_steps=6_000, seed=3)
+                        _WrongRatio(0.6, 0.3), n_steps=6_000, seed=3)
     assert tv > 0.06, tv
 
 
@@ -291,12 +317,6 @@ def test_a_broken_prior_ratio_is_caught():
 def test_a_broken_prior_ratio_is_caught_in_the_subcluster_sampler():
     """The same control for the sub-cluster sampler's split-merge moves: they read the
     prior's split ratio, so scoring them with the DP's is far from the exact posterior."""
-
-    class WrongRatio(PitmanYor):
-        def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha):
-            return DirichletProcess(alpha).log_split_ratio(n_left, n_right, n_clusters,
-                                                           n_samples, alpha)
-
-    tv = tv_under_prior(SubclusterSplitMerge(), "gaussian", WrongRatio(0.6, 0.3),
+    tv = tv_under_prior(SubclusterSplitMerge(), "gaussian", _WrongRatio(0.6, 0.3),
                         n_steps=10_000, seed=7)
     assert tv > 0.06, tv

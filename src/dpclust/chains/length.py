@@ -9,7 +9,7 @@ import warnings
 #: the first length of a run with ``n_iter=None``, which then goes on until it converges
 FIRST_LENGTH = 200
 #: the longest run of ``n_iter=None`` when ``max_iter`` is None
-AUTO_MAX_ITER = 50_000
+AUTO_MAX_ITER = 200_000
 #: the default ``max_time`` (seconds) of the estimators and of ``dpclust fit``: ten
 #: minutes, what the Dublin West ballots' default fit needs to converge (in 364 s and 592 s
 #: at seeds 3 and 2; held to 300 s it stopped short at seeds 0 and 1, R-hat 1.009-1.015)

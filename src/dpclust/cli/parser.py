@@ -357,7 +357,7 @@ def _add_chain_args(fit) -> None:
                 help="the longest run that goes on until it converges: with --n-iter, "
                      "the run goes on after them until the rule passes, up to N, as "
                      "max_iter in Python (default: 10 x --n-iter with --until-converged, "
-                     "50,000 without --n-iter)")
+                     "200,000 without --n-iter)")
     chain.add_argument("--max-time", type=_seconds, default=DEFAULT_MAX_TIME, metavar="S",
                        help="seconds: a run that goes on until it converges is made longer "
                             "only as far as its pace says it ends within S of its start; "

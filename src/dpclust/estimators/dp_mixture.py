@@ -203,7 +203,7 @@ class DPMixture(MixtureEstimator):
         does not depend on ``n_jobs``.  A ``callback`` needs ``n_jobs`` None or 1.
     max_iter : int or None, default=None
         The longest run that goes on until the chains pass the convergence rule.  With
-        ``n_iter=None``, at most this many iterations (None: 50,000); with a number
+        ``n_iter=None``, at most this many iterations (None: 200,000); with a number
         ``n_iter``, the run is exactly ``n_iter`` long when ``max_iter`` is None, and
         otherwise goes on after ``n_iter`` until the rule passes, up to ``max_iter``.  A
         run that goes on is made longer, while ``convergence_`` fails, by as much as the

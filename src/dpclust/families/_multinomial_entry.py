@@ -95,9 +95,11 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
 
 
 @njit(cache=True)
-def _sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf):
-    return _sk.sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf,
-                         _k._dm_reset, _k._dm_add, _k._dm_log_predictive, _k._dm_log_marginal)
+def _sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, state,
+                    log_k, log_w, rest, fixed, codes, out, by_gain):
+    return _sk.sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
+                              state, log_k, log_w, rest, fixed, codes, out, by_gain, _k._dm_reset,
+                              _k._dm_add, _k._dm_log_predictive, _k._dm_log_marginal, _k._dm_log_join_gain)
 
 
 @njit(cache=True, parallel=True)
@@ -129,7 +131,7 @@ ENTRY_POINTS = {
     "launch_pass": _launch_pass,
     "sequential_moves": _sequential_moves,
     "sequential_multiway": _sequential_multiway,
-    "sams_move": _sams_move,
+    "sams_proposals": _sams_proposals,
     "sequential_sides": _sequential_sides,
     "collapsed_groups": _collapsed_groups,
 }

@@ -45,6 +45,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,16 @@ class PartitionPrior:
         (the other blocks cancel)."""
         raise NotImplementedError
 
+    def log_split_terms(self, n_samples: int, alpha: float, max_clusters: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """``(log_k, log_w)``: :meth:`log_split_ratio` as tables, ``log_split_ratio(N_l, N_r,
+        K, n, alpha) = log_k[K] + log_w[N_l] + log_w[N_r] - log_w[N_l + N_r]`` for K = 0 ..
+        ``max_clusters`` and sizes 1 .. ``n_samples`` (entry 0 of ``log_w`` unused).  Every
+        prior here is of Gibbs type, ``p(z) = V(n, K) prod_k W(N_k)`` (Gnedin & Pitman
+        2006), whose split ratio factorises so: ``log_k[K] = log V(n, K + 1) - log V(n, K)``
+        and ``log_w = log W``.  The compiled Gibbs+SAMS proposals read these tables."""
+        raise NotImplementedError
+
     def update_alpha(self, rng, alpha: float, n_clusters: int, n_samples: int) -> float:
         """The concentration after one update given the partition (unchanged by default)."""
         return alpha
@@ -391,6 +402,18 @@ def positive_sizes(sizes) -> np.ndarray:
     """The non-zero block sizes as floats."""
     sizes = np.asarray(sizes, dtype=np.float64)
     return sizes[sizes > 0]
+
+
+@functools.lru_cache(maxsize=8)
+def log_gamma_counts(n: int, shift: float = 0.0) -> np.ndarray:
+    """``lgamma(c + shift) - lgamma(1 + shift)`` for c = 0..n (entry 0 is 0, unused): the
+    ``log W(c)`` of a Gibbs-type prior's cluster of c points, the Dirichlet process's
+    ``lgamma(c)`` at ``shift = 0`` (read-only, cached)."""
+    c = np.arange(n + 1, dtype=np.float64)
+    out = gammaln(c + shift) - math.lgamma(1.0 + shift)
+    out[0] = 0.0
+    out.flags.writeable = False
+    return out
 
 
 @functools.lru_cache(maxsize=8)

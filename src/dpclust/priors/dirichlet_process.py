@@ -26,6 +26,7 @@ from .base import (
     PartitionPrior,
     gamma_or_number,
     log_counts,
+    log_gamma_counts,
     positive_sizes,
 )
 
@@ -114,7 +115,11 @@ class DirichletProcess(PartitionPrior):
         return log_counts(n_samples), np.full(n_samples + 1, math.log(alpha))
 
     def log_split_ratio(self, n_left, n_right, n_clusters, n_samples, alpha) -> float:
-        return crp_log_prior([n_left, n_right], alpha) - crp_log_prior([n_left + n_right], alpha)
+        return (math.log(alpha) + math.lgamma(n_left) + math.lgamma(n_right)
+                - math.lgamma(n_left + n_right))
+
+    def log_split_terms(self, n_samples, alpha, max_clusters):
+        return np.full(int(max_clusters) + 1, math.log(alpha)), log_gamma_counts(int(n_samples))
 
     def update_alpha(self, rng, alpha, n_clusters, n_samples) -> float:
         prior = self.alpha_prior

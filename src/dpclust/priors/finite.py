@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from .base import PartitionPrior, positive_sizes
+from .base import PartitionPrior, log_gamma_counts, positive_sizes
 
 
 def finite_dirichlet_log_prior(sizes, alpha: float, n_components: int) -> float:
@@ -94,6 +94,14 @@ class FiniteDirichlet(PartitionPrior):
         a = alpha / K
         return (math.log(K - n_clusters) + math.lgamma(a + n_left) + math.lgamma(a + n_right)
                 - math.lgamma(a + n_left + n_right) - math.lgamma(a))
+
+    def log_split_terms(self, n_samples, alpha, max_clusters):
+        K = int(self.n_components)
+        a = alpha / K
+        room = K - np.arange(int(max_clusters) + 1, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_k = np.where(room > 0, np.log(np.maximum(room, 1.0)), -np.inf)
+        return log_k + math.log(a), log_gamma_counts(int(n_samples), a)
 
     def describe(self) -> dict:
         return {**super().describe(), "n_components": int(self.n_components),

@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from .base import BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, positive_sizes
+from .base import (BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, log_gamma_counts,
+                   positive_sizes)
 
 #: a term this many nats below the running sum, and falling, ends the series
 _TAIL_NATS = 40.0
@@ -324,6 +325,15 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         return float(log_v[n_clusters + 1] - log_v[n_clusters]
                      + math.lgamma(g + n_left) + math.lgamma(g + n_right)
                      - math.lgamma(g + n_left + n_right) - math.lgamma(g))
+
+    def log_split_terms(self, n_samples, alpha, max_clusters):
+        g, n = self.g, int(n_samples)
+        top = min(int(max_clusters), n)
+        log_v = self.log_v(n, top + 1)
+        log_k = np.full(int(max_clusters) + 1, -np.inf)
+        with np.errstate(invalid="ignore"):
+            log_k[:top + 1] = log_v[1:top + 2] - log_v[:top + 1] + math.log(g)
+        return log_k, log_gamma_counts(n, g)
 
     def describe(self) -> dict:
         learned = self.hyperpriors()  # the copy at learned values too

@@ -25,7 +25,8 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..utils.slice import slice_positive
-from .base import BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, positive_sizes
+from .base import (BetaPrior, GammaPrior, PartitionPrior, gamma_or_number, log_gamma_counts,
+                   positive_sizes)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,11 @@ class PitmanYor(PartitionPrior):
         d, s = self.d, float(alpha)
         return (math.log(s + n_clusters * d) + math.lgamma(n_left - d) + math.lgamma(n_right - d)
                 - math.lgamma(n_left + n_right - d) - math.lgamma(1 - d))
+
+    def log_split_terms(self, n_samples, alpha, max_clusters):
+        d, s = self.d, float(alpha)
+        return (np.log(s + d * np.arange(int(max_clusters) + 1)),
+                log_gamma_counts(int(n_samples), -d))
 
     def describe(self) -> dict:
         prior = self.alpha_prior

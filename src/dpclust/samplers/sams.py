@@ -15,9 +15,15 @@ Acceptance (the Hastings ratio, with the partition prior and the marginal likeli
 ``min(1, [p(split) / p(merged)] f(X_i) f(X_j) / (f(X_c) q_split))`` for a split and its
 reciprocal, with ``q_split`` of the reverse, for a merge; the prior's ratio is
 :meth:`~dpclust.priors.PartitionPrior.log_split_ratio` (for the Dirichlet process
-``alpha Gamma(N_i) Gamma(N_j) / Gamma(N_c)``, Dahl's eq. 3.3).  The allocation order
+``alpha Gamma(N_i) Gamma(N_j) / Gamma(N_c)``, Dahl's eq. 3.3), read from the tables of
+:meth:`~dpclust.priors.PartitionPrior.log_split_terms`.  The allocation order
 is an auxiliary variable drawn from the same uniform distribution for a move and its
 reverse, so it does not enter the ratio.
+
+An iteration's proposals run in one compiled call
+(:func:`dpclust.kernels.subcluster.sams_proposals`), each on the labels the previous one
+left: the pair, the order and the acceptance come from one random stream seeded by the
+chain's generator.
 
 References
 ----------
@@ -28,13 +34,12 @@ Chang & Fisher (2013), the Gibbs+SAMS baseline.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .base import MixtureModel, StepInfo, relabel, split_target
-from ..kernels.subcluster import sams_allocation
+from .base import MixtureModel, StepInfo, relabel
+from ..kernels.subcluster import sams_round
 from .gibbs import CollapsedGibbs, GibbsState
 
 
@@ -84,14 +89,16 @@ class GibbsSAMS:
             state, info = self.gibbs.step(rng, state, model)
         else:
             info = _info(model, state.labels, state.alpha)
-        labels = state.labels
-        n_splits = n_merges = 0
-        n_clusters = _n_clusters(labels)
-        for _ in range(int(self.n_proposals)):
-            labels, kind = _sams_proposal(rng, model, labels, state.alpha, n_clusters)
-            n_splits += kind == "split"
-            n_merges += kind == "merge"
-            n_clusters += (kind == "split") - (kind == "merge")
+        n_proposals = int(self.n_proposals)
+        n = model.n_samples
+        if n_proposals == 0 or n < 2:
+            return state, info._replace(n_accepted_splits=0, n_accepted_merges=0)
+        labels = np.array(state.labels, dtype=np.int64)
+        n_clusters = int(np.count_nonzero(np.bincount(labels)))
+        log_k, log_w = model.partition_prior.log_split_terms(
+            n, state.alpha, min(n_clusters + n_proposals, n))
+        n_splits, n_merges = sams_round(model.kernel, labels, n_proposals,
+                                        rng.integers(2**63), log_k, log_w)
         if n_splits or n_merges:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep
@@ -104,62 +111,3 @@ def _info(model: MixtureModel, labels, alpha) -> StepInfo:
     counts, log_lik = model._log_likelihood(labels)
     return StepInfo(model.partition_prior.log_eppf(counts, alpha) + log_lik,
                     int(labels.max()) + 1, alpha, log_likelihood=float(log_lik))
-
-
-def _sams_proposal(rng, model: MixtureModel, labels, alpha, n_clusters: int):
-    """One SAMS proposal from a partition of ``n_clusters`` occupied clusters; returns the
-    (possibly) new labels and "split", "merge" or ""."""
-    n = model.n_samples
-    if n < 2:
-        return labels, ""
-    # an ordered pair of distinct points, uniformly (Generator.choice without replacement
-    # costs more than the move on small data)
-    i = int(rng.integers(n))
-    j = int(rng.integers(n - 1))
-    j += j >= i
-    ci, cj = labels[i], labels[j]
-    prior = model.partition_prior
-    if ci == cj:
-        members = np.flatnonzero(labels == ci)
-        rest = rng.permutation(members[(members != i) & (members != j)])
-        side, log_q, logf = _allocate(rng, model.kernel, i, j, rest, None)
-        n_right = int(side.sum()) + 1
-        # the merged state is the current one
-        log_ratio = split_target(prior, len(members) - n_right, n_right, n_clusters, n, alpha,
-                                 logf)
-        if math.log(rng.random()) < log_ratio - log_q:
-            labels = labels.copy()
-            new = labels.max() + 1
-            labels[j] = new
-            labels[rest[side == 1]] = new
-            return labels, "split"
-        return labels, ""
-    left = np.flatnonzero(labels == ci)
-    right = np.flatnonzero(labels == cj)
-    rest = rng.permutation(np.concatenate([left[left != i], right[right != j]]))
-    target = (labels[rest] == cj).astype(np.int64)  # the current sides, to score the reverse
-    _, log_q, logf = _allocate(rng, model.kernel, i, j, rest, target)
-    # after the merge: the split's merged state
-    log_ratio = -split_target(prior, len(left), len(right), n_clusters - 1, n, alpha, logf)
-    if math.log(rng.random()) < log_ratio + log_q:
-        labels = labels.copy()
-        labels[right] = ci
-        return labels, "merge"
-    return labels, ""
-
-
-def _n_clusters(labels) -> int:
-    """Occupied clusters (a sweep's relabelling leaves none unused; counted all the same)."""
-    return int(np.count_nonzero(np.bincount(labels)))
-
-
-def _allocate(rng, kern, i, j, rest, target):
-    """Sequential allocation of ``rest`` to the clusters seeded by i (side 0) and j (side 1)
-    in one compiled call (:func:`~dpclust.kernels.subcluster.sams_move`).
-
-    With ``target`` None, sides are drawn; otherwise the probability of ``target`` is scored.
-    Returns the sides, the log probability of the allocation and the log marginals of the
-    two sides and of their union.
-    """
-    fixed = np.full(len(rest), -1, dtype=np.int64) if target is None else target
-    return sams_allocation(kern, rest, fixed, i, j, rng.integers(2**63))

@@ -23,7 +23,7 @@ from .collapsed import collapsed_groups, collapsed_lane
 from .launch import launch_chunk, launch_pass, select_points
 from .passes import chunk_pass, data_pass, random_labels, relabel_pass
 from .sequential import (SLOT_STRIDE, continue_allocation, first_members, move_lanes,
-                         multiway_allocation, rows_by_move, sams_allocation, sams_move,
+                         multiway_allocation, rows_by_move, sams_proposals, sams_round,
                          scan_move, sequential_allocation, sequential_lane, sequential_move,
                          sequential_moves, sequential_multiway, sequential_sides,
                          sequential_sides_lane, shuffle_moves)
@@ -32,6 +32,6 @@ __all__ = ["SLOT_STRIDE", "chunk_pass", "continue_allocation", "chunk_seeds", "c
            "collapsed_lane", "data_pass", "first_members", "launch_chunk", "launch_pass", "mix64",
            "move_lanes", "multiway_allocation", "next_uniform", "no_accumulate_block",
            "no_score_block", "point_key", "point_keys", "random_labels", "relabel_pass",
-           "rows_by_move", "sams_allocation", "sams_move", "scan_move", "select_points",
+           "rows_by_move", "sams_proposals", "sams_round", "scan_move", "select_points",
            "sequential_allocation", "sequential_lane", "sequential_move", "sequential_moves",
            "sequential_multiway", "sequential_sides", "sequential_sides_lane", "shuffle_moves"]

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ..entry_points import entry_point
 from ..streams import next_uniform
 
 
@@ -173,38 +174,137 @@ def first_members(labels, first):
 
 
 @njit(_nrt=False)
-def sams_move(kdata, kstats, khyper, rows, fixed, i, j, state, codes, logf, reset, add,
-              log_predictive, log_marginal):
-    """One split-merge proposal of Gibbs+SAMS in a single thread: :func:`sequential_move` of
-    ``rows`` between slot 0 (seeded with point i) and slot 1 (j), drawn (``fixed[t] < 0``)
-    or scored, and slot 2 holding all of them; writes ``codes[t]`` and the three log
-    marginals ``log f(X_0)``, ``log f(X_1)`` and ``log f(X_0 ∪ X_1)`` into ``logf``
-    (the target ratio's); returns log q."""
-    _, log_q, _, _ = sequential_move(kdata, kstats, khyper, rows, 0, rows.shape[0], fixed, i,
-                                     j, 0, state, codes, reset, add, log_predictive)
-    reset(kstats, 2, khyper)
-    add(kdata, i, kstats, 2, khyper)
-    add(kdata, j, kstats, 2, khyper)
-    for t in range(rows.shape[0]):
-        add(kdata, rows[t], kstats, 2, khyper)
-    for s in range(3):
-        logf[s] = log_marginal(kstats, s, khyper)
-    return log_q
+def _sams_members(labels, i, j, ci, cj, rest, fixed):
+    """The points of clusters ``ci`` and ``cj`` (one cluster when equal) but i and j, into
+    ``rest[:m]``, with ``fixed`` their current side (0: ``ci``, 1: ``cj``) for a merge or
+    -1 (drawn) for a split; returns m."""
+    m = 0
+    for r in range(labels.shape[0]):
+        c = labels[r]
+        if r == i or r == j or (c != ci and c != cj):
+            continue
+        rest[m] = r
+        fixed[m] = -1 if ci == cj else (1 if c == cj else 0)
+        m += 1
+    return m
 
 
-def sams_allocation(kern, rows, fixed, i: int, j: int, seed):
-    """``(sides, log q, logf)`` of :func:`sams_move` for the family kernel ``kern`` (its
-    cached entry point, or the generic kernel): one call, no threads, for the one move of
-    a Gibbs+SAMS proposal, where the parallel :func:`sequential_allocation`'s start-up
-    cost more than the move."""
-    sides = np.empty(len(rows), dtype=np.int64)
-    logf = np.empty(3)
-    fn = (kern.entry_points or {}).get("sams_move")
-    extra = (() if fn is not None
-             else (kern.reset, kern.add, kern.log_predictive, kern.log_marginal))
-    log_q = (fn or sams_move)(kern.data, kern.alloc(3), kern.hyper, rows, fixed, i, j,
-                              np.uint64(seed), sides, logf, *extra)
-    return sides, float(log_q), logf
+@njit(_nrt=False)
+def _shuffle(rest, fixed, m, state):
+    """``rest[:m]`` (with ``fixed``) in a uniformly random order (Fisher-Yates); returns the
+    stream's state."""
+    for t in range(m - 1, 0, -1):
+        state, u = next_uniform(state)
+        c = int(u * (t + 1))
+        if c > t:
+            c = t
+        r = rest[t]
+        rest[t] = rest[c]
+        rest[c] = r
+        f = fixed[t]
+        fixed[t] = fixed[c]
+        fixed[c] = f
+    return state
+
+
+@njit
+def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, state,
+                   log_k, log_w, rest, fixed, codes, out, by_gain, reset, add, log_predictive,
+                   log_marginal, log_join_gain):
+    """``n_proposals`` split-merge proposals of Gibbs+SAMS (Dahl 2003), in place on
+    ``labels`` (``n_clusters`` occupied clusters; a split's new cluster takes the label
+    ``top``, then ``top + 1``, ...).
+
+    Each picks an ordered pair of distinct points (i, j) uniformly.  In one cluster, the
+    other points of it, in a uniformly random order, join the side of i (slot 0) or of j
+    (slot 1) by :func:`sequential_move`, and the split is accepted with probability
+    ``min(1, r / q)``; in two clusters, the same allocation scores their current sides and
+    the merge is accepted with ``min(1, q / r)``.  ``r = p(split) / p(merged)``: the
+    partition prior's ``log_k[K] + log_w[N_l] + log_w[N_r] - log_w[N_l + N_r]`` (its
+    :meth:`~dpclust.priors.PartitionPrior.log_split_terms`, K the merged state's clusters)
+    minus ``log f(X_l ∪ X_r) - log f(X_l) - log f(X_r)``: the family's ``log_join_gain``
+    of the two sides' slots when ``by_gain``, else the three marginals (slot 2 gathers the
+    union).  ``kstats`` has three slots of scratch, ``rest``, ``fixed`` and ``codes`` n
+    entries.
+    Writes ``out = (splits, merges)``; returns the stream's state."""
+    n = labels.shape[0]
+    n_splits = 0
+    n_merges = 0
+    for _ in range(n_proposals):
+        if n < 2:
+            break
+        state, u = next_uniform(state)
+        i = min(int(u * n), n - 1)
+        state, u = next_uniform(state)
+        j = min(int(u * (n - 1)), n - 2)
+        if j >= i:
+            j += 1
+        ci = labels[i]
+        cj = labels[j]
+        m = _sams_members(labels, i, j, ci, cj, rest, fixed)
+        state = _shuffle(rest, fixed, m, state)
+        state, log_q, n0, n1 = sequential_move(kdata, kstats, khyper, rest, 0, m, fixed, i, j,
+                                               0, state, codes, reset, add, log_predictive)
+        a = int(n0)
+        b = int(n1)
+        merged = n_clusters if ci == cj else n_clusters - 1
+        log_r = log_k[merged] + log_w[a] + log_w[b] - log_w[a + b]
+        if by_gain:  # the union's marginal from the sides' statistics
+            log_r -= log_join_gain(kstats, 0, 1, khyper)
+        else:
+            reset(kstats, 2, khyper)
+            add(kdata, i, kstats, 2, khyper)
+            add(kdata, j, kstats, 2, khyper)
+            for t in range(m):
+                add(kdata, rest[t], kstats, 2, khyper)
+            log_r += (log_marginal(kstats, 0, khyper) + log_marginal(kstats, 1, khyper)
+                      - log_marginal(kstats, 2, khyper))
+        state, u = next_uniform(state)
+        log_u = math.log(u) if u > 0.0 else -np.inf
+        if ci == cj:
+            if log_u < log_r - log_q:
+                labels[j] = top
+                for t in range(m):
+                    if codes[t] == 1:
+                        labels[rest[t]] = top
+                top += 1
+                n_clusters += 1
+                n_splits += 1
+        elif log_u < log_q - log_r:
+            for t in range(m):
+                if fixed[t] == 1:
+                    labels[rest[t]] = ci
+            labels[j] = ci
+            n_clusters -= 1
+            n_merges += 1
+    out[0] = n_splits
+    out[1] = n_merges
+    return state
+
+
+@njit(cache=True, _nrt=False)
+def _no_join_gain(kstats, a, b, khyper):
+    """Stands for a family without ``log_join_gain`` (never called: ``by_gain`` is False)."""
+    return 0.0
+
+
+def sams_round(kern, labels, n_proposals: int, seed, log_k, log_w):
+    """:func:`sams_proposals` on ``labels`` (changed in place) for the family kernel
+    ``kern`` (its cached entry point, or the generic kernel), in one compiled call; returns
+    ``(splits, merges)``."""
+    n = len(labels)
+    counts = np.bincount(labels)
+    out = np.zeros(2, dtype=np.int64)
+    gain = getattr(kern, "log_join_gain", None)
+    fn, extra = entry_point(kern, "sams_proposals", sams_proposals,
+                            (kern.reset, kern.add, kern.log_predictive, kern.log_marginal,
+                             gain or _no_join_gain))
+    has_gain = not extra or gain is not None  # every cached entry point names one
+    fn(kern.data, kern.alloc(3), kern.hyper, labels, int(np.count_nonzero(counts)),
+       len(counts), int(n_proposals), np.uint64(seed), log_k, log_w,
+       np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+       out, has_gain, *extra)
+    return int(out[0]), int(out[1])
 
 
 def multiway_allocation(kern, rows, fixed, pins, seed):

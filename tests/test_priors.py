@@ -279,6 +279,14 @@ def test_merge_split_moves_alone_match_the_exact_posterior(prior):
     assert tv < 0.04, tv
 
 
+def test_reallocations_read_the_prior():
+    """Reallocations keep the number of clusters, so only the prior's cluster weights
+    ``W(N_k)`` enter their ratio: under Pitman-Yor they differ from the DP's."""
+    sampler = GibbsSAMS(n_proposals=1, gibbs=None, n_reallocations=3)
+    tv = tv_under_prior(sampler, "gaussian", PitmanYor(0.6, 0.3), n_steps=12_000, seed=4)
+    assert tv < 0.04, tv
+
+
 @pytest.mark.slow
 def test_subcluster_sampler_matches_the_exact_posterior_of_a_finite_prior():
     """The sub-cluster sampler under the finite Dirichlet: its splits stop at the prior's

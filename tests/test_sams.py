@@ -36,6 +36,15 @@ def test_sams_moves_alone_match_exact_posterior_multinomial():
     assert tv < 0.015, tv
 
 
+def test_reallocations_match_exact_posterior():
+    """Reallocations (points moved between two clusters by one sequential allocation)
+    beside one SAMS proposal and no Gibbs sweep, so that a wrong reallocation ratio could
+    not hide behind the sweep: three reallocations for each proposal."""
+    sampler = GibbsSAMS(gibbs=None, n_proposals=1, n_reallocations=3)
+    tv = tv_to_exact(sampler, "multinomial", 5, 40_000, seed=11)
+    assert tv < 0.02, tv
+
+
 def test_sams_splits_what_gibbs_cannot():
     """Documents of four topics from one cluster: single-point Gibbs stays stuck with
     merged topics, the merge-split moves separate them."""
@@ -55,6 +64,8 @@ def test_sams_splits_what_gibbs_cannot():
 def test_n_proposals_is_validated():
     with pytest.raises(ValueError, match="n_proposals"):
         GibbsSAMS(n_proposals=-1)
+    with pytest.raises(ValueError, match="n_reallocations"):
+        GibbsSAMS(n_reallocations=-2)
     assert GibbsSAMS().name == "gibbs+sams"
 
 

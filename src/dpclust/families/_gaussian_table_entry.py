@@ -95,11 +95,13 @@ def _sequential_multiway(kdata, kstats, khyper, rows, fixed, pins, state, codes,
 
 
 @njit(cache=True)
-def _sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, state,
-                    log_k, log_w, rest, fixed, codes, out, by_gain):
+def _sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
+                    n_reallocations, state, log_k, log_w, rest, fixed, codes, drawn, out,
+                    by_gain):
     return _sk.sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
-                              state, log_k, log_w, rest, fixed, codes, out, by_gain, _k.gt_reset,
-                              _k.gt_add, _k.gt_log_predictive, _k.gt_log_marginal, _k.gt_log_join_gain)
+                              n_reallocations, state, log_k, log_w, rest, fixed, codes,
+                              drawn, out, by_gain, _k.gt_reset, _k.gt_add, _k.gt_log_predictive,
+                              _k.gt_log_marginal, _k.gt_log_join_gain)
 
 
 @njit(cache=True, parallel=True)

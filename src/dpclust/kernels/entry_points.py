@@ -92,11 +92,13 @@ def _sequential_multiway{suffix}(kdata, kstats, khyper, rows, fixed, pins, state
                                    {log_marginal})
 '''),
     "sams_proposals": ("_sams_proposals", False, '''\
-def _sams_proposals{suffix}(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, state,
-                    log_k, log_w, rest, fixed, codes, out, by_gain):
+def _sams_proposals{suffix}(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
+                    n_reallocations, state, log_k, log_w, rest, fixed, codes, drawn, out,
+                    by_gain):
     return _sk.sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
-                              state, log_k, log_w, rest, fixed, codes, out, by_gain, {reset},
-                              {add}, {log_predictive}, {log_marginal}, {log_join_gain})
+                              n_reallocations, state, log_k, log_w, rest, fixed, codes,
+                              drawn, out, by_gain, {reset}, {add}, {log_predictive},
+                              {log_marginal}, {log_join_gain})
 '''),
     "sequential_sides": ("_sequential_sides", True, '''\
 def _sequential_sides{suffix}(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,

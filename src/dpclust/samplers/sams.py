@@ -59,10 +59,17 @@ class GibbsSAMS:
         with ten.
     gibbs : CollapsedGibbs or None, default=CollapsedGibbs()
         The sweep; ``None`` runs the SAMS proposals alone (for testing them).
+    n_reallocations : int, default=0
+        Reallocation proposals after the SAMS proposals: a pair of points in two clusters,
+        whose other points are allocated afresh between the two by the same sequential
+        allocation, accepted by its Metropolis-Hastings ratio (the number of clusters
+        kept).  They move groups of points between clusters, which a split followed by a
+        merge does only through an unlikely intermediate state.
     """
 
     n_proposals: int = 1
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
+    n_reallocations: int = 0
     name = "gibbs+sams"
     summary = ("collapsed Gibbs with Dahl's sequentially-allocated merge-split moves "
                "(Dahl 2003)")
@@ -76,8 +83,9 @@ class GibbsSAMS:
     moves_clusters = True
 
     def __post_init__(self):
-        if int(self.n_proposals) < 0:
-            raise ValueError(f"n_proposals must be >= 0, got {self.n_proposals}")
+        for name in ("n_proposals", "n_reallocations"):
+            if int(getattr(self, name)) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> GibbsState:
@@ -90,16 +98,18 @@ class GibbsSAMS:
         else:
             info = _info(model, state.labels, state.alpha)
         n_proposals = int(self.n_proposals)
+        n_reallocations = int(self.n_reallocations)
         n = model.n_samples
-        if n_proposals == 0 or n < 2:
+        if n_proposals + n_reallocations == 0 or n < 2:
             return state, info._replace(n_accepted_splits=0, n_accepted_merges=0)
         labels = np.array(state.labels, dtype=np.int64)
         n_clusters = int(np.count_nonzero(np.bincount(labels)))
         log_k, log_w = model.partition_prior.log_split_terms(
             n, state.alpha, min(n_clusters + n_proposals, n))
-        n_splits, n_merges = sams_round(model.kernel, labels, n_proposals,
-                                        rng.integers(2**63), log_k, log_w)
-        if n_splits or n_merges:
+        n_splits, n_merges, n_moved = sams_round(model.kernel, labels, n_proposals,
+                                                 rng.integers(2**63), log_k, log_w,
+                                                 n_reallocations)
+        if n_splits or n_merges or n_moved:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep
             state = GibbsState(labels, state.alpha, None)

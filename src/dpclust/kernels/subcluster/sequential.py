@@ -208,9 +208,9 @@ def _shuffle(rest, fixed, m, state):
 
 
 @njit
-def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, state,
-                   log_k, log_w, rest, fixed, codes, out, by_gain, reset, add, log_predictive,
-                   log_marginal, log_join_gain):
+def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
+                   n_reallocations, state, log_k, log_w, rest, fixed, codes, drawn, out,
+                   by_gain, reset, add, log_predictive, log_marginal, log_join_gain):
     """``n_proposals`` split-merge proposals of Gibbs+SAMS (Dahl 2003), in place on
     ``labels`` (``n_clusters`` occupied clusters; a split's new cluster takes the label
     ``top``, then ``top + 1``, ...).
@@ -224,9 +224,12 @@ def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, 
     :meth:`~dpclust.priors.PartitionPrior.log_split_terms`, K the merged state's clusters)
     minus ``log f(X_l ∪ X_r) - log f(X_l) - log f(X_r)``: the family's ``log_join_gain``
     of the two sides' slots when ``by_gain``, else the three marginals (slot 2 gathers the
-    union).  ``kstats`` has three slots of scratch, ``rest``, ``fixed`` and ``codes`` n
-    entries.
-    Writes ``out = (splits, merges)``; returns the stream's state."""
+    union).
+
+    Then ``n_reallocations`` reallocations (:func:`_reallocate`), which move points between
+    two clusters without changing their number.  ``kstats`` has four slots of scratch,
+    ``rest``, ``fixed`` and ``codes`` n entries, ``drawn`` n entries of -1.  Writes ``out =
+    (splits, merges, reallocations)``; returns the stream's state."""
     n = labels.shape[0]
     n_splits = 0
     n_merges = 0
@@ -277,9 +280,59 @@ def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals, 
             labels[j] = ci
             n_clusters -= 1
             n_merges += 1
+    n_moved = 0
+    for _ in range(n_reallocations):
+        if n < 2:
+            break
+        state, moved = _reallocate(kdata, kstats, khyper, labels, state, log_w, rest, fixed,
+                                   codes, drawn, reset, add, log_predictive, log_marginal)
+        n_moved += moved
     out[0] = n_splits
     out[1] = n_merges
+    out[2] = n_moved
     return state
+
+
+@njit
+def _reallocate(kdata, kstats, khyper, labels, state, log_w, rest, fixed, codes, drawn,
+                reset, add, log_predictive, log_marginal):
+    """One reallocation between two clusters: a pair of distinct points (i, j) uniformly; in
+    one cluster, nothing.  In two, A (holding i) and B (j), the other points of both, in a
+    uniformly random order, are allocated afresh between a side seeded with i and one
+    seeded with j (:func:`sequential_move`, slots 0 and 1), and the new sides (A', B') are
+    accepted with probability ``min(1, p(A', B') q(A, B) / (p(A, B) q(A', B')))``.  The
+    proposal depends on A ∪ B, i, j and the order alone, which the two states share, so
+    ``q(A, B)`` is the same allocation scoring the current sides (slots 2 and 3); the
+    number of clusters is kept, so the prior's ratio is ``log_w[|A'|] + log_w[|B'|] -
+    log_w[|A|] - log_w[|B|]``.  Returns ``(state, 1 if accepted else 0)``."""
+    n = labels.shape[0]
+    state, u = next_uniform(state)
+    i = min(int(u * n), n - 1)
+    state, u = next_uniform(state)
+    j = min(int(u * (n - 1)), n - 2)
+    if j >= i:
+        j += 1
+    ci = labels[i]
+    cj = labels[j]
+    if ci == cj:
+        return state, 0
+    m = _sams_members(labels, i, j, ci, cj, rest, fixed)
+    state = _shuffle(rest, fixed, m, state)
+    state, log_q_now, a, b = sequential_move(kdata, kstats, khyper, rest, 0, m, fixed, i, j,
+                                             2, state, codes, reset, add, log_predictive)
+    state, log_q_new, a2, b2 = sequential_move(kdata, kstats, khyper, rest, 0, m, drawn, i,
+                                               j, 0, state, codes, reset, add,
+                                               log_predictive)
+    log_r = (log_w[int(a2)] + log_w[int(b2)] - log_w[int(a)] - log_w[int(b)]
+             + log_marginal(kstats, 0, khyper) + log_marginal(kstats, 1, khyper)
+             - log_marginal(kstats, 2, khyper) - log_marginal(kstats, 3, khyper))
+    state, u = next_uniform(state)
+    log_u = math.log(u) if u > 0.0 else -np.inf
+    if log_u < log_r + log_q_now - log_q_new:
+        for t in range(m):
+            labels[rest[t]] = cj if codes[t] == 1 else ci
+        return state, 1
+    return state, 0
 
 
 @njit(cache=True, _nrt=False)
@@ -288,23 +341,23 @@ def _no_join_gain(kstats, a, b, khyper):
     return 0.0
 
 
-def sams_round(kern, labels, n_proposals: int, seed, log_k, log_w):
+def sams_round(kern, labels, n_proposals: int, seed, log_k, log_w, n_reallocations: int = 0):
     """:func:`sams_proposals` on ``labels`` (changed in place) for the family kernel
     ``kern`` (its cached entry point, or the generic kernel), in one compiled call; returns
-    ``(splits, merges)``."""
+    ``(splits, merges, reallocations)``."""
     n = len(labels)
     counts = np.bincount(labels)
-    out = np.zeros(2, dtype=np.int64)
+    out = np.zeros(3, dtype=np.int64)
     gain = getattr(kern, "log_join_gain", None)
     fn, extra = entry_point(kern, "sams_proposals", sams_proposals,
                             (kern.reset, kern.add, kern.log_predictive, kern.log_marginal,
                              gain or _no_join_gain))
     has_gain = not extra or gain is not None  # every cached entry point names one
-    fn(kern.data, kern.alloc(3), kern.hyper, labels, int(np.count_nonzero(counts)),
-       len(counts), int(n_proposals), np.uint64(seed), log_k, log_w,
+    fn(kern.data, kern.alloc(4), kern.hyper, labels, int(np.count_nonzero(counts)),
+       len(counts), int(n_proposals), int(n_reallocations), np.uint64(seed), log_k, log_w,
        np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-       out, has_gain, *extra)
-    return int(out[0]), int(out[1])
+       np.full(n, -1, dtype=np.int64), out, has_gain, *extra)
+    return int(out[0]), int(out[1]), int(out[2])
 
 
 def multiway_allocation(kern, rows, fixed, pins, seed):

@@ -15,7 +15,22 @@ HERE = Path(_entry_specs.__file__).parent
 def test_generated_module_is_fresh(module):
     on_disk = (HERE / f"{module}.py").read_text()
     assert on_disk == _entry_specs.source(module), (
-        f"{module}.py differs from its spec: run python -m dpclust.families._entry_specs")
+        f"{module}.py differs from its spec, or a compiled kernel changed since it was "
+        f"written: run python -m dpclust.families._entry_specs")
+
+
+def test_the_modules_are_written_again_when_a_compiled_kernel_changes():
+    """Numba judges a cached function by its own file alone: the generated modules carry the
+    digest of the kernels they call (the generic sweeps, the families' operations), so that
+    editing one makes the freshness test fail until they, and their caches, are renewed."""
+    from dpclust.kernels.entry_points import kernel_sources
+
+    sources = kernel_sources()
+    for name in ("kernels/gibbs.py", "kernels/subcluster/sequential.py", "kernels/streams.py",
+                 "families/_table_kernels.py", "families/_gaussian_kernels.py"):
+        assert name in sources
+    assert not any(s.endswith("_entry.py") or s.endswith("entry_points.py") for s in sources)
+    assert "KERNEL_SOURCES" in _entry_specs.source("_table_entry")
 
 
 def test_a_spec_must_name_every_operation():

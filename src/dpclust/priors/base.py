@@ -11,7 +11,9 @@ four things from it:
   or opening a new one when they fill ``K`` clusters, ``log_new[K]``.  These are the tables
   the compiled Gibbs sweeps read (one look-up per cluster and point);
 * :meth:`PartitionPrior.log_split_ratio` — ``log p(split) - log p(merged)`` of a split of one
-  cluster into two when there are K clusters before it (every split–merge move);
+  cluster into two when there are K clusters before it (every split–merge move), and the
+  same as two tables, :meth:`PartitionPrior.log_split_terms` (the compiled Gibbs+SAMS
+  proposals);
 * :meth:`PartitionPrior.update_alpha` — a draw of the prior's resampled concentration given
   the partition (the Dirichlet process with a :class:`GammaPrior` on alpha), or the value
   unchanged.
@@ -25,7 +27,8 @@ finite Dirichlet's total mass); the Dirichlet process and Pitman–Yor resample 
 (:attr:`PartitionPrior.learnable`).
 
 A new prior is one module: subclass :class:`PartitionPrior`, implement ``log_eppf``,
-``log_seat_weights`` and ``log_split_ratio`` (derive them from one ``V_n(K)`` and ``W(c)``
+``log_seat_weights``, ``log_split_ratio`` and ``log_split_terms`` (derive them from one
+``V_n(K)`` and ``W(c)``
 and test them against each other: ``tests/test_priors.py`` does, for every registered
 prior), and register it in :data:`dpclust.priors.PRIORS`.
 

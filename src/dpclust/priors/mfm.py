@@ -332,7 +332,8 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         log_v = self.log_v(n, top + 1)
         log_k = np.full(int(max_clusters) + 1, -np.inf)
         with np.errstate(invalid="ignore"):
-            log_k[:top + 1] = log_v[1:top + 2] - log_v[:top + 1] + math.log(g)
+            ratio = log_v[1:top + 2] - log_v[:top + 1]
+        log_k[:top + 1] = np.where(np.isnan(ratio), -np.inf, ratio) + math.log(g)
         return log_k, log_gamma_counts(n, g)
 
     def describe(self) -> dict:

@@ -144,8 +144,10 @@ class PitmanYor(PartitionPrior):
 
     def log_split_terms(self, n_samples, alpha, max_clusters):
         d, s = self.d, float(alpha)
-        return (np.log(s + d * np.arange(int(max_clusters) + 1)),
-                log_gamma_counts(int(n_samples), -d))
+        weight = s + d * np.arange(int(max_clusters) + 1)  # <= 0 only at K = 0, never split
+        with np.errstate(divide="ignore"):
+            log_k = np.log(np.maximum(weight, 0.0))
+        return log_k, log_gamma_counts(int(n_samples), -d)
 
     def describe(self) -> dict:
         prior = self.alpha_prior

@@ -37,19 +37,25 @@ def shuffle_moves(rows, fixed, start, seeds, lanes, lane_start):
     for lane in prange(lane_start.shape[0] - 1):
         for at in range(lane_start[lane], lane_start[lane + 1]):
             b = lanes[at]
-            lo = start[b]
-            state = seeds[b]
-            for t in range(start[b + 1] - 1, lo, -1):
-                state, u = next_uniform(state)
-                c = lo + int(u * (t - lo + 1))
-                if c > t:
-                    c = t
-                r = rows[t]
-                rows[t] = rows[c]
-                rows[c] = r
-                f = fixed[t]
-                fixed[t] = fixed[c]
-                fixed[c] = f
+            _shuffle(rows, fixed, start[b], start[b + 1], seeds[b])
+
+
+@njit(_nrt=False)
+def _shuffle(rows, fixed, lo, hi, state):
+    """``rows[lo:hi]`` (with their ``fixed`` sides) in a uniformly random order
+    (Fisher-Yates from stream ``state``); returns the stream's state."""
+    for t in range(hi - 1, lo, -1):
+        state, u = next_uniform(state)
+        c = lo + int(u * (t - lo + 1))
+        if c > t:
+            c = t
+        r = rows[t]
+        rows[t] = rows[c]
+        rows[c] = r
+        f = fixed[t]
+        fixed[t] = fixed[c]
+        fixed[c] = f
+    return state
 
 
 @njit(_nrt=False)
@@ -189,24 +195,6 @@ def _sams_members(labels, i, j, ci, cj, rest, fixed):
     return m
 
 
-@njit(_nrt=False)
-def _shuffle(rest, fixed, m, state):
-    """``rest[:m]`` (with ``fixed``) in a uniformly random order (Fisher-Yates); returns the
-    stream's state."""
-    for t in range(m - 1, 0, -1):
-        state, u = next_uniform(state)
-        c = int(u * (t + 1))
-        if c > t:
-            c = t
-        r = rest[t]
-        rest[t] = rest[c]
-        rest[c] = r
-        f = fixed[t]
-        fixed[t] = fixed[c]
-        fixed[c] = f
-    return state
-
-
 @njit
 def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
                    n_reallocations, state, log_k, log_w, rest, fixed, codes, drawn, out,
@@ -245,7 +233,7 @@ def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
         ci = labels[i]
         cj = labels[j]
         m = _sams_members(labels, i, j, ci, cj, rest, fixed)
-        state = _shuffle(rest, fixed, m, state)
+        state = _shuffle(rest, fixed, 0, m, state)
         state, log_q, n0, n1 = sequential_move(kdata, kstats, khyper, rest, 0, m, fixed, i, j,
                                                0, state, codes, reset, add, log_predictive)
         a = int(n0)
@@ -317,7 +305,7 @@ def _reallocate(kdata, kstats, khyper, labels, state, log_w, rest, fixed, codes,
     if ci == cj:
         return state, 0
     m = _sams_members(labels, i, j, ci, cj, rest, fixed)
-    state = _shuffle(rest, fixed, m, state)
+    state = _shuffle(rest, fixed, 0, m, state)
     state, log_q_now, a, b = sequential_move(kdata, kstats, khyper, rest, 0, m, fixed, i, j,
                                              2, state, codes, reset, add, log_predictive)
     state, log_q_new, a2, b2 = sequential_move(kdata, kstats, khyper, rest, 0, m, drawn, i,

@@ -216,7 +216,9 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     path = tmp_path / "easy.csv"
     np.savetxt(path, X, delimiter=",")
     out = tmp_path / "easy"
-    status, stdout, err = run(capsys, "fit", path, "--n-iter", "2000", "--random-state", "1",
+    # one chain (the tests' default): at 2,000 iterations its split R-hat of the
+    # log-likelihood sits at 1.005-1.02 whatever the seed (test_chains.py's easy run)
+    status, stdout, err = run(capsys, "fit", path, "--n-iter", "6000", "--random-state", "1",
                               "--no-progress", "--no-plots", "--out", out)
     assert status == 0, err
     assert summary_of(out)["convergence"]["converged"] is True

@@ -216,10 +216,12 @@ def test_convergence_block_trace_nc_and_banner(tmp_path, capsys):
     path = tmp_path / "easy.csv"
     np.savetxt(path, X, delimiter=",")
     out = tmp_path / "easy"
-    # one chain (the tests' default): at 2,000 iterations its split R-hat of the
-    # log-likelihood sits at 1.005-1.02 whatever the seed (test_chains.py's easy run)
-    status, stdout, err = run(capsys, "fit", path, "--n-iter", "6000", "--random-state", "1",
-                              "--no-progress", "--no-plots", "--out", out)
+    # four chains of 3,000: one chain's split R-hat sits at the rule's edge whatever the seed
+    # (1.005-1.02 on the log-likelihood at 2,000 iterations, 1.010 on the fused clusters at
+    # 6,000); four chains of 3,000 passed at seeds 1-3 with every R-hat <= 1.004
+    status, stdout, err = run(capsys, "fit", path, "--n-iter", "3000", "--n-chains", "4",
+                              "--random-state", "1", "--no-progress", "--no-plots",
+                              "--out", out)
     assert status == 0, err
     assert summary_of(out)["convergence"]["converged"] is True
     assert "converged: R-hat" in stdout and "NOT" not in err

@@ -21,6 +21,7 @@ from ..utils import safe_io as _safe_io
 from ..utils.checks import DataError, check_int, check_random_state
 from ..families import ConjugateFamily, get_family
 from ..families.base import concatenate
+from ..priors.base import split_learned
 from ..fusion import Fusion, fuse
 from ..samplers import MixtureModel
 from ..samplers.base import summarize_partitions
@@ -162,10 +163,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
     def _split_learned(self, values: dict) -> tuple[dict, dict]:
         """Learned values by name (``hyperparameters_``, a draw's) as the family's and the
         partition prior's."""
-        own = frozenset(self._partition_prior().hyperpriors())
-        values = values or {}
-        return ({k: v for k, v in values.items() if k not in own},
-                {k: v for k, v in values.items() if k in own})
+        return split_learned(values, frozenset(self._partition_prior().hyperpriors()))
 
     def _log_weights(self, sizes, alpha, prior_values=None):
         """The prior's normalised log weights of joining each cluster of ``sizes`` or a new

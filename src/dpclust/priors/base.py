@@ -401,6 +401,14 @@ class PartitionPrior:
         return logw[:-1], float(logw[-1])
 
 
+def split_learned(values: dict, own) -> tuple[dict, dict]:
+    """Learned values by name as those that are not the partition prior's and those that
+    are (``own``: the names of its :meth:`PartitionPrior.hyperpriors`)."""
+    values = values or {}
+    return ({k: v for k, v in values.items() if k not in own},
+            {k: v for k, v in values.items() if k in own})
+
+
 def positive_sizes(sizes) -> np.ndarray:
     """The non-zero block sizes as floats."""
     sizes = np.asarray(sizes, dtype=np.float64)

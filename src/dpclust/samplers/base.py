@@ -22,6 +22,7 @@ from ..families.base import ConjugateFamily, FamilyKernel, take
 from ..partitions import canonical_labels
 from ..kernels import gibbs as _kernels
 from ..priors import DirichletProcess, GammaPrior, PartitionPrior
+from ..priors.base import split_learned
 from ..utils.safe_io import data_fingerprint
 
 
@@ -291,9 +292,7 @@ class MixtureModel(ChainData):
         """``hyper`` (values in the order of :attr:`hyperpriors`, or a dict by name) as the
         family's values and the partition prior's, two dicts by name."""
         values = hyper if isinstance(hyper, dict) else dict(zip(self.hyperpriors, hyper))
-        own = self.prior_learned
-        return ({k: v for k, v in values.items() if k not in own},
-                {k: v for k, v in values.items() if k in own})
+        return split_learned(values, self.prior_learned)
 
     def at(self, hyper: tuple) -> "MixtureModel":
         """The model with the learned hyperparameters at ``hyper`` (in the order of

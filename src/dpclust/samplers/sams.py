@@ -106,9 +106,9 @@ class GibbsSAMS:
         n_clusters = int(np.count_nonzero(np.bincount(labels)))
         log_k, log_w = model.partition_prior.log_split_terms(
             n, state.alpha, min(n_clusters + n_proposals, n))
-        n_splits, n_merges, n_moved = sams_round(model.kernel, labels, n_proposals,
-                                                 rng.integers(2**63), log_k, log_w,
-                                                 n_reallocations)
+        n_splits, n_merges, n_moved = sams_round(model.kernel, labels, n_clusters,
+                                                 n_proposals, rng.integers(2**63), log_k,
+                                                 log_w, n_reallocations)
         if n_splits or n_merges or n_moved:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep

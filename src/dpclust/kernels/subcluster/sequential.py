@@ -180,6 +180,27 @@ def first_members(labels, first):
 
 
 @njit(_nrt=False)
+def _draw_pair(state, n):
+    """An ordered pair of distinct points ``(i, j)`` among n >= 2, uniformly, from stream
+    ``state``; returns ``(state, i, j)``."""
+    state, u = next_uniform(state)
+    i = min(int(u * n), n - 1)
+    state, u = next_uniform(state)
+    j = min(int(u * (n - 1)), n - 2)
+    if j >= i:
+        j += 1
+    return state, i, j
+
+
+@njit(_nrt=False)
+def _log_uniform(state):
+    """``(state, log u)`` for u uniform in [0, 1) (``-inf`` at 0): a Metropolis-Hastings
+    acceptance draw."""
+    state, u = next_uniform(state)
+    return state, (math.log(u) if u > 0.0 else -np.inf)
+
+
+@njit(_nrt=False)
 def _sams_members(labels, i, j, ci, cj, rest, fixed):
     """The points of clusters ``ci`` and ``cj`` (one cluster when equal) but i and j, into
     ``rest[:m]``, with ``fixed`` their current side (0: ``ci``, 1: ``cj``) for a merge or
@@ -224,12 +245,7 @@ def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
     for _ in range(n_proposals):
         if n < 2:
             break
-        state, u = next_uniform(state)
-        i = min(int(u * n), n - 1)
-        state, u = next_uniform(state)
-        j = min(int(u * (n - 1)), n - 2)
-        if j >= i:
-            j += 1
+        state, i, j = _draw_pair(state, n)
         ci = labels[i]
         cj = labels[j]
         m = _sams_members(labels, i, j, ci, cj, rest, fixed)
@@ -250,8 +266,7 @@ def sams_proposals(kdata, kstats, khyper, labels, n_clusters, top, n_proposals,
                 add(kdata, rest[t], kstats, 2, khyper)
             log_r += (log_marginal(kstats, 0, khyper) + log_marginal(kstats, 1, khyper)
                       - log_marginal(kstats, 2, khyper))
-        state, u = next_uniform(state)
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        state, log_u = _log_uniform(state)
         if ci == cj:
             if log_u < log_r - log_q:
                 labels[j] = top
@@ -293,13 +308,7 @@ def _reallocate(kdata, kstats, khyper, labels, state, log_w, rest, fixed, codes,
     ``q(A, B)`` is the same allocation scoring the current sides (slots 2 and 3); the
     number of clusters is kept, so the prior's ratio is ``log_w[|A'|] + log_w[|B'|] -
     log_w[|A|] - log_w[|B|]``.  Returns ``(state, 1 if accepted else 0)``."""
-    n = labels.shape[0]
-    state, u = next_uniform(state)
-    i = min(int(u * n), n - 1)
-    state, u = next_uniform(state)
-    j = min(int(u * (n - 1)), n - 2)
-    if j >= i:
-        j += 1
+    state, i, j = _draw_pair(state, labels.shape[0])
     ci = labels[i]
     cj = labels[j]
     if ci == cj:
@@ -314,8 +323,7 @@ def _reallocate(kdata, kstats, khyper, labels, state, log_w, rest, fixed, codes,
     log_r = (log_w[int(a2)] + log_w[int(b2)] - log_w[int(a)] - log_w[int(b)]
              + log_marginal(kstats, 0, khyper) + log_marginal(kstats, 1, khyper)
              - log_marginal(kstats, 2, khyper) - log_marginal(kstats, 3, khyper))
-    state, u = next_uniform(state)
-    log_u = math.log(u) if u > 0.0 else -np.inf
+    state, log_u = _log_uniform(state)
     if log_u < log_r + log_q_now - log_q_new:
         for t in range(m):
             labels[rest[t]] = cj if codes[t] == 1 else ci
@@ -329,20 +337,20 @@ def _no_join_gain(kstats, a, b, khyper):
     return 0.0
 
 
-def sams_round(kern, labels, n_proposals: int, seed, log_k, log_w, n_reallocations: int = 0):
-    """:func:`sams_proposals` on ``labels`` (changed in place) for the family kernel
-    ``kern`` (its cached entry point, or the generic kernel), in one compiled call; returns
-    ``(splits, merges, reallocations)``."""
+def sams_round(kern, labels, n_clusters: int, n_proposals: int, seed, log_k, log_w,
+               n_reallocations: int = 0):
+    """:func:`sams_proposals` on ``labels`` (``n_clusters`` occupied; changed in place) for
+    the family kernel ``kern`` (its cached entry point, or the generic kernel), in one
+    compiled call; returns ``(splits, merges, reallocations)``."""
     n = len(labels)
-    counts = np.bincount(labels)
     out = np.zeros(3, dtype=np.int64)
     gain = getattr(kern, "log_join_gain", None)
     fn, extra = entry_point(kern, "sams_proposals", sams_proposals,
                             (kern.reset, kern.add, kern.log_predictive, kern.log_marginal,
                              gain or _no_join_gain))
     has_gain = not extra or gain is not None  # every cached entry point names one
-    fn(kern.data, kern.alloc(4), kern.hyper, labels, int(np.count_nonzero(counts)),
-       len(counts), int(n_proposals), int(n_reallocations), np.uint64(seed), log_k, log_w,
+    fn(kern.data, kern.alloc(4), kern.hyper, labels, int(n_clusters),
+       int(labels.max()) + 1, int(n_proposals), int(n_reallocations), np.uint64(seed), log_k, log_w,
        np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
        np.full(n, -1, dtype=np.int64), out, has_gain, *extra)
     return int(out[0]), int(out[1]), int(out[2])

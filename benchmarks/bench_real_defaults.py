@@ -17,6 +17,9 @@ Parts (``--parts``, default all that find their data):
   seconds of an iteration of the exact sub-cluster sampler (the default's) and of the
   coarsened sampler (``coarsening=1000``, the robust candidate), from the difference of a
   13- and a 3-iteration fit (start-up cancels); their ratio is the issue's "at most 1.5x".
+* ``newsgroups-iteration``: the seconds of an iteration of the documents' default on 20
+  Newsgroups (one chain, a 23- less a 3-iteration fit): run it from two checkouts in one
+  session for a before/after.
 * ``numbers-family``: the Gaussian ``family="auto"`` gives a table of numbers, full or
   diagonal covariance, by measurement: both on real images of several shapes (Fashion-MNIST
   subsets in 50, 100 and 150 principal components, 2,500 to 70,000 rows) and on
@@ -74,8 +77,8 @@ from _common import run_parts  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
-PARTS = ("newsgroups", "fashion", "fashion-iteration", "numbers-family", "dublin-west", "k-vs-n",
-         "survey")
+PARTS = ("newsgroups", "fashion", "fashion-iteration", "newsgroups-iteration", "numbers-family",
+         "dublin-west", "k-vs-n", "survey")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -188,11 +191,25 @@ def fashion(also_learned: bool = False, quick: bool = False):
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
 
 
+def _seconds_per_iteration(X, short: int, long: int, **params) -> tuple:
+    """``(seconds per iteration, K)`` of ``DPMixture(n_chains=1, **params)`` on ``X``: the
+    difference of a ``short``- and a ``long``-iteration fit, so that start-up cancels."""
+    from dpclust import DPMixture
+
+    seconds = []
+    for n_iter in (short, long):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = DPMixture(n_chains=1, n_iter=n_iter, burn_in=1, max_time=None,
+                          random_state=0, **params).fit(X)
+        seconds.append(time.perf_counter() - t0)
+    return round((seconds[1] - seconds[0]) / (long - short), 3), int(m.n_clusters_)
+
+
 def fashion_iteration(quick: bool = False, short: int = 3, long: int = 13):
     """Seconds per iteration, exact sub-cluster sampler against the coarsened sampler, one
     chain each on the Fashion-MNIST embedding (``short``- and ``long``-iteration fits)."""
-    from dpclust import DPMixture
-
     if not FASHION.exists():
         print(f"skipped: {FASHION} is missing (apt-get install dataset-fashion-mnist)")
         return None
@@ -202,21 +219,29 @@ def fashion_iteration(quick: bool = False, short: int = 3, long: int = 13):
     rows = []
     for name, coarsening in (("exact (sub-cluster sampler)", "exact"),
                              ("coarsened, alpha_c = 1000", 1000.0)):
-        seconds = []
-        for n_iter in (short, long):
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = DPMixture(n_chains=1, n_iter=n_iter, burn_in=1, max_time=None,
-                              coarsening=coarsening, random_state=0).fit(X)
-            seconds.append(time.perf_counter() - t0)
-        rows.append({"model": name, "seconds_per_iteration":
-                     round((seconds[1] - seconds[0]) / (long - short), 3),
-                     "n_clusters": int(m.n_clusters_)})
+        per, k = _seconds_per_iteration(X, short, long, coarsening=coarsening)
+        rows.append({"model": name, "seconds_per_iteration": per, "n_clusters": k})
         print(rows[-1], flush=True)
     ratio = rows[1]["seconds_per_iteration"] / rows[0]["seconds_per_iteration"]
     print(f"coarsened / exact: {ratio:.2f}", flush=True)
     return {"n_samples": int(len(X)), "ratio": round(ratio, 2), "rows": rows}
+
+
+def newsgroups_iteration(quick: bool = False, short: int = 3, long: int = 23):
+    """Seconds per iteration of the documents' default (``DPMixture()``: the multinomial
+    with beta learned, the sub-cluster sampler from 5,000 documents), one chain on 20
+    Newsgroups; run from two checkouts for a before/after in the same session."""
+    data = _newsgroups_subset(1000 if quick else None)
+    if data is None:
+        print("skipped: the 20 Newsgroups data are missing")
+        return None
+    X, _ = data
+    if quick:
+        short, long = 2, 4
+    per, k = _seconds_per_iteration(X, short, long)
+    row = {"n_samples": int(X.shape[0]), "seconds_per_iteration": per, "n_clusters": k}
+    print(row, flush=True)
+    return row
 
 
 def _dublin_west_run(extra: list, seed: int, quick: bool) -> dict:
@@ -541,6 +566,7 @@ def main():
            "fashion": lambda: fashion(args.also_learned, args.quick),
            "survey": lambda: survey(args.quick),
            "fashion-iteration": lambda: fashion_iteration(args.quick),
+           "newsgroups-iteration": lambda: newsgroups_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
            "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares),
            "dublin-west": lambda: dublin_west(

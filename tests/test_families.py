@@ -486,14 +486,25 @@ def _check_kernel_against_numpy(fam, X, kern, kstats, slots, probe, rtol):
         got = [kern.log_predictive(kern.data, int(i), kstats, k, kern.hyper) for i in probe]
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol,
                                    err_msg=f"log_predictive of slot {k} ({len(members)} points)")
+    if kern.log_predictives is not None:  # every slot at once: the very same values
+        order = np.arange(len(slots))[::-1].copy()
+        out = np.empty(len(slots) + 1)
+        for i in probe:
+            kern.log_predictives(kern.data, int(i), kstats, order, 0, len(slots), kern.hyper,
+                                 out)
+            each = [kern.log_predictive(kern.data, int(i), kstats, int(k), kern.hyper)
+                    for k in order]
+            np.testing.assert_array_equal(out[:len(slots)], each)
 
 
-def _run_kernel_sequence(fam, X, seed, n_moves=300, capacity=8, rtol=1e-8, check_every=25):
-    """Random adds, removes and moves between slots; slot 0 is emptied and refilled midway."""
+def _run_kernel_sequence(fam, X, seed, n_moves=300, capacity=8, rtol=1e-8, check_every=25,
+                         by_point=False):
+    """Random adds, removes and moves between slots; slot 0 is emptied and refilled midway
+    (``by_point``: in the layout of ``alloc_by_point``)."""
     rng = np.random.default_rng(seed)
     N = fam.n_points(X)
     kern = fam.kernel(X)
-    kstats = kern.alloc(capacity)
+    kstats = (kern.alloc_by_point if by_point else kern.alloc)(capacity)
     for k in range(capacity):
         kern.reset(kstats, k, kern.hyper)
     slots = [[] for _ in range(capacity)]
@@ -880,9 +891,11 @@ def test_log_rising_both_branches(a):
         assert got == pytest.approx(ref, rel=1e-9, abs=1e-12), (a, m)
 
 
-def test_dm_kernel_matches_numpy_face(multinomial):
+@pytest.mark.parametrize("by_point", [False, True])
+def test_dm_kernel_matches_numpy_face(multinomial, by_point):
     fam, X, dense = multinomial
-    kern, kstats, slots = _run_kernel_sequence(fam, X, seed=7, n_moves=300)
+    kern, kstats, slots = _run_kernel_sequence(fam, X, seed=7, n_moves=300, by_point=by_point)
+    assert kstats[2].flags.f_contiguous == by_point  # the counts slot-minor for a pass
     k = 2
     for i in list(slots[k]):
         kern.remove(kern.data, i, kstats, k, kern.hyper)

@@ -314,7 +314,8 @@ def test_pass_statistics_match_the_labels(family):
 def test_collapsed_pass_draws_from_the_restricted_conditional(family):
     """One free point among three clusters of its group: it joins cluster k with probability
     ``N_k f(x | X_k) / sum``; the points of the other group and a point alone in its cluster
-    stay, and the counts follow the labels."""
+    stay, and the counts follow the labels (the documents: with their batched predictives
+    on slot-minor counts)."""
     from dpclust.kernels import subcluster as sk
 
     model, _ = _model(family, n=400, seed=4)
@@ -340,7 +341,7 @@ def test_collapsed_pass_draws_from_the_restricted_conditional(family):
     n_draws = 4000
     for seed in range(n_draws):
         labels = labels0.copy()
-        kstats = kern.alloc(K)
+        kstats = (kern.alloc_by_point or kern.alloc)(K)  # as the pass lays them out
         counts = np.zeros(K, dtype=np.int64)
         rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
         rows = np.array([i, 7, 11], dtype=np.int64)  # 11 is in cluster 3 (group 1)
@@ -349,7 +350,8 @@ def test_collapsed_pass_draws_from_the_restricted_conditional(family):
         fn = kern.entry_points["collapsed_groups"]
         fn(kern.data, kstats, kern.hyper, rows, start, members, mstart, labels, counts,
            seeds, np.array([0, 1], dtype=np.int64), np.array([0, 2], dtype=np.int64),
-           np.empty((1, K)), np.log(np.maximum(np.arange(n + 1.0), 1.0)))
+           np.empty((1, K)), np.log(np.maximum(np.arange(n + 1.0), 1.0)),
+           kern.log_predictives is not None)
         assert labels[7] == 4 and labels[11] == 3 and labels[i] in group
         np.testing.assert_array_equal(counts, np.bincount(labels, minlength=K))
         hits[labels[i]] += 1

@@ -37,8 +37,8 @@ SPECS = {
                  "accumulate": "_gauss2_accumulate"}}),
     "_multinomial_entry": (
         "the multinomial (documents) family", "_multinomial_kernels",
-        {**_collapsed("_dm_"), "log_likelihoods": "_dm_log_likelihoods",
-         "accumulate": "_dm_accumulate"}, None),
+        {**_collapsed("_dm_"), "log_predictives": "_dm_log_predictives",
+         "log_likelihoods": "_dm_log_likelihoods", "accumulate": "_dm_accumulate"}, None),
     "_table_entry": (
         "the table families", "_table_kernels",
         {**_collapsed("_tab_"), "log_likelihoods": "_tab_log_likelihoods",

@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "313a764b77db763aa78de94f44ecd4882ee712aacdd0bdc6bdb5c6a7b13691a3"
+KERNEL_SOURCES = "4eb4b78f3105dd1b0e8a61232f6a738caef78f1c37269fef1b2e09c89b95a9d8"
 
 from numba import njit, prange
 
@@ -123,11 +123,12 @@ def _sequential_sides(kdata, kstats, khyper, rows, start, fixed, slot0, n_sides,
 
 @njit(cache=True, parallel=True)
 def _collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels,
-                      counts, seeds, lanes, lane_start, logw, log_join):
+                      counts, seeds, lanes, lane_start, logw, log_join, batched):
     for lane in prange(lane_start.shape[0] - 1):
         _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
                            counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
-                           logw[lane], log_join, _k.gt_add, _k.gt_remove, _k.gt_log_predictive)
+                           logw[lane], log_join, batched, _k.gt_add, _k.gt_remove, _k.gt_log_predictive,
+                           _sk.no_log_predictives)
 
 
 ENTRY_POINTS = {

@@ -75,6 +75,25 @@ def _dm_log_predictive(kdata, i, kstats, k, khyper):
 
 
 @njit(cache=True, _nrt=False)
+def _dm_log_predictives(kdata, i, kstats, slots, lo, m, khyper, out):
+    """``out[a] =`` :func:`_dm_log_predictive` of slot ``slots[lo + a]``, for ``a < m``:
+    the document's words outer, so that one word's counts in all the slots are read
+    together (neighbours in memory with the slot-minor counts of ``alloc_by_point``); the
+    same sums in the same order, so the same values."""
+    indptr, indices, values, lengths, log_mult = kdata
+    n, total, counts, lm = kstats
+    beta, h = khyper
+    for a in range(m):
+        out[a] = log_mult[i] - _log_rising(h[0] + total[slots[lo + a]], lengths[i])
+    for p in range(indptr[i], indptr[i + 1]):
+        w = indices[p]
+        x = values[p]
+        b = beta[w]
+        for a in range(m):
+            out[a] += _log_rising(b + counts[slots[lo + a], w], x)
+
+
+@njit(cache=True, _nrt=False)
 def _word_terms(counts, k, beta):
     """``(sum_w lgamma(beta_w + n_kw) - lgamma(beta_w), sum_w n_kw)`` over the words row k
     of ``counts`` holds (rows of tens of thousands of words hold a few thousand)."""

@@ -88,6 +88,17 @@ class FamilyKernel(NamedTuple):
         log f(X_b)`` without changing either slot, in time independent of the number of
         points (the ddCRP's customer sampler joins whole tables).  Optional: the ddCRP
         needs it, the other samplers do not.
+    alloc_by_point : callable or None
+        ``alloc_by_point(capacity) -> kstats``: the same statistics laid out for a pass in
+        which each point reads every slot in turn (the sub-cluster sampler's collapsed
+        pass), where ``alloc`` suits whole slots read at once (marginals, resets).  The
+        multinomial's word counts are slot-minor here, so that one word's counts in all
+        the slots share cache lines.  Optional: ``alloc`` serves both by default.
+    log_predictives : callable or None
+        ``log_predictives(kdata, i, kstats, slots, lo, m, khyper, out)``: ``out[a] =
+        log_predictive(kdata, i, kstats, slots[lo + a], khyper)`` for ``a < m``, the same
+        values from one call (a document's words read once for all the slots).  Optional:
+        the collapsed pass calls ``log_predictive`` slot by slot without it.
     """
 
     data: tuple
@@ -100,6 +111,8 @@ class FamilyKernel(NamedTuple):
     log_marginal: Any
     entry_points: dict | None = None
     log_join_gain: Any = None
+    alloc_by_point: Callable[[int], tuple] | None = None
+    log_predictives: Any = None
 
     __reduce__ = _reduce_kernel
 

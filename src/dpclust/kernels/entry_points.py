@@ -11,7 +11,7 @@ dpclust.families._entry_specs``); ``tests/test_entry_points.py`` fails when a ge
 module is stale.
 
 A spec names the family's operations (``reset``, ``add``, ``remove``, ``log_predictive``,
-``log_marginal``, ``log_join_gain`` on cluster statistics; ``log_likelihoods``,
+``log_marginal``, ``log_join_gain`` and optionally ``log_predictives`` on cluster statistics; ``log_likelihoods``,
 ``accumulate`` and optionally ``score_block``, ``accumulate_block`` on instantiated
 parameters) and, optionally, a variant of the instantiated passes with other operations
 (the Gaussian's two-dimensional fast path).
@@ -111,21 +111,24 @@ def _sequential_sides{suffix}(kdata, kstats, khyper, rows, start, fixed, slot0, 
 '''),
     "collapsed_groups": ("_collapsed_groups", True, '''\
 def _collapsed_groups{suffix}(kdata, kstats, khyper, rows, start, members, mstart, labels,
-                      counts, seeds, lanes, lane_start, logw, log_join):
+                      counts, seeds, lanes, lane_start, logw, log_join, batched):
     for lane in prange(lane_start.shape[0] - 1):
         _sk.collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels,
                            counts, seeds, lanes[lane_start[lane]:lane_start[lane + 1]],
-                           logw[lane], log_join, {add}, {remove}, {log_predictive})
+                           logw[lane], log_join, batched, {add}, {remove}, {log_predictive},
+                           {log_predictives})
 '''),
 }
 #: the entry points a variant replaces (those on instantiated parameters)
 _VARIANT_ENTRIES = ("data_pass", "launch_pass")
 #: the operations a spec may leave out, and what stands for them
 _DEFAULT_OPS = {"score_block": "_sk.no_score_block",
-                "accumulate_block": "_sk.no_accumulate_block"}
+                "accumulate_block": "_sk.no_accumulate_block",
+                "log_predictives": "_sk.no_log_predictives"}
 #: every operation a spec names
 OPERATIONS = ("reset", "add", "remove", "log_predictive", "log_marginal", "log_join_gain",
-              "log_likelihoods", "accumulate", "score_block", "accumulate_block")
+              "log_likelihoods", "accumulate", "score_block", "accumulate_block",
+              "log_predictives")
 
 _HEADER = '''\
 """Cached entry points of the samplers' kernels for {title}.

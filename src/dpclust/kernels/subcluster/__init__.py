@@ -19,7 +19,7 @@ above is.
 
 from ..streams import chunk_seeds, mix64, next_uniform, point_key, point_keys
 from .blocks import _count_member, no_accumulate_block, no_score_block
-from .collapsed import collapsed_groups, collapsed_lane
+from .collapsed import collapsed_groups, collapsed_lane, no_log_predictives
 from .launch import launch_chunk, launch_pass, select_points
 from .passes import chunk_pass, data_pass, random_labels, relabel_pass
 from .sequential import (SLOT_STRIDE, continue_allocation, first_members, move_lanes,
@@ -31,7 +31,7 @@ from .sequential import (SLOT_STRIDE, continue_allocation, first_members, move_l
 __all__ = ["SLOT_STRIDE", "chunk_pass", "continue_allocation", "chunk_seeds", "collapsed_groups",
            "collapsed_lane", "data_pass", "first_members", "launch_chunk", "launch_pass", "mix64",
            "move_lanes", "multiway_allocation", "next_uniform", "no_accumulate_block",
-           "no_score_block", "point_key", "point_keys", "random_labels", "relabel_pass",
+           "no_log_predictives", "no_score_block", "point_key", "point_keys", "random_labels", "relabel_pass",
            "rows_by_move", "sams_proposals", "sams_round", "scan_move", "select_points",
            "sequential_allocation", "sequential_lane", "sequential_move", "sequential_moves",
            "sequential_multiway", "sequential_sides", "sequential_sides_lane", "shuffle_moves"]

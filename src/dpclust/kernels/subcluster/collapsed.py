@@ -10,9 +10,17 @@ from ..gibbs import categorical_from_logs
 from ..streams import next_uniform
 
 
+@njit(cache=True, _nrt=False)
+def no_log_predictives(kdata, i, kstats, slots, lo, m, khyper, out):
+    """The ``log_predictives`` of families that score a point slot by slot (never
+    called)."""
+    return
+
+
 @njit(_nrt=False)
 def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, counts, seeds,
-                   groups, logw, log_join, add, remove, log_predictive):
+                   groups, logw, log_join, batched, add, remove, log_predictive,
+                   log_predictives):
     """Restricted collapsed Gibbs over the points of the groups ``groups``, one after another
     (one thread's lane; see :func:`collapsed_groups`).
 
@@ -27,6 +35,8 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
     A point alone in its cluster stays: the update keeps the number of clusters, and is
     Gibbs sampling of the posterior restricted to partitions with that many clusters, which
     leaves the posterior itself invariant.
+    ``batched``: the predictives of all the group's clusters come from one call of the
+    family's ``log_predictives`` (the same values), else one ``log_predictive`` each.
     """
     for at in range(groups.shape[0]):
         g = groups[at]
@@ -41,9 +51,15 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
                 continue
             remove(kdata, i, kstats, k, khyper)
             counts[k] = c - 1
-            for a in range(m):
-                kk = members[lo_m + a]
-                logw[a] = log_join[counts[kk]] + log_predictive(kdata, i, kstats, kk, khyper)
+            if batched:
+                log_predictives(kdata, i, kstats, members, lo_m, m, khyper, logw)
+                for a in range(m):
+                    logw[a] = log_join[counts[members[lo_m + a]]] + logw[a]
+            else:
+                for a in range(m):
+                    kk = members[lo_m + a]
+                    logw[a] = (log_join[counts[kk]]
+                               + log_predictive(kdata, i, kstats, kk, khyper))
             state, u = next_uniform(state)
             a = categorical_from_logs(logw, m, u)
             kk = members[lo_m + a]
@@ -54,7 +70,8 @@ def collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, 
 
 @njit(parallel=True)
 def collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
-                     seeds, lanes, lane_start, logw, log_join, add, remove, log_predictive):
+                     seeds, lanes, lane_start, logw, log_join, batched, add, remove,
+                     log_predictive, log_predictives):
     """:func:`collapsed_lane` for every lane of groups (``lanes[lane_start[l]:lane_start[l +
     1]]``, :func:`move_lanes`), one thread each: groups share no cluster and no point, so the
     lanes touch disjoint slots, labels and counts, and the result does not depend on the
@@ -63,4 +80,4 @@ def collapsed_groups(kdata, kstats, khyper, rows, start, members, mstart, labels
     for lane in prange(lane_start.shape[0] - 1):
         collapsed_lane(kdata, kstats, khyper, rows, start, members, mstart, labels, counts,
                        seeds, lanes[lane_start[lane]:lane_start[lane + 1]], logw[lane],
-                       log_join, add, remove, log_predictive)
+                       log_join, batched, add, remove, log_predictive, log_predictives)

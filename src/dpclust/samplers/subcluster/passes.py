@@ -204,7 +204,7 @@ def collapsed_pass(cfg, rng, model, state):
     members = np.argsort(group, kind="stable").astype(np.int64)
     mstart = np.searchsorted(group[members], np.arange(P + 1)).astype(np.int64)
     seeds = rng.integers(2**63, size=(2, P)).astype(np.uint64)
-    kstats = kern.alloc(K)
+    kstats = (kern.alloc_by_point or kern.alloc)(K)
     counts = np.zeros(K, dtype=np.int64)
     rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
     rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
@@ -213,9 +213,12 @@ def collapsed_pass(cfg, rng, model, state):
                                numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, seeds[0], *lanes)
         fn = (kern.entry_points or {}).get("collapsed_groups")
-        extra = (() if fn is not None else (kern.add, kern.remove, kern.log_predictive))
+        batched = kern.log_predictives is not None
+        extra = (() if fn is not None else
+                 (kern.add, kern.remove, kern.log_predictive,
+                  kern.log_predictives if batched else _sk.no_log_predictives))
         (fn or _sk.collapsed_groups)(kern.data, kstats, kern.hyper, rows, start, members,
                                      mstart, labels, counts, seeds[1], lanes[0], lanes[1],
                                      np.empty((len(lanes[1]) - 1, max(K, 1))),
-                                     join_weights(model, state.alpha), *extra)
+                                     join_weights(model, state.alpha), batched, *extra)
     return labels

@@ -322,9 +322,19 @@ class DirichletMultinomial(ConjugateFamily):
         return MultinomialParams(log_dirichlet(rng, self.posterior(stats).concentration))
 
     def point_params(self, stats: CountStats, rng=None) -> MultinomialParams:
-        """The posterior mean word distribution ``(beta + n_kw) / (B + n_k)``."""
+        """The posterior mean word distribution ``(beta + n_kw) / (B + n_k)``.
+
+        The logarithm is taken once per word where a cluster holds none of it (``log
+        beta_w``, the same value) and per cluster only where it does: the launches score
+        clusters seeded by one document, whose rows are nearly all zero."""
         conc = self.posterior(stats).concentration
-        return MultinomialParams(np.log(conc) - np.log(conc.sum(axis=1, keepdims=True)))
+        counts = np.asarray(stats.counts)
+        out = np.empty_like(conc)
+        out[:] = np.log(self.beta)
+        k, w = np.nonzero(counts)
+        out[k, w] = np.log(conc[k, w])
+        out -= np.log(conc.sum(axis=1, keepdims=True))
+        return MultinomialParams(out)
 
     def log_likelihood(self, X, params: MultinomialParams) -> np.ndarray:
         X = self._as_csr(X)

@@ -26,6 +26,11 @@ Parts (``--parts``, default all that find their data):
   scikit-learn's 1,797 digits (64 columns, dequantised), one chain of 60 iterations each,
   with ``BayesianGaussianMixture(30)`` beside them up to 100 columns.  Reported: time, K, clusters >= 1 %, NMI
   and ``n / d^2`` (the rule :func:`dpclust.families.numbers_family` reads).
+* ``numeric-tables``: two real numeric tables of other shapes than the images, from
+  Debian's ``r-cran-mlbench`` (``.rda`` files read with pyreadr; ``--mlbench DIR``):
+  Shuttle (58,000 x 9, seven classes from 78.6 % down to 10 rows) and LetterRecognition
+  (20,000 x 16, 26 letters), ``DPMixture()`` with no model arguments on the features as a
+  DataFrame against ``BayesianGaussianMixture(30)``, same run.
 * ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
   line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
   ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
@@ -77,8 +82,11 @@ from _common import run_parts  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
+#: R data files of the mlbench package (Debian ``r-cran-mlbench``; ``--mlbench`` for another
+#: place, e.g. a ``dpkg-deb -x`` of the downloaded package)
+MLBENCH = Path("/usr/lib/R/site-library/mlbench/data")
 PARTS = ("newsgroups", "fashion", "fashion-iteration", "newsgroups-iteration", "numbers-family",
-         "dublin-west", "k-vs-n", "survey")
+         "numeric-tables", "dublin-west", "k-vs-n", "survey")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -189,6 +197,57 @@ def fashion(also_learned: bool = False, quick: bool = False):
         rows.append(row)
         print(row, flush=True)
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
+
+
+def _mlbench(name: str, label: str, directory: Path):
+    """``(features, classes)`` of the R data set ``name`` of the mlbench package in
+    ``directory`` (``.rda`` files, read with pyreadr): the features as the DataFrame a user
+    would hand over, the classes as codes."""
+    import pyreadr
+
+    df = pyreadr.read_r(str(directory / f"{name}.rda"))[name]
+    return df.drop(columns=[label]), df[label].astype("category").cat.codes.to_numpy()
+
+
+def numeric_tables(quick: bool = False, directory: Path = MLBENCH):
+    """The issue's "two other real numeric tables of another shape": mlbench's Shuttle
+    (58,000 x 9, 7 very unbalanced classes) and LetterRecognition (20,000 x 16, 26 classes),
+    ``DPMixture()`` with no model arguments on the features (a DataFrame, as read) against
+    ``BayesianGaussianMixture(30)`` on the same numbers, same run."""
+    from sklearn.mixture import BayesianGaussianMixture
+
+    from dpclust import DPMixture
+
+    if not (directory / "Shuttle.rda").exists():
+        print(f"skipped: {directory} has no mlbench data (apt-get download r-cran-mlbench; "
+              "dpkg-deb -x it; --mlbench DIR)")
+        return None
+    rows = []
+    for name, label in (("Shuttle", "Class"), ("LetterRecognition", "lettr")):
+        X, y = _mlbench(name, label, directory)
+        if quick:
+            X, y = X.iloc[:2000], y[:2000]
+        short = dict(n_chains=1, n_iter=20) if quick else {}
+        for model, make in (("dpclust defaults", lambda: DPMixture(random_state=0, **short)),
+                            ("BayesianGaussianMixture(30)",
+                             lambda: BayesianGaussianMixture(n_components=30,
+                                                             random_state=0))):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = make()
+                labels = (m.fit(X).labels_ if model.startswith("dpclust")
+                          else m.fit_predict(X.to_numpy(np.float64)))
+            row = {"data": f"{name} {len(y)} x {X.shape[1]}, {len(np.unique(y))} classes",
+                   "model": model, "seconds": round(time.perf_counter() - t0, 1),
+                   "converged": "", "n_iter": "",
+                   "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
+                   "nmi": round(_nmi(y, labels), 3)}
+            if model.startswith("dpclust"):
+                row.update(converged=bool(m.convergence_["converged"]), n_iter=int(m.n_iter_))
+            rows.append(row)
+            print(row, flush=True)
+    return {"rows": rows}
 
 
 def _seconds_per_iteration(X, short: int, long: int, **params) -> tuple:
@@ -559,6 +618,8 @@ def main():
                         help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
     parser.add_argument("--kn-shares", nargs="+", type=float, default=list(K_VS_N_SHARES),
                         help="k-vs-n: the shares of each data set fitted")
+    parser.add_argument("--mlbench", type=Path, default=MLBENCH,
+                        help="numeric-tables: the folder of mlbench's .rda files")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: subsets, short chains")
     args = parser.parse_args()
@@ -568,6 +629,7 @@ def main():
            "fashion-iteration": lambda: fashion_iteration(args.quick),
            "newsgroups-iteration": lambda: newsgroups_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
+           "numeric-tables": lambda: numeric_tables(args.quick, args.mlbench),
            "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,

@@ -1161,3 +1161,14 @@ def test_gaussian_describes_wide_clusters_beside_the_summary():
     assert narrow.block == {"means": [[0.0, 0.0]]} and narrow.arrays is None
     column = NormalInverseWishart.cluster_table(described.block).columns[0]
     assert column.heading == "mean" and column.cell(0) == "(1, 1, 1, 1, 1, …)"
+
+
+def test_dm_log_marginal_unions_are_the_added_rows(multinomial):
+    """The documents' merge marginals, read from the two rows of each pair without adding
+    copies of them, are the marginals of the added rows to the last bit."""
+    fam, X, dense = multinomial
+    n = X.shape[0]
+    stats = fam.stats(X, np.arange(n) % 5, 5)
+    i, j = np.array([0, 1, 2, 4]), np.array([3, 4, 0, 2])
+    want = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
+    np.testing.assert_array_equal(fam.log_marginal_unions(stats, i, j), want)

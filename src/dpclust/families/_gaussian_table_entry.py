@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "4eb4b78f3105dd1b0e8a61232f6a738caef78f1c37269fef1b2e09c89b95a9d8"
+KERNEL_SOURCES = "35194e8f2ad6c8c36bc07f3358f01e8ce51e6f2df654f8cab1902fb9fa52516a"
 
 from numba import njit, prange
 

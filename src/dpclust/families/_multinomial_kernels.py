@@ -94,6 +94,14 @@ def _dm_log_predictives(kdata, i, kstats, slots, lo, m, khyper, out):
 
 
 @njit(cache=True, _nrt=False)
+def _word_term(b, c):
+    """``lgamma(b + c) - lgamma(b)`` of a word counted ``c != 0`` times."""
+    if c <= 12.0 and c == math.floor(c):
+        return _log_rising(b, c)
+    return math.lgamma(b + c) - math.lgamma(b)
+
+
+@njit(cache=True, _nrt=False)
 def _word_terms(counts, k, beta):
     """``(sum_w lgamma(beta_w + n_kw) - lgamma(beta_w), sum_w n_kw)`` over the words row k
     of ``counts`` holds (rows of tens of thousands of words hold a few thousand)."""
@@ -103,10 +111,7 @@ def _word_terms(counts, k, beta):
         c = counts[k, w]
         if c != 0.0:
             t += c
-            if c <= 12.0 and c == math.floor(c):
-                s += _log_rising(beta[w], c)
-            else:
-                s += math.lgamma(beta[w] + c) - math.lgamma(beta[w])
+            s += _word_term(beta[w], c)
     return s, t
 
 
@@ -115,6 +120,24 @@ def log_marginal_words(counts, beta, out, total):
     """:func:`_word_terms` of every row of ``counts`` (``out``, ``total``), in parallel."""
     for k in prange(counts.shape[0]):
         out[k], total[k] = _word_terms(counts, k, beta)
+
+
+@njit(cache=True, parallel=True)
+def union_words(counts, first, second, beta, out, total):
+    """:func:`_word_terms` of the rows ``counts[first[t]] + counts[second[t]]`` (the same
+    sums as of the added rows), in parallel, without making them."""
+    for t in prange(first.shape[0]):
+        a = first[t]
+        b = second[t]
+        s = 0.0
+        tt = 0.0
+        for w in range(counts.shape[1]):
+            c = counts[a, w] + counts[b, w]
+            if c != 0.0:
+                tt += c
+                s += _word_term(beta[w], c)
+        out[t] = s
+        total[t] = tt
 
 
 @njit(cache=True, _nrt=False)

@@ -713,6 +713,13 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     def log_marginal(self, stats: NamedTuple) -> np.ndarray:
         """``log f(X_k)``, the marginal likelihood of each cluster's points, shape (K,)."""
 
+    def log_marginal_unions(self, stats: NamedTuple, i, j) -> np.ndarray:
+        """``log f(X_{i[t]} ∪ X_{j[t]})`` for each pair ``t`` of clusters of ``stats``
+        (disjoint point sets), shape (len(i),): what a merge's ratio needs.  A family whose
+        statistics are large (the documents' vocabulary) may score the unions without
+        copying the rows; the values are the same."""
+        return self.log_marginal(self.combine(take(stats, i), take(stats, j)))
+
     @abstractmethod
     def log_predictive(self, X, stats: NamedTuple) -> np.ndarray:
         """``log f(x_i | X_k)`` for every point and cluster, shape (n, K)."""

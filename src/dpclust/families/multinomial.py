@@ -297,6 +297,19 @@ class DirichletMultinomial(ConjugateFamily):
                               total)
         return stats.log_mult + gammaln(B) - gammaln(B + total) + words
 
+    def log_marginal_unions(self, stats: CountStats, i, j) -> np.ndarray:
+        """The unions' log marginals read from the two rows of each pair, not from copies
+        of them added up (113 clusters of 61,188 words: 55 MB a copy)."""
+        i = np.ascontiguousarray(i, dtype=np.int64)
+        j = np.ascontiguousarray(j, dtype=np.int64)
+        B = self.beta.sum()
+        words = np.empty(len(i))
+        total = np.empty(len(i))
+        _k.union_words(np.ascontiguousarray(stats.counts, dtype=np.float64), i, j,
+                       np.ascontiguousarray(self.beta, dtype=np.float64), words, total)
+        log_mult = np.asarray(stats.log_mult)
+        return log_mult[i] + log_mult[j] + gammaln(B) - gammaln(B + total) + words
+
     def log_predictive(self, X, stats: CountStats) -> np.ndarray:
         X = self._as_csr(X)
         beta = self.beta

@@ -333,8 +333,8 @@ class MixtureModel(ChainData):
         fam = self.family
         if sub is not None:
             k = len(fam.count(sub)) // 2
-            return fam.combine(take(sub, np.arange(0, 2 * k, 2)),
-                               take(sub, np.arange(1, 2 * k, 2)))
+            return fam.combine(take(sub, slice(0, 2 * k, 2)),
+                               take(sub, slice(1, 2 * k, 2)))
         labels = np.asarray(state.labels, dtype=np.int64)
         return fam.stats(self.X, labels, int(labels.max()) + 1)
 

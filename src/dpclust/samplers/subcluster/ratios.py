@@ -100,5 +100,5 @@ def _merge_log_ratios(fam, stats, n, alpha, i, j) -> np.ndarray:
     single = np.unique(np.concatenate([i, j]))
     logf = np.zeros(int(single.max()) + 1)
     logf[single] = fam.log_marginal(take(stats, single))
-    both = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
+    both = fam.log_marginal_unions(stats, i, j)
     return -_split_log_ratio(logf[i], logf[j], both, n[i], n[j], alpha)

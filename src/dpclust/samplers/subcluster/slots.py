@@ -17,9 +17,10 @@ def _pair_rows(index):
 
 
 def _pairs_combined(fam, sub_stats, K):
-    """Cluster statistics from the statistics of their two sub-clusters."""
-    return fam.combine(take(sub_stats, np.arange(0, 2 * K, 2)),
-                       take(sub_stats, np.arange(1, 2 * K, 2)))
+    """Cluster statistics from the statistics of their two sub-clusters (strided views of
+    the rows, not copies: a documents' row holds the whole vocabulary)."""
+    return fam.combine(take(sub_stats, slice(0, 2 * K, 2)),
+                       take(sub_stats, slice(1, 2 * K, 2)))
 
 
 def _stats_of(fam, stats, members):

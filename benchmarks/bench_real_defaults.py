@@ -18,7 +18,7 @@ Parts (``--parts``, default all that find their data):
   coarsened sampler (``coarsening=1000``, the robust candidate), from the difference of a
   13- and a 3-iteration fit (start-up cancels); their ratio is the issue's "at most 1.5x".
 * ``newsgroups-iteration``: the seconds of an iteration of the documents' default on 20
-  Newsgroups (one chain, a 23- less a 3-iteration fit): run it from two checkouts in one
+  Newsgroups (one chain, a 43- less a 3-iteration fit): run it from two checkouts in one
   session for a before/after.
 * ``numbers-family``: the Gaussian ``family="auto"`` gives a table of numbers, full or
   diagonal covariance, by measurement: both on real images of several shapes (Fashion-MNIST
@@ -286,7 +286,7 @@ def fashion_iteration(quick: bool = False, short: int = 3, long: int = 13):
     return {"n_samples": int(len(X)), "ratio": round(ratio, 2), "rows": rows}
 
 
-def newsgroups_iteration(quick: bool = False, short: int = 3, long: int = 23):
+def newsgroups_iteration(quick: bool = False, short: int = 3, long: int = 43):
     """Seconds per iteration of the documents' default (``DPMixture()``: the multinomial
     with beta learned, the sub-cluster sampler from 5,000 documents), one chain on 20
     Newsgroups; run from two checkouts for a before/after in the same session."""

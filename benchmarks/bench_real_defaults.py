@@ -182,21 +182,26 @@ def fashion(also_learned: bool = False, quick: bool = False):
     models.append(("BayesianGaussianMixture(30)",
                    lambda: BayesianGaussianMixture(n_components=30, random_state=0)))
     for name, make in models:
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = make()
-            labels = m.fit_predict(X) if not hasattr(m, "labels_") else m.fit(X).labels_
-        row = {"model": name, "seconds": round(time.perf_counter() - t0, 1),
-               "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
-               "nmi": round(_nmi(y, labels), 3)}
-        conv = getattr(m, "convergence_", None)
-        if conv is not None:
-            row.update(converged=bool(conv["converged"]), n_iter=int(m.n_iter_),
-                       learned={k: round(v, 4) for k, v in m.hyperparameters_.items()})
-        rows.append(row)
-        print(row, flush=True)
+        rows.append(_fitted_row(name, make(), X, y))
     return {"n_samples": int(len(y)), "n_features": 50, "rows": rows}
+
+
+def _fitted_row(name: str, model, X, y) -> dict:
+    """Fit ``model`` (dpclust's or a peer) to ``X`` and print its row: wall time, K,
+    clusters >= 1 %, NMI to ``y``, and a dpclust fit's verdict, length and learned values."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labels = model.fit_predict(X)
+    row = {"model": name, "seconds": round(time.perf_counter() - t0, 1),
+           "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
+           "nmi": round(_nmi(y, labels), 3)}
+    conv = getattr(model, "convergence_", None)
+    if conv is not None:
+        row.update(converged=bool(conv["converged"]), n_iter=int(model.n_iter_),
+                   learned={k: round(v, 4) for k, v in model.hyperparameters_.items()})
+    print(row, flush=True)
+    return row
 
 
 def _mlbench(name: str, label: str, directory: Path):
@@ -228,25 +233,13 @@ def numeric_tables(quick: bool = False, directory: Path = MLBENCH):
         if quick:
             X, y = X.iloc[:2000], y[:2000]
         short = dict(n_chains=1, n_iter=20) if quick else {}
-        for model, make in (("dpclust defaults", lambda: DPMixture(random_state=0, **short)),
-                            ("BayesianGaussianMixture(30)",
-                             lambda: BayesianGaussianMixture(n_components=30,
-                                                             random_state=0))):
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = make()
-                labels = (m.fit(X).labels_ if model.startswith("dpclust")
-                          else m.fit_predict(X.to_numpy(np.float64)))
-            row = {"data": f"{name} {len(y)} x {X.shape[1]}, {len(np.unique(y))} classes",
-                   "model": model, "seconds": round(time.perf_counter() - t0, 1),
-                   "converged": "", "n_iter": "",
-                   "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
-                   "nmi": round(_nmi(y, labels), 3)}
-            if model.startswith("dpclust"):
-                row.update(converged=bool(m.convergence_["converged"]), n_iter=int(m.n_iter_))
-            rows.append(row)
-            print(row, flush=True)
+        data = f"{name} {len(y)} x {X.shape[1]}, {len(np.unique(y))} classes"
+        for model, fitted, features in (
+                ("dpclust defaults", DPMixture(random_state=0, **short), X),
+                ("BayesianGaussianMixture(30)",
+                 BayesianGaussianMixture(n_components=30, random_state=0),
+                 X.to_numpy(np.float64))):
+            rows.append({"data": data, **_fitted_row(model, fitted, features, y)})
     return {"rows": rows}
 
 

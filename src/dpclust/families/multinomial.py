@@ -435,8 +435,8 @@ class DirichletMultinomial(ConjugateFamily):
         def alloc_by_point(capacity: int):
             # the counts slot-minor (a transposed view): a document's words read their
             # counts in every slot from neighbouring memory, where each (slot, word) would
-            # be a cache miss in a K x V row-major array (20 Newsgroups: the collapsed pass
-            # 1.7x faster)
+            # be a cache miss in a K x V row-major array (20 Newsgroups, beta 0.05: the
+            # collapsed pass 1.7x faster from the layout, 2.4x with _dm_log_predictives)
             return (np.zeros(capacity), np.zeros(capacity), np.zeros((V, capacity)).T,
                     np.zeros(capacity))
 

@@ -340,3 +340,24 @@ def test_resume_a_table_run_with_column_types(messy, tmp_path, capsys):
     table = summary_of(out)["table"]
     assert kinds_of({"table": table}) == {"age": "gaussian", "visits": "poisson"}
     assert table["dropped"] == [["id", "left out as asked"]]
+
+
+def test_auto_reads_whole_numbers_with_ties_as_rounded_values(tmp_path, capsys):
+    """--family auto on whole numbers with ties: the Gaussian of rounded values (the
+    settings give each column's cell width, the summary the columns read so); --rounding
+    none reads them as exact, and a bad --rounding is refused by name."""
+    data = tmp_path / "ints.csv"
+    rng = np.random.default_rng(2)
+    data.write_text("a,b\n" + "\n".join(f"{x},{y:.3f}" for x, y in
+                                        zip(rng.integers(0, 6, 40), rng.normal(size=40))))
+    status, _, err = run(capsys, "fit", data, *FAST, "--chains", "1", "--out", tmp_path / "r")
+    assert status == 0, err
+    summary = summary_of(tmp_path / "r")
+    assert summary["settings"]["rounding"] == [1.0, 0.0]
+    assert summary["gaussian"]["rounded_columns"].startswith("1 of 2 columns")
+    status, _, err = run(capsys, "fit", data, *FAST, "--chains", "1", "--rounding", "none",
+                         "--out", tmp_path / "e")
+    assert status == 0, err
+    assert summary_of(tmp_path / "e")["settings"]["rounding"] is None
+    status, _, err = run(capsys, "fit", data, *FAST, "--rounding", "x", "--out", tmp_path / "x")
+    assert status != 0 and "--rounding: expected auto, none" in err

@@ -9,6 +9,8 @@ import pytest
 from scipy import stats as st
 from scipy.special import logsumexp
 
+from niw_marginals import niw_log_marginal_batched as _niw_log_marginal_batched
+
 from dpclust.exact import partition_frequencies, run_chain, set_partitions, total_variation
 from dpclust.families import TableFamily
 from dpclust.families.gaussian import NormalInverseWishart
@@ -85,22 +87,6 @@ def test_prior_predictive_is_the_student_t_marginal_of_the_observed_coordinates(
 
 
 # ------------------------------------------ block marginals over the missing cells
-def _niw_log_marginal_batched(niw, blocks):
-    """``log f(X)`` of the NIW family for many complete blocks at once, (G, r, d)."""
-    m0, kappa0, nu0, S0 = niw._hyper()
-    G, r, d = blocks.shape
-    mean = blocks.mean(axis=1)
-    c = blocks - mean[:, None, :]
-    scatter = np.einsum("gra,grb->gab", c, c)
-    kn, nn = kappa0 + r, nu0 + r
-    diff = mean - m0
-    Sn = S0 + scatter + (kappa0 * r / kn) * diff[:, :, None] * diff[:, None, :]
-    from scipy.special import multigammaln
-    return (-0.5 * r * d * np.log(np.pi) + multigammaln(0.5 * nn, d)
-            - multigammaln(0.5 * nu0, d) + 0.5 * nu0 * np.linalg.slogdet(S0)[1]
-            - 0.5 * nn * np.linalg.slogdet(Sn)[1] + 0.5 * d * (np.log(kappa0) - np.log(kn)))
-
-
 def _block_log_marginal(niw, real, nodes=160):
     """``log f(X_obs)`` of a block of rows with holes: the NIW marginal of the completed
     rows integrated over every missing cell (at most two) by Gauss–Legendre in

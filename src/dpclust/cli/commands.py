@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..families import FAMILIES
+from ..families import FAMILIES, NUMBERS_ROUNDING, NormalInverseWishart
 from ..utils.checks import DataError
 from .config import (AUTO, CHECKPOINT_FILE, DATASETS, MODEL_FILE, PROG, RUN_FILE, STDIN_FILE,
                      RunConfig, UsageError, _DEMO, _EXIT_INTERRUPTED, _EXIT_OK, _EXIT_USAGE,
@@ -382,10 +382,13 @@ def _estimator_class(config: RunConfig):
 def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: bool,
                callback=None, client=None):
     family = data.family or config.family  # the one --family auto picked, if it did
-    if config.hyperparameters or data.kinds:  # the family's defaults but those given
-        given = dict(config.hyperparameters)
-        if data.kinds:
-            given["kinds"] = dict(data.kinds)
+    given = dict(config.hyperparameters)
+    if data.kinds:
+        given["kinds"] = dict(data.kinds)
+    if config.family == AUTO and family == NormalInverseWishart.name:
+        # as family="auto" reads a table of numbers: values on a grid are rounded values
+        given.setdefault("rounding", NUMBERS_ROUNDING)
+    if given:  # the family's defaults but those given
         family = FAMILIES[family](**given)
     checkpoint = None
     if config.checkpoint_every is not None:

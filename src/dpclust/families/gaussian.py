@@ -13,7 +13,7 @@ Fraley, C. & Raftery, A. E. (2007). Bayesian regularization for normal mixture e
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import gammaln, multigammaln
@@ -23,7 +23,7 @@ from ._linalg import log_det_chol, lower_inverses, solve_lower
 from . import _gaussian_kernels as _k
 from ._gaussian_entry import ENTRY_POINTS, ENTRY_POINTS_2D
 from .base import (CLUSTER_PARAMS_FILE, ClusterColumn, ClusterSummary, ClusterTable,
-                   ConjugateFamily, FamilyKernel, PassKernel, distinct_rows,
+                   ConjugateFamily, FamilyKernel, HyperParameter, PassKernel, distinct_rows,
                    register_family)
 
 _LOG_PI = math.log(math.pi)
@@ -63,11 +63,13 @@ class GaussianStats(NamedTuple):
 
 class DataSummary(NamedTuple):
     """What the data-driven defaults need: the number of points, their mean and scatter
-    matrix ``sum_i (x_i - mean)(x_i - mean)^T``."""
+    matrix ``sum_i (x_i - mean)(x_i - mean)^T``; with ``rounding="auto"``, each column's
+    recording grid (:func:`~dpclust.families.gaussian_rounded.grid_widths`)."""
 
     n: int
     mean: np.ndarray
     scatter: np.ndarray
+    widths: Any = None
 
 
 class NIWPosterior(NamedTuple):
@@ -118,6 +120,15 @@ class NormalInverseWishart(ConjugateFamily):
         fills a tenth of the data's volume (Fraley & Raftery 2007), so the prior mean of
         ``Sigma`` is ``C / 10`` in two dimensions and close to ``C`` in fifty, where clusters
         differ by their position in many directions more than by their spread in each.
+    rounding : None, "auto", float or array-like of shape (n_features,), default=None
+        Whether the data are values rounded to a grid: None reads them as exact; a width
+        (or one per column, 0 for a column recorded exactly) makes each value a latent
+        real number within its cell, ``[x - w/2, x + w/2]``, fitted exactly given the
+        latent values (:class:`~dpclust.families.gaussian_rounded.RoundedGaussian`);
+        ``"auto"`` (what ``family="auto"`` gives a table of numbers) reads a column as
+        rounded to ``10^-p`` when all its values are multiples of it and at most half of
+        them are distinct.  On whole-number tables the exact Gaussian posterior puts
+        small clusters on the ties; the rounded model does not.
 
     Notes
     -----
@@ -134,15 +145,25 @@ class NormalInverseWishart(ConjugateFamily):
     describes = "real-valued features"
     data_kind = "dense"
     learnable = ("kappa", "scale")
+    hyperparameters = (
+        HyperParameter("rounding", lambda text: parse_rounding(text),
+                       "values recorded to a grid: 'auto' (what --family auto gives a table "
+                       "of numbers) reads a column as rounded to 10^-p when its values are "
+                       "multiples of it with ties the rule; a width, or widths by column "
+                       "separated by commas (0: exact); 'none': every value exact",
+                       metavar="W"),
+    )
 
-    def __init__(self, mean=None, kappa=None, dof=None, scale=None):
+    def __init__(self, mean=None, kappa=None, dof=None, scale=None, rounding=None):
         self.mean = mean
         self.kappa = kappa
         self.dof = dof
         self.scale = scale
+        self.rounding = rounding
 
     def get_params(self) -> dict:
-        return {"mean": self.mean, "kappa": self.kappa, "dof": self.dof, "scale": self.scale}
+        return {"mean": self.mean, "kappa": self.kappa, "dof": self.dof, "scale": self.scale,
+                "rounding": self.rounding}
 
     # ------------------------------------------------------------------ set-up
     def validate(self, X, *, what="X"):
@@ -168,7 +189,12 @@ class NormalInverseWishart(ConjugateFamily):
         n, d = X.shape
         mean = X.sum(axis=0) / max(n, 1)
         centred = X - mean
-        return DataSummary(n, mean, centred.T @ centred)
+        widths = None
+        if isinstance(self.rounding, str) and self.rounding == "auto":
+            from .gaussian_rounded import grid_widths
+
+            widths = grid_widths(X)
+        return DataSummary(n, mean, centred.T @ centred, widths)
 
     def merge_summaries(self, a: DataSummary, b: DataSummary) -> DataSummary:
         """Chan, Golub & LeVeque's pairwise update of a mean and scatter matrix."""
@@ -178,7 +204,11 @@ class NormalInverseWishart(ConjugateFamily):
         delta = b.mean - a.mean
         mean = a.mean + delta * (b.n / n)
         scatter = a.scatter + b.scatter + np.outer(delta, delta) * (a.n * b.n / n)
-        return DataSummary(n, mean, scatter)
+        widths = None  # a column is rounded where every partition found it so (the coarser)
+        if a.widths is not None and b.widths is not None:
+            widths = np.where((a.widths > 0) & (b.widths > 0),
+                              np.maximum(a.widths, b.widths), 0.0)
+        return DataSummary(n, mean, scatter, widths)
 
     def resolve(self, X) -> "NormalInverseWishart":
         X = np.asarray(X, dtype=np.float64)
@@ -228,13 +258,18 @@ class NormalInverseWishart(ConjugateFamily):
         factor = learned["scale"].start if "scale" in learned else 1.0
         out = type(self)(mean=mean, kappa=kappa, dof=dof, scale=scale * factor)
         out._scale_base, out._scale_factor = scale, factor
-        return self._keep_hyperpriors(out)
+        out = self._keep_hyperpriors(out)
+        if self.rounding is None:
+            return out
+        from .gaussian_rounded import resolve_rounding
+
+        return resolve_rounding(self, out, summary)
 
     def at(self, values: dict) -> "NormalInverseWishart":
         """This resolved family with ``kappa`` and the factor of the default ``scale`` at
         ``values`` (those learned)."""
         out = type(self)(mean=self.mean, kappa=values.get("kappa", self.kappa), dof=self.dof,
-                         scale=self.scale)
+                         scale=self.scale, rounding=self.rounding)
         out.__dict__.update({k: v for k, v in self.__dict__.items()
                              if k.startswith("_")})
         if "scale" in values:
@@ -742,3 +777,17 @@ def _weighted_rows(w, relative: float = 1e-14):
 def _solve_lower(L, B):
     return solve_lower(np.ascontiguousarray(L), np.ascontiguousarray(B))
 
+
+def parse_rounding(text: str):
+    """``--rounding``: ``auto``, ``none``, a width or widths separated by commas."""
+    word = text.strip().lower()
+    if word in ("auto", "none"):
+        return 0.0 if word == "none" else "auto"  # a width of 0: every value exact
+    try:
+        widths = [float(t) for t in word.split(",")]
+    except ValueError:
+        raise ValueError(f"expected auto, none, a width or widths separated by commas, got "
+                         f"{text!r}") from None
+    if any(not (w >= 0 and math.isfinite(w)) for w in widths):
+        raise ValueError(f"rounding widths must be finite and >= 0, got {text!r}")
+    return widths[0] if len(widths) == 1 else widths

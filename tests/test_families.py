@@ -1124,7 +1124,7 @@ def test_families_register_by_name_with_their_kind_of_data():
     assert [hp.option for hp in GeneralizedMallows.hyperparameters] == ["--nu", "--r"]
     assert DirichletMultinomial(concentration=0.5).settings() == {"concentration": 0.5}
     assert GeneralizedMallows(nu=2.0).settings() == {"nu": 2.0, "r": 1.0}
-    assert NormalInverseWishart().settings() == {}
+    assert NormalInverseWishart().settings() == {"rounding": None}
 
 
 def test_register_family_refuses_what_is_not_a_named_family():
@@ -1172,3 +1172,16 @@ def test_dm_log_marginal_unions_are_the_added_rows(multinomial):
     i, j = np.array([0, 1, 2, 4]), np.array([3, 4, 0, 2])
     want = fam.log_marginal(fam.combine(take(stats, i), take(stats, j)))
     np.testing.assert_array_equal(fam.log_marginal_unions(stats, i, j), want)
+
+
+def test_an_estimator_with_a_family_object_is_cloned_with_a_copy_of_it():
+    """scikit-learn's ``clone`` (what ``coarsening="auto"`` calibrates with) calls
+    ``get_params(deep=False)`` on every parameter: a family object is rebuilt from its own."""
+    from sklearn.base import clone
+
+    from dpclust import DPMixture
+    from dpclust.families import NormalInverseWishart
+
+    fam = NormalInverseWishart(kappa=0.05, rounding="auto")
+    copy = clone(DPMixture(family=fam, coarsening="auto")).family
+    assert copy is not fam and copy.get_params() == fam.get_params()

@@ -188,6 +188,10 @@ def test_default_fit_of_rounded_values_keeps_the_clusters():
 
     assert normalized_mutual_info_score(c, est.labels_) > 0.8
     np.testing.assert_array_equal(est.family_.widths_, [1.0, 1.0])
+    # new rows: scored by their recorded values' density times the cells' widths
+    assert np.mean(est.predict(df.head(50)) == est.labels_[:50]) > 0.9
+    dens = est.score_samples(df.head(50))
+    assert np.all(np.isfinite(dens)) and np.all(dens < 0.0)  # at most the cell's probability
 
 
 def test_report_says_the_model_reads_rounded_values():

@@ -148,7 +148,7 @@ class WordBase:
                             "numbers")
         return replace(self, n_words=n_words, concentration=lam)
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"concentration": self.concentration, "probs": self.probs,
                 "n_words": self.n_words, "vocabulary": self.vocabulary}
 

@@ -38,7 +38,10 @@ class DPMixture(MixtureEstimator):
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
         from 50 columns when the rows are fewer than the columns squared, and beyond 150
-        columns: :func:`~dpclust.families.numbers_family`); a pandas DataFrame (or array) with text,
+        columns: :func:`~dpclust.families.numbers_family`), its columns of whole numbers
+        (or of a fixed number of decimals) with ties read as rounded values
+        (``NormalInverseWishart(rounding="auto")``:
+        :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`); a pandas DataFrame (or array) with text,
         yes/no or 0/1 columns, a scale of 3 to 12 whole numbers or missing cells takes the
         ``"table"`` family
         (:class:`~dpclust.families.TableFamily`: a kind per column, real columns together

@@ -18,6 +18,7 @@ from .table import (BetaBernoulli, DiagonalGaussian, DirichletCategorical, Gamma
 # them registers their resolver with ``table``
 from .gaussian_table import GaussianTable
 from .gaussian_table_holes import GaussianTableHoles
+from .gaussian_rounded import RoundedGaussian  # NormalInverseWishart(rounding=...) resolves to it
 
 
 def get_family(family, X=None) -> ConjugateFamily:

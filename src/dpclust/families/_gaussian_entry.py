@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "35194e8f2ad6c8c36bc07f3358f01e8ce51e6f2df654f8cab1902fb9fa52516a"
+KERNEL_SOURCES = "09de575b635186e6a97e0ca4f0c8a56b3134c07b60468b2cb58fb7cd3215f64f"
 
 from numba import njit, prange
 

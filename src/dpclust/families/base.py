@@ -409,8 +409,9 @@ class RowHandling:
         features are scaled by the data overrides it."""
         return self.init_features(X)
 
-    def get_params(self) -> dict:
-        """Constructor arguments, for display and serialisation."""
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor arguments, for display and serialisation (``deep`` as scikit-learn's
+        ``clone`` passes it: a family's arguments hold no estimators)."""
         raise NotImplementedError
 
 

@@ -88,7 +88,7 @@ class GammaExposure(ConjugateFamily):
         self.rate = rate
         self.n_features_in = n_features
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"shape": self.shape, "rate": self.rate, "n_features": self.n_features_in}
 
     # --------------------------------------------------------------- set-up

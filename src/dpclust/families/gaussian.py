@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import gammaln, multigammaln
 
 from ..utils.checks import check_dense, check_scale
+from ._grid import grid_widths
 from ._linalg import log_det_chol, lower_inverses, solve_lower
 from . import _gaussian_kernels as _k
 from ._gaussian_entry import ENTRY_POINTS, ENTRY_POINTS_2D
@@ -88,6 +89,12 @@ class GaussianParams(NamedTuple):
     mean: np.ndarray
     cov: np.ndarray
     chol: np.ndarray
+
+
+#: how a family with ``rounding`` resolves to the family of rounded values: filled by
+#: :mod:`dpclust.families.gaussian_rounded` (which the package imports), whose family is
+#: this one's subclass
+ROUNDED: dict = {}
 
 
 @register_family
@@ -161,7 +168,7 @@ class NormalInverseWishart(ConjugateFamily):
         self.scale = scale
         self.rounding = rounding
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"mean": self.mean, "kappa": self.kappa, "dof": self.dof, "scale": self.scale,
                 "rounding": self.rounding}
 
@@ -191,8 +198,6 @@ class NormalInverseWishart(ConjugateFamily):
         centred = X - mean
         widths = None
         if isinstance(self.rounding, str) and self.rounding == "auto":
-            from .gaussian_rounded import grid_widths
-
             widths = grid_widths(X)
         return DataSummary(n, mean, centred.T @ centred, widths)
 
@@ -261,9 +266,7 @@ class NormalInverseWishart(ConjugateFamily):
         out = self._keep_hyperpriors(out)
         if self.rounding is None:
             return out
-        from .gaussian_rounded import resolve_rounding
-
-        return resolve_rounding(self, out, summary)
+        return ROUNDED["resolve"](self, out, summary)
 
     def at(self, values: dict) -> "NormalInverseWishart":
         """This resolved family with ``kappa`` and the factor of the default ``scale`` at

@@ -47,8 +47,9 @@ rounded-data mixture.  Its log joint (the trace's) is that of the augmented stat
 ``log p(z) + sum_k log p(theta_k) + sum_i log N(y_i; theta_{z_i})``.
 
 A new row is scored (``predict``, ``score_samples``) by its density at the recorded
-values times the cells' widths, ``N(x_i; mu, Sigma) prod_j w_j``: the box probability to
-second order in ``w / sigma``.
+values times the cells' widths, ``N(x_i; mu, Sigma) prod_j w_j`` (a new cluster's term: the
+prior predictive's Student t at the recorded values times the widths): the box probability
+to second order in ``w / sigma``.
 
 Which columns are rounded: ``rounding="auto"`` (what ``family="auto"`` gives a table of
 numbers) takes a column as recorded to the grid ``10^-p`` when every value is a multiple
@@ -72,14 +73,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils.truncnorm import BUFFER_PER_DRAW
+from ._grid import MAX_DECIMALS, MAX_DISTINCT_SHARE, check_widths, grid_widths
 from ._rounded_kernels import latent_sweep
-from .gaussian import GaussianParams, NormalInverseWishart
-
-#: the finest grid ``rounding="auto"`` looks for: 10^-MAX_DECIMALS
-MAX_DECIMALS = 6
-#: ``rounding="auto"`` takes a column as rounded when at most this share of its values are
-#: distinct (ties are the rule, not the exception)
-MAX_DISTINCT_SHARE = 0.5
+from .gaussian import ROUNDED, GaussianParams, NormalInverseWishart
 
 _SAMPLER_TEXT = {
     "gibbs": "exact MCMC (collapsed Gibbs given the latent unrounded values, drawn each "
@@ -89,39 +85,6 @@ _SAMPLER_TEXT = {
     "subcluster": "exact MCMC (the sub-cluster sampler's moves given the latent unrounded "
                   "values, drawn each iteration)",
 }
-
-
-def grid_widths(X) -> np.ndarray:
-    """Each column's recording grid as ``rounding="auto"`` reads it: ``10^-p`` for the
-    smallest ``p`` in ``0 .. MAX_DECIMALS`` of which every value is a multiple, when at
-    most :data:`MAX_DISTINCT_SHARE` of the column's values are distinct; 0 (recorded
-    exactly) otherwise.  Shape (n_features,)."""
-    X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    out = np.zeros(d)
-    for j in range(d):
-        v = X[:, j]
-        if n < 2 or len(np.unique(v)) > MAX_DISTINCT_SHARE * n:
-            continue
-        for p in range(MAX_DECIMALS + 1):
-            s = v * 10.0 ** p
-            if np.all(np.abs(s - np.rint(s)) <= 1e-6):
-                out[j] = 10.0 ** -p
-                break
-    return out
-
-
-def check_widths(widths, d: int) -> np.ndarray:
-    """``rounding`` given as a width or one per column, checked: shape (d,), finite, >= 0."""
-    w = np.broadcast_to(np.asarray(widths, dtype=np.float64), (d,)).copy() \
-        if np.ndim(widths) == 0 else np.asarray(widths, dtype=np.float64)
-    if w.shape != (d,):
-        raise ValueError(f"rounding has shape {w.shape}, expected a width or ({d},) for {d} "
-                         "features")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("rounding widths must be finite and >= 0 (0: a column recorded "
-                         "exactly)")
-    return w
 
 
 class RoundedGaussian(NormalInverseWishart):
@@ -170,6 +133,14 @@ class RoundedGaussian(NormalInverseWishart):
         score, the box probability to second order in ``w / sigma`` (module notes)."""
         w = self._widths
         return (NormalInverseWishart.log_likelihood(self, X, params)
+                + float(np.log(w[w > 0]).sum()))
+
+    def log_prior_predictive(self, X) -> np.ndarray:
+        """``log f(x_i) + sum_j log w_j`` under the prior (the Student t of the
+        Normal-Inverse-Wishart family), shape (n,): a new cluster's term, on the scale of
+        :meth:`log_likelihood`."""
+        w = self._widths
+        return (NormalInverseWishart.log_predictive(self, X, self.empty_stats(1))[:, 0]
                 + float(np.log(w[w > 0]).sum()))
 
     # ----------------------------------- the collapsed samplers, given the latents
@@ -258,3 +229,6 @@ def resolve_rounding(family: NormalInverseWishart, resolved: NormalInverseWishar
 
 __all__ = ["RoundedGaussian", "grid_widths", "resolve_rounding", "MAX_DECIMALS",
            "MAX_DISTINCT_SHARE"]
+
+
+ROUNDED["resolve"] = resolve_rounding

@@ -226,7 +226,7 @@ class GeneralizedMallows(RankingsFamily):
         self.r = r
         self._r = None
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"n_items": self.n_items, "nu": self.nu, "r": self.r, "items": self.items}
 
     # --------------------------------------------------------------- set-up

@@ -157,7 +157,7 @@ class DirichletMultinomial(ConjugateFamily):
         self._n_features = None
         self.mean_length_ = None
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"concentration": self.concentration}
 
     def init_features(self, X):

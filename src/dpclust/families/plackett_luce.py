@@ -188,7 +188,7 @@ class PlackettLuce(RankingsFamily):
         super().__init__(n_items, items)
         self.worth_shape = worth_shape
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"n_items": self.n_items, "worth_shape": self.worth_shape, "items": self.items}
 
     # --------------------------------------------------------------- set-up

@@ -145,7 +145,7 @@ class TableFamily(ConjugateFamily):
         self.schema_ = None
         self.hyper_ = None
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {"kinds": self.kinds, "covariance": self.covariance, "kappa": self.kappa,
                 "shape": self.shape, "concentration": self.concentration,
                 "count_shape": self.count_shape, "scale": self.scale}

@@ -41,6 +41,13 @@ def _table():
     return df.mask(rng.random(df.shape) < 0.1)
 
 
+def _whole_numbers():
+    """Gaussian data recorded to whole numbers: what ``family="auto"`` reads as rounded."""
+    import numpy as np
+
+    return np.rint(3.0 * _gaussian())
+
+
 def _ballots():
     from ..datasets import load_dublin_west
 
@@ -70,6 +77,7 @@ DEFAULT_CASES = (
     ("documents, gibbs+sams", "multinomial", "gibbs+sams", _documents),
     ("documents, subcluster", "multinomial", "subcluster", _documents),
     ("table with holes, gibbs+sams", "auto", "gibbs+sams", _table),
+    ("whole numbers (rounded values), gibbs+sams", "auto", "gibbs+sams", _whole_numbers),
     ("rankings, plackett-luce", "plackett-luce", "auto", _ballots),
 )
 #: the rest of ``--all``
@@ -79,6 +87,7 @@ MORE_CASES = (
     ("documents, gibbs", "multinomial", "gibbs", _documents),
     ("table with holes, subcluster", "auto", "subcluster", _table),
     ("table with holes, gibbs", "auto", "gibbs", _table),
+    ("whole numbers (rounded values), subcluster", "auto", "subcluster", _whole_numbers),
     ("rankings, mallows", "mallows", "auto", _ballots),
     ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),
 )

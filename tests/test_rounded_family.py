@@ -199,7 +199,7 @@ def test_report_says_the_model_reads_rounded_values():
 
     lead = _lead_paragraph({"settings": {"family": "gaussian", "rounding": [1.0, 0.0]},
                             "n_clusters": 2, "data": {"n_samples": 10}}, [6, 4])
-    assert "gaussian mixture of values rounded to a grid (1 of 2 columns" in lead
+    assert "gaussian mixture, of values rounded to a grid in 1 of 2 columns" in lead
     plain = _lead_paragraph({"settings": {"family": "gaussian", "rounding": None},
                              "n_clusters": 2, "data": {"n_samples": 10}}, [6, 4])
     assert "rounded" not in plain

@@ -107,6 +107,7 @@ class RoundedGaussian(NormalInverseWishart):
 
     @property
     def widths_(self) -> np.ndarray:
+        """Each column's cell width, shape (n_features,) (0: recorded exactly)."""
         return self._widths
 
     def _no_collapsed(self, what: str):

@@ -112,11 +112,6 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         parts.append(f" with the {sampler_words(settings['sampler'])}")
     if settings.get("family") is not None:
         parts.append(f" and a {_esc(settings['family'])} mixture")
-        rounding = settings.get("rounding")
-        if isinstance(rounding, list) and any(w > 0 for w in rounding):
-            n_rounded = sum(1 for w in rounding if w > 0)
-            parts.append(f" of values rounded to a grid ({n_rounded} of {len(rounding)} "
-                         "columns read as whole cells, their exact values latent)")
     if settings.get("prior") is not None:
         parts.append(f" under a {_esc(settings['prior'])} prior")
     if settings.get("alpha") is not None:
@@ -124,6 +119,11 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         sep = ": " if isinstance(alpha, str) else " = "
         name = "self-link weight" if ddcrp else "concentration"
         parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
+    rounding = settings.get("rounding")
+    if isinstance(rounding, list) and any(w > 0 for w in rounding):
+        n_rounded = sum(1 for w in rounding if w > 0)
+        parts.append(f", of values rounded to a grid in {n_rounded} of {len(rounding)} "
+                     "columns (each recorded value a cell, its exact value latent)")
     sentence = "".join(parts) + "." + _learned_sentence(summary.get("learned"),
                                                          settings.get("family"))
     answer = _answer_sentences(summary, K, n)

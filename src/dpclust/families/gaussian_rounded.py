@@ -73,6 +73,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils.truncnorm import BUFFER_PER_DRAW
+from ._linalg import lower_inverses
 from ._grid import MAX_DECIMALS, MAX_DISTINCT_SHARE, check_widths, grid_widths
 from ._rounded_kernels import latent_sweep
 from .gaussian import ROUNDED, GaussianParams, NormalInverseWishart
@@ -132,17 +133,19 @@ class RoundedGaussian(NormalInverseWishart):
     def log_likelihood(self, X, params: GaussianParams) -> np.ndarray:
         """``log N(x_i; mu_k, Sigma_k) + sum_j log w_j`` (rounded columns): a new row's
         score, the box probability to second order in ``w / sigma`` (module notes)."""
-        w = self._widths
-        return (NormalInverseWishart.log_likelihood(self, X, params)
-                + float(np.log(w[w > 0]).sum()))
+        return NormalInverseWishart.log_likelihood(self, X, params) + self._log_cells()
 
     def log_prior_predictive(self, X) -> np.ndarray:
         """``log f(x_i) + sum_j log w_j`` under the prior (the Student t of the
         Normal-Inverse-Wishart family), shape (n,): a new cluster's term, on the scale of
         :meth:`log_likelihood`."""
-        w = self._widths
         return (NormalInverseWishart.log_predictive(self, X, self.empty_stats(1))[:, 0]
-                + float(np.log(w[w > 0]).sum()))
+                + self._log_cells())
+
+    def _log_cells(self) -> float:
+        """``sum_j log w_j`` over the rounded columns: a row's cell volume."""
+        w = self._widths
+        return float(np.log(w[w > 0]).sum())
 
     # ----------------------------------- the collapsed samplers, given the latents
     def latent_family(self) -> NormalInverseWishart:
@@ -165,10 +168,10 @@ class RoundedGaussian(NormalInverseWishart):
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = X.copy() if previous is None else np.array(previous, dtype=np.float64)
         labels = np.ascontiguousarray(labels, dtype=np.int64)
-        d = X.shape[1]
         # the precision matrices from the Cholesky factors: Lambda = L^-T L^-1
-        eye = np.broadcast_to(np.eye(d), params.chol.shape)
-        inv_chol = np.linalg.solve(params.chol, eye)
+        chol = np.ascontiguousarray(params.chol, dtype=np.float64)
+        inv_chol = np.empty_like(chol)
+        lower_inverses(chol, inv_chol)  # the factors of drawn covariances are regular
         prec = np.ascontiguousarray(np.swapaxes(inv_chol, 1, 2) @ inv_chol)
         mean = np.ascontiguousarray(params.mean, dtype=np.float64)
         cols = np.flatnonzero(self._widths > 0).astype(np.int64)

@@ -696,3 +696,21 @@ def test_the_lead_and_the_closing_line_say_how_many_clusters_hold_one_percent(ca
     summary["cluster_sizes"] = [500, 500]
     summary["n_clusters"] = 2
     assert "holding at least" not in _lead_paragraph(summary, [500, 500])
+
+
+def test_the_lead_counts_the_features_modelled_and_the_columns_left_out():
+    """A table whose reading left out an id, a constant and a label: the lead says how many
+    columns the model reads, not the file's count, and points to the section that says why."""
+    from dpclust.report.lead import _lead_paragraph
+
+    summary = {"n_clusters": 2, "cluster_sizes": [200, 144],
+               "data": {"n_samples": 344, "n_features": 18, "source": "penguins_raw.csv"},
+               "settings": {"family": "table"},
+               "table": {"columns": [], "rules": {},
+                         "dropped": [["rownames", "an identifier"], ["Region", "a constant"],
+                                     ["Stage", "a constant"], ["Individual ID", "a label"]]}}
+    lead = _lead_paragraph(summary, [200, 144])
+    assert ('14 features (4 of 18 columns left out, see <a href="#columns-read">Columns read '
+            'as</a>)') in lead
+    summary["table"]["dropped"] = []
+    assert "18 features," in _lead_paragraph(summary, [200, 144])

@@ -1,6 +1,7 @@
 """Identifier columns of a table (:func:`dpclust.tables.infer_schema`): whole numbers with a
 distinct value on every row, named like an id or consecutive, are left out like a text id;
-other distinct whole numbers, small tables and the user's own kinds are not touched."""
+other distinct whole numbers, small tables and the user's own kinds are not touched.  So are
+constants and text labels (a distinct text on more than half the rows)."""
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,8 @@ def scattered(n=N_ROWS, seed=1) -> np.ndarray:
 
 @pytest.mark.parametrize("name", ["id", "ID", "uid", "uuid", "Key", "index", "respondent_id",
                                   "RespondentID", "respondentId", "user.id", "person id",
-                                  "id_person", "ID-number"])
+                                  "id_person", "ID-number", "PID", "rownames", "row.names",
+                                  "Unnamed: 0", "rowid"])
 def test_distinct_whole_numbers_named_like_an_id_are_left_out(name):
     schema = infer_schema(table(scattered(), name))
     assert kinds_of(schema) == {"height": "gaussian"}
@@ -113,3 +115,39 @@ def test_numbered_ids_lists_what_infer_schema_leaves_out():
     schema = infer_schema(df)
     assert [name for name, _ in schema.dropped] == ["respondent_id", "row", "text"]
     assert kinds_of(schema) == {"height": "gaussian", "income": "gaussian"}
+
+
+def test_a_constant_column_is_left_out_with_its_value():
+    """R's ``ISLR::Wage`` has a ``region`` every one of its 3,000 rows shares; penguins_raw
+    a ``Region`` and a ``Stage``.  Read as yes/no, such a column showed one level as two."""
+    df = table(scattered(), "income").assign(region="2. Middle Atlantic",
+                                             score=[np.nan] * 3 + [4.0] * (N_ROWS - 3),
+                                             flag=True)
+    schema = infer_schema(df)
+    assert kinds_of(schema) == {"income": "gaussian", "height": "gaussian"}
+    assert dict(schema.dropped) == {
+        "region": "a constant ('2. Middle Atlantic' on every row: it cannot tell rows apart)",
+        "score": "a constant (4 on every row that has one: it cannot tell rows apart)",
+        "flag": "a constant (True on every row: it cannot tell rows apart)"}
+    # a kind given for it wins, and a table of constants only is refused by name
+    assert kinds_of(infer_schema(df, {"region": "categorical"}))["region"] == "categorical"
+    with pytest.raises(ValueError, match="no column left"):
+        infer_schema(pd.DataFrame({"a": ["x"] * 5, "b": [2.0] * 5}))
+
+
+def test_text_with_a_distinct_value_on_most_rows_is_a_label():
+    """``ggplot2::midwest``'s ``county`` (320 names in 437 rows), penguins_raw's
+    ``Individual ID`` (190 in 344): most levels on one row, so the column cannot group rows
+    and its unseen levels would favour small clusters."""
+    n = 60
+    labels = [f"c{i % 40}" for i in range(n)]  # 40 texts in 60 rows
+    codes = [f"k{i % 25}" for i in range(n)]  # 25 in 60: a code that repeats, kept
+    df = table(np.linspace(0.0, 1.0, n), "x").assign(county=labels, code=codes)
+    schema = infer_schema(df)
+    assert kinds_of(schema)["code"] == "categorical"
+    assert dict(schema.dropped) == {
+        "county": "a label or an identifier (40 distinct texts in 60 rows, fewer than two "
+                  "rows a text)"}
+    # a few rows are too few to tell (ID_MIN_ROWS), and a pandas categorical is the user's
+    assert kinds_of(infer_schema(df.head(20)))["county"] == "categorical"
+    assert "county" in kinds_of(infer_schema(df.astype({"county": "category"})))

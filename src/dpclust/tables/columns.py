@@ -20,10 +20,16 @@ Rules, applied in order to each column that the user has not given a kind:
 * other text, pandas categoricals: ``categorical``; with two levels ``bernoulli`` (the
   level read as *yes* is ``yes``/``true``/``y``/``t``/``1`` where present, else the second
   in sorted order);
-* text with a distinct value on every row (more than 20 rows): an identifier, left out
-  (counted in the schema's ``dropped``);
+* one value on every row that has one (a constant, say a region every respondent shares):
+  left out, since it cannot tell rows apart (counted in the schema's ``dropped``);
+* text with a distinct value on more than half of its rows (more than 20 rows): a label or
+  an identifier (a name, a county, an individual's code), left out likewise.  Most of its
+  levels then hold one row or two: such a column says almost nothing about which rows
+  belong together, and under a Dirichlet prior per cluster an unseen level is likelier in a
+  small cluster than in a large one, so it would pull rows into small clusters;
 * whole numbers with a distinct value on every row (more than 20 rows, at most 1 cell in
-  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``key``, ``index``,
+  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``pid``, ``key``,
+  ``index``, the row names R and pandas write, ``rownames`` and ``Unnamed: 0``,
   ``respondent_id``, ``RespondentID``, ``id_person``, ...: :func:`named_like_an_id`) or
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
   left out likewise.  Distinct whole numbers neither so named nor consecutive (incomes,
@@ -56,10 +62,14 @@ ORDINAL_MAX_LEVELS = 12
 ORDINAL_MIN_CELLS = 10
 #: a text column with a distinct value on every one of more than this many rows is an id
 ID_MIN_ROWS = 20
+#: ... and one of more rows than that is a label when its distinct values number more than
+#: this share of its filled cells
+LABEL_SHARE = 0.5
 #: a column of whole numbers may miss at most this share of its cells and still be an id
 ID_MAX_MISSING = 0.01
 #: names of an id column, whatever their case
-ID_NAMES = frozenset({"id", "uid", "uuid", "key", "index"})
+ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "key", "index", "rownames", "row.names",
+                      "row_names", "rowid", "unnamed: 0"})
 #: an id column's name: ``id`` after a separator (``respondent_id``, ``user.id``,
 #: ``person id``) or before one (``id_person``), or ``Id``/``ID`` after a lowercase letter
 #: or a digit (``respondentId``, ``RespondentID``; not ``PAID`` nor ``valid``)
@@ -198,6 +208,10 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
                 raise ValueError(f"column {name!r} was given the kind 'poisson' but {bad:g} "
                                  f"is not a count (a whole number >= 0)")
         return Column(name, chosen, None, "given")
+    if chosen is None:
+        constant = _constant(values, numbers, hole)
+        if constant is not None:
+            return constant
     if numbers is not None and not isinstance(values.dtype, pd.CategoricalDtype):
         identifier = None if chosen is not None else _numbered_id(name, numbers, hole)
         if identifier is not None:
@@ -216,9 +230,14 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
         if chosen is None:
             return Column(name, "gaussian", None, f"numbers ({values.dtype})")
     levels = _levels(values, hole)
-    if chosen is None and numbers is None and len(levels) == int((~hole).sum()) \
-            and len(levels) > ID_MIN_ROWS and not isinstance(values.dtype, pd.CategoricalDtype):
-        return "an identifier (a distinct text on every row)"
+    n_seen = int((~hole).sum())
+    if chosen is None and numbers is None and len(levels) > ID_MIN_ROWS \
+            and len(levels) > LABEL_SHARE * n_seen \
+            and not isinstance(values.dtype, pd.CategoricalDtype):
+        if len(levels) == n_seen:
+            return "an identifier (a distinct text on every row)"
+        return (f"a label or an identifier ({len(levels):,} distinct texts in {n_seen:,} "
+                "rows, fewer than two rows a text)")
     if chosen == "bernoulli" and len(levels) > 2:
         raise ValueError(f"column {name!r} was given the kind 'bernoulli' but has "
                          f"{len(levels)} levels: {list(levels)[:5]}")
@@ -227,6 +246,22 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
                       "given" if chosen else f"two levels ({values.dtype})")
     return Column(name, "categorical", levels,
                   "given" if chosen else f"{len(levels)} levels ({values.dtype})")
+
+
+def _constant(values, numbers, hole) -> str | None:
+    """Why a column is left out as a constant (one value in every filled cell), or None."""
+    if numbers is not None and not isinstance(values.dtype, pd.CategoricalDtype):
+        present = np.unique(numbers[~hole])
+        value = None if len(present) != 1 else (
+            str(bool(present[0])) if pd.api.types.is_bool_dtype(values.dtype)
+            else f"{present[0]:g}")
+    else:
+        present = pd.unique(values[~hole].map(lambda v: v.strip() if isinstance(v, str) else v))
+        value = repr(present[0]) if len(present) == 1 else None
+    if value is None:
+        return None
+    where = "every row" if not hole.any() else "every row that has one"
+    return f"a constant ({value} on {where}: it cannot tell rows apart)"
 
 
 def _whole_levels(present: np.ndarray, n_seen: int) -> bool:

@@ -151,3 +151,38 @@ def test_text_with_a_distinct_value_on_most_rows_is_a_label():
     # a few rows are too few to tell (ID_MIN_ROWS), and a pandas categorical is the user's
     assert kinds_of(infer_schema(df.head(20)))["county"] == "categorical"
     assert "county" in kinds_of(infer_schema(df.astype({"county": "category"})))
+
+
+def test_dates_are_read_as_days_since_the_first():
+    """penguins_raw's ``Date Egg`` (50 dates as text in a CSV) was 50 categories; a datetime
+    column was refused.  Both are real numbers now, in days since the column's first date,
+    and new data are read from the same origin."""
+    from dpclust.tables import encode
+
+    days = np.array([0, 3, 10, 400, 41, 7, 90, 5, 60, 33, 12, 250, 18, 2, 77] * 2)
+    text = [str(np.datetime64("2007-11-09") + d) for d in days]
+    text[4] = ""  # a hole
+    df = table(scattered(), "income").assign(laid=text,
+                                             seen=pd.to_datetime(text).tz_localize("UTC"))
+    schema = infer_schema(df)
+    laid = next(c for c in schema.columns if c.name == "laid")
+    assert (laid.kind, laid.origin, laid.why) == ("gaussian", "2007-11-09",
+                                                  "dates, read as days since 2007-11-09")
+    assert schema.rules["dates read as days since the column's first (cells)"] == 2 * 29
+    data = encode(df, schema)
+    j = [c.name for c in schema.real].index("laid")
+    expected = days.astype(float)
+    expected[4] = np.nan
+    np.testing.assert_array_equal(data.real[:, j], expected)
+    np.testing.assert_array_equal(data.real[:, [c.name for c in schema.real].index("seen")],
+                                  expected)
+    new = df.head(2).assign(laid=["2008-01-01T12:00", "2007-11-08"])
+    np.testing.assert_allclose(encode(new, schema).real[:, j], [53.5, -1.0])
+    with pytest.raises(ValueError, match="'laid' holds dates but 'soon' is not"):
+        encode(df.head(2).assign(laid=["soon", "2007-11-08"]), schema)
+    # a few dates (survey waves) are categories, as whole numbers of few levels are
+    waves = table(scattered(), "income").assign(wave=["2020-01-01", "2021-06-01"] * 15)
+    assert kinds_of(infer_schema(waves))["wave"] == "bernoulli"
+    # text that only partly reads as dates stays text
+    mixed = table(scattered(), "income").assign(when=text[:-1] + ["later"])
+    assert kinds_of(infer_schema(mixed))["when"] == "categorical"

@@ -8,13 +8,13 @@ meaning.  :func:`~dpclust.io.load_data_with_columns` puts these together with th
 
 from __future__ import annotations
 
-import datetime
 import numbers
 from pathlib import Path
 
 import numpy as np
 
 from ..utils.checks import DataError
+from ..utils.times import as_datetime
 from .files import open_text, reading
 from .text import TextDialect, is_number, records
 
@@ -214,7 +214,7 @@ def parse_positions(values, *, what: str = "positions") -> np.ndarray:
         else:
             times = []
             for i, v in enumerate(items):
-                t = _datetime_or_none(v)
+                t = as_datetime(v)
                 if t is None:
                     kind = ("a number among dates" if as_numbers[i] is not None
                             else "not a number")
@@ -242,22 +242,4 @@ def _number_or_none(v):
             return float(v)
         except ValueError:
             return None
-    return None
-
-
-def _datetime_or_none(v):
-    """A naive UTC ``datetime`` from a datetime, date, datetime64 or ISO 8601 string."""
-    if isinstance(v, np.datetime64):
-        return None if np.isnat(v) else v.astype("datetime64[s]").item()
-    if isinstance(v, str):
-        try:
-            v = datetime.datetime.fromisoformat(v.strip())
-        except ValueError:
-            return None
-    if isinstance(v, datetime.datetime):
-        if v.tzinfo is not None:
-            v = v.astimezone(datetime.UTC).replace(tzinfo=None)
-        return v
-    if isinstance(v, datetime.date):
-        return datetime.datetime(v.year, v.month, v.day)
     return None

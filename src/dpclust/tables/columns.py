@@ -34,7 +34,10 @@ Rules, applied in order to each column that the user has not given a kind:
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
   left out likewise.  Distinct whole numbers neither so named nor consecutive (incomes,
   say) stay ``gaussian``, and so do whole numbers with a repeat or a gap in the run;
-* dates: refused, with the advice to convert them to numbers.
+* dates (a datetime column, or text whose every filled cell is an ISO 8601 date or time
+  such as ``2007-11-09``): real numbers, the days since the first date (the column's
+  ``origin``; the rule is counted), or with at most 12 distinct dates (survey waves, say)
+  categories, as whole numbers of few levels are.
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
 :data:`MISSING_MARKERS`.
@@ -47,6 +50,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..utils.times import DAY_SECONDS, as_datetime
 from .data import KINDS, Column, Schema, TableData
 
 #: text that a spreadsheet or a statistics package writes for a missing cell
@@ -187,15 +191,20 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
 
 def _infer_one(name, values, hole, chosen, rules) -> Column | str:
     """The column's :class:`Column`, or why it is left out (an identifier)."""
-    if pd.api.types.is_datetime64_any_dtype(values.dtype):
-        raise ValueError(f"column {name!r} holds dates: convert them to numbers (e.g. days "
-                         f"since a start) or drop the column")
     text = not (pd.api.types.is_numeric_dtype(values.dtype)
                 or pd.api.types.is_bool_dtype(values.dtype))
     if isinstance(values.dtype, pd.CategoricalDtype):
         numbers = None
     else:
         numbers = _as_numbers(values, hole)
+    dates = _as_dates(values, hole) if numbers is None and chosen in (None, "gaussian") else None
+    if dates is not None and (chosen == "gaussian"
+                              or len(np.unique(dates[~hole])) > ORDINAL_MAX_LEVELS):
+        origin = _origin(values, hole)
+        key = "dates read as days since the column's first (cells)"
+        rules[key] = rules.get(key, 0) + int((~hole).sum())
+        return Column(name, "gaussian", None, "given" if chosen else
+                      f"dates, read as days since {origin}", origin)
     if chosen in ("gaussian", "poisson"):
         if numbers is None:
             bad = _first_non_number(values, hole)
@@ -336,6 +345,38 @@ def numbered_ids(X) -> list[tuple[str, str]]:
     return found
 
 
+def _as_dates(values, hole, origin: str | None = None) -> np.ndarray | None:
+    """A column of dates or times in days since ``origin`` (the column's first date when
+    None), NaN in the holes; None where a filled cell is not a date or the column holds no
+    dates (numbers, or a pandas categorical, are not)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return None
+    if not (pd.api.types.is_datetime64_any_dtype(values.dtype) or values.dtype == object
+            or isinstance(values.dtype, pd.StringDtype)):
+        return None
+    times = []
+    for v, h in zip(values.tolist(), hole):
+        t = None if h else as_datetime(v.to_datetime64() if isinstance(v, pd.Timestamp) else v)
+        if t is None and not h:
+            return None  # a filled cell that is not a date: at the first one, for text
+        times.append(t)
+    if hole.all():
+        return None
+    start = (min(t for t in times if t is not None) if origin is None
+             else as_datetime(origin))
+    return np.array([np.nan if t is None else (t - start).total_seconds() / DAY_SECONDS
+                     for t in times])
+
+
+def _origin(values, hole) -> str:
+    """The first date of a column of dates, as ISO text (the day when it has no time)."""
+    first = min(as_datetime(v.to_datetime64() if isinstance(v, pd.Timestamp) else v)
+                for v, h in zip(values.tolist(), hole) if not h)
+    return first.date().isoformat() if first == first.replace(hour=0, minute=0, second=0,
+                                                              microsecond=0) \
+        else first.isoformat()
+
+
 def _first_non_number(values, hole):
     for v, h in zip(values, hole):
         if not h:
@@ -398,6 +439,14 @@ def encode(X, schema: Schema, sample_weight=None, *, what: str = "X") -> TableDa
 
 def _numbers_of(values, column: Column, what) -> np.ndarray:
     hole = _blank(values)
+    if column.origin is not None:
+        out = _as_dates(values, hole, column.origin)
+        if out is None:
+            bad = next((v for v, h in zip(values.tolist(), hole)
+                        if not h and as_datetime(v) is None), None)
+            raise ValueError(f"{what}: column {column.name!r} holds dates but {bad!r} is not "
+                             "an ISO 8601 date or time (such as 2007-11-09)")
+        return out
     out = _as_numbers(values, hole)
     if out is None:
         bad = _first_non_number(values, hole)

@@ -31,13 +31,16 @@ class Column(NamedTuple):
 
     ``name`` its heading, ``kind`` one of :data:`KINDS`, ``levels`` the labels of its
     categories in the order of their codes (yes/no columns: ``(no, yes)``; None for real and
-    count columns), ``why`` how the kind was chosen (``"numbers (float64)"``, ``"given"`` when the user gave it)...).
+    count columns), ``why`` how the kind was chosen (``"numbers (float64)"``, ``"given"`` when
+    the user gave it, ...), ``origin`` for a column of dates read as real numbers: the ISO
+    date its days count from (None for other columns).
     """
 
     name: str
     kind: str
     levels: tuple | None = None
     why: str = ""
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

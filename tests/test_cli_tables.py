@@ -361,3 +361,32 @@ def test_auto_reads_whole_numbers_with_ties_as_rounded_values(tmp_path, capsys):
     assert summary_of(tmp_path / "e")["settings"]["rounding"] is None
     status, _, err = run(capsys, "fit", data, *FAST, "--rounding", "x", "--out", tmp_path / "x")
     assert status != 0 and "--rounding: expected auto, none" in err
+
+
+def test_a_spreadsheet_export_of_formatted_numbers_is_read_as_numbers(tmp_path, capsys):
+    """Amounts with a currency symbol and thousands separators, shares with a percent sign,
+    counts grouped by thousands and dates, beside plain numbers with decimal points: the
+    thousands' commas are not a decimal mark, every column is read as meant and each mark
+    taken off is counted."""
+    rng = np.random.default_rng(4)
+    lines = ["item;price;share;count;score;laid"]
+    for i in range(N_ROWS):
+        g = i % 2
+        lines.append(f'item {i};"$ {rng.normal(1500 + 3000 * g, 200):,.2f}";'
+                     f"{rng.normal(20 + 40 * g, 4):.1f} %;\"{int(rng.integers(1000, 3000)):,}\";"
+                     f"{rng.normal(3 * g, 1):.3f};2024-{1 + i % 12:02d}-{1 + i:02d}")
+    data = tmp_path / "export.csv"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status, _, err = run(capsys, "fit", data, *FAST, "--chains", "1", "--out", tmp_path / "o")
+    assert status == 0, err
+    summary = summary_of(tmp_path / "o")
+    assert kinds_of(summary) == {"price": "gaussian", "share": "gaussian", "count": "gaussian",
+                                 "score": "gaussian", "laid": "gaussian"}
+    assert summary["table"]["dropped"] == [["item", "an identifier (a distinct text on every "
+                                                    "row)"]]
+    rules = summary["table"]["rules"]
+    assert rules["currency symbols taken off numbers (cells)"] == N_ROWS
+    assert rules["percent signs taken off numbers (cells)"] == N_ROWS
+    assert rules["thousands separators taken off numbers (cells)"] == 2 * N_ROWS
+    assert rules["dates read as days since the column's first (cells)"] == N_ROWS
+    assert "percent signs taken off numbers (cells): 30" in err

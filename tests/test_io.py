@@ -502,6 +502,36 @@ def test_decimal_commas_are_read_and_the_dialect_is_reported(tmp_path):
     assert "dialect" not in load_data(write_npy(tmp_path))[1]
 
 
+@pytest.mark.parametrize("cell, decimal, expected", [
+    ("$ 4,460.37", ".", (4460.37, ("currency symbols", "thousands separators"))),
+    ("-$5.00", ".", (-5.0, ("currency symbols",))),
+    ("12 €", ".", (12.0, ("currency symbols",))),
+    ("63.2 %", ".", (63.2, ("percent signs",))),
+    ("1,234,567", ".", (1234567.0, ("thousands separators",))),
+    ("1.234,56 €", ",", (1234.56, ("currency symbols", "thousands separators"))),
+    ("12,34", ".", None), ("1,2345", ".", None), ("2.5", ".", None), ("$", ".", None),
+    ("%", ".", None), ("1,234", ",", None)])
+def test_numbers_written_for_reading(cell, decimal, expected):
+    from dpclust.io.text import formatted_number
+
+    assert formatted_number(cell, decimal) == expected
+
+
+def test_commas_that_group_thousands_are_not_a_decimal_mark(tmp_path):
+    """A semicolon-separated export whose counts are grouped by thousands (``2,237``) and
+    whose other numbers have decimal points reads its commas as thousands; without decimal
+    points, ``2,237`` stays a decimal comma (2.237), as it has always been read."""
+    from dpclust.io.frames import read_frame
+
+    frame, meta = read_frame(write(tmp_path / "k.csv", 'n;x\n"2,237";3.105\n"12,001";0.5\n'))
+    assert meta["decimal"] == "."
+    np.testing.assert_array_equal(frame["n"], [2237, 12001])
+    assert meta["rules"] == {"n": {"thousands separators taken off numbers (cells)": 2}}
+    frame, meta = read_frame(write(tmp_path / "d.csv", "n;x\n2,237;3\n12,001;1\n"))
+    assert meta["decimal"] == ","
+    np.testing.assert_array_equal(frame["n"], [2.237, 12.001])
+
+
 def write_npy(tmp_path):
     path = tmp_path / "x.npy"
     np.save(path, np.ones((3, 2)))

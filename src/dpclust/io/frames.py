@@ -14,7 +14,10 @@ summary can say what was done to the columns it models:
   missing (cells)"``, ``"NaN cells read as missing (cells)"``);
 * a text-table column whose present cells are all numbers (with the file's decimal mark) is
   a column of numbers, whole numbers kept whole when the column has no holes; the others
-  stay text, their cells stripped of surrounding blanks;
+  stay text, their cells stripped of surrounding blanks.  A number written for reading
+  counts as one, its marks taken off and counted (:func:`~dpclust.io.text.formatted_number`:
+  ``"thousands separators taken off numbers (cells)"`` for ``2,237``, and the same for
+  the currency symbol of ``$ 4,460.37`` and the percent sign of ``63.2 %``);
 * in a text table, a line whose first cell starts with ``#`` is a comment unless that cell
   is a marker (``#N/A``).
 
@@ -37,7 +40,8 @@ from ..tables import MISSING_MARKERS
 from ..utils.checks import DataError
 from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
 from .tables import import_pyarrow
-from .text import check_dialect_args, is_number, separator_hint, sniff, to_float
+from .text import (check_dialect_args, formatted_number, is_number, separator_hint, sniff,
+                   to_float)
 
 __all__ = ["read_frame"]
 
@@ -165,17 +169,25 @@ def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
                    else f"{cell!r} read as missing (cells)", 1)
     if not keep_text:
         numbers = np.full(len(cells), np.nan)
+        marks: dict = {}
         for i, cell in enumerate(cells):
             if hole[i]:
                 continue
             value = to_float(cell, decimal)
             if value is None:
-                break
+                formatted = formatted_number(cell, decimal)
+                if formatted is None:
+                    break
+                value = formatted[0]
+                for mark in formatted[1]:
+                    marks[mark] = marks.get(mark, 0) + 1
             if not math.isfinite(value):
                 raise DataError(f"{p}: line {lines[i]}, column {name!r} holds {cell!r}, an "
                                 "infinite number; remove it or leave the cell empty")
             numbers[i] = value
         else:
+            for mark, n in marks.items():
+                _count(rules, name, f"{mark} taken off numbers (cells)", n)
             if not hole.any() and np.all(numbers == np.round(numbers)) \
                     and np.all(np.abs(numbers) < 2 ** 53):
                 return pd.Series(numbers.astype(np.int64), name=name)

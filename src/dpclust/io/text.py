@@ -2,8 +2,9 @@
 
 The dialect is found by :class:`csv.Sniffer` on the first lines (:func:`sniff`); the records
 (:func:`records`) are the data-bearing lines split into fields, with their 1-based line
-numbers; :func:`to_float` reads one cell, and :func:`separator_hint` says what a cell that is
-not a number suggests about the file's separator or decimal mark.  Numeric tables
+numbers; :func:`to_float` reads one cell, :func:`formatted_number` one written for reading
+(``$ 1,234.50``, ``45 %``), and :func:`separator_hint` says what a cell that is not a number
+suggests about the file's separator or decimal mark.  Numeric tables
 (:mod:`dpclust.io.tables`), other columns (:mod:`dpclust.io.columns`) and rankings
 (:mod:`dpclust.io.rankings`) all read text through these functions.
 """
@@ -24,6 +25,13 @@ _SEP_NAMES = {"comma": ",", ",": ",", "semicolon": ";", ";": ";", "tab": "\t", "
 _DECIMALS = {".": "decimal points", ",": "decimal commas"}
 _SAMPLE_LINES = 200
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+([eE][+-]?\d+)?$")
+_DECIMAL_POINT = re.compile(r"^[+-]?\d*\.\d+([eE][+-]?\d+)?$")
+#: a number with thousands separators in groups of three, by the file's decimal mark
+#: (``1,234,567.5`` with decimal points, ``1.234.567,5`` with decimal commas)
+_GROUPED = {".": re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?"),
+            ",": re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+(?:,\d+)?")}
+#: currency symbols a spreadsheet writes before or after an amount
+_CURRENCY = "$€£¥"
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,8 @@ def sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
     named ``.csv``, and a semicolon or tab is never a decimal mark), else the first line's
     tab, semicolon or comma, else runs of whitespace.  The decimal mark is ``decimal`` when
     given, else a comma when the separator is not one and a cell of the first lines looks
-    like ``1,5``.
+    like ``1,5`` (unless those cells group thousands beside decimal points:
+    :func:`_decimal_of`).
     """
     if decimal not in (None, ".", ","):
         raise ValueError(f"decimal must be '.' or ',', got {decimal!r}.")
@@ -113,14 +122,61 @@ def sniff(p: Path, gz: bool, fmt: str, sep=None, decimal=None) -> TextDialect:
     if decimal is None:
         decimal = "."
         if delimiter != ",":
-            cells = (c.strip().strip('"').strip() for line in lines
-                     for c in (line.split() if delimiter is None else line.split(delimiter)))
-            if any(_DECIMAL_COMMA.match(c) for c in cells):
-                decimal = ","
+            cells = [c.strip().strip('"').strip() for line in lines
+                     for c in (line.split() if delimiter is None else line.split(delimiter))]
+            decimal = _decimal_of(cells)
     elif decimal == "," and delimiter == ",":
         raise DataError(f"{p}: the columns are separated by commas, so numbers cannot have a "
                         "decimal comma; give the separator (sep='semicolon', --sep semicolon)")
     return TextDialect(delimiter, decimal, detected)
+
+
+def _decimal_of(cells) -> str:
+    """The decimal mark of a file not separated by commas, from its cells (a currency symbol
+    or a percent sign taken off): a comma when a cell looks like ``1,5`` or ``1.234,5``,
+    unless every such cell is a number in thousands (``2,237``) and other cells have decimal
+    points (``3.105``, ``$ 4,460.37``): then its commas group thousands."""
+    bare = [_without_marks(c)[0] for c in cells]
+    commas = [c for c in bare if _DECIMAL_COMMA.match(c)
+              or ("," in c and _GROUPED[","].fullmatch(c))]
+    if not commas:
+        return "."
+    if not all(_GROUPED["."].fullmatch(c) for c in commas):
+        return ","
+    points = any(_DECIMAL_POINT.match(c) or ("." in c and _GROUPED["."].fullmatch(c))
+                 for c in bare)
+    return "." if points else ","
+
+
+def _without_marks(cell: str) -> tuple[str, tuple]:
+    """A cell without a percent sign after it and a currency symbol before or after it,
+    with the names of the marks taken off."""
+    text, taken = cell.strip(), []
+    if text.endswith("%"):
+        text, taken = text[:-1].rstrip(), ["percent signs"]
+    sign = text[:1] if text[:1] in "+-" and text[1:2] in _CURRENCY else ""
+    body = text[len(sign):]
+    if body[:1] in _CURRENCY:
+        text, taken = sign + body[1:].lstrip(), taken + ["currency symbols"]
+    elif text[-1:] in _CURRENCY:
+        text, taken = text[:-1].rstrip(), taken + ["currency symbols"]
+    return text, tuple(taken)
+
+
+def formatted_number(cell: str, decimal: str = "."):
+    """``(value, marks)`` for a number written for reading, or None: a percent sign after
+    it (``63.2 %``: 63.2), a currency symbol before or after it (``$ 4,460.37``, ``12 €``),
+    thousands separators in groups of three (``2,237``; ``2.237`` with decimal commas).
+    ``marks`` names what was taken off (``"percent signs"``, ``"currency symbols"``,
+    ``"thousands separators"``); a plain number is None here (:func:`to_float` reads it)."""
+    text, taken = _without_marks(cell)
+    if _GROUPED[decimal].fullmatch(text):
+        text, taken = text.replace("," if decimal == "." else ".", ""), taken + (
+            "thousands separators",)
+    if not taken:
+        return None
+    value = to_float(text, decimal)
+    return None if value is None else (value, taken)
 
 
 def _first_line_delimiter(fmt: str, line: str):

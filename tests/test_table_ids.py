@@ -186,3 +186,11 @@ def test_dates_are_read_as_days_since_the_first():
     # text that only partly reads as dates stays text
     mixed = table(scattered(), "income").assign(when=text[:-1] + ["later"])
     assert kinds_of(infer_schema(mixed))["when"] == "categorical"
+
+
+def test_a_numbered_yes_is_the_yes_level():
+    """``ISLR::Wage``'s ``health_ins`` holds "1. Yes" and "2. No": the yes is the answer,
+    whatever number comes before it."""
+    df = table(scattered(), "income").assign(insured=["1. Yes", "2. No", "2. No"] * 10)
+    insured = next(c for c in infer_schema(df).columns if c.name == "insured")
+    assert insured.levels == ("2. No", "1. Yes")

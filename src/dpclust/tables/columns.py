@@ -18,8 +18,8 @@ Rules, applied in order to each column that the user has not given a kind:
 * text that reads as numbers once spreadsheet markers of a hole (``?``, ``-``, ``NA``, ...)
   are taken as missing: as numbers (the rule is counted);
 * other text, pandas categoricals: ``categorical``; with two levels ``bernoulli`` (the
-  level read as *yes* is ``yes``/``true``/``y``/``t``/``1`` where present, else the second
-  in sorted order);
+  level read as *yes* is ``yes``/``true``/``y``/``t``/``1`` where present, numbered or not
+  (``1. Yes``, as R's labelled factors write it), else the second in sorted order);
 * one value on every row that has one (a constant, say a region every respondent shares):
   left out, since it cannot tell rows apart (counted in the schema's ``dropped``);
 * text with a distinct value on more than half of its rows (more than 20 rows): a label or
@@ -131,9 +131,14 @@ def _levels(values: pd.Series, hole: np.ndarray) -> tuple:
         return tuple(sorted(pd.unique(present), key=str))
 
 
+#: a level's leading number, as R's labelled factors write them (``"1. Yes"``, ``"2) No"``)
+_ENUMERATOR = re.compile(r"^\s*\d+\s*[.):]\s*")
+
+
 def _yes_no(levels: tuple) -> tuple:
-    """Two levels ordered ``(no, yes)``."""
-    yes = [v for v in levels if str(v).strip().lower() in YES]
+    """Two levels ordered ``(no, yes)``; a level's leading number (``"1. Yes"``) is not
+    part of its answer."""
+    yes = [v for v in levels if _ENUMERATOR.sub("", str(v)).strip().lower() in YES]
     if len(yes) == 1:
         return tuple(v for v in levels if v is not yes[0]) + (yes[0],)
     return tuple(levels)

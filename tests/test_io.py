@@ -326,7 +326,9 @@ def test_garbled_and_unsupported_files(tmp_path):
     bad_gz.write_bytes(b"not gzip at all")
     with pytest.raises(DataError, match="cannot be read"):
         load_data(bad_gz)
-    with pytest.raises(DataError, match="unsupported file type '.xlsx'"):
+    with pytest.raises(DataError, match="unsupported file type '.ods'"):
+        load_data(write(tmp_path / "g.ods", "x"))
+    with pytest.raises(DataError, match="g.xlsx cannot be read: File is not a zip file"):
         load_data(write(tmp_path / "g.xlsx", "x"))
 
 
@@ -639,3 +641,59 @@ def test_safe_files_round_trip_and_refuse_foreign_classes(tmp_path):
         _safe_io.load(tmp_path / "evil.npz")
     with pytest.raises(TypeError, match="cannot save"):
         _safe_io.save(tmp_path / "x.npz", {"f": lambda: 0})
+
+
+def test_an_excel_workbook_is_read_from_its_first_sheet(tmp_path):
+    """A workbook's first sheet as a table of mixed columns: typed cells (numbers, text,
+    dates), empty cells and text markers of a hole counted, empty rows skipped; a table of
+    numbers for the families of plain numbers; the old .xls format refused by name."""
+    pytest.importorskip("openpyxl")
+    import pandas as pd
+
+    from dpclust.io.frames import read_frame
+
+    path = tmp_path / "survey.xlsx"
+    first = pd.DataFrame({"age": [31.0, None, 45.0, 52.0], "smoker": ["no", "yes", "NA", "no"],
+                          "seen": pd.to_datetime(["2024-01-02", "2024-02-03", None,
+                                                  "2024-03-04"])})
+    with pd.ExcelWriter(path, engine="openpyxl") as book:
+        first.to_excel(book, sheet_name="answers", index=False)
+        pd.DataFrame({"other": [1, 2]}).to_excel(book, sheet_name="notes", index=False)
+    frame, meta = read_frame(path)
+    assert (meta["format"], meta["sheet"], meta["sheets"], meta["has_header"]) == (
+        "excel", "answers", 2, True)
+    assert list(frame.columns) == ["age", "smoker", "seen"]
+    assert frame["smoker"].tolist() == ["no", "yes", None, "no"]
+    assert pd.api.types.is_datetime64_any_dtype(frame["seen"].dtype)
+    assert meta["rules"] == {"age": {"empty cells read as missing (cells)": 1},
+                             "smoker": {"'NA' read as missing (cells)": 1},
+                             "seen": {"empty cells read as missing (cells)": 1}}
+    numbers = tmp_path / "numbers.xlsx"
+    pd.DataFrame({"a": [1.5, 2.0, 3.0], "b": [4, 5, 6]}).to_excel(numbers, index=False)
+    X, meta = load_data(numbers)
+    np.testing.assert_array_equal(X, [[1.5, 4.0], [2.0, 5.0], [3.0, 6.0]])
+    assert meta["column_names"] == ["a", "b"] and meta["format"] == "excel"
+    with pytest.raises(DataError, match="column 'age' of the sheet 'answers' has 1 empty"):
+        load_data(path)
+    with pytest.raises(DataError, match="column 'smoker' of the sheet 'answers' holds text"):
+        load_data(path, column=["smoker"])
+    old = write(tmp_path / "old.xls", "x")
+    with pytest.raises(DataError, match="the old Excel format .xls is not read"):
+        load_data(old)
+
+
+def test_excel_without_openpyxl_says_which_extra_to_install(tmp_path, monkeypatch):
+    import builtins
+
+    from dpclust.io.frames import read_frame
+
+    real_import = builtins.__import__
+
+    def no_openpyxl(name, *args, **kwargs):
+        if name == "openpyxl":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_openpyxl)
+    with pytest.raises(DataError, match=r"pip install dpclust\[excel\]"):
+        read_frame(write(tmp_path / "book.xlsx", "not really a workbook"))

@@ -52,6 +52,9 @@ def load_frame(config: RunConfig, *, infer: bool = True):
     if "dialect" in meta:
         info.update(read_as=meta["dialect"], separator=meta["separator"],
                     decimal=meta["decimal"])
+    if "sheet" in meta:
+        info["read_as"] = (f"the sheet {meta['sheet']!r}"
+                           + (f", the first of {meta['sheets']}" if meta["sheets"] > 1 else ""))
     info["columns"] = features[:MAX_LISTED_COLUMNS]
     if len(features) > MAX_LISTED_COLUMNS:
         info["columns_not_listed"] = len(features) - MAX_LISTED_COLUMNS

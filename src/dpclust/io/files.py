@@ -20,7 +20,7 @@ from ..utils.checks import DataError
 
 #: formats read as text tables (:mod:`dpclust.io.text`)
 TEXT_FORMATS = ("csv", "tsv", "txt")
-SUPPORTED = ".csv, .tsv, .txt (optionally .gz), .npy, .npz, .parquet, .pq"
+SUPPORTED = ".csv, .tsv, .txt (optionally .gz), .npy, .npz, .parquet, .pq, .xlsx"
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -54,7 +54,8 @@ def check_file(path) -> Path:
 
 def detect_format(p: Path) -> tuple[str, bool]:
     """``(format, gzipped)`` from the file name: ``"csv"``, ``"tsv"``, ``"txt"``,
-    ``"docword"``, ``"npy"``, ``"npz"`` or ``"parquet"``; a DataError for anything else."""
+    ``"docword"``, ``"npy"``, ``"npz"``, ``"parquet"`` or ``"excel"``; a DataError for
+    anything else."""
     name = p.name.lower()
     gz = name.endswith(".gz")
     base = name[:-3] if gz else name
@@ -68,6 +69,11 @@ def detect_format(p: Path) -> tuple[str, bool]:
             return ext[1:], gz
         if ext in (".parquet", ".pq"):
             return "parquet", gz
+        if ext in (".xlsx", ".xlsm"):
+            return "excel", gz
+        if ext == ".xls":
+            raise DataError(f"{p}: the old Excel format .xls is not read; save the sheet as "
+                            ".xlsx or .csv")
     raise DataError(
         f"{p}: unsupported file type {p.suffix or '(no extension)'!r}; "
         f"expected one of {SUPPORTED}."

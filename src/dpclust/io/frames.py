@@ -10,8 +10,9 @@ summary can say what was done to the columns it models:
 * empty or blank cells, and the markers of :data:`~dpclust.tables.MISSING_MARKERS` (``NA``,
   ``?``, ``-``, ``#N/A``, ...), are missing: one rule per marker met
   (``"'NA' read as missing (cells)"``);
-* a null cell of a Parquet file, a NaN of an array, is missing (``"null cells read as
-  missing (cells)"``, ``"NaN cells read as missing (cells)"``);
+* a null cell of a Parquet file, a NaN of an array, an empty cell of an Excel sheet, is
+  missing (``"null cells read as missing (cells)"``, ``"NaN cells read as missing
+  (cells)"``, ``"empty cells read as missing (cells)"``);
 * a text-table column whose present cells are all numbers (with the file's decimal mark) is
   a column of numbers, whole numbers kept whole when the column has no holes; the others
   stay text, their cells stripped of surrounding blanks.  A number written for reading
@@ -21,7 +22,11 @@ summary can say what was done to the columns it models:
 * in a text table, a line whose first cell starts with ``#`` is a comment unless that cell
   is a marker (``#N/A``).
 
-A text table's first row is its header when none of its cells is a number or empty;
+An Excel workbook (``.xlsx``, with the optional dependency openpyxl: ``pip install
+dpclust[excel]``) is read from its first sheet, its cells typed as the sheet types them
+(numbers, text, dates); rows with no value are skipped.
+A text table's or a sheet's first row is its header when none of its cells is a number or
+empty;
 otherwise the file has no header and the columns are named ``x0``, ``x1``, ... (as
 :func:`dpclust.tables.infer_schema` names an array's).  Dates and the kind of each column are
 left to :func:`dpclust.tables.infer_schema`.
@@ -46,7 +51,7 @@ from .text import (check_dialect_args, formatted_number, is_number, separator_hi
 __all__ = ["read_frame"]
 
 #: formats :func:`read_frame` reads
-FRAME_FORMATS = (*TEXT_FORMATS, "parquet", "npy")
+FRAME_FORMATS = (*TEXT_FORMATS, "parquet", "npy", "excel")
 
 
 def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.DataFrame, dict]:
@@ -55,8 +60,8 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
     Parameters
     ----------
     path : str or os.PathLike
-        A ``.csv``/``.tsv``/``.txt`` table (optionally ``.gz``), a Parquet file or a
-        ``.npy`` array.
+        A ``.csv``/``.tsv``/``.txt`` table (optionally ``.gz``), a Parquet file, an Excel
+        workbook (``.xlsx``: its first sheet) or a ``.npy`` array.
     sep, decimal : str, optional
         Text tables: as in :func:`~dpclust.io.load_data` (default: found in the file).
     text_columns : sequence of str or int, optional
@@ -70,7 +75,9 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
         where missing); Parquet columns keep their types (nulls as NaN or None).
     meta : dict
         ``path``, ``format``, ``column_names``, ``has_header``, ``rules`` (per column
-        name with a rule applied: cleaning rule -> cells) and, for text tables, ``separator``, ``decimal`` and ``dialect``.
+        name with a rule applied: cleaning rule -> cells) and, for text tables,
+        ``separator``, ``decimal`` and ``dialect``; for a workbook, ``sheet`` (the sheet
+        read) and ``sheets`` (how many it has).
 
     Raises
     ------
@@ -82,7 +89,7 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
     fmt, gz = detect_format(p)
     if fmt not in FRAME_FORMATS:
         raise DataError(f"{p} is a {fmt} file; a table of mixed columns is read from "
-                        ".csv, .tsv, .txt, .parquet or .npy")
+                        ".csv, .tsv, .txt, .parquet, .xlsx or .npy")
     check_dialect_args(p, fmt, sep, decimal)
     rules: dict = {}
     meta = {"path": str(p), "format": fmt}
@@ -94,6 +101,9 @@ def read_frame(path, *, sep=None, decimal=None, text_columns=()) -> tuple[pd.Dat
                     + (" (found in the file)" if dialect.detected else " (given)"))
     elif fmt == "parquet":
         frame, has_header = _parquet_frame(p, rules), True
+    elif fmt == "excel":
+        frame, has_header, sheets = excel_frame(p, rules)
+        meta.update(sheet=sheets[0], sheets=len(sheets))
     else:
         frame, has_header = _array_frame(p, rules), False
     if len(frame) == 0:
@@ -224,6 +234,12 @@ def _parquet_frame(p: Path, rules: dict) -> pd.DataFrame:
     index = (table.schema.pandas_metadata or {}).get("index_columns", [])
     if any(isinstance(c, str) for c in index):  # a stored pandas index is not a column
         frame = frame.reset_index(drop=True)
+    return _marked_text(frame, rules)
+
+
+def _marked_text(frame: pd.DataFrame, rules: dict) -> pd.DataFrame:
+    """``frame`` with the text cells that mark a missing value (``NA``, ``?``, blank, ...)
+    made None, each marker counted, and its columns named by text."""
     for name in frame.columns:
         values = frame[name]
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
@@ -232,9 +248,45 @@ def _parquet_frame(p: Path, rules: dict) -> pd.DataFrame:
             for cell, n in pd.Series(text[marked]).value_counts().items():
                 _count(rules, name, "empty cells read as missing (cells)" if not cell
                        else f"{cell!r} read as missing (cells)", n)
-            frame[name] = values.where(~marked, None).astype(object)
+            out = values.astype(object)
+            frame[name] = out.where(~(marked | out.isna().to_numpy(bool)), None)
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def excel_frame(p: Path, rules: dict) -> tuple[pd.DataFrame, bool, list]:
+    """The first sheet of an Excel workbook: ``(frame, has_header, sheet names)``, its
+    empty cells and text markers of a missing cell counted in ``rules``."""
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError:
+        raise DataError("Reading Excel files needs the optional dependency openpyxl: pip "
+                        "install dpclust[excel] (or save the sheet as .csv)") from None
+    try:
+        with reading(p), pd.ExcelFile(p, engine="openpyxl") as book:
+            sheets = list(book.sheet_names)
+            # the sheet's own text: "NA" is a marker this module counts, not pandas'
+            frame = pd.read_excel(book, sheet_name=sheets[0], header=None,
+                                  keep_default_na=False, na_values=[])
+    except DataError:  # what ``reading`` says of a file it cannot read
+        raise
+    except (OSError, ValueError, KeyError) as exc:
+        raise DataError(f"{p} is not a readable Excel workbook ({exc}).") from None
+    frame = frame.dropna(how="all").dropna(axis=1, how="all").reset_index(drop=True)
+    if frame.empty:
+        raise DataError(f"{p}: the sheet {sheets[0]!r} holds no data.")
+    first = frame.iloc[0].tolist()
+    has_header = all(isinstance(v, str) and v.strip() for v in first)
+    if has_header:
+        frame = frame.iloc[1:].reset_index(drop=True)
+        frame.columns = [v.strip() for v in first]
+    else:
+        frame.columns = [f"x{j}" for j in range(frame.shape[1])]
+    frame = frame.replace("", None).infer_objects()
+    for name in frame.columns:  # the sheet's empty cells, in any column
+        _count(rules, name, "empty cells read as missing (cells)",
+               int(frame[name].isna().sum()))
+    return _marked_text(frame, rules), has_header, sheets
 
 
 def _array_frame(p: Path, rules: dict) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils.checks import DataError, check_counts, check_dense
+from ..utils.checks import CellError, DataError, check_counts, check_dense
 from .arrays import read_npy, read_npz
 from .columns import (as_labels, check_column_index, check_distinct, features_besides,
                       read_text_columns, resolve_columns)
@@ -117,6 +117,34 @@ def _file_format(path) -> tuple[Path, str, bool]:
     return p, fmt, gz
 
 
+def _read_excel_numbers(p: Path, column) -> tuple[np.ndarray, list, bool]:
+    """The columns (``column``: a selection, else all) of an Excel workbook's first sheet
+    as a float64 array: every cell a number (:func:`dpclust.io.frames.excel_frame` reads
+    the sheet)."""
+    import pandas as pd
+
+    from .frames import excel_frame
+
+    frame, has_header, sheets = excel_frame(p, {})
+    names = [str(c) for c in frame.columns]
+    indices = (range(len(names)) if column is None
+               else resolve_columns(column, names, len(names), p))
+    columns = []
+    for j in indices:
+        values = frame.iloc[:, j]
+        if not pd.api.types.is_numeric_dtype(values.dtype) \
+                or pd.api.types.is_bool_dtype(values.dtype):
+            raise CellError(f"{p}: column {names[j]!r} of the sheet {sheets[0]!r} holds text; "
+                            "a table of numbers needs numbers in every cell (--family auto "
+                            "reads mixed columns)")
+        if values.isna().any():
+            raise CellError(f"{p}: column {names[j]!r} of the sheet {sheets[0]!r} has "
+                            f"{int(values.isna().sum())} empty cells; --family auto reads a "
+                            "table with holes")
+        columns.append(values.to_numpy(dtype=np.float64))
+    return np.column_stack(columns), [names[j] for j in indices], has_header
+
+
 def _read_matrix(p: Path, fmt: str, gz: bool, column, header, sep, decimal):
     """``(X, column names or None, has_header, dialect or None)`` by the reader of ``fmt``."""
     if fmt in TEXT_FORMATS:
@@ -124,6 +152,9 @@ def _read_matrix(p: Path, fmt: str, gz: bool, column, header, sep, decimal):
     if fmt == "parquet":
         X, names = read_parquet(p, column)
         return X, names, True, None
+    if fmt == "excel":
+        X, names, has_header = _read_excel_numbers(p, column)
+        return X, names, has_header, None
     if fmt == "docword":
         X = read_docword(p, gz)
     elif fmt == "npy":
@@ -247,6 +278,10 @@ def load_data_with_columns(path, columns, *, kind: str = "auto", column=None, se
         X, meta, values = _parquet_with_columns(p, roles, what, kind, column)
     elif fmt in ("npy", "npz"):
         X, meta, values = _array_with_columns(p, roles, what, kind, column)
+    elif fmt == "excel":
+        raise DataError(f"{p}: an Excel sheet with a {what} is read as a table of mixed "
+                        "columns: fit it with --family auto (the default) or table, or save "
+                        "the sheet as .csv")
     else:
         raise DataError(f"{p} is a {fmt} file of counts; a {what} needs a table (CSV, TSV, "
                         ".npy or Parquet) that holds it")

@@ -267,6 +267,45 @@ def test_advice_says_when_only_the_small_clusters_have_not_settled():
     assert "settled" not in advice(moving) and "To do: run more iterations" in advice(moving)
 
 
+def test_advice_says_when_the_chains_sit_in_separate_modes():
+    """Four chains each stationary at its own level, one 210 nats above the others (what
+    every sampler gives R's ``ISLR::Wage``): the advice says so instead of "run longer";
+    chains that wander across one level get the usual advice."""
+    from dpclust.chains import Trace
+    from dpclust.diagnostics import separate_modes
+    from dpclust.report.verdict import _verdict
+
+    rng = np.random.default_rng(1)
+    C, n = 4, 400
+    level = np.array([-28_935.0, -29_145.0, -29_144.0, -29_146.0])[:, None]
+    fields = dict(n_clusters=np.full((C, n), 10), alpha=np.ones((C, n)),
+                  seconds=np.zeros((C, n)), n_accepted_splits=np.zeros((C, n)),
+                  n_accepted_merges=np.zeros((C, n)), kept=np.arange(n),
+                  size_entropy=1.5 + 0.001 * rng.normal(size=(C, n)))
+    joint = level + 2.0 * rng.normal(size=(C, n))
+    conv = convergence(Trace(**fields, log_joint=joint, log_likelihood=joint + 50.0),
+                       alpha_resampled=False)
+    assert not conv["converged"] and "log_likelihood" in conv["failing"]
+    text = separate_modes(conv)
+    assert text.startswith("The chains sit at separate levels: their mean log joint densities "
+                           "over the kept draws are chain 0: -28,935, ")
+    assert "the middle 90 % of chain 3's draws lie below that of chain 0's" in text
+    assert advice(conv, moves_clusters=True).endswith(text)
+    assert "run longer" not in advice(conv, moves_clusters=True)
+    html = _verdict({"convergence": conv, "settings": {"sampler": "gibbs+sams"}})
+    assert "the chains sit at separate levels" in html
+    # one level, slow drift within each chain: not separate modes
+    wander = convergence(Trace(**fields, log_joint=-29_000 + np.cumsum(
+        rng.normal(size=(C, n)), axis=1), log_likelihood=joint), alpha_resampled=False)
+    assert separate_modes(wander) == ""
+    # a single chain has no other to compare with
+    one = {k: (v[:1] if isinstance(v, np.ndarray) and v.ndim == 2 else v)
+           for k, v in fields.items()}
+    single = convergence(Trace(**one, log_joint=joint[:1], log_likelihood=joint[:1]),
+                         alpha_resampled=False)
+    assert "chain_levels" not in single and separate_modes(single) == ""
+
+
 # ------------------------------------------------------------------- processes
 def test_chains_in_processes_are_the_chains_in_this_process(easy):
     X, _ = easy

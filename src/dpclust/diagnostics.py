@@ -242,6 +242,17 @@ def convergence(trace, *, alpha_resampled: bool = True) -> dict:
             verdict = diagnose(series)
             verdict["values"] = [int(series.min()), int(series.max())]
             out["large_clusters"] = verdict
+    joint = np.asarray(trace.log_joint, dtype=np.float64)
+    joint = (joint[None, :] if joint.ndim == 1 else joint)[:, kept]
+    if joint.shape[0] > 1 and joint.shape[1] and np.isfinite(joint).all():
+        # each chain's level and spread, for the advice (:func:`separate_modes`)
+        low, high = np.quantile(joint, [0.05, 0.95], axis=1)
+        half = joint.shape[1] // 2
+        drift = np.abs(joint[:, half:].mean(axis=1) - joint[:, :max(half, 1)].mean(axis=1))
+        out["chain_levels"] = {"mean": [float(v) for v in joint.mean(axis=1)],
+                               "q05": [float(v) for v in low],
+                               "q95": [float(v) for v in high],
+                               "drift": [float(v) for v in drift]}
     out["learned"] = list(getattr(trace, "hyper", None) or {})
     out["converged"] = not failing
     out["n_chains"] = int(n_chains)
@@ -324,6 +335,44 @@ def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
             "fit'), under which a few outlying points no longer make a cluster.")
 
 
+#: chains whose mean log joint densities lie this many nats apart or more, the middle
+#: 90 % of the lowest chain's draws below that of the highest's, sit at separate levels
+MODES_MIN_GAP = 20.0
+#: ... when no chain's two halves differ by more than this share of that gap (each chain
+#: holds its level: chains that drift are still on their way, and time is the advice)
+MODES_MAX_DRIFT = 0.25
+
+
+def separate_modes(conv: dict) -> str:
+    """A sentence for chains that sit at separate levels of the log joint density: the
+    middle 90 % of the lowest chain's kept draws lie below that of the highest chain's,
+    their means at least :data:`MODES_MIN_GAP` nats apart, and each chain holds its level
+    (the means of its two halves differ by at most :data:`MODES_MAX_DRIFT` of that gap);
+    else ``""``.
+
+    On real tables of a few thousand rows (R's ``ISLR::Wage``, ``carData::Chile``) the
+    chains of every sampler settle in partitions tens to hundreds of nats apart and none
+    reaches another's level within 10⁴ iterations: "run longer" is then the wrong advice.
+    """
+    levels = conv.get("chain_levels")
+    if conv.get("converged") or not levels:
+        return ""
+    mean, low, high, drift = (np.asarray(levels[k]) for k in ("mean", "q05", "q95", "drift"))
+    top, bottom = int(np.argmax(mean)), int(np.argmin(mean))
+    gap = mean[top] - mean[bottom]
+    if gap < MODES_MIN_GAP or high[bottom] >= low[top] or drift.max() > MODES_MAX_DRIFT * gap:
+        return ""
+    order = np.argsort(-mean)
+    text = ", ".join(f"chain {int(c)}: {mean[c]:,.0f}" for c in order)
+    return (f"The chains sit at separate levels: their mean log joint densities over the "
+            f"kept draws are {text}, and the middle 90 % of chain {bottom}'s draws lie "
+            f"below that of chain {top}'s. None reached another's level in this run, so "
+            f"they hold partitions the sampler does not cross between, and a longer run "
+            f"may not join them. Read the clusters the chains share with care: the point "
+            f"estimate pools every chain's draws. More chains (n_chains, CLI --chains) "
+            f"show how many such levels there are.")
+
+
 def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
            moves_clusters: bool = False) -> str:
     """One paragraph saying which quantities fail the rule and what to do (``rankings``: the
@@ -351,6 +400,11 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
         todo.append("or use a sampler with split-merge moves (sampler='gibbs+sams' or "
                     "'subcluster')")
     scale = settled_scale(conv, coarsened=coarsened)
+    modes = separate_modes(conv)
+    if modes:
+        return (f"the run has not converged by the rule ({conv['rule']}; "
+                f"{conv['n_draws']} kept draws per chain): " + "; ".join(parts) + ". "
+                + modes)
     why = (" The sampler already splits and merges clusters, so what it needs is time."
            if moves_clusters and not rankings else "")
     return (f"the run has not converged by the rule ({conv['rule']}; "
@@ -360,5 +414,6 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
 
 
 __all__ = ["convergence", "first_passing_length", "diagnose", "diagnose_draws", "advice", "settled_scale",
+           "separate_modes", "MODES_MIN_GAP", "MODES_MAX_DRIFT",
            "chain_entropy", "judged", "RANKINGS_MIXING", "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES",
            "MIN_HELD_DRAWS"]

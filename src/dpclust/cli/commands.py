@@ -451,16 +451,20 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
     conv = summary.get("convergence")
     if conv is not None:
-        from ..diagnostics import judged, quantity_name, settled_scale
+        from ..diagnostics import judged, quantity_name, separate_modes, settled_scale
         order = (*judged(conv), "fused_clusters")
 
         if conv["converged"]:
             print(f"{PROG}: converged: {conv['rule']}")
         else:
             names = ", ".join(quantity_name(q) for q in order if q in conv["failing"])
-            print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}); run longer (a "
-                  f"larger --max-time, or --n-iter) or more chains; the report's diagnostics "
-                  f"table has the figures", file=sys.stderr)
+            modes = separate_modes(conv)
+            todo = ("" if modes else "; run longer (a larger --max-time, or --n-iter) or "
+                    "more chains")
+            print(f"{PROG}: NOT converged ({names} fail: {conv['rule']}){todo}; the report's "
+                  f"diagnostics table has the figures", file=sys.stderr)
             scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
-            if scale:
+            if modes:
+                print(f"{PROG}: {modes}", file=sys.stderr)
+            elif scale:
                 print(f"{PROG}: {scale}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..diagnostics import ESS_PER_CHAIN, RANKINGS_MIXING, RHAT_MAX, settled_scale
+from ..diagnostics import ESS_PER_CHAIN, RANKINGS_MIXING, RHAT_MAX, separate_modes, settled_scale
 from ..samplers.registry import moves_clusters
 from .text import _esc, _rankings_block
 
@@ -77,7 +77,9 @@ def _verdict(summary: Mapping[str, Any]) -> str:
         cls = "ok"
     else:
         scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
-        head = ("✗ Not converged: the small clusters have not settled (the large ones have)"
+        modes = separate_modes(conv)
+        head = ("✗ Not converged: the chains sit at separate levels" if modes else
+                "✗ Not converged: the small clusters have not settled (the large ones have)"
                 if scale else "✗ Not converged: these results cannot be trusted yet")
         if _rankings_block(summary) is not None and not summary.get("coarsening"):
             todo = f"Run several long chains: {RANKINGS_MIXING}."
@@ -90,7 +92,8 @@ def _verdict(summary: Mapping[str, Any]) -> str:
                                         if summary.get("coarsening") else
                                         ", or use a sampler with split-merge moves."))
         text = (f"Fails the rule ({conv['rule']}); {scope}. "
-                + (f"{scale} Otherwise: {todo[0].lower()}{todo[1:]}" if scale else todo))
+                + (modes if modes else
+                   f"{scale} Otherwise: {todo[0].lower()}{todo[1:]}" if scale else todo))
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'
             f"<p>{_esc(text)}</p>{table}{_fused_note(conv.get('fused_clusters'))}</section>")

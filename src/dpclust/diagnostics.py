@@ -350,9 +350,11 @@ def separate_modes(conv: dict) -> str:
     (the means of its two halves differ by at most :data:`MODES_MAX_DRIFT` of that gap);
     else ``""``.
 
-    On real tables of a few thousand rows (R's ``ISLR::Wage``, ``carData::Chile``) the
-    chains of every sampler settle in partitions tens to hundreds of nats apart and none
-    reaches another's level within 10⁴ iterations: "run longer" is then the wrong advice.
+    On R's ``ISLR::Wage`` (3,000 rows) three chains held −34,724 and one −34,830 for
+    17,000 iterations each, and the sub-cluster sampler's chains sat as far apart: "run
+    longer" is then the wrong advice.  ``carData::Chile``'s chains, by contrast, overlap
+    at one level (means −33,975 to −33,937, each spread over 200 nats) and mix slowly:
+    there it is the right one.
     """
     levels = conv.get("chain_levels")
     if conv.get("converged") or not levels:

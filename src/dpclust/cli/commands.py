@@ -466,5 +466,5 @@ def _print_done(out_dir: Path, summary: dict) -> None:
             scale = settled_scale(conv, coarsened=bool(summary.get("coarsening")))
             if modes:
                 print(f"{PROG}: {modes}", file=sys.stderr)
-            elif scale:
+            if scale:
                 print(f"{PROG}: {scale}", file=sys.stderr)

@@ -92,7 +92,7 @@ def _verdict(summary: Mapping[str, Any]) -> str:
                                         if summary.get("coarsening") else
                                         ", or use a sampler with split-merge moves."))
         text = (f"Fails the rule ({conv['rule']}); {scope}. "
-                + (modes if modes else
+                + (f"{modes} {scale}".strip() if modes else
                    f"{scale} Otherwise: {todo[0].lower()}{todo[1:]}" if scale else todo))
         cls = "bad"
     return (f'<section class="verdict {cls}" role="status"><h2>{_esc(head)}</h2>'

@@ -710,7 +710,7 @@ def test_the_lead_counts_the_features_modelled_and_the_columns_left_out():
                          "dropped": [["rownames", "an identifier"], ["Region", "a constant"],
                                      ["Stage", "a constant"], ["Individual ID", "a label"]]}}
     lead = _lead_paragraph(summary, [200, 144])
-    assert ('14 features (4 of 18 columns left out, see <a href="#columns-read">Columns read '
-            'as</a>)') in lead
+    assert ('14 features of 18 columns, <a href="#columns-read">4 left out</a>, from '
+            '<code>penguins_raw.csv</code>') in lead
     summary["table"]["dropped"] = []
     assert "18 features," in _lead_paragraph(summary, [200, 144])

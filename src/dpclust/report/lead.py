@@ -91,9 +91,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         left_out = len((summary.get("table") or {}).get("dropped") or ())
         if data.get("n_features") is not None and left_out:
             used = data["n_features"] - left_out
-            detail.append(f"{_esc(_plural(used, 'feature'))} ({left_out} of "
-                          f"{data['n_features']} columns left out, see "
-                          '<a href="#columns-read">Columns read as</a>)')
+            detail.append(f"{_esc(_plural(used, 'feature'))} of {data['n_features']} "
+                          f'columns, <a href="#columns-read">{left_out} left out</a>')
         elif data.get("n_features") is not None:
             detail.append(_esc(_plural(data["n_features"], "feature")))
         if data.get("n_items") is not None:

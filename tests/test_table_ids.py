@@ -178,6 +178,8 @@ def test_dates_are_read_as_days_since_the_first():
                                   expected)
     new = df.head(2).assign(laid=["2008-01-01T12:00", "2007-11-08"])
     np.testing.assert_allclose(encode(new, schema).real[:, j], [53.5, -1.0])
+    empty = encode(df.head(2).assign(laid=[None, ""]), schema).real[:, j]
+    assert np.isnan(empty).all()  # new rows with no date: holes, not an error
     with pytest.raises(ValueError, match="'laid' holds dates but 'soon' is not"):
         encode(df.head(2).assign(laid=["soon", "2007-11-08"]), schema)
     # a few dates (survey waves) are categories, as whole numbers of few levels are

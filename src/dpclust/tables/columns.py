@@ -202,14 +202,16 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
         numbers = None
     else:
         numbers = _as_numbers(values, hole)
-    dates = _as_dates(values, hole) if numbers is None and chosen in (None, "gaussian") else None
-    if dates is not None and (chosen == "gaussian"
-                              or len(np.unique(dates[~hole])) > ORDINAL_MAX_LEVELS):
-        origin = _origin(values, hole)
-        key = "dates read as days since the column's first (cells)"
-        rules[key] = rules.get(key, 0) + int((~hole).sum())
-        return Column(name, "gaussian", None, "given" if chosen else
-                      f"dates, read as days since {origin}", origin)
+    times = (_as_times(values, hole) if numbers is None and chosen in (None, "gaussian")
+             else None)
+    if times is not None:
+        first = min(t for t in times if t is not None)
+        if chosen == "gaussian" or len(np.unique(_days(times, first)[~hole])) \
+                > ORDINAL_MAX_LEVELS:
+            key = "dates read as days since the column's first (cells)"
+            rules[key] = rules.get(key, 0) + int((~hole).sum())
+            return Column(name, "gaussian", None, "given" if chosen else
+                          f"dates, read as days since {_iso(first)}", _iso(first))
     if chosen in ("gaussian", "poisson"):
         if numbers is None:
             bad = _first_non_number(values, hole)
@@ -270,7 +272,8 @@ def _constant(values, numbers, hole) -> str | None:
             str(bool(present[0])) if pd.api.types.is_bool_dtype(values.dtype)
             else f"{present[0]:g}")
     else:
-        present = pd.unique(values[~hole].map(lambda v: v.strip() if isinstance(v, str) else v))
+        present = (pd.unique(values[~hole]) if isinstance(values.dtype, pd.CategoricalDtype)
+                   else _levels(values, hole))  # a categorical's observed levels
         value = repr(present[0]) if len(present) == 1 else None
     if value is None:
         return None
@@ -350,10 +353,10 @@ def numbered_ids(X) -> list[tuple[str, str]]:
     return found
 
 
-def _as_dates(values, hole, origin: str | None = None) -> np.ndarray | None:
-    """A column of dates or times in days since ``origin`` (the column's first date when
-    None), NaN in the holes; None where a filled cell is not a date or the column holds no
-    dates (numbers, or a pandas categorical, are not)."""
+def _as_times(values, hole) -> list | None:
+    """A column's dates or times (None in the holes), or None where a filled cell is not
+    one (at the first such cell) or the column holds no dates (numbers, or a pandas
+    categorical, are not)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         return None
     if not (pd.api.types.is_datetime64_any_dtype(values.dtype) or values.dtype == object
@@ -361,25 +364,23 @@ def _as_dates(values, hole, origin: str | None = None) -> np.ndarray | None:
         return None
     times = []
     for v, h in zip(values.tolist(), hole):
-        t = None if h else as_datetime(v.to_datetime64() if isinstance(v, pd.Timestamp) else v)
+        t = None if h else as_datetime(v)
         if t is None and not h:
-            return None  # a filled cell that is not a date: at the first one, for text
+            return None
         times.append(t)
-    if hole.all():
-        return None
-    start = (min(t for t in times if t is not None) if origin is None
-             else as_datetime(origin))
+    return times
+
+
+def _days(times: list, start) -> np.ndarray:
+    """``times`` in days since ``start``, NaN for a hole."""
     return np.array([np.nan if t is None else (t - start).total_seconds() / DAY_SECONDS
                      for t in times])
 
 
-def _origin(values, hole) -> str:
-    """The first date of a column of dates, as ISO text (the day when it has no time)."""
-    first = min(as_datetime(v.to_datetime64() if isinstance(v, pd.Timestamp) else v)
-                for v, h in zip(values.tolist(), hole) if not h)
-    return first.date().isoformat() if first == first.replace(hour=0, minute=0, second=0,
-                                                              microsecond=0) \
-        else first.isoformat()
+def _iso(t) -> str:
+    """A date or time as ISO text: the day alone at midnight."""
+    return t.date().isoformat() if t == t.replace(hour=0, minute=0, second=0,
+                                                  microsecond=0) else t.isoformat()
 
 
 def _first_non_number(values, hole):
@@ -445,13 +446,13 @@ def encode(X, schema: Schema, sample_weight=None, *, what: str = "X") -> TableDa
 def _numbers_of(values, column: Column, what) -> np.ndarray:
     hole = _blank(values)
     if column.origin is not None:
-        out = _as_dates(values, hole, column.origin)
-        if out is None:
+        times = _as_times(values, hole)
+        if times is None:
             bad = next((v for v, h in zip(values.tolist(), hole)
                         if not h and as_datetime(v) is None), None)
             raise ValueError(f"{what}: column {column.name!r} holds dates but {bad!r} is not "
                              "an ISO 8601 date or time (such as 2007-11-09)")
-        return out
+        return _days(times, as_datetime(column.origin))
     out = _as_numbers(values, hole)
     if out is None:
         bad = _first_non_number(values, hole)

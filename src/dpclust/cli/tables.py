@@ -198,9 +198,10 @@ def _pick_family(config: RunConfig, X: pd.DataFrame, kinds: dict, weighted: bool
     """The family that fits the table: the one asked for, or for ``auto`` the one
     :func:`~dpclust.families.choose_family` picks (``table`` with ``--column-type``, when
     the one picked takes no row weights but ``--weights`` gives some, and when a table of
-    numbers has a column of ids, :func:`dpclust.tables.columns.numbered_ids`, which the
-    ``table`` family leaves out and a family of plain numbers would read as a feature)."""
-    from ..tables.columns import numbered_ids
+    numbers has a column of ids or a copy of a column,
+    :func:`dpclust.tables.columns_left_out`, which the ``table`` family leaves out and a
+    family of plain numbers would read as a feature)."""
+    from ..tables import columns_left_out
 
     if config.family != AUTO:
         return config.family
@@ -209,7 +210,7 @@ def _pick_family(config: RunConfig, X: pd.DataFrame, kinds: dict, weighted: bool
     picked = choose_family(X).name
     if weighted and not FAMILIES[picked].supports_weights:
         return "table"
-    if picked != "table" and numbered_ids(X):
+    if picked != "table" and columns_left_out(X):
         return "table"
     return picked
 

@@ -159,7 +159,7 @@ def _plain_numbers(X):
     """``X`` as a float array when it is a complete table of numbers with no 0/1 column,
     no column of a few whole-number levels (a rating scale, a code:
     :func:`dpclust.tables.columns.reads_as_levels`) and, for a DataFrame, no column of
-    identifiers (:func:`dpclust.tables.numbered_ids`,
+    identifiers nor a copy of another column (:func:`dpclust.tables.columns_left_out`,
     which the table family leaves out), else None."""
     import numpy as np
     import pandas as pd
@@ -168,9 +168,9 @@ def _plain_numbers(X):
         if not all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                    for t in X.dtypes):
             return None
-        from ..tables import numbered_ids
+        from ..tables import columns_left_out
 
-        if numbered_ids(X):
+        if columns_left_out(X):
             return None
         X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     try:

@@ -37,7 +37,12 @@ Rules, applied in order to each column that the user has not given a kind:
 * dates (a datetime column, or text whose every filled cell is an ISO 8601 date or time
   such as ``2007-11-09``): real numbers, the days since the first date (the column's
   ``origin``; the rule is counted), or with at most 12 distinct dates (survey waves, say)
-  categories, as whole numbers of few levels are.
+  categories, as whole numbers of few levels are;
+* a column whose values pair one to one with an earlier column's, holes in the same rows,
+  values that repeat or numbers in the same or the reverse order (``wage`` after
+  ``logwage``, a code beside its label, a 0/1 column beside its complement): a copy, left
+  out likewise, the earlier column kept (:mod:`dpclust.tables.copies` says why a copy
+  holds chains apart).
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
 :data:`MISSING_MARKERS`.
@@ -51,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils.times import DAY_SECONDS, as_datetime
+from .copies import find_copies
 from .data import KINDS, Column, Schema, TableData
 
 #: text that a spreadsheet or a statistics package writes for a missing cell
@@ -170,7 +176,7 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
     if unknown:
         raise ValueError(f"kinds were given for columns the table does not have: {unknown} "
                          f"(its columns: {names[:12]}{' ...' if len(names) > 12 else ''})")
-    columns, dropped, rules = [], [], {}
+    columns, dropped, rules, cells = [], [], {}, []
     for name, col in zip(names, df.columns):
         values = df[col]
         chosen = kinds.get(name)
@@ -187,8 +193,16 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         found = _infer_one(name, values, hole, chosen, rules)
         if isinstance(found, Column):
             columns.append(found)
+            cells.append(_cell_codes(values, hole))
         else:  # why it is left out
             dropped.append((name, found))
+    copies = find_copies([c.name for c in columns], [c for c, _ in cells],
+                         [x for _, x in cells], keep=set(kinds))
+    if copies:
+        dropped += [(c.name, copies[c.name]) for c in columns if c.name in copies]
+        order = {name: j for j, name in enumerate(names)}
+        dropped.sort(key=lambda d: order[d[0]])
+        columns = [c for c in columns if c.name not in copies]
     if not columns:
         raise ValueError("the table has no column left to cluster on")
     return Schema(tuple(columns), tuple(dropped), rules)
@@ -262,6 +276,17 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
                       "given" if chosen else f"two levels ({values.dtype})")
     return Column(name, "categorical", levels,
                   "given" if chosen else f"{len(levels)} levels ({values.dtype})")
+
+
+def _cell_codes(values, hole) -> tuple[np.ndarray, np.ndarray | None]:
+    """A column's cells as the index of their value (-1 in a hole) and, for a column of
+    numbers, as numbers (what :func:`~dpclust.tables.copies.find_copies` compares)."""
+    numbers = (None if isinstance(values.dtype, pd.CategoricalDtype)
+               else _as_numbers(values, hole))
+    if numbers is not None:
+        return pd.factorize(numbers)[0], numbers
+    text = values.astype("string").str.strip().mask(hole)
+    return pd.factorize(text)[0], None
 
 
 def _constant(values, numbers, hole) -> str | None:
@@ -351,6 +376,25 @@ def numbered_ids(X) -> list[tuple[str, str]]:
         if why is not None:
             found.append((name, why))
     return found
+
+
+def columns_left_out(X) -> list[tuple[str, str]]:
+    """The columns of a table that :func:`infer_schema` leaves out, given no kinds, as
+    identifiers (:func:`numbered_ids`) or as copies of an earlier column
+    (:func:`~dpclust.tables.copies.find_copies`): ``(name, why)`` pairs.
+
+    A caller about to read a table of numbers as one block (the ``gaussian`` family, whose
+    covariance a copy would make singular) asks this first, and reads the table a column at
+    a time where it finds any.
+    """
+    ids = dict(numbered_ids(X))
+    df = as_frame(X)
+    kept = [(str(c), c) for c in df.columns if str(c) not in ids]
+    cells = [_cell_codes(df[c], _blank(df[c])) for _, c in kept]
+    copies = find_copies([name for name, _ in kept], [c for c, _ in cells],
+                         [x for _, x in cells])
+    return [(name, ids.get(name) or copies[name]) for name in map(str, df.columns)
+            if name in ids or name in copies]
 
 
 def _as_times(values, hole) -> list | None:

@@ -1,0 +1,92 @@
+"""Columns that copy an earlier column of the table: the same information written twice.
+
+A column is a *copy* of an earlier one when the two have their holes in the same rows and
+their values pair one to one on the other rows (each value of one meets a single value of
+the other, and the other way round), and either
+
+* the values repeat (at most :data:`COPY_MAX_SHARE` of the rows hold distinct values): a code
+  beside its label, ``education`` beside ``education_num``, a 0/1 column beside its
+  complement; or
+* both columns are numbers in the same or the reverse order: a transform of the other,
+  ``logwage`` beside ``wage``, degrees Fahrenheit beside Celsius.  (Distinct values alone pair
+  one to one with any other column of distinct values, so for them the order is the test.)
+
+The earlier column is kept and the copy left out.  A model that reads both counts the same
+information twice, and under a cluster family with independent columns (or a covariance
+fitted per cluster) a smooth transform of a real column lets thin clusters follow the curve
+piece by piece, each with a tiny spread about it: the partition then cuts the column into
+slices, and as many posterior modes as ways of cutting it hold the chains apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: distinct values on at most this share of the rows make a one-to-one pairing a recoding
+COPY_MAX_SHARE = 0.5
+#: columns of at most this many filled cells are not compared (a pairing could be chance)
+COPY_MIN_ROWS = 20
+
+
+def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> dict:
+    """The columns that copy an earlier one.
+
+    Parameters
+    ----------
+    names : list of str
+        The columns' names, in the table's order.
+    codes : list of ndarray of int
+        Each column's cells as the index of their value, ``0 .. m - 1`` in order of first
+        appearance (as :func:`pandas.factorize` gives them), -1 in a hole.
+    numbers : list of ndarray or None
+        Each column's cells as numbers (NaN in a hole), None for a column of text.
+    keep : set of str
+        Columns never left out as copies (those the user gave a kind).
+
+    Returns
+    -------
+    dict of str to str
+        For each copy, by name, why it is left out (naming the column it copies).
+    """
+    kept: dict = {}  # (number of values, holes) -> indices of the columns kept so far
+    found = {}
+    for j, c in enumerate(codes):
+        hole = c < 0
+        n_rows = int((~hole).sum())
+        m = int(c.max()) + 1 if n_rows else 0
+        key = (m, np.packbits(hole).tobytes())
+        why = None
+        if names[j] not in keep and n_rows > COPY_MIN_ROWS:
+            for i in kept.get(key, ()):
+                if not _one_to_one(codes[i], c, m):
+                    continue
+                if _same_order(numbers[i], numbers[j], hole):
+                    why = (f"a copy of {names[i]!r}: a transform of it (its values follow "
+                           "that column's order one to one)")
+                elif m <= COPY_MAX_SHARE * n_rows:
+                    why = (f"a copy of {names[i]!r}: a recoding of it (its {m:,} values pair "
+                           "one to one with that column's)")
+                if why is not None:
+                    break
+        if why is None:
+            kept.setdefault(key, []).append(j)
+        else:
+            found[names[j]] = why
+    return found
+
+
+def _one_to_one(a: np.ndarray, b: np.ndarray, m: int) -> bool:
+    """Whether two columns of ``m`` values each, with the same holes, pair their values one
+    to one: exactly ``m`` distinct pairs."""
+    present = a >= 0
+    pairs = a[present].astype(np.int64) * m + b[present]
+    return len(np.unique(pairs)) == m
+
+
+def _same_order(x, y, hole: np.ndarray) -> bool:
+    """Whether ``y`` rises, or falls, with ``x`` over the filled rows (numbers both)."""
+    if x is None or y is None:
+        return False
+    order = np.argsort(x[~hole], kind="stable")
+    step = np.diff(y[~hole][order])
+    return bool(np.all(step >= 0) or np.all(step <= 0))

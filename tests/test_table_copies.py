@@ -1,0 +1,95 @@
+"""Columns that copy an earlier one (:mod:`dpclust.tables.copies`): a transform of a column of
+numbers (``ISLR::Wage``'s ``wage`` beside ``logwage``), a code beside its label, a 0/1
+column beside its complement are left out, the first of each kept; columns that merely
+agree often, differ in their holes, map many values to one, or are few are kept."""
+
+import numpy as np
+import pandas as pd
+
+from dpclust.families import choose_family
+from dpclust.tables import columns_left_out, infer_schema
+from dpclust.tables.copies import COPY_MIN_ROWS, find_copies
+
+N_ROWS = 60
+
+
+def wage_like(n=N_ROWS, seed=0) -> pd.DataFrame:
+    """A real column, its exponential, a label with its code and a 0/1 dummy of it."""
+    rng = np.random.default_rng(seed)
+    log_wage = rng.normal(4.6, 0.3, size=n)
+    sector = rng.choice(["1. Industrial", "2. Information"], size=n)
+    grade = rng.choice(["low", "mid", "high"], size=n)
+    return pd.DataFrame({"age": rng.integers(18, 80, size=n), "logwage": log_wage,
+                         "grade": grade, "sector": sector, "wage": np.exp(log_wage),
+                         "grade_code": pd.Series(grade).map({"low": 1, "mid": 2, "high": 3}),
+                         "information": (sector == "2. Information").astype(int)})
+
+
+def kinds_of(schema) -> dict:
+    return {c.name: c.kind for c in schema.columns}
+
+
+def test_a_transform_a_code_and_a_dummy_are_left_out_the_first_kept():
+    schema = infer_schema(wage_like())
+    assert kinds_of(schema) == {"age": "gaussian", "logwage": "gaussian",
+                                "grade": "categorical", "sector": "bernoulli"}
+    assert schema.dropped == (
+        ("wage", "a copy of 'logwage': a transform of it (its values follow that column's "
+                 "order one to one)"),
+        ("grade_code", "a copy of 'grade': a recoding of it (its 3 values pair one to one "
+                       "with that column's)"),
+        ("information", "a copy of 'sector': a recoding of it (its 2 values pair one to one "
+                        "with that column's)"))
+
+
+def test_a_falling_transform_is_a_copy_and_a_kind_given_keeps_a_column():
+    df = wage_like()[["logwage"]].assign(minus=lambda d: 10 - 2 * d.logwage)
+    assert [name for name, _ in infer_schema(df).dropped] == ["minus"]
+    assert kinds_of(infer_schema(df, kinds={"minus": "gaussian"})) == {
+        "logwage": "gaussian", "minus": "gaussian"}
+
+
+def test_columns_that_are_not_copies_are_kept():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=N_ROWS)
+    region = rng.choice(list("abcdef"), size=N_ROWS)
+    holed = x.copy()
+    holed[3] = np.nan
+    df = pd.DataFrame({
+        "x": x,
+        "y": rng.normal(size=N_ROWS),  # distinct values pair one to one, in no order
+        "square": x ** 2,  # a function of x, but not one to one (x and -x meet)
+        "holed": holed + 1,  # x + 1 with a hole where x has none
+        "region": region,
+        "zone": pd.Series(region).map({"a": "n", "b": "n", "c": "s", "d": "s", "e": "e",
+                                       "f": "w"}),  # many regions to one zone
+    })
+    schema = infer_schema(df)
+    assert schema.dropped == ()
+    assert columns_left_out(df.drop(columns=["region", "zone"])) == []
+
+
+def test_small_tables_are_not_compared():
+    df = wage_like(n=COPY_MIN_ROWS)
+    assert infer_schema(df).dropped == ()
+    assert [n for n, _ in infer_schema(wage_like(n=COPY_MIN_ROWS + 1)).dropped] == [
+        "wage", "grade_code", "information"]
+
+
+def test_copies_of_copies_name_the_first_column():
+    codes = [np.array([0, 1, 1, 0] * 10), np.array([0, 1, 1, 0] * 10),
+             np.array([1, 0, 0, 1] * 10)]
+    found = find_copies(["a", "b", "c"], codes, [None] * 3)
+    assert list(found) == ["b", "c"] and all("'a'" in why for why in found.values())
+
+
+def test_a_table_of_numbers_with_a_copy_is_read_a_column_at_a_time():
+    """``auto`` on numbers with a copy picks the table family, which leaves the copy out;
+    a plain Gaussian would read both, its clusters' covariance singular along the copy."""
+    rng = np.random.default_rng(3)
+    celsius = rng.normal(15, 8, size=N_ROWS)
+    df = pd.DataFrame({"celsius": celsius, "rain": rng.gamma(2.0, size=N_ROWS),
+                       "fahrenheit": 32 + 1.8 * celsius})
+    assert choose_family(df.drop(columns="fahrenheit")).name == "gaussian"
+    assert choose_family(df).name == "table"
+    assert [name for name, _ in columns_left_out(df)] == ["fahrenheit"]

@@ -1,7 +1,8 @@
 """Columns that copy an earlier one (:mod:`dpclust.tables.copies`): a transform of a column of
-numbers (``ISLR::Wage``'s ``wage`` beside ``logwage``), a code beside its label, a 0/1
-column beside its complement are left out, the first of each kept; columns that merely
-agree often, differ in their holes, map many values to one, or are few are kept."""
+numbers (``ISLR::Wage``'s ``wage`` beside ``logwage``), a label beside its code, a 0/1
+column beside its complement are left out, the first of each kept; columns that differ in
+their holes, map many values to one, pair real numbers in another order, or are few are
+kept."""
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,28 @@ def test_a_falling_transform_is_a_copy_and_a_kind_given_keeps_a_column():
         "logwage": "gaussian", "minus": "gaussian"}
 
 
+def test_the_same_values_twice():
+    df = wage_like()[["logwage"]].assign(again=lambda d: d.logwage.copy())
+    assert infer_schema(df).dropped == (
+        ("again", "a copy of 'logwage' (the same values on every row)"),)
+
+
+def test_real_numbers_in_another_order_are_kept():
+    """Each city's statistics repeated on its rows pair one to one, but place the cities
+    in different orders: as real numbers each says something the other does not."""
+    rng = np.random.default_rng(4)
+    city = rng.integers(0, 8, size=N_ROWS)
+    population = np.array([5.1, 0.3, 2.2, 9.0, 1.1, 4.4, 7.2, 0.8])[city]
+    income = np.array([41.0, 55.5, 38.2, 61.0, 47.3, 35.0, 52.4, 44.1])[city]
+    df = pd.DataFrame({"population": population, "income": income,
+                       "city": np.array(list("abcdefgh"))[city]})
+    schema = infer_schema(df)
+    assert [c.name for c in schema.columns] == ["population", "income"]
+    assert schema.dropped == (
+        ("city", "a copy of 'population': a recoding of it (its 8 values pair one to one "
+                 "with that column's)"),)
+
+
 def test_columns_that_are_not_copies_are_kept():
     rng = np.random.default_rng(1)
     x = rng.normal(size=N_ROWS)
@@ -72,14 +95,15 @@ def test_columns_that_are_not_copies_are_kept():
 def test_small_tables_are_not_compared():
     df = wage_like(n=COPY_MIN_ROWS)
     assert infer_schema(df).dropped == ()
+    # ``grade_code`` on 21 rows is real numbers (too few rows for 3 levels), in no order
     assert [n for n, _ in infer_schema(wage_like(n=COPY_MIN_ROWS + 1)).dropped] == [
-        "wage", "grade_code", "information"]
+        "wage", "information"]
 
 
 def test_copies_of_copies_name_the_first_column():
     codes = [np.array([0, 1, 1, 0] * 10), np.array([0, 1, 1, 0] * 10),
              np.array([1, 0, 0, 1] * 10)]
-    found = find_copies(["a", "b", "c"], codes, [None] * 3)
+    found = find_copies(["a", "b", "c"], codes, [None] * 3, coded=[True] * 3)
     assert list(found) == ["b", "c"] and all("'a'" in why for why in found.values())
 
 

@@ -39,10 +39,10 @@ Rules, applied in order to each column that the user has not given a kind:
   ``origin``; the rule is counted), or with at most 12 distinct dates (survey waves, say)
   categories, as whole numbers of few levels are;
 * a column whose values pair one to one with an earlier column's, holes in the same rows,
-  values that repeat or numbers in the same or the reverse order (``wage`` after
-  ``logwage``, a code beside its label, a 0/1 column beside its complement): a copy, left
-  out likewise, the earlier column kept (:mod:`dpclust.tables.copies` says why a copy
-  holds chains apart).
+  numbers in the same or the reverse order (``wage`` after ``logwage``) or levels that
+  repeat (a label beside its code, a 0/1 column beside its complement): a copy, left out
+  likewise, the earlier column kept (:mod:`dpclust.tables.copies` says why a copy holds
+  chains apart).
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
 :data:`MISSING_MARKERS`.
@@ -197,7 +197,8 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         else:  # why it is left out
             dropped.append((name, found))
     copies = find_copies([c.name for c in columns], [c for c, _ in cells],
-                         [x for _, x in cells], keep=set(kinds))
+                         [x for _, x in cells],
+                         [c.kind in ("bernoulli", "categorical") for c in columns], set(kinds))
     if copies:
         dropped += [(c.name, copies[c.name]) for c in columns if c.name in copies]
         order = {name: j for j, name in enumerate(names)}
@@ -380,8 +381,9 @@ def numbered_ids(X) -> list[tuple[str, str]]:
 
 def columns_left_out(X) -> list[tuple[str, str]]:
     """The columns of a table that :func:`infer_schema` leaves out, given no kinds, as
-    identifiers (:func:`numbered_ids`) or as copies of an earlier column
-    (:func:`~dpclust.tables.copies.find_copies`): ``(name, why)`` pairs.
+    identifiers (:func:`numbered_ids`) or as copies of an earlier column of numbers (the
+    same values, or a transform: :func:`~dpclust.tables.copies.find_copies`): ``(name,
+    why)`` pairs.
 
     A caller about to read a table of numbers as one block (the ``gaussian`` family, whose
     covariance a copy would make singular) asks this first, and reads the table a column at

@@ -4,12 +4,18 @@ A column is a *copy* of an earlier one when the two have their holes in the same
 their values pair one to one on the other rows (each value of one meets a single value of
 the other, and the other way round), and either
 
-* the values repeat (at most :data:`COPY_MAX_SHARE` of the rows hold distinct values): a code
-  beside its label, ``education`` beside ``education_num``, a 0/1 column beside its
-  complement; or
-* both columns are numbers in the same or the reverse order: a transform of the other,
-  ``logwage`` beside ``wage``, degrees Fahrenheit beside Celsius.  (Distinct values alone pair
-  one to one with any other column of distinct values, so for them the order is the test.)
+* both are numbers in the same or the reverse order: the same values, or a transform of the
+  other (``logwage`` beside ``wage``, degrees Fahrenheit beside Celsius, ``agesq`` beside
+  ``age``); or
+* the copy is read as levels (yes/no or categories) whose values repeat (at most
+  :data:`COPY_MAX_SHARE` of the rows hold distinct values): a label beside its code, a 0/1
+  column beside its complement.  A column of levels says only which rows share a value,
+  and the earlier column says that already.
+
+Real numbers that pair one to one with another column in another order are kept: a
+city's median income beside its population, repeated on the rows of each city, pairs one
+to one with it, but its values place the cities otherwise.  So are distinct values in no
+common order, which pair one to one with any other column of distinct values.
 
 The earlier column is kept and the copy left out.  A model that reads both counts the same
 information twice, and under a cluster family with independent columns (or a covariance
@@ -28,7 +34,7 @@ COPY_MAX_SHARE = 0.5
 COPY_MIN_ROWS = 20
 
 
-def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> dict:
+def find_copies(names: list, codes: list, numbers: list, coded=None, keep=frozenset()) -> dict:
     """The columns that copy an earlier one.
 
     Parameters
@@ -40,6 +46,8 @@ def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> di
         appearance (as :func:`pandas.factorize` gives them), -1 in a hole.
     numbers : list of ndarray or None
         Each column's cells as numbers (NaN in a hole), None for a column of text.
+    coded : list of bool, optional
+        Whether each column is read as levels (yes/no or categories); none when not given.
     keep : set of str
         Columns never left out as copies (those the user gave a kind).
 
@@ -48,6 +56,7 @@ def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> di
     dict of str to str
         For each copy, by name, why it is left out (naming the column it copies).
     """
+    coded = [False] * len(names) if coded is None else coded
     kept: dict = {}  # (number of values, holes) -> indices of the columns kept so far
     found = {}
     for j, c in enumerate(codes):
@@ -58,14 +67,8 @@ def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> di
         why = None
         if names[j] not in keep and n_rows > COPY_MIN_ROWS:
             for i in kept.get(key, ()):
-                if not _one_to_one(codes[i], c, m):
-                    continue
-                if _same_order(numbers[i], numbers[j], hole):
-                    why = (f"a copy of {names[i]!r}: a transform of it (its values follow "
-                           "that column's order one to one)")
-                elif m <= COPY_MAX_SHARE * n_rows:
-                    why = (f"a copy of {names[i]!r}: a recoding of it (its {m:,} values pair "
-                           "one to one with that column's)")
+                why = _copy_of(names[i], codes[i], c, numbers[i], numbers[j], m,
+                               coded[j] and m <= COPY_MAX_SHARE * n_rows)
                 if why is not None:
                     break
         if why is None:
@@ -73,6 +76,25 @@ def find_copies(names: list, codes: list, numbers: list, keep=frozenset()) -> di
         else:
             found[names[j]] = why
     return found
+
+
+def _copy_of(name, a, b, x, y, m: int, levels: bool) -> str | None:
+    """Why column ``b`` (codes; numbers ``y`` or None) copies column ``name`` (``a``,
+    ``x``), both of ``m`` values with the same holes, or None; ``levels``: ``b`` is read as
+    levels whose values repeat."""
+    if not _one_to_one(a, b, m):
+        return None
+    if x is not None and y is not None:
+        hole = a < 0
+        if np.array_equal(x[~hole], y[~hole]):
+            return f"a copy of {name!r} (the same values on every row)"
+        if _same_order(x, y, hole):
+            return (f"a copy of {name!r}: a transform of it (its values follow that "
+                    "column's order one to one)")
+    if levels:
+        return (f"a copy of {name!r}: a recoding of it (its {m:,} values pair one to one "
+                "with that column's)")
+    return None
 
 
 def _one_to_one(a: np.ndarray, b: np.ndarray, m: int) -> bool:
@@ -84,9 +106,7 @@ def _one_to_one(a: np.ndarray, b: np.ndarray, m: int) -> bool:
 
 
 def _same_order(x, y, hole: np.ndarray) -> bool:
-    """Whether ``y`` rises, or falls, with ``x`` over the filled rows (numbers both)."""
-    if x is None or y is None:
-        return False
+    """Whether ``y`` rises, or falls, with ``x`` over the filled rows."""
     order = np.argsort(x[~hole], kind="stable")
     step = np.diff(y[~hole][order])
     return bool(np.all(step >= 0) or np.all(step <= 0))

@@ -593,7 +593,7 @@ def test_quoted_decimal_commas_and_empty_first_row_cells(tmp_path):
     with pytest.raises(DataError, match=r"line 1, column 1 is empty; missing values"):
         load_data(write(tmp_path / "lead.csv", ",2\n3,4\n"))
     X, meta = load_data(write(tmp_path / "index.csv", ",a,b\n0,1,2\n1,3,4\n"))
-    assert meta["column_names"] == ["", "a", "b"] and X.shape == (2, 3)
+    assert meta["column_names"] == ["Unnamed: 0", "a", "b"] and X.shape == (2, 3)
 
 
 def test_the_table_reader_reads_what_numpy_writes_exactly(tmp_path):
@@ -697,3 +697,34 @@ def test_excel_without_openpyxl_says_which_extra_to_install(tmp_path, monkeypatc
     monkeypatch.setattr(builtins, "__import__", no_openpyxl)
     with pytest.raises(DataError, match=r"pip install dpclust\[excel\]"):
         read_frame(write(tmp_path / "book.xlsx", "not really a workbook"))
+
+
+def test_a_header_with_empty_names_is_a_header(tmp_path):
+    """pandas' ``to_csv`` writes its index under an empty name, and a trailing separator
+    leaves one at the end: the first row is still the header, and the empty names are
+    ``Unnamed: j``, as pandas reads them (the table family then leaves the index out as
+    an identifier).  A first row holding a number is data, as before."""
+    from dpclust.io.frames import read_frame
+    from dpclust.tables import infer_schema
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=30), "g": rng.choice(["x", "y", "z"], 30)})
+    df.to_csv(tmp_path / "indexed.csv")
+    frame, meta = read_frame(tmp_path / "indexed.csv")
+    assert meta["has_header"] and list(frame.columns) == ["Unnamed: 0", "a", "g"]
+    assert [name for name, _ in infer_schema(frame).dropped] == ["Unnamed: 0"]
+    trailing = write(tmp_path / "trailing.csv", "a,g,\n" + "".join(
+        f"{x:.3f},{g},\n" for x, g in zip(df.a, df.g)))
+    frame, _ = read_frame(trailing)
+    assert list(frame.columns) == ["a", "g", "Unnamed: 2"]
+    assert infer_schema(frame).dropped == (("Unnamed: 2", "empty (every cell is missing)"),)
+    data_first = write(tmp_path / "data.csv", ",x,1.5\nb,y,2.5\n")
+    assert not read_frame(data_first)[1]["has_header"]
+    numbers = tmp_path / "numbers.csv"
+    pd.DataFrame({"a": [1.5, 2.0], "b": [3.0, 4.0]}).to_csv(numbers)
+    X, meta = load_data(numbers)
+    assert meta["column_names"] == ["Unnamed: 0", "a", "b"] and X.shape == (2, 3)
+    pytest.importorskip("openpyxl")  # the same sheet as a workbook
+    df.to_excel(tmp_path / "indexed.xlsx")
+    frame, meta = read_frame(tmp_path / "indexed.xlsx")
+    assert meta["has_header"] and list(frame.columns) == ["Unnamed: 0", "a", "g"]

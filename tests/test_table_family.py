@@ -13,7 +13,7 @@ from dpclust.exact import (exact_posterior, partition_frequencies, run_chain,
 from dpclust.families import (BetaBernoulli, numbers_family, DiagonalGaussian, DirichletCategorical,
                               GammaPoisson, TableFamily, get_family)
 from dpclust.families.base import take
-from dpclust.tables import TableData
+from dpclust.tables import TableData, infer_schema
 from dpclust.samplers import (CollapsedGibbs, ExplicitGibbs, FiniteSymmetricDirichlet,
                               MixtureModel, SubclusterSplitMerge, finite_dirichlet_log_prior)
 
@@ -348,13 +348,26 @@ def test_auto_on_plain_numbers_is_the_gaussian():
     assert get_family("auto", rated[:20]).name == "gaussian"  # too few rows a level
 
 
+def test_an_empty_column_is_left_out_and_a_table_of_nothing_refused():
+    """An export's empty column (``tidyr::billboard``'s weeks 66 to 76, ``Ecdat::Bwages``'s
+    ``sex``) is left out, said so; a kind given to one, or a table with nothing left after
+    the rules, is refused, each column's reason given."""
+    df = pd.DataFrame({"a": [np.nan, None, " "], "b": [1.0, 2.0, 4.0]})
+    assert infer_schema(df).dropped == (("a", "empty (every cell is missing)"),)
+    with pytest.raises(ValueError, match="'a' was given the kind 'gaussian' but has no values"):
+        infer_schema(df, kinds={"a": "gaussian"})
+    with pytest.raises(ValueError, match="no column left to cluster on: 'a' is empty .*'b' is "
+                                         "a constant"):
+        infer_schema(df.assign(b=1.0))
+
+
 @pytest.mark.parametrize("bad, match", [
-    (pd.DataFrame({"a": [np.nan, np.nan], "b": [1.0, 2.0]}), "column 'a' has no values"),
+    (pd.DataFrame({"a": [np.nan, np.nan], "b": [1.0, 2.0]}), "column 'a' was given the kind"),
     (pd.DataFrame({"a": [np.nan, 1.0, 3.0], "b": [np.nan, 2.0, 5.0]}), "row 0"),
 ])
 def test_bad_tables_are_refused_naming_the_problem(bad, match):
     with pytest.raises(ValueError, match=match):
-        TableFamily().validate(bad)
+        TableFamily(kinds={"a": "gaussian"}).validate(bad)
 
 
 def test_kinds_that_do_not_fit_are_refused():

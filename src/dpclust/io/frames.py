@@ -25,10 +25,12 @@ summary can say what was done to the columns it models:
 An Excel workbook (``.xlsx``, with the optional dependency openpyxl: ``pip install
 dpclust[excel]``) is read from its first sheet, its cells typed as the sheet types them
 (numbers, text, dates); rows with no value are skipped.
-A text table's or a sheet's first row is its header when none of its cells is a number or
-empty;
-otherwise the file has no header and the columns are named ``x0``, ``x1``, ... (as
-:func:`dpclust.tables.infer_schema` names an array's).  Dates and the kind of each column are
+A text table's or a sheet's first row is its header when none of its cells is a number and
+one at least is filled; an empty cell there names its column ``Unnamed: j`` (``j`` from 0, as
+pandas names the index column it writes with ``to_csv``, whose header starts with an empty
+cell, and as a trailing separator leaves one at the end).  Otherwise the file has no header
+and the columns are named ``x0``, ``x1``, ... (as :func:`dpclust.tables.infer_schema` names
+an array's).  Dates and the kind of each column are
 left to :func:`dpclust.tables.infer_schema`.
 """
 
@@ -45,8 +47,8 @@ from ..tables import MISSING_MARKERS
 from ..utils.checks import DataError
 from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
 from .tables import import_pyarrow
-from .text import (check_dialect_args, formatted_number, is_number, separator_hint, sniff,
-                   to_float)
+from .text import (check_dialect_args, formatted_number, header_names, is_number, separator_hint,
+                   sniff, to_float)
 
 __all__ = ["read_frame"]
 
@@ -140,16 +142,24 @@ def _records(p: Path, gz: bool, delimiter):
             yield lineno, fields
 
 
+def _header(first: list, is_number) -> list | None:
+    """The column names a first row gives (stripped cells, ``""`` for an empty one), or
+    None when the row is data: a header holds no number and one name at least, and its
+    empty cells are named ``Unnamed: j``."""
+    if not any(c != "" for c in first) or any(c != "" and is_number(c) for c in first):
+        return None
+    return header_names(first)
+
+
 def _text_frame(p: Path, gz: bool, dialect, text_columns, rules: dict):
     rows = list(_records(p, gz, dialect.delimiter))
     if not rows:
         raise DataError(f"{p} contains no data (only blank or comment lines).")
     first_line, first = rows[0]
     n_fields = len(first)
-    has_header = not any(not c.strip() or is_number(c.strip(), dialect.decimal)
-                         for c in first)
-    names = ([c.strip() for c in first] if has_header
-             else [f"x{j}" for j in range(n_fields)])
+    names = _header([c.strip() for c in first], lambda c: is_number(c, dialect.decimal))
+    has_header = names is not None
+    names = names or [f"x{j}" for j in range(n_fields)]
     body = rows[1:] if has_header else rows
     if not body:
         raise DataError(f"{p} has a header row but no data rows.")
@@ -275,11 +285,13 @@ def excel_frame(p: Path, rules: dict) -> tuple[pd.DataFrame, bool, list]:
     frame = frame.dropna(how="all").dropna(axis=1, how="all").reset_index(drop=True)
     if frame.empty:
         raise DataError(f"{p}: the sheet {sheets[0]!r} holds no data.")
-    first = frame.iloc[0].tolist()
-    has_header = all(isinstance(v, str) and v.strip() for v in first)
+    first = [v.strip() if isinstance(v, str) else "" if v is None or v != v else v
+             for v in frame.iloc[0].tolist()]
+    names = _header(first, lambda v: not isinstance(v, str))  # typed cells: numbers, dates
+    has_header = names is not None
     if has_header:
         frame = frame.iloc[1:].reset_index(drop=True)
-        frame.columns = [v.strip() for v in first]
+        frame.columns = names
     else:
         frame.columns = [f"x{j}" for j in range(frame.shape[1])]
     frame = frame.replace("", None).infer_objects()

@@ -16,7 +16,8 @@ import numpy as np
 from ..utils.checks import CellError, DataError
 from .columns import check_column_index, resolve_columns
 from .files import open_text, reading
-from .text import TextDialect, is_number, records, separator_hint, sniff, to_float
+from .text import (TextDialect, header_names, is_number, records, separator_hint, sniff,
+                   to_float)
 
 # --------------------------------------------------------------------------------------------
 # text tables
@@ -72,7 +73,7 @@ def read_table(p: Path, gz: bool, fmt: str, column, header, sep=None, decimal=No
         has_header = infer_header(p, first_line_no, first_fields, dialect)
     else:
         has_header = header
-    names = [c.strip() for c in first_fields] if has_header else None
+    names = header_names(first_fields) if has_header else None
     usecols = (
         list(range(n_fields)) if column is None else resolve_columns(column, names, n_fields, p)
     )

@@ -228,6 +228,12 @@ def is_number(cell: str, decimal: str = ".") -> bool:
     return to_float(cell, decimal) is not None
 
 
+def header_names(cells) -> list[str]:
+    """A header row's names, its cells stripped; an empty cell names its column ``Unnamed:
+    j`` (``j`` from 0), as pandas names the index column it writes with ``to_csv``."""
+    return [c.strip() or f"Unnamed: {j}" for j, c in enumerate(cells)]
+
+
 def separator_hint(cell: str, dialect: TextDialect) -> str:
     """What a non-numeric cell suggests about the file's separator or decimal mark."""
     sep = _SEPARATORS[dialect.delimiter]

@@ -6,7 +6,7 @@ cells under a schema (a fitted model's, for new data), and :func:`check_table` d
 
 Rules, applied in order to each column that the user has not given a kind:
 
-* every cell missing: refused (``ValueError`` naming the column);
+* every cell missing: left out as empty (a column given a kind is refused, naming it);
 * booleans, or numbers that are all 0 and 1: ``bernoulli``;
 * whole numbers with 3 to 12 distinct values, each present value seen on 10 rows or more
   on average (a rating scale, an income band, a code): ``categorical``, its levels the
@@ -163,8 +163,8 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
     Raises
     ------
     ValueError
-        A column with no values, a column of dates, a column given a kind its values do not
-        fit (naming the column and a cell), a kind or a name that does not exist.
+        No column left to cluster on (saying why each was left out), a column given a
+        kind its values do not fit (an empty one included) (naming the column and a cell), a kind or a name that does not exist.
     """
     df = as_frame(X)
     kinds = dict(kinds or {})
@@ -188,8 +188,11 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
             continue
         hole = _blank(values)
         if hole.all():
-            raise ValueError(f"column {name!r} has no values (every cell is missing): drop it "
-                             f"or give it values")
+            if chosen is not None:
+                raise ValueError(f"column {name!r} was given the kind {chosen!r} but has no "
+                                 "values (every cell is missing)")
+            dropped.append((name, "empty (every cell is missing)"))
+            continue
         found = _infer_one(name, values, hole, chosen, rules)
         if isinstance(found, Column):
             columns.append(found)
@@ -205,7 +208,9 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         dropped.sort(key=lambda d: order[d[0]])
         columns = [c for c in columns if c.name not in copies]
     if not columns:
-        raise ValueError("the table has no column left to cluster on")
+        raise ValueError("the table has no column left to cluster on: " + "; ".join(
+            f"{name!r} is {why}" for name, why in dropped[:6])
+            + ("; ..." if len(dropped) > 6 else ""))
     return Schema(tuple(columns), tuple(dropped), rules)
 
 

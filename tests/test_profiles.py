@@ -228,7 +228,7 @@ def test_a_wide_table_s_profiles_stay_bounded():
                        for j in range(45)})
     for j in range(15):
         df[f"cat{j:02d}"] = np.array(["a", "b", "c", "d"], dtype=object)[
-            (labels + rng.integers(0, 2, n) * j) % 4]
+            (labels * (j % 2) + rng.integers(0, 4, n)) % 4]
     X = check_table(df)
     sizes = np.bincount(labels).tolist()
     summary = {"settings": {"family": "table"}, "n_clusters": K, "cluster_sizes": sizes,

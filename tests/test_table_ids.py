@@ -1,5 +1,6 @@
 """Identifier columns of a table (:func:`dpclust.tables.infer_schema`): whole numbers with a
-distinct value on every row, named like an id or consecutive, are left out like a text id;
+distinct value on every row, named like an id or consecutive, are left out like a text id,
+and so are whole numbers named like an id whose many values repeat (a panel's units);
 other distinct whole numbers, small tables and the user's own kinds are not touched.  So are
 constants and text labels (a distinct text on more than half the rows)."""
 
@@ -89,7 +90,6 @@ def test_a_repeat_a_gap_or_missing_cells_keep_the_column():
     gap = np.append(rows[:-1], N_ROWS + 5)  # 0 .. 28, then 35
     hole = rows.astype(float)
     hole[3] = np.nan  # 1 cell in 30: more than 1 in 100
-    assert kinds_of(infer_schema(table(repeat, "id")))["id"] == "gaussian"
     assert kinds_of(infer_schema(table(repeat, "row")))["row"] == "gaussian"
     assert kinds_of(infer_schema(table(gap, "row")))["row"] == "gaussian"
     assert kinds_of(infer_schema(table(hole, "id")))["id"] == "gaussian"
@@ -98,6 +98,20 @@ def test_a_repeat_a_gap_or_missing_cells_keep_the_column():
     many = np.arange(300, dtype=float)
     many[7] = np.nan
     assert infer_schema(table(many, "id")).dropped == (("id", NAMED),)
+
+
+def test_repeated_whole_numbers_named_like_an_id_are_the_units_of_a_panel():
+    """A person's id on each of their years (13 people or more) names units: left out; a
+    column so named with a few values is a code, read as levels; one not so named stays."""
+    people = np.repeat(scattered(20), 3)  # 20 people, 3 rows each
+    schema = infer_schema(table(people, "person_id"))
+    assert kinds_of(schema) == {"height": "gaussian"}
+    assert schema.dropped == (("person_id", "an identifier of units (named like an id; 20 "
+                                            "whole numbers, each on 3.0 rows on average)"),)
+    assert numbered_ids(table(people, "person_id")) == list(schema.dropped)
+    code = np.repeat(np.arange(1, 6), 12)  # 5 values, 12 rows each: a code
+    assert kinds_of(infer_schema(table(code, "id")))["id"] == "categorical"
+    assert kinds_of(infer_schema(table(people, "weight")))["weight"] == "gaussian"
 
 
 def test_a_yes_no_column_is_never_an_id():

@@ -34,6 +34,10 @@ Rules, applied in order to each column that the user has not given a kind:
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
   left out likewise.  Distinct whole numbers neither so named nor consecutive (incomes,
   say) stay ``gaussian``, and so do whole numbers with a repeat or a gap in the run;
+* whole numbers named like an id with more than 12 distinct values that repeat (a panel's
+  unit, a person's id on each year's row): an identifier of units, left out likewise.  Its
+  numbers name the units and do not measure them, and as categories its hundreds of levels
+  would pull rows into small clusters as a label does;
 * dates (a datetime column, or text whose every filled cell is an ISO 8601 date or time
   such as ``2007-11-09``): real numbers, the days since the first date (the column's
   ``origin``; the rule is counted), or with at most 12 distinct dates (survey waves, say)
@@ -344,14 +348,19 @@ def named_like_an_id(name: str) -> bool:
 
 def _numbered_id(name, numbers: np.ndarray, hole: np.ndarray) -> str | None:
     """Why a column of numbers is an identifier, or None: more than :data:`ID_MIN_ROWS`
-    whole numbers, distinct, at most :data:`ID_MAX_MISSING` of the cells missing, and
-    either named like an id (:func:`named_like_an_id`) or consecutive (in any row order)."""
+    whole numbers, at most :data:`ID_MAX_MISSING` of the cells missing, and either distinct
+    and named like an id (:func:`named_like_an_id`) or consecutive (in any row order), or
+    named like an id with more than :data:`ORDINAL_MAX_LEVELS` values that repeat: the units
+    of a panel (a person's id on each of their years), which number them, not measure them."""
     present = numbers[~hole]
     if len(present) <= ID_MIN_ROWS or hole.sum() > ID_MAX_MISSING * len(hole) \
             or np.any(present != np.round(present)):
         return None
     distinct = np.unique(present)
     if len(distinct) != len(present):
+        if named_like_an_id(name) and len(distinct) > ORDINAL_MAX_LEVELS:
+            return (f"an identifier of units (named like an id; {len(distinct):,} whole "
+                    f"numbers, each on {len(present) / len(distinct):.1f} rows on average)")
         return None
     if named_like_an_id(name):
         return "an identifier (a distinct whole number on every row, named like an id)"

@@ -108,6 +108,28 @@ def test_labels_are_the_vi_point_estimate_not_the_last_draw(fitted):
     assert loss <= best_draw(fitted.trace_.labels, loss="vi")[1] + 1e-12
 
 
+def test_the_search_after_a_short_run_takes_a_quarter_of_its_budget(blobs, monkeypatch):
+    """A run held to a few seconds is not followed by a 30 s search: the search gets a
+    quarter of the run's budget (at least 1 s), and 30 s after a long or unlimited run."""
+    from dpclust.samplers import base
+
+    assert base.search_seconds(None) == base.SEARCH_SECONDS == 30.0
+    assert base.search_seconds(600.0) == 30.0 and base.search_seconds(8.0) == 2.0
+    assert base.search_seconds(2.0) == 1.0
+    given = []
+    real = base.searched_estimate
+
+    def recorded(pool, loss, start, max_time=base.SEARCH_SECONDS):
+        given.append(max_time)
+        return real(pool, loss, start, max_time)
+
+    monkeypatch.setattr(base, "searched_estimate", recorded)
+    X, _ = blobs
+    DPMixture(n_iter=20, max_time=8, random_state=0, n_chains=1, progress=False).fit(X)
+    DPMixture(n_iter=20, max_time=None, random_state=0, n_chains=1, progress=False).fit(X)
+    assert given == [2.0, 30.0]
+
+
 def test_binder_point_estimate(blobs):
     X, _ = blobs
     m = DPMixture(n_iter=30, point_estimate="binder", store_labels=True, random_state=0,

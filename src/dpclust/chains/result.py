@@ -18,6 +18,7 @@ import numpy as np
 
 from ..families.base import take
 from ..partitions import cluster_presence, point_certainty, summarise_components
+from ..samplers.base import SEARCH_SECONDS
 from .trace import RECORD_WIDTH, Trace, records_array
 
 #: above this many points the draws for the n x n co-clustering matrix are not kept
@@ -159,15 +160,15 @@ def _matched_params(labels, draw, params):
 
 
 def chain_result(model, progs, *, point_estimate: str, store_labels: bool,
-                 n_predictive_draws: int) -> ChainResult:
+                 n_predictive_draws: int, search_seconds: float = SEARCH_SECONDS) -> ChainResult:
     """The result of chains ``progs`` (their :class:`~dpclust.chains.trace.Progress`) on
     ``model``: the kept draws of all chains pooled; the point estimate under the loss
-    ``point_estimate``; ``n_predictive_draws`` evenly spaced draws kept for the posterior
-    predictive density."""
+    ``point_estimate``, searched for at most ``search_seconds``; ``n_predictive_draws``
+    evenly spaced draws kept for the posterior predictive density."""
     X = model.X
     progs = [p.after_burn_in() for p in progs]
     draws, pool_alpha, pool_params, pool_chains, pool_hyper = _pool(model, progs)
-    estimate = model.point_estimate(draws, point_estimate)
+    estimate = model.point_estimate(draws, point_estimate, search_seconds)
     labels, nearest = estimate.labels.astype(np.int64), estimate.nearest
     n_clusters = int(labels.max()) + 1
     n_done = min(p.snapshot.iteration for p in progs)

@@ -27,6 +27,7 @@ from .._version import __version__
 from ..utils.checks import DataError, check_int, check_random_state
 from ..partitions import as_loss, posterior_similarity
 from ..priors import PartitionPrior, get_prior
+from ..samplers.base import search_seconds
 from ..samplers.choice import sampler_name
 from ..samplers.registry import moves_clusters
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, advice, convergence, judged
@@ -649,7 +650,8 @@ class ChainEstimator(BaseEstimator):
                                  else getattr(model.family, "default_loss", "vi")))
         result = chain_result(model, progs, point_estimate=self.loss_,
                               store_labels=self.store_labels,
-                              n_predictive_draws=self.n_predictive_draws)
+                              n_predictive_draws=self.n_predictive_draws,
+                              search_seconds=search_seconds(self._time_limit()))
         for name, value in result.attributes().items():
             setattr(self, name, value)
         self._check_convergence()

@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from ..samplers import _partitioned as _p
-from ..samplers.base import MixtureModel
+from ..samplers.base import SEARCH_SECONDS, MixtureModel
 from . import worker as _w
 
 
@@ -722,7 +722,7 @@ class DaskModel:
     def as_array(self, labels) -> np.ndarray:
         return self.partitions.gather_labels(labels)
 
-    def point_estimate(self, draws, loss: str):
+    def point_estimate(self, draws, loss: str, max_time: float = SEARCH_SECONDS):
         """The searched estimate, as in-process
         (:meth:`~dpclust.samplers.base.ChainData.point_estimate`), from the best kept draw
         that the workers find from contingency tables; the kept draws are gathered for the
@@ -731,7 +731,7 @@ class DaskModel:
 
         chosen, _ = self.partitions.point_estimate(draws, loss)
         pool = np.array([self.as_array(d) for d in draws])
-        return searched_estimate(pool, loss, pool[chosen])
+        return searched_estimate(pool, loss, pool[chosen], max_time)
 
     def cluster_stats(self, draw, n_clusters: int):
         return self.partitions.cluster_stats(draw)

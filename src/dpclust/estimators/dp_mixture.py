@@ -245,7 +245,8 @@ class DPMixture(MixtureEstimator):
         Point estimate of the partition: the partition with the least posterior expected
         loss (``point_estimate``; variation of information by default) to the kept draws,
         searched over all partitions, not only the sampled ones
-        (:func:`dpclust.partitions.point_estimate`), at most 30 s after the chains.
+        (:func:`dpclust.partitions.point_estimate`), at most 30 s after the chains (a
+        quarter of ``max_time`` after a run held to less than two minutes).
     loss_ : str
         The loss ``labels_`` minimises (``point_estimate`` with ``"auto"`` resolved).
     credible_ball_ : CredibleBall

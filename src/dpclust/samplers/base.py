@@ -42,6 +42,17 @@ class StepInfo(NamedTuple):
 
 #: the time budget of the search for the point estimate after a fit
 SEARCH_SECONDS = 30.0
+#: ... and at most this share of a run's own budget (``max_time``), at least a second
+SEARCH_SHARE = 0.25
+
+
+def search_seconds(max_time: float | None) -> float:
+    """The search's budget after a run held to ``max_time`` seconds (None: no limit):
+    :data:`SEARCH_SECONDS`, or a quarter of a shorter run's budget (at least 1 s), so that
+    a short run is not followed by a search four times as long."""
+    if max_time is None:
+        return SEARCH_SECONDS
+    return min(SEARCH_SECONDS, max(1.0, SEARCH_SHARE * float(max_time)))
 
 
 class Estimate(NamedTuple):
@@ -56,16 +67,17 @@ class Estimate(NamedTuple):
     credible_ball: Any
 
 
-def searched_estimate(pool, loss, start) -> Estimate:
+def searched_estimate(pool, loss, start, max_time: float = SEARCH_SECONDS) -> Estimate:
     """The point estimate (:func:`dpclust.partitions.point_estimate`) of the kept draws
     ``pool``, its runs started from ``start`` (the best draw) and from random orders at a
     fixed seed, so that the same draws give the same estimate in-process and on a Dask
-    cluster; the nearest draw and the credible ball around it."""
+    cluster, within ``max_time`` seconds; the nearest draw and the credible ball around
+    it."""
     from ..partitions import credible_ball, pair_losses, point_estimate
 
     labels, value = point_estimate(pool, loss=loss, random_state=0, n_starts=0,
                                    starts=np.asarray(start)[None, :],
-                                   max_time=SEARCH_SECONDS)
+                                   max_time=max_time)
     distances = pair_losses(labels, pool, loss)  # the nearest draw's and the ball's
     return Estimate(labels.astype(np.int64), value, int(np.argmin(distances)),
                     credible_ball(pool, labels, loss, distances=distances))
@@ -93,13 +105,13 @@ class ChainData:
         """Labels (or a kept draw) as an array."""
         return np.asarray(labels)
 
-    def point_estimate(self, draws, loss: str):
+    def point_estimate(self, draws, loss: str, max_time: float = SEARCH_SECONDS):
         """The :class:`Estimate`: the search over all partitions
-        (:func:`searched_estimate`) from the best kept draw."""
+        (:func:`searched_estimate`) from the best kept draw, within ``max_time`` seconds."""
         from ..partitions import best_draw
 
         pool = np.asarray(draws)
-        return searched_estimate(pool, loss, best_draw(pool, loss)[0])
+        return searched_estimate(pool, loss, best_draw(pool, loss)[0], max_time)
 
     def cluster_stats(self, draw, n_clusters: int):
         """The family's statistics of the clusters of a kept draw."""

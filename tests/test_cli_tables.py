@@ -390,3 +390,30 @@ def test_a_spreadsheet_export_of_formatted_numbers_is_read_as_numbers(tmp_path, 
     assert rules["thousands separators taken off numbers (cells)"] == 2 * N_ROWS
     assert rules["dates read as days since the column's first (cells)"] == N_ROWS
     assert "percent signs taken off numbers (cells): 30" in err
+
+
+def test_rows_with_no_value_to_cluster_on_are_left_out_and_get_empty_labels(tmp_path, capsys):
+    """A row whose modelled cells are all missing (a week with no record under its row
+    number) is left out of the fit, counted, said on stderr, and given an empty label in
+    labels.csv, whose lines stay one a data row."""
+    rng = np.random.default_rng(3)
+    lines = ["rownames,a,b,kind"]
+    for i in range(40):
+        a, b = rng.normal(5 * (i % 2), 1, 2)
+        cells = f"{a:.3f},{b:.3f},{'xy'[i % 2]}" if i not in (4, 17) else "NA,,NA"
+        lines.append(f"{i + 1},{cells}")
+    path = tmp_path / "weeks.csv"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    status, _, err = run(capsys, "fit", path, *FAST, "--random-state", "0", "--out", out)
+    assert status == 0, err
+    assert "2 row(s) have no value in the columns modelled (first: data row 5)" in err
+    summary = summary_of(out)
+    assert summary["data"]["n_samples"] == 38
+    assert summary["table"]["rules"][
+        "rows with no value in the columns modelled, left out (rows)"] == 2
+    written = (out / "labels.csv").read_text().splitlines()
+    assert len(written) == 1 + 40
+    assert written[1 + 4] == written[1 + 17] == ","
+    assert all(line.split(",")[0] != "" for j, line in enumerate(written[1:])
+               if j not in (4, 17))

@@ -728,3 +728,17 @@ def test_a_header_with_empty_names_is_a_header(tmp_path):
     df.to_excel(tmp_path / "indexed.xlsx")
     frame, meta = read_frame(tmp_path / "indexed.xlsx")
     assert meta["has_header"] and list(frame.columns) == ["Unnamed: 0", "a", "g"]
+
+
+def test_labels_of_some_rows_leave_the_others_empty(tmp_path):
+    """``rows``/``n_rows``: the labels go on their lines, the other lines hold empty cells."""
+    from dpclust.io import save_labels_csv
+
+    path = tmp_path / "labels.csv"
+    save_labels_csv(path, [0, 1, 1], certainty=[0.5, 1.0, 0.25], rows=[0, 2, 3], n_rows=5)
+    assert path.read_text().splitlines() == ["label,certainty", "0,0.5000", ",", "1,1.0000",
+                                             "1,0.2500", ","]
+    with pytest.raises(ValueError, match="increasing line numbers"):
+        save_labels_csv(path, [0, 1], rows=[2, 1], n_rows=5)
+    with pytest.raises(ValueError, match="increasing line numbers"):
+        save_labels_csv(path, [0, 1], rows=[0, 5], n_rows=5)

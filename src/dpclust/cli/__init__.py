@@ -3,7 +3,8 @@
 ``dpclust fit [DATA]`` runs the chain and writes, into ``--out DIR``:
 
 * ``run.json`` first (everything ``dpclust resume`` needs to reload the data and continue),
-* ``labels.csv`` (header ``label,certainty,fused_label``, one line per point: the point
+* ``labels.csv`` (header ``label,certainty,fused_label``, one line per point, empty cells for
+  a table's rows with no value in the columns modelled, which are left out of the fit: the point
   estimate of the partition, the point's posterior probability of lying in its cluster's
   core and its fused cluster (FOLD, :meth:`dpclust.DPMixture.fuse`; exact-posterior DP
   mixtures only); ``label`` alone on a Dask cluster),

@@ -80,6 +80,7 @@ def _subsampled(config: RunConfig, data: LoadedData, kind: str) -> LoadedData:
     for name in ("truth", "positions", "weights"):
         if getattr(data, name) is not None:
             setattr(data, name, np.asarray(getattr(data, name))[keep])
+    data.rows = data.n_rows = None  # labels.csv holds the drawn rows' labels, in order
     if data.distances is not None:
         data.distances = data.distances[keep][:, keep]
         if sp.issparse(data.distances):

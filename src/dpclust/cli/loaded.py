@@ -25,7 +25,9 @@ class LoadedData:
     picked), ``schema``, the kind of each column (:class:`dpclust.tables.Schema`), ``rules``,
     the cleaning rules of its reading with their counts, ``kinds``, the ``--column-type``
     overrides by column name, and ``weights``, shape (n_samples,), the rows' weights
-    (``--weights``).
+    (``--weights``).  ``rows`` (0-based data rows of the file, increasing) are the rows of
+    ``X`` where rows with no value to cluster on were left out, ``n_rows`` the file's data
+    rows: labels.csv gives the left-out rows empty labels.
     """
 
     X: object
@@ -40,6 +42,8 @@ class LoadedData:
     rules: dict = field(default_factory=dict)
     kinds: dict | None = None
     weights: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    n_rows: int | None = None
 
 
 def _positions_info(config: RunConfig, positions: np.ndarray) -> dict:

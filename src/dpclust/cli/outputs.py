@@ -56,7 +56,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
     fused_skipped = _fuse(config, model)
     fused_labels = getattr(model, "fused_labels_", None)
     save_labels_csv(out_dir / "labels.csv", labels,
-                    certainty=getattr(model, "certainty_", None), fused=fused_labels)
+                    certainty=getattr(model, "certainty_", None), fused=fused_labels,
+                    rows=data.rows, n_rows=data.n_rows)
     if config.model == "dp":
         model.save(out_dir / MODEL_FILE)
     with warnings.catch_warnings():

@@ -97,6 +97,39 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
         data.schema = infer_schema(data.X, kinds)
     except ValueError as exc:
         raise DataError(f"{path}: {exc}") from None
+    _leave_out_empty_rows(data)
+
+
+#: the cleaning rule of a row with no value in the columns modelled
+EMPTY_ROWS_RULE = "rows with no value in the columns modelled, left out (rows)"
+
+
+def _leave_out_empty_rows(data) -> None:
+    """Leave out the rows whose every modelled cell is missing (a week with no record, a
+    blank line of a spreadsheet under its row number): they carry nothing to cluster on.
+    They are counted, said on stderr, and given empty labels in labels.csv; a table of
+    nothing but such rows is left to the family to refuse."""
+    from ..tables import encode
+
+    names = [c.name for c in data.schema.columns]
+    if not names:
+        return
+    empty = encode(data.X[names], data.schema).missing().all(axis=1)
+    if not empty.any() or empty.all():
+        return
+    keep = np.flatnonzero(~empty)
+    data.n_rows, data.rows = int(len(empty)), keep
+    data.X = data.X.iloc[keep].reset_index(drop=True)
+    for name in ("truth", "weights", "positions"):
+        if getattr(data, name) is not None:
+            setattr(data, name, np.asarray(getattr(data, name))[keep])
+    n_empty = int(empty.sum())
+    data.rules[EMPTY_ROWS_RULE] = n_empty
+    data.info["n_samples"] = int(len(keep))
+    first = int(np.flatnonzero(empty)[0]) + 1
+    data.warnings.append(f"{n_empty:,} row(s) have no value in the columns modelled (first: "
+                         f"data row {first}): left out of the fit, their labels left empty "
+                         "in labels.csv")
 
 
 def _rules_of(by_column: dict, features: list) -> dict:

@@ -13,7 +13,8 @@ from .files import check_file, open_text, reading
 __all__ = ["load_item_names", "load_vocabulary", "save_labels_csv"]
 
 
-def save_labels_csv(path, labels, *, header="label", certainty=None, fused=None):
+def save_labels_csv(path, labels, *, header="label", certainty=None, fused=None, rows=None,
+                    n_rows=None):
     """Write cluster labels to a CSV file, one label a line, after a header line.
 
     Parameters
@@ -31,6 +32,11 @@ def save_labels_csv(path, labels, *, header="label", certainty=None, fused=None)
     fused : array-like of shape (n_samples,), optional
         A last column ``fused_label``: each point's fused cluster
         (:meth:`dpclust.DPMixture.fuse`).
+    rows : array-like of int, shape (n_samples,), optional
+        The lines (0-based, in increasing order) of ``n_rows`` that the labels belong to;
+        the other lines are written with empty cells (rows of a file left out of the fit).
+    n_rows : int, optional
+        The number of lines with ``rows``.
 
     Raises
     ------
@@ -63,7 +69,18 @@ def save_labels_csv(path, labels, *, header="label", certainty=None, fused=None)
         names.append("fused_label")
         columns.append([str(v) for v in fused.astype(np.int64).tolist()])
     lines = [] if header is None else [",".join(names)]
-    lines.extend(",".join(row) for row in zip(*columns))
+    body = [",".join(row) for row in zip(*columns)]
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.shape != arr.shape or (rows.size and (rows[0] < 0 or rows[-1] >= n_rows
+                                                      or np.any(np.diff(rows) <= 0))):
+            raise ValueError(f"rows must be {arr.size} increasing line numbers below "
+                             f"n_rows={n_rows}")
+        full = ["," * (len(columns) - 1)] * int(n_rows)
+        for r, line in zip(rows.tolist(), body):
+            full[r] = line
+        body = full
+    lines.extend(body)
     try:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
             f.write("\n".join(lines) + "\n")

@@ -417,3 +417,22 @@ def test_rows_with_no_value_to_cluster_on_are_left_out_and_get_empty_labels(tmp_
     assert written[1 + 4] == written[1 + 17] == ","
     assert all(line.split(",")[0] != "" for j, line in enumerate(written[1:])
                if j not in (4, 17))
+
+
+def test_a_ddcrp_fit_leaves_out_an_empty_row_with_its_distances(tmp_path, capsys):
+    """The distances of the file's rows lose the left-out row's line and column, and
+    links.csv names the file's rows."""
+    rng = np.random.default_rng(4)
+    lines = ["rownames,a,b"] + [f"{i + 1},{rng.normal():.3f},{rng.normal():.3f}" if i != 6
+                                else f"{i + 1},," for i in range(30)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    i = np.arange(30)
+    np.save(tmp_path / "d.npy", np.abs(i[:, None] - i[None, :]).astype(float))
+    out = tmp_path / "out"
+    status, _, err = run(capsys, "fit", path, "--model", "ddcrp", "--distances",
+                         tmp_path / "d.npy", "--decay", "window:2", *FAST, "--out", out)
+    assert status == 0, err
+    links = np.loadtxt(out / "links.csv", delimiter=",", skiprows=1, dtype=int)
+    assert 6 not in links[:, 0] and 6 not in links[:, 1] and len(links) == 29
+    assert np.all(np.abs(links[:, 0] - links[:, 1]) <= 2)  # the file rows' distances

@@ -41,7 +41,9 @@ def _load(config: RunConfig) -> LoadedData:
     if config.distances is not None:  # the ddCRP's
         from ..io import load_distances
 
-        data.distances = load_distances(config.distances, n=len(data.X))
+        data.distances = load_distances(config.distances, n=data.n_rows or len(data.X))
+        if data.rows is not None:  # the rows left out with no value to cluster on
+            data.distances = data.distances[data.rows][:, data.rows]
         data.info["distances"] = config.distances
         if sp.issparse(data.distances):
             data.info["distance_pairs"] = int(data.distances.nnz)

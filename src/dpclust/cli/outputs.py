@@ -64,7 +64,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         warnings.simplefilter("ignore")
         model.to_arviz().to_netcdf(str(out_dir / "trace.nc"))
     if config.model == "ddcrp":
-        _write_links_csv(out_dir / "links.csv", model.links_)
+        _write_links_csv(out_dir / "links.csv", model.links_, data.rows)
     _write_trace_csv(out_dir / "trace.csv", iteration, trace)
     if config.store_labels and trace.labels is not None:
         np.savez_compressed(out_dir / "label_samples.npz", labels=trace.labels,
@@ -158,11 +158,13 @@ def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, comma
     return summary
 
 
-def _write_links_csv(path: Path, links) -> None:
-    """``customer,link``: each row's link as 0-based row numbers (itself for a self link)."""
+def _write_links_csv(path: Path, links, rows=None) -> None:
+    """``customer,link``: each row's link as 0-based row numbers (itself for a self link);
+    ``rows``: the data rows the fitted rows are (where rows with no value were left out)."""
     links = np.asarray(links, dtype=np.int64)
+    rows = np.arange(len(links)) if rows is None else np.asarray(rows, dtype=np.int64)
     lines = ["customer,link"]
-    lines.extend(f"{i},{j}" for i, j in enumerate(links.tolist()))
+    lines.extend(f"{i},{j}" for i, j in zip(rows.tolist(), rows[links].tolist()))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -326,6 +326,35 @@ def test_whole_numbers_of_a_few_levels_are_read_as_categories():
     assert short.schema.columns[0].kind == "gaussian"
 
 
+def test_numbers_of_two_values_are_read_as_yes_no():
+    """A column of two numbers (a dose given or not, a sex coded 1 and 2; 10 cells a value
+    or more on average) is a yes/no column, its levels the two numbers in order, and then a
+    copy of a two-level text column it pairs with; a short one keeps its numbers, and
+    ``family="auto"`` takes such a table from the plain Gaussian."""
+    rng = np.random.default_rng(0)
+    n = 60
+    arm = rng.choice(["Control", "Streptomycin"], n)
+    df = pd.DataFrame({"dose_g": np.where(arm == "Control", 0, 2),
+                       "sex": rng.choice([1, 2], n), "half": rng.choice([0.5, 1.5], n),
+                       "x": rng.normal(size=n)})
+    df.loc[3, "sex"] = np.nan
+    X = TableFamily().validate(df)
+    cols = {c.name: c for c in X.schema.columns}
+    assert {k: c.kind for k, c in cols.items()} == {"dose_g": "bernoulli", "sex": "bernoulli",
+                                                   "half": "bernoulli", "x": "gaussian"}
+    assert cols["dose_g"].levels == (0, 2) and cols["dose_g"].why == "two values: 0, 2"
+    assert cols["half"].levels == (0.5, 1.5)
+    j = [c.name for c in X.schema.coded].index("sex")
+    np.testing.assert_array_equal(X.code[:, j], np.where(df["sex"].isna(), -1,
+                                                         df["sex"].fillna(1) - 1))
+    with_arm = TableFamily().validate(df.assign(arm=arm)[["arm", "dose_g", "x"]])
+    assert "dose_g" not in with_arm.schema.names
+    assert "a copy of 'arm'" in dict(with_arm.schema.dropped)["dose_g"]
+    short = TableFamily().validate(pd.DataFrame({"d": [0, 2] * 9, "x": rng.normal(size=18)}))
+    assert short.schema.columns[0].kind == "gaussian"
+    assert get_family("auto", df[["dose_g", "x"]].to_numpy(float)).name == "table"
+
+
 def test_auto_on_plain_numbers_is_the_gaussian():
     X = np.random.default_rng(0).normal(size=(30, 3))
     assert get_family("auto", X).name == "gaussian"

@@ -55,13 +55,13 @@ def choose_family(X) -> ConjugateFamily:
     * rankings (:class:`~dpclust.rankings.Rankings`): ``plackett-luce`` (and with it, by
       default, the coarsened posterior: :attr:`ConjugateFamily.default_coarsening`);
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
-      of them only 0 and 1 nor a few whole-number levels): ``gaussian``, a full
+      of them only 0 and 1, two values nor a few whole-number levels): ``gaussian``, a full
       covariance, or ``diagonal`` where the rows are too few to inform one
       (:func:`numbers_family`); the full covariance reads columns recorded to a grid,
       with ties the rule, as rounded values (``rounding="auto"``:
       :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`);
-    * any other table -- text or categorical columns, booleans, 0/1 columns, columns of 3
-      to 12 whole numbers (a rating scale, a code), holes: the
+    * any other table -- text or categorical columns, booleans, 0/1 columns, columns of two
+      values, columns of 3 to 12 whole numbers (a rating scale, a code), holes: the
       ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`).
     """
     import scipy.sparse as sp
@@ -157,7 +157,7 @@ def _check_array_like(X) -> None:
 
 def _plain_numbers(X):
     """``X`` as a float array when it is a complete table of numbers with no 0/1 column,
-    no column of a few whole-number levels (a rating scale, a code:
+    no column of two values nor of a few whole-number levels (a yes/no, a rating scale, a code:
     :func:`dpclust.tables.columns.reads_as_levels`) and, for a DataFrame, no column of
     identifiers nor a copy of another column (:func:`dpclust.tables.columns_left_out`,
     which the table family leaves out), else None."""

@@ -8,6 +8,9 @@ Rules, applied in order to each column that the user has not given a kind:
 
 * every cell missing: left out as empty (a column given a kind is refused, naming it);
 * booleans, or numbers that are all 0 and 1: ``bernoulli``;
+* numbers with two values, each seen on 10 rows or more on average (a dose given or not,
+  a sex coded 1 and 2): ``bernoulli``, its levels the two numbers in order.  A Gaussian on
+  two values puts clusters on one of them, whose variance the data push towards 0;
 * whole numbers with 3 to 12 distinct values, each present value seen on 10 rows or more
   on average (a rating scale, an income band, a code): ``categorical``, its levels the
   numbers.  A Gaussian on such a column puts clusters on single values, whose variance the
@@ -264,6 +267,10 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
             why = "booleans" if pd.api.types.is_bool_dtype(values.dtype) else "values 0 and 1"
             return Column(name, "bernoulli", (0, 1) if not pd.api.types.is_bool_dtype(
                 values.dtype) else (False, True), why)
+        if chosen is None and _two_values(present, int((~hole).sum())):
+            levels = tuple(int(v) if v == round(v) else float(v) for v in present)
+            return Column(name, "bernoulli", levels,
+                          f"two values: {levels[0]:g}, {levels[1]:g}")
         if chosen is None and _whole_levels(present, int((~hole).sum())):
             return Column(name, "categorical", tuple(int(v) for v in present),
                           f"{len(present)} whole-number levels (a scale or a code)")
@@ -325,15 +332,25 @@ def _whole_levels(present: np.ndarray, n_seen: int) -> bool:
             and bool(np.all(present == np.round(present))))
 
 
+def _two_values(present: np.ndarray, n_seen: int) -> bool:
+    """Whether distinct numbers ``present`` (of ``n_seen`` observed cells) are the two
+    levels of a yes/no column: two values, :data:`ORDINAL_MIN_CELLS` cells per value or
+    more on average (0 and 1 are so read whatever the cells)."""
+    return len(present) == 2 and n_seen >= ORDINAL_MIN_CELLS * 2
+
+
 def reads_as_levels(values) -> bool:
-    """Whether a column of numbers (NaN for a hole) is read as categories: whole numbers
-    of 3 to :data:`ORDINAL_MAX_LEVELS` values, :data:`ORDINAL_MIN_CELLS` cells per level or
-    more (the rule of :func:`infer_schema`)."""
+    """Whether a column of numbers (NaN for a hole) is read as categories: two values
+    (yes/no) or whole numbers of 3 to :data:`ORDINAL_MAX_LEVELS` values,
+    :data:`ORDINAL_MIN_CELLS` cells per level or more (the rules of :func:`infer_schema`)."""
     v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]
+    present = np.unique(v)
+    if _two_values(present, len(v)):
+        return True
     if not np.all(v == np.round(v)):
         return False
-    return _whole_levels(np.unique(v), len(v))
+    return _whole_levels(present, len(v))
 
 
 def named_like_an_id(name: str) -> bool:

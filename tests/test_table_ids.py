@@ -33,7 +33,8 @@ def scattered(n=N_ROWS, seed=1) -> np.ndarray:
 @pytest.mark.parametrize("name", ["id", "ID", "uid", "uuid", "Key", "index", "respondent_id",
                                   "RespondentID", "respondentId", "user.id", "person id",
                                   "id_person", "ID-number", "PID", "rownames", "row.names",
-                                  "Unnamed: 0", "rowid"])
+                                  "Unnamed: 0", "rowid", "hid", "HHID", "Ketchup.hid",
+                                  "person_uid", "Ketchup.id"])
 def test_distinct_whole_numbers_named_like_an_id_are_left_out(name):
     schema = infer_schema(table(scattered(), name))
     assert kinds_of(schema) == {"height": "gaussian"}
@@ -41,7 +42,7 @@ def test_distinct_whole_numbers_named_like_an_id_are_left_out(name):
 
 
 @pytest.mark.parametrize("name", ["paid", "valid", "PAID", "squid", "idle", "identity",
-                                  "kidney", "income"])
+                                  "kidney", "income", "price_index", "hidden", "kid"])
 def test_words_that_merely_contain_id_are_not_ids(name):
     assert not named_like_an_id(name)
     assert kinds_of(infer_schema(table(scattered(), name)))[name] == "gaussian"

@@ -31,7 +31,7 @@ Rules, applied in order to each column that the user has not given a kind:
   belong together, and under a Dirichlet prior per cluster an unseen level is likelier in a
   small cluster than in a large one, so it would pull rows into small clusters;
 * whole numbers with a distinct value on every row (more than 20 rows, at most 1 cell in
-  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``pid``, ``key``,
+  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``pid``, ``hid``, ``key``,
   ``index``, the row names R and pandas write, ``rownames`` and ``Unnamed: 0``,
   ``respondent_id``, ``RespondentID``, ``id_person``, ...: :func:`named_like_an_id`) or
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
@@ -85,8 +85,11 @@ LABEL_SHARE = 0.5
 #: a column of whole numbers may miss at most this share of its cells and still be an id
 ID_MAX_MISSING = 0.01
 #: names of an id column, whatever their case
-ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "key", "index", "rownames", "row.names",
-                      "row_names", "rowid", "unnamed: 0"})
+ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index", "rownames",
+                      "row.names", "row_names", "rowid", "unnamed: 0"})
+#: abbreviations of an id (a person's, a household's) that name one after a prefix too
+#: (``Ketchup.hid``, R's ``data.frame`` prefix; ``person_uid``)
+ID_WORDS = frozenset({"uid", "uuid", "pid", "hid", "hhid", "rowid"})
 #: an id column's name: ``id`` after a separator (``respondent_id``, ``user.id``,
 #: ``person id``) or before one (``id_person``), or ``Id``/``ID`` after a lowercase letter
 #: or a digit (``respondentId``, ``RespondentID``; not ``PAID`` nor ``valid``)
@@ -270,7 +273,7 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
         if chosen is None and _two_values(present, int((~hole).sum())):
             levels = tuple(int(v) if v == round(v) else float(v) for v in present)
             return Column(name, "bernoulli", levels,
-                          f"two values: {levels[0]:g}, {levels[1]:g}")
+                          f"two values ({values.dtype})")
         if chosen is None and _whole_levels(present, int((~hole).sum())):
             return Column(name, "categorical", tuple(int(v) for v in present),
                           f"{len(present)} whole-number levels (a scale or a code)")
@@ -355,12 +358,16 @@ def reads_as_levels(values) -> bool:
 
 def named_like_an_id(name: str) -> bool:
     """Whether a column's name says it holds identifiers: ``id``, ``uid``, ``uuid``,
-    ``key`` or ``index`` (any case), ``id`` after or before a separator (``respondent_id``,
-    ``user.id``, ``person id``, ``id_person``), or ``Id``/``ID`` ending a camel-case name
-    (``respondentId``, ``RespondentID``).  Words that merely end in *id* (``paid``,
-    ``valid``, ``PAID``) are not ids."""
+    ``pid``, ``hid`` (a household's), ``key`` or ``index`` (any case), ``id`` or one of the
+    abbreviations of :data:`ID_WORDS` after a separator (``respondent_id``, ``user.id``,
+    ``person id``, ``Ketchup.hid``), ``id`` before one (``id_person``), or ``Id``/``ID``
+    ending a camel-case name (``respondentId``, ``RespondentID``).  Words that merely end in
+    *id* (``paid``, ``valid``, ``PAID``) are not ids, and neither is an index after a prefix
+    (``price_index``)."""
     name = str(name).strip()
-    return name.lower() in ID_NAMES or _ID_NAME.fullmatch(name) is not None
+    last = re.split(r"[_.\s-]", name.lower())[-1]
+    return (name.lower() in ID_NAMES or last in ID_WORDS
+            or _ID_NAME.fullmatch(name) is not None)
 
 
 def _numbered_id(name, numbers: np.ndarray, hole: np.ndarray) -> str | None:

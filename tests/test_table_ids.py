@@ -34,7 +34,7 @@ def scattered(n=N_ROWS, seed=1) -> np.ndarray:
                                   "RespondentID", "respondentId", "user.id", "person id",
                                   "id_person", "ID-number", "PID", "rownames", "row.names",
                                   "Unnamed: 0", "rowid", "hid", "HHID", "Ketchup.hid",
-                                  "person_uid", "Ketchup.id"])
+                                  "person_uid", "Ketchup.id", "Subject", "patient"])
 def test_distinct_whole_numbers_named_like_an_id_are_left_out(name):
     schema = infer_schema(table(scattered(), name))
     assert kinds_of(schema) == {"height": "gaussian"}
@@ -110,6 +110,8 @@ def test_repeated_whole_numbers_named_like_an_id_are_the_units_of_a_panel():
     assert schema.dropped == (("person_id", "an identifier of units (named like an id; 20 "
                                             "whole numbers, each on 3.0 rows on average)"),)
     assert numbered_ids(table(people, "person_id")) == list(schema.dropped)
+    # a study's subjects numbered (HSAUR's respiratory: 111 patients, 5 visits each)
+    assert kinds_of(infer_schema(table(people, "subject"))) == {"height": "gaussian"}
     code = np.repeat(np.arange(1, 6), 12)  # 5 values, 12 rows each: a code
     assert kinds_of(infer_schema(table(code, "id")))["id"] == "categorical"
     assert kinds_of(infer_schema(table(people, "weight")))["weight"] == "gaussian"

@@ -31,7 +31,8 @@ Rules, applied in order to each column that the user has not given a kind:
   belong together, and under a Dirichlet prior per cluster an unseen level is likelier in a
   small cluster than in a large one, so it would pull rows into small clusters;
 * whole numbers with a distinct value on every row (more than 20 rows, at most 1 cell in
-  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``pid``, ``hid``, ``key``,
+  100 missing) that are named like an id (``id``, ``uid``, ``uuid``, ``pid``, ``hid``,
+  ``subject``, ``patient``, ``key``,
   ``index``, the row names R and pandas write, ``rownames`` and ``Unnamed: 0``,
   ``respondent_id``, ``RespondentID``, ``id_person``, ...: :func:`named_like_an_id`) or
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
@@ -86,7 +87,9 @@ LABEL_SHARE = 0.5
 ID_MAX_MISSING = 0.01
 #: names of an id column, whatever their case
 ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index", "rownames",
-                      "row.names", "row_names", "rowid", "unnamed: 0"})
+                      "row.names", "row_names", "rowid", "unnamed: 0",
+                      # whole numbers so named number the people of a study
+                      "subject", "subj", "patient", "participant", "respondent"})
 #: abbreviations of an id (a person's, a household's) that name one after a prefix too
 #: (``Ketchup.hid``, R's ``data.frame`` prefix; ``person_uid``)
 ID_WORDS = frozenset({"uid", "uuid", "pid", "hid", "hhid", "rowid"})
@@ -358,7 +361,9 @@ def reads_as_levels(values) -> bool:
 
 def named_like_an_id(name: str) -> bool:
     """Whether a column's name says it holds identifiers: ``id``, ``uid``, ``uuid``,
-    ``pid``, ``hid`` (a household's), ``key`` or ``index`` (any case), ``id`` or one of the
+    ``pid``, ``hid`` (a household's), ``key``, ``index``, ``subject``, ``patient``,
+    ``participant`` or ``respondent`` (any case; the rules that read it are for whole
+    numbers, so a text column of school subjects is not one), ``id`` or one of the
     abbreviations of :data:`ID_WORDS` after a separator (``respondent_id``, ``user.id``,
     ``person id``, ``Ketchup.hid``), ``id`` before one (``id_person``), or ``Id``/``ID``
     ending a camel-case name (``respondentId``, ``RespondentID``).  Words that merely end in

@@ -86,6 +86,8 @@ def test_auto_reads_a_messy_export_and_says_what_it_picked(auto_run):
                                  "colour": "categorical", "member": "bernoulli",
                                  "income": "gaussian", "visits": "gaussian"}
     assert summary["table"]["dropped"] == [["id", "an identifier (a distinct text on every row)"]]
+    # the features modelled and the file's columns (less the truth column)
+    assert (summary["data"]["n_features"], summary["data"]["n_columns"]) == (6, 7)
     levels = {row["column"]: row["levels"] for row in summary["table"]["columns"]}
     assert levels["smoker"] == 2 and levels["colour"] == 3
 

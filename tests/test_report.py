@@ -712,5 +712,10 @@ def test_the_lead_counts_the_features_modelled_and_the_columns_left_out():
     lead = _lead_paragraph(summary, [200, 144])
     assert ('14 features of 18 columns, <a href="#columns-read">4 left out</a>, from '
             '<code>penguins_raw.csv</code>') in lead
+    # summaries since written keep the file's columns apart from the features modelled
+    summary["data"].update(n_features=14, n_columns=18)
+    assert '14 features of 18 columns, <a href="#columns-read">4 left out</a>' in (
+        _lead_paragraph(summary, [200, 144]))
     summary["table"]["dropped"] = []
+    summary["data"].update(n_features=18, n_columns=18)
     assert "18 features," in _lead_paragraph(summary, [200, 144])

@@ -97,6 +97,10 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
         data.schema = infer_schema(data.X, kinds)
     except ValueError as exc:
         raise DataError(f"{path}: {exc}") from None
+    # the features modelled, beside the file's columns (the report's "9 features of 14
+    # columns, 5 left out")
+    data.info["n_columns"] = data.info["n_features"]
+    data.info["n_features"] = len(data.schema.columns)
     _leave_out_empty_rows(data)
 
 

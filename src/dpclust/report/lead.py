@@ -90,8 +90,11 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         detail = []
         left_out = len((summary.get("table") or {}).get("dropped") or ())
         if data.get("n_features") is not None and left_out:
-            used = data["n_features"] - left_out
-            detail.append(f"{_esc(_plural(used, 'feature'))} of {data['n_features']} "
+            # n_columns: the file's columns (a summary written before it was kept counted
+            # the columns as n_features)
+            columns = data.get("n_columns", data["n_features"])
+            used = columns - left_out
+            detail.append(f"{_esc(_plural(used, 'feature'))} of {columns} "
                           f'columns, <a href="#columns-read">{left_out} left out</a>')
         elif data.get("n_features") is not None:
             detail.append(_esc(_plural(data["n_features"], "feature")))

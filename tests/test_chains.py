@@ -294,6 +294,12 @@ def test_advice_says_when_the_chains_sit_in_separate_modes():
     assert "run longer" not in advice(conv, moves_clusters=True)
     html = _verdict({"convergence": conv, "settings": {"sampler": "gibbs+sams"}})
     assert "the chains sit at separate levels" in html
+    # gaps of tens of nats are levels too (Ecdat's Griliches: 17 nats, R-hat 2)
+    near = np.array([-24_336.0, -24_336.0, -24_341.0, -24_353.0])[:, None]
+    close = near + rng.normal(size=(C, n))
+    conv = convergence(Trace(**fields, log_joint=close, log_likelihood=close + 50.0),
+                       alpha_resampled=False)
+    assert separate_modes(conv).startswith("The chains sit at separate levels")
     # one level, slow drift within each chain: not separate modes
     wander = convergence(Trace(**fields, log_joint=-29_000 + np.cumsum(
         rng.normal(size=(C, n)), axis=1), log_likelihood=joint), alpha_resampled=False)

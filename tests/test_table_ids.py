@@ -65,6 +65,19 @@ def test_distinct_whole_numbers_neither_named_nor_consecutive_stay_a_feature():
     assert schema.dropped == () and numbered_ids(table(scattered(), "income")) == []
 
 
+def test_row_names_with_decimals_are_ids():
+    """R writes row names as a column, and they may be numbers with decimals (a site 7
+    and its neighbour 7.1): distinct, they are the rows' names; an ``id`` so written is
+    not taken, nor are row names that repeat."""
+    names = np.arange(N_ROWS) + np.where(np.arange(N_ROWS) % 3 == 0, 0.1, 0.0)
+    schema = infer_schema(table(names, "rownames"))
+    assert schema.dropped == (("rownames", "an identifier (row names, a distinct number on "
+                                           "every row)"),)
+    assert kinds_of(infer_schema(table(names, "id")))["id"] == "gaussian"
+    repeated = np.repeat(names[: N_ROWS // 2], 2)
+    assert kinds_of(infer_schema(table(repeated, "rownames")))["rownames"] == "gaussian"
+
+
 def test_numbers_that_are_not_whole_are_not_ids():
     rows = np.arange(N_ROWS) + 0.5  # consecutive, but halves
     assert kinds_of(infer_schema(table(rows, "id")))["id"] == "gaussian"

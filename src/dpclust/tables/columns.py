@@ -36,7 +36,8 @@ Rules, applied in order to each column that the user has not given a kind:
   ``index``, the row names R and pandas write, ``rownames`` and ``Unnamed: 0``,
   ``respondent_id``, ``RespondentID``, ``id_person``, ...: :func:`named_like_an_id`) or
   that are consecutive (``a, a+1, ..., a+n-1`` in any order, a row number): an identifier,
-  left out likewise.  Distinct whole numbers neither so named nor consecutive (incomes,
+  left out likewise (R's row names too when they are numbers with decimals, a site 7 and
+  its neighbour 7.1).  Distinct whole numbers neither so named nor consecutive (incomes,
   say) stay ``gaussian``, and so do whole numbers with a repeat or a gap in the run;
 * whole numbers named like an id with more than 12 distinct values that repeat (a panel's
   unit, a person's id on each year's row): an identifier of units, left out likewise.  Its
@@ -90,6 +91,8 @@ ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index",
                       "row.names", "row_names", "rowid", "unnamed: 0",
                       # whole numbers so named number the people of a study
                       "subject", "subj", "patient", "participant", "respondent"})
+#: the names R and pandas give the row names they write as a column
+ROW_NAMES = frozenset({"rownames", "row.names", "row_names", "unnamed: 0"})
 #: abbreviations of an id (a person's, a household's) that name one after a prefix too
 #: (``Ketchup.hid``, R's ``data.frame`` prefix; ``person_uid``)
 ID_WORDS = frozenset({"uid", "uuid", "pid", "hid", "hhid", "rowid"})
@@ -379,11 +382,16 @@ def _numbered_id(name, numbers: np.ndarray, hole: np.ndarray) -> str | None:
     """Why a column of numbers is an identifier, or None: more than :data:`ID_MIN_ROWS`
     whole numbers, at most :data:`ID_MAX_MISSING` of the cells missing, and either distinct
     and named like an id (:func:`named_like_an_id`) or consecutive (in any row order), or
+    distinct numbers of any kind under the name of R's or pandas' row names, or
     named like an id with more than :data:`ORDINAL_MAX_LEVELS` values that repeat: the units
     of a panel (a person's id on each of their years), which number them, not measure them."""
     present = numbers[~hole]
-    if len(present) <= ID_MIN_ROWS or hole.sum() > ID_MAX_MISSING * len(hole) \
-            or np.any(present != np.round(present)):
+    if len(present) <= ID_MIN_ROWS or hole.sum() > ID_MAX_MISSING * len(hole):
+        return None
+    if np.any(present != np.round(present)):
+        # R's row names may be numbers with decimals (DAAG's rockArt: sites 7 and 7.1)
+        if name.strip().lower() in ROW_NAMES and len(np.unique(present)) == len(present):
+            return "an identifier (row names, a distinct number on every row)"
         return None
     distinct = np.unique(present)
     if len(distinct) != len(present):

@@ -369,7 +369,10 @@ def test_auto_on_plain_numbers_is_the_gaussian():
     assert numbers_family(3600, 60).name == "gaussian"
     assert numbers_family(3599, 60).name == "diagonal"
     assert numbers_family(10 ** 6, 151).name == "diagonal"
-    assert numbers_family(10, 49).name == "gaussian"
+    # below 50 columns too: with fewer rows than the columns squared, the diagonal one
+    assert numbers_family(10, 49).name == "diagonal"
+    assert numbers_family(2401, 49).name == "gaussian" and numbers_family(16, 4).name == "gaussian"
+    assert numbers_family(15, 4).name == "diagonal"
     # a column of ratings (1 to 5, 40 rows a level) is read as categories by the table family
     rng = np.random.default_rng(2)
     rated = np.column_stack([rng.normal(size=200), rng.integers(1, 6, 200)])

@@ -90,7 +90,8 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
     if not issubclass(cls, TableFamily):  # auto picked a family of plain numbers
         data.X = data.X.to_numpy(dtype=np.float64)
         return
-    from ..tables import infer_schema
+    from ..tables import encode, infer_schema
+    from ..utils.checks import check_scale
 
     kinds = data.kinds if cls.kind is None else {name: cls.kind for name in data.X.columns}
     try:
@@ -101,24 +102,26 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
     # columns, 5 left out")
     data.info["n_columns"] = data.info["n_features"]
     data.info["n_features"] = len(data.schema.columns)
-    _leave_out_empty_rows(data)
+    names = [c.name for c in data.schema.columns]
+    if not names:
+        return
+    encoded = encode(data.X[names], data.schema)
+    # refused now, in one line, rather than when the fit reads the table
+    check_scale(encoded.real, what=path, names=[c.name for c in data.schema.real])
+    _leave_out_empty_rows(data, encoded)
 
 
 #: the cleaning rule of a row with no value in the columns modelled
 EMPTY_ROWS_RULE = "rows with no value in the columns modelled, left out (rows)"
 
 
-def _leave_out_empty_rows(data) -> None:
+def _leave_out_empty_rows(data, encoded) -> None:
     """Leave out the rows whose every modelled cell is missing (a week with no record, a
     blank line of a spreadsheet under its row number): they carry nothing to cluster on.
     They are counted, said on stderr, and given empty labels in labels.csv; a table of
-    nothing but such rows is left to the family to refuse."""
-    from ..tables import encode
-
-    names = [c.name for c in data.schema.columns]
-    if not names:
-        return
-    empty = encode(data.X[names], data.schema).missing().all(axis=1)
+    nothing but such rows is left to the family to refuse (``encoded``: the modelled
+    columns read under the schema)."""
+    empty = encoded.missing().all(axis=1)
     if not empty.any() or empty.all():
         return
     keep = np.flatnonzero(~empty)

@@ -37,8 +37,8 @@ class DPMixture(MixtureEstimator):
         (:func:`~dpclust.families.choose_family`): a sparse matrix of counts takes
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
-        from 50 columns when the rows are fewer than the columns squared, and beyond 150
-        columns: :func:`~dpclust.families.numbers_family`), its columns of whole numbers
+        when the rows are fewer than the columns squared, and beyond 150 columns:
+        :func:`~dpclust.families.numbers_family`), its columns of whole numbers
         (or of a fixed number of decimals) with ties read as rounded values
         (``NormalInverseWishart(rounding="auto")``:
         :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`); a pandas DataFrame (or array) with text,

@@ -56,10 +56,15 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
     """
 
     def _check_X(self, X):
-        """Validate new data against the fitted family (same number of features)."""
+        """Validate new data against the fitted family (same number of features; a table's
+        columns are found by name in a DataFrame, and an array may hold the modelled
+        columns alone or every column fitted)."""
+        schema = getattr(self.family_, "schema_", None)
         n_features = (_n_features_of(X) if _collapsible(self.family_)
-                      and getattr(self.family_, "schema_", None) is None else None)
-        if n_features is not None and n_features != self.n_features_in_:
+                      and (schema is None or not hasattr(X, "columns")) else None)
+        allowed = ({self.n_features_in_} if schema is None
+                   else {self.n_features_in_, len(schema.columns)})
+        if n_features is not None and n_features not in allowed:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
         return self.family_.validate(X)

@@ -33,6 +33,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..tables import Schema, TableData, check_table
+from ..utils.checks import check_scale
 from . import _table_kernels as _k
 from . import _table_math as _m
 from ._table_entry import ENTRY_POINTS
@@ -153,8 +154,12 @@ class TableFamily(ConjugateFamily):
     # ------------------------------------------------------------------ set-up
     def validate(self, X, *, what="X") -> TableData:
         if self.schema_ is not None:
-            return check_table(X, self.schema_, what=what)
-        return check_table(X, kinds=self.kinds, kind=self.kind, what=what)
+            data = check_table(X, self.schema_, what=what)
+        else:
+            data = check_table(X, kinds=self.kinds, kind=self.kind, what=what)
+        # the real columns' sums of squares, as the Gaussian family's
+        check_scale(data.real, what=what, names=[c.name for c in data.schema.real])
+        return data
 
     @property
     def is_resolved(self) -> bool:
@@ -202,14 +207,17 @@ class TableFamily(ConjugateFamily):
     def full_covariance(self, summary: TableSummary) -> bool:
         """Whether the real columns take one full-covariance Gaussian (``covariance="full"``,
         with holes in them too (:mod:`~dpclust.families.gaussian_table_holes`), or ``"auto"``
-        with 2 to 49 real columns, none with holes, and no power weights)."""
+        with 2 to 49 real columns, none with holes, at least as many rows as their number
+        squared, and no power weights: the rule of
+        :func:`~dpclust.families.numbers_family`)."""
         cov = self.covariance if self.kind is None else "diagonal"
         if cov not in ("auto", "full", "diagonal"):
             raise ValueError(f"covariance must be 'auto', 'full' or 'diagonal', got {cov!r}")
         if cov == "full":
             return True
         return (cov == "auto" and summary.real is not None and not summary.weighted
-                and 2 <= len(summary.schema.real) < 50)
+                and 2 <= len(summary.schema.real) < 50
+                and summary.n >= len(summary.schema.real) ** 2)
 
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
         if self.full_covariance(summary):

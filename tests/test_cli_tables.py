@@ -167,6 +167,9 @@ def test_auto_leaves_out_a_column_of_numbered_ids(tmp_path, capsys):
     assert summary["table"]["dropped"] == [["RespondentID", why]]
     said = [line.split(None, 4) for line in err.splitlines()]
     assert ["dpclust:", "RespondentID", "left", "out", why] in said
+    # the reason for the table family is the ids, not "mixed columns with holes"
+    assert ("picked table (it leaves out RespondentID, which a family of plain numbers "
+            "would read as a feature; --family chooses another)") in err
     assert why in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     status, text, err = run(capsys, "predict", tmp_path / "o", data)  # the ids are there too
     assert status == 0, err

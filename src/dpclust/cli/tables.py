@@ -265,7 +265,7 @@ def kinds_lines(config: RunConfig, data) -> list[str]:
     lines = []
     if config.family == AUTO and data.schema is not None:
         lines.append(f"--family auto (the default) picked {data.family} "
-                     f"({FAMILIES[data.family].describes}; --family chooses another)")
+                     f"({_why_family(data)}; --family chooses another)")
     if data.schema is not None:
         rows = [(c.name, c.kind, _why(c, data.family)) for c in data.schema.columns]
         rows += [(name, "left out", why) for name, why in data.schema.dropped]
@@ -283,6 +283,22 @@ def kinds_lines(config: RunConfig, data) -> list[str]:
         rules.update(data.schema.rules)
     lines.extend(f"{rule}: {count:,}" for rule, count in rules.items())
     return [f"{PROG}: {line}" for line in lines]
+
+
+def _why_family(data) -> str:
+    """Why ``auto`` picked ``data.family``: the family's own description, except for a
+    complete table of one kind that takes the table family only to leave columns out
+    (:func:`_pick_family`), which says so."""
+    schema = data.schema
+    kinds = {c.kind for c in schema.columns}
+    if (data.family != "table" or not schema.dropped or len(kinds) != 1
+            or bool(data.X[schema.names].isna().to_numpy().any())):
+        return FAMILIES[data.family].describes
+    names = [name for name, _ in schema.dropped]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"it leaves out {shown}, which a family of plain "
+            f"{'numbers' if kinds == {'gaussian'} else 'values'} would read as "
+            f"{'a feature' if len(names) == 1 else 'features'}")
 
 
 def _why(column, family: str) -> str:

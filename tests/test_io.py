@@ -534,6 +534,28 @@ def test_commas_that_group_thousands_are_not_a_decimal_mark(tmp_path):
     np.testing.assert_array_equal(frame["n"], [2.237, 12.001])
 
 
+def test_none_is_a_hole_among_numbers_and_a_level_among_text(tmp_path):
+    """MASS's survey writes exercise as ``Freq``, ``Some`` or ``None``: beside text,
+    ``None`` is an answer; in a column of numbers it marks a hole, and is counted so.  The
+    same holds for a DataFrame handed to the table family."""
+    from dpclust.io.frames import read_frame
+    from dpclust.tables import infer_schema
+
+    text = "Exer,pulse,smoke\nFreq,72,NA\nNone,None,Never\nSome,80,none\nNone,66,Heavy\n"
+    frame, meta = read_frame(write(tmp_path / "s.csv", text))
+    assert frame["Exer"].tolist() == ["Freq", "None", "Some", "None"]
+    assert frame["smoke"].tolist() == [None, "Never", "none", "Heavy"]
+    np.testing.assert_array_equal(frame["pulse"], [72, np.nan, 80, 66])
+    assert meta["rules"] == {"pulse": {"'None' read as missing (cells)": 1},
+                             "smoke": {"'NA' read as missing (cells)": 1}}
+    df = pd.DataFrame({"Exer": ["Freq", "None", "Some", "None"] * 5,
+                       "pulse": ["72", "None", "80", "66"] * 5})
+    schema = infer_schema(df)
+    kinds = {c.name: c.kind for c in schema.columns}
+    assert kinds == {"Exer": "categorical", "pulse": "gaussian"}
+    assert schema.columns[0].levels == ("Freq", "None", "Some")
+
+
 def write_npy(tmp_path):
     path = tmp_path / "x.npy"
     np.save(path, np.ones((3, 2)))

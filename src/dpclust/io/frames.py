@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..tables import MISSING_MARKERS
+from ..tables.columns import NUMBERS_ONLY_MARKERS, marked_cells
 from ..utils.checks import DataError
 from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
 from .tables import import_pyarrow
@@ -181,9 +182,12 @@ def _text_frame(p: Path, gz: bool, dialect, text_columns, rules: dict):
 def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
     """One column of a text table: numbers when every present cell is one, else text."""
     hole = np.zeros(len(cells), dtype=bool)
+    soft = np.zeros(len(cells), dtype=bool)  # holes only if the column is of numbers
     for i, cell in enumerate(cells):
         key = cell.lower()
-        if key in MISSING_MARKERS:
+        if key in NUMBERS_ONLY_MARKERS:
+            hole[i] = soft[i] = True
+        elif key in MISSING_MARKERS:
             hole[i] = True
             _count(rules, name, "empty cells read as missing (cells)" if not cell
                    else f"{cell!r} read as missing (cells)", 1)
@@ -208,11 +212,14 @@ def _text_column(p, name, cells, lines, decimal, keep_text, rules) -> pd.Series:
         else:
             for mark, n in marks.items():
                 _count(rules, name, f"{mark} taken off numbers (cells)", n)
+            for i in np.flatnonzero(soft):
+                _count(rules, name, f"{cells[i]!r} read as missing (cells)", 1)
             if not hole.any() and np.all(numbers == np.round(numbers)) \
                     and np.all(np.abs(numbers) < 2 ** 53):
                 return pd.Series(numbers.astype(np.int64), name=name)
             return pd.Series(numbers, name=name)
         _refuse_other_decimal(p, name, cells, lines, hole, decimal)
+    hole &= ~soft  # beside text, "None" is a level
     return pd.Series([None if h else c for c, h in zip(cells, hole)], dtype=object, name=name)
 
 
@@ -254,7 +261,7 @@ def _marked_text(frame: pd.DataFrame, rules: dict) -> pd.DataFrame:
         values = frame[name]
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             text = values.astype("string").str.strip()
-            marked = text.str.lower().isin(MISSING_MARKERS).fillna(False).to_numpy(bool)
+            marked = marked_cells(values)
             for cell, n in pd.Series(text[marked]).value_counts().items():
                 _count(rules, name, "empty cells read as missing (cells)" if not cell
                        else f"{cell!r} read as missing (cells)", n)

@@ -71,6 +71,10 @@ from .data import KINDS, Column, Schema, TableData
 #: text that a spreadsheet or a statistics package writes for a missing cell
 MISSING_MARKERS = frozenset({"", "?", "-", ".", "na", "n/a", "nan", "null", "none", "missing",
                              "#n/a", "<na>"})
+#: those of :data:`MISSING_MARKERS` that mark a hole only among numbers: beside other text
+#: the word is an answer, a level of its own (MASS's ``survey``: exercise ``Freq``, ``Some``
+#: or ``None``; "None of the above")
+NUMBERS_ONLY_MARKERS = frozenset({"none"})
 #: levels read as "yes" in a two-level column
 YES = frozenset({"yes", "true", "y", "t", "1", "1.0"})
 #: kinds a user may give a column, besides :data:`KINDS`
@@ -118,12 +122,28 @@ def as_frame(X, kind: str | None = None) -> pd.DataFrame:
 
 
 def _blank(values: pd.Series) -> np.ndarray:
-    """Which cells of a column are missing (NaN, None, NA, blank or a marker)."""
+    """Which cells of a column are missing (NaN, None, NA, blank or a marker;
+    :func:`marked_cells`)."""
     hole = values.isna().to_numpy().copy()
     if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
-        text = values.astype("string").str.strip().str.lower()
-        hole |= text.isin(MISSING_MARKERS).fillna(True).to_numpy(dtype=bool)
+        hole |= marked_cells(values)
     return hole
+
+
+def marked_cells(values: pd.Series) -> np.ndarray:
+    """Which cells of a column of text (or of mixed cells) hold a marker of a missing
+    value: one of :data:`MISSING_MARKERS` (case and surrounding blanks aside), except that
+    one of :data:`NUMBERS_ONLY_MARKERS` is a marker only where every other cell present
+    is a number (``None`` among numbers is a hole, among levels an answer)."""
+    text = values.astype("string").str.strip().str.lower()
+    marked = text.isin(MISSING_MARKERS).fillna(False).to_numpy(dtype=bool).copy()
+    soft = text.isin(NUMBERS_ONLY_MARKERS).fillna(False).to_numpy(dtype=bool)
+    if soft.any():
+        rest = values[~(marked | values.isna().to_numpy(dtype=bool))]
+        numbers = pd.to_numeric(rest.astype("string").str.strip(), errors="coerce")
+        if numbers.isna().any():  # text beside it: the word is a level
+            marked &= ~soft
+    return marked
 
 
 def _as_numbers(values: pd.Series, hole: np.ndarray) -> np.ndarray | None:

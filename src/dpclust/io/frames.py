@@ -9,7 +9,8 @@ summary can say what was done to the columns it models:
 
 * empty or blank cells, and the markers of :data:`~dpclust.tables.MISSING_MARKERS` (``NA``,
   ``?``, ``-``, ``#N/A``, ...), are missing: one rule per marker met
-  (``"'NA' read as missing (cells)"``);
+  (``"'NA' read as missing (cells)"``); ``None`` only in a column of numbers, where beside
+  other text it is a level (:func:`dpclust.tables.columns.marked_cells`);
 * a null cell of a Parquet file, a NaN of an array, an empty cell of an Excel sheet, is
   missing (``"null cells read as missing (cells)"``, ``"NaN cells read as missing
   (cells)"``, ``"empty cells read as missing (cells)"``);

@@ -54,7 +54,8 @@ Rules, applied in order to each column that the user has not given a kind:
   chains apart).
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
-:data:`MISSING_MARKERS`.
+:data:`MISSING_MARKERS`, those of :data:`NUMBERS_ONLY_MARKERS` (the text ``None``) only in a
+column whose other cells are numbers (:func:`marked_cells`).
 """
 
 from __future__ import annotations

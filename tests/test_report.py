@@ -698,6 +698,33 @@ def test_the_lead_and_the_closing_line_say_how_many_clusters_hold_one_percent(ca
     assert "holding at least" not in _lead_paragraph(summary, [500, 500])
 
 
+def test_the_lead_and_the_closing_line_say_why_the_estimate_is_finer_than_every_draw(
+        capsys):
+    """Chains that place points differently leave the VI estimate with single points and
+    more clusters than any draw: the lead and the closing line say so and why, and say
+    nothing when the estimate has no more clusters than some draw."""
+    from pathlib import Path
+
+    from dpclust.cli.commands import _print_done
+    from dpclust.report.lead import _lead_paragraph
+
+    sizes = [500, 300, 196, 1, 1, 1, 1]
+    summary = {"n_clusters": 7, "cluster_sizes": sizes, "data": {"n_samples": 1000},
+               "settings": {"family": "gaussian"},
+               "n_clusters_posterior": {"all": {"3": 0.25, "4": 0.75}},
+               "point_estimate": {"loss": "vi", "expected_loss": 0.4}}
+    said = ("Each posterior draw has 3 to 4 clusters; the partition shown has more because "
+            "it puts each of the 4 points that the draws place in different clusters (none "
+            "in as many as half of them) in a cluster of its own, as the VI estimate does")
+    assert said in _lead_paragraph(summary, sizes)
+    _print_done(Path("out"), summary)
+    assert said in capsys.readouterr().out
+    summary["n_clusters_posterior"]["all"] = {"7": 1.0}
+    assert "Each posterior draw" not in _lead_paragraph(summary, sizes)
+    _print_done(Path("out"), summary)
+    assert "Each posterior draw" not in capsys.readouterr().out
+
+
 def test_the_lead_counts_the_features_modelled_and_the_columns_left_out():
     """A table whose reading left out an id, a constant and a label: the lead says how many
     columns the model reads, not the file's count, and points to the section that says why."""

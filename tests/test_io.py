@@ -556,6 +556,27 @@ def test_none_is_a_hole_among_numbers_and_a_level_among_text(tmp_path):
     assert schema.columns[0].levels == ("Freq", "None", "Some")
 
 
+def test_a_carriage_return_inside_a_line_is_a_break_in_its_cell(tmp_path):
+    """pandas writes a tweet holding a carriage return unquoted: in a file whose lines end
+    in line feeds it is a line break inside the cell (read as a space and counted), not the
+    end of a row; a file whose lines end in carriage returns alone is read line by line."""
+    from dpclust.io.frames import read_frame
+
+    path = tmp_path / "tweets.csv"
+    path.write_bytes(b"id,text,likes\n1,one line,5\n2,two\rlines,7\n3,\"quoted\rtoo\",9\n")
+    frame, meta = read_frame(path)
+    assert frame["text"].tolist() == ["one line", "two lines", "quoted too"]
+    assert frame["likes"].tolist() == [5, 7, 9]
+    assert meta["rules"] == {"text": {"line breaks inside a cell read as spaces (cells)": 2}}
+    crlf = tmp_path / "crlf.csv"
+    crlf.write_bytes(b"id,text\r\n1,a\rb\r\n2,c\r\n")
+    assert read_frame(crlf)[0]["text"].tolist() == ["a b", "c"]
+    mac = tmp_path / "mac.csv"
+    mac.write_bytes(b"id,text\r1,a\r2,b\r")
+    frame, meta = read_frame(mac)
+    assert frame["text"].tolist() == ["a", "b"] and not meta["rules"]
+
+
 def write_npy(tmp_path):
     path = tmp_path / "x.npy"
     np.save(path, np.ones((3, 2)))

@@ -87,6 +87,34 @@ def open_text(p: Path, gz: bool, newline=""):
     return open(p, encoding="utf-8-sig", newline=newline)
 
 
+#: a line break inside a cell written unquoted (a carriage return alone in a file whose
+#: lines end in a line feed), as :func:`file_lines` hands it on: a character that ends no
+#: row, which the readers of text cells count and read as a space
+CELL_BREAK = "\u2028"
+
+
+def file_lines(f):
+    """The lines of a text file opened with ``newline=""`` (:func:`open_text`), as the
+    :mod:`csv` module reads them, but for a carriage return alone in a file whose first
+    line ends in a line feed (``\n`` or ``\r\n``).  There it is a line break inside a
+    cell that a spreadsheet or pandas wrote unquoted (a tweet, an address of two lines),
+    not the end of a row, and comes on inside its line as :data:`CELL_BREAK`; a file whose
+    lines all end in a carriage return alone (old Mac spreadsheets) is read line by
+    line."""
+    feed = None
+    pending = ""
+    for line in f:
+        if feed is None:
+            feed = line.endswith("\n")
+        if feed and line.endswith("\r"):  # a line ending "\r\n" ends with "\n"
+            pending += line[:-1] + CELL_BREAK
+            continue
+        yield pending + line
+        pending = ""
+    if pending:
+        yield pending
+
+
 @contextmanager
 def reading(p: Path):
     """Translate low-level read errors into one :class:`DataError` naming ``p``."""

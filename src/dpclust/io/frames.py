@@ -21,7 +21,10 @@ summary can say what was done to the columns it models:
   ``"thousands separators taken off numbers (cells)"`` for ``2,237``, and the same for
   the currency symbol of ``$ 4,460.37`` and the percent sign of ``63.2 %``);
 * in a text table, a line whose first cell starts with ``#`` is a comment unless that cell
-  is a marker (``#N/A``).
+  is a marker (``#N/A``);
+* in a text table whose lines end in a line feed, a carriage return alone is a line break
+  inside a cell written unquoted, not the end of a row: read as a space and counted
+  (``"line breaks inside a cell read as spaces (cells)"``; :func:`~dpclust.io.files.file_lines`).
 
 An Excel workbook (``.xlsx``, with the optional dependency openpyxl: ``pip install
 dpclust[excel]``) is read from its first sheet, its cells typed as the sheet types them
@@ -47,7 +50,8 @@ import pandas as pd
 from ..tables import MISSING_MARKERS
 from ..tables.columns import NUMBERS_ONLY_MARKERS, marked_cells
 from ..utils.checks import DataError
-from .files import TEXT_FORMATS, check_file, detect_format, open_text, reading
+from .files import (CELL_BREAK, TEXT_FORMATS, check_file, detect_format, file_lines,
+                    open_text, reading)
 from .tables import import_pyarrow
 from .text import (check_dialect_args, formatted_number, header_names, is_number, separator_hint,
                    sniff, to_float)
@@ -133,7 +137,7 @@ def _records(p: Path, gz: bool, delimiter):
         if delimiter is None:
             lines = ((n, line.split()) for n, line in enumerate(f, 1))
         else:
-            reader = csv.reader(f, delimiter=delimiter)
+            reader = csv.reader(file_lines(f), delimiter=delimiter)
             lines = ((reader.line_num, fields) for fields in reader)
         for lineno, fields in lines:
             if not fields or all(not c.strip() for c in fields):
@@ -174,7 +178,12 @@ def _text_frame(p: Path, gz: bool, dialect, text_columns, rules: dict):
                  for j in text_columns}
     columns = {}
     for j, name in enumerate(names):
-        cells = [fields[j].strip() for _, fields in body]
+        cells = [fields[j] for _, fields in body]
+        broken = sum(CELL_BREAK in cell for cell in cells)
+        if broken:
+            _count(rules, name, "line breaks inside a cell read as spaces (cells)", broken)
+            cells = [cell.replace(CELL_BREAK, " ") for cell in cells]
+        cells = [cell.strip() for cell in cells]
         columns[name] = _text_column(p, name, cells, [n for n, _ in body], dialect.decimal,
                                      name in keep_text, rules)
     return pd.DataFrame(columns), has_header

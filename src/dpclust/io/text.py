@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..utils.checks import DataError
-from .files import TEXT_FORMATS, open_text, reading
+from .files import TEXT_FORMATS, file_lines, open_text, reading
 
 _SEPARATORS = {",": "commas", ";": "semicolons", "\t": "tabs", None: "whitespace"}
 _SEP_NAMES = {"comma": ",", ",": ",", "semicolon": ";", ";": ";", "tab": "\t", "\t": "\t",
@@ -200,7 +200,7 @@ def records(f, delimiter):
             if fields and not fields[0].startswith("#"):
                 yield lineno, fields
         return
-    reader = csv.reader(f, delimiter=delimiter)
+    reader = csv.reader(file_lines(f), delimiter=delimiter)
     for fields in reader:
         if not fields or (len(fields) == 1 and not fields[0].strip()):
             continue

@@ -72,11 +72,12 @@ def finer_than_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
         return ""
     span = _plural(low, "cluster") if low == high else f"{low} to {high} clusters"
     loss = str((summary.get("point_estimate") or {}).get("loss") or "vi").partition("(")[0]
-    nouns = _plural(single, noun)
-    return (f"Each posterior draw has {span}; the partition shown has more because it puts "
-            f"each of the {nouns} that the draws place in different clusters (none in as "
-            f"many as half of them) in a cluster of its own, as the {loss.upper()} "
-            f"estimate does with such {noun}s.")
+    which = (f"each of the {_plural(single, noun)}" if single > 1 else f"the one {noun}")
+    because = "because" if K - single <= high else "in part because"
+    return (f"Each posterior draw has {span}; the partition shown has more {because} it puts "
+            f"{which} that the draws place in different clusters (none in as many as half "
+            f"of them) in a cluster of its own, as the {loss.upper()} estimate does with "
+            f"such {noun}s.")
 
 
 def _learned_sentence(learned, family) -> str:

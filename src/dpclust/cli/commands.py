@@ -436,15 +436,19 @@ def _verdict_in_summary():
 
 
 def _print_done(out_dir: Path, summary: dict) -> None:
-    from ..report.lead import finer_than_draws
+    from ..report.lead import counted_rows, finer_than_draws, weights_words
 
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
     what = "table" if "ddcrp" in summary else "cluster"
     point = FAMILIES[summary["settings"]["family"]].noun
     line = f"{PROG}: {k} {what}{'s' if k != 1 else ''} in {n} {point}{'s' if n != 1 else ''}"
-    large = sum(1 for c in summary.get("cluster_sizes") or () if c >= 0.01 * n)
+    notes = [weights_words(summary, point)]
+    counted = counted_rows(summary, n)
+    large = sum(1 for c in summary.get("cluster_sizes") or () if c >= 0.01 * counted)
     if "ddcrp" not in summary and 0 < large < k:  # small clusters (single points) besides
-        line += f" ({large} holding at least 1 % of the {point}s)"
+        notes.append(f"{large} holding at least 1 % of the {point}s")
+    if any(notes):
+        line += f" ({'; '.join(note for note in notes if note)})"
     if summary.get("metrics"):
         scores = ", ".join(f"{m.upper()} {v:.3f}" for m, v in summary["metrics"].items())
         line += f" ({scores})"

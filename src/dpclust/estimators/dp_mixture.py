@@ -22,6 +22,7 @@ from ..samplers import MixtureModel, choose_sampler
 from ..samplers._partitioned import kmeans_start
 from ..samplers.kmeans import kmeans_labels
 from ..priors import PartitionPrior, get_prior
+from ..tables.frequency import row_counts
 from .mixture import MixtureEstimator
 from .weights import (MODES, WeightedData, fold_fused, make_plan, row_similarity,
                       summarise_rows)
@@ -611,7 +612,7 @@ class DPMixture(MixtureEstimator):
         if self._distributed:
             _no_dask_weights(sample_weight)
             return self._dask_model(X, family_, prior)
-        Xw = self._weigh(family_, family_.validate(X), sample_weight)
+        Xw = self._weigh(family_, family_.validate(X), sample_weight, X)
         return self._make_model(family_, Xw, prior)
 
     def fit(self, X, y=None, sample_weight=None):
@@ -666,13 +667,21 @@ class DPMixture(MixtureEstimator):
             X = WeightedData(X, sample_weight)
         return super().resume(path, X, **kwargs)
 
-    def _weigh(self, family, Xw, sample_weight):
+    def _weigh(self, family, Xw, sample_weight, X=None):
         """The model rows of ``Xw`` under ``sample_weight`` (:mod:`.weights`); keeps the
-        plan, and the rows of weight 0, for ``_finish``."""
-        self._weight_plan = self._dropped_X = None
+        plan, and the rows of weight 0, for ``_finish``.  Without ``sample_weight``, a
+        frequency table ``X`` (:mod:`dpclust.tables.frequency`) weighs its rows by its
+        counts, each row as many rows (``"repeat"`` unless ``sample_weight_mode`` says
+        ``"power"``)."""
+        self._weight_plan = self._dropped_X = self._counted = None
+        mode = getattr(self, "sample_weight_mode", "auto")
+        if sample_weight is None:
+            sample_weight = row_counts(X, getattr(Xw, "schema", None))
+            self._counted = None if sample_weight is None else Xw.schema.weights
+            mode = "repeat" if sample_weight is not None and mode == "auto" else mode
         if sample_weight is None:
             return Xw
-        plan = make_plan(sample_weight, getattr(self, "sample_weight_mode", "auto"), family)
+        plan = make_plan(sample_weight, mode, family)
         if plan.mode == "power" and self._coarsening is not None:
             raise ValueError("coarsening raises the whole likelihood to a power: it does not "
                              "combine with powers per row; use whole-number weights "
@@ -727,7 +736,7 @@ class DPMixture(MixtureEstimator):
             _no_dask_weights(sample_weight)
             prior = self._partition_prior().alpha_prior
             return self._dask_model(X, family, prior)
-        return self._model_of(family, self._weigh(family, family.validate(X), sample_weight))
+        return self._model_of(family, self._weigh(family, family.validate(X), sample_weight, X))
 
     def _lost(self, exc, model, progs, fingerprint, saved):
         """A Dask cluster lost what it could not recompute: save the last complete

@@ -102,9 +102,7 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
         "point_estimate": _point_estimate(estimator),
         "convergence": _convergence_summary(estimator.convergence_),
     }
-    certainty = getattr(estimator, "certainty_", None)
-    if certainty is not None:
-        summary["certainty"] = _certainty(certainty)
+    summary.update(_weights_and_certainty(estimator, data.get("weights_column"), len(labels)))
     summary.update(_uncertainty(estimator))
     if _is_ddcrp(estimator):
         summary["ddcrp"] = _ddcrp_summary(estimator, positions, distances)
@@ -149,6 +147,33 @@ def run_summary(estimator, *, data: dict, total_seconds: float, version: str, tr
     if warnings:
         summary["warnings"] = warnings
     return summary
+
+
+def _weights_and_certainty(estimator, column, n_model_rows: int) -> dict:
+    """The ``weights`` block (:func:`weights_summary`) and the ``certainty`` block, those
+    that apply."""
+    out = {}
+    weights = weights_summary(estimator, column, n_model_rows)
+    if weights is not None:
+        out["weights"] = weights
+    certainty = getattr(estimator, "certainty_", None)
+    if certainty is not None:
+        out["certainty"] = _certainty(certainty)
+    return out
+
+
+def weights_summary(estimator, column=None, n_model_rows: int = 0) -> dict | None:
+    """How the rows were weighted (None without weights): ``mode`` (``"repeat"``: a row
+    counted as its weight's number of rows; ``"power"``: its likelihood raised to it),
+    ``column`` (the weights' column: the one given, or a frequency table's counts,
+    :mod:`dpclust.tables.frequency`), ``counted`` (whether the table's counts were read
+    so without being asked) and ``n_model_rows`` (the rows the model holds)."""
+    mode = getattr(estimator, "sample_weight_mode_", None)
+    if mode is None:
+        return None
+    counted = getattr(estimator, "_counted", None)
+    return {"mode": mode, "column": column if column is not None else counted,
+            "counted": counted is not None, "n_model_rows": int(n_model_rows)}
 
 
 def model_labels(estimator) -> np.ndarray:

@@ -189,8 +189,8 @@ def summarise_rows(est, plan: WeightPlan | None, dropped_X) -> None:
 
     Sets ``sample_weight_mode_`` and ``label_share_``; keeps the model rows' point estimate
     as ``_model_labels`` and their rows as ``_model_rows`` (None without weights); folds
-    ``labels_`` and ``certainty_`` to one value per row (:func:`fold_labels`,
-    :func:`fold_mean`).  A row of weight 0 (its data ``dropped_X``) gets the cluster
+    ``labels_``, ``certainty_`` and the credible ball's bounds to one value per row
+    (:func:`fold_labels`, :func:`fold_mean`).  A row of weight 0 (its data ``dropped_X``) gets the cluster
     ``predict`` gives it and a certainty of NaN.
     """
     est.sample_weight_mode_ = None if plan is None else plan.mode
@@ -203,6 +203,12 @@ def summarise_rows(est, plan: WeightPlan | None, dropped_X) -> None:
     est.labels_, est.label_share_ = fold_labels(plan.rows, n, est.labels_)
     if est.certainty_ is not None:
         est.certainty_ = fold_mean(plan.rows, n, est.certainty_)
+    ball = getattr(est, "credible_ball_", None)
+    if ball is not None:  # its bounds as partitions of the rows, as labels_ is
+        est.credible_ball_ = ball._replace(**{
+            name: getattr(ball, name)._replace(
+                labels=fold_labels(plan.rows, n, getattr(ball, name).labels)[0])
+            for name in ("horizontal", "upper_vertical", "lower_vertical")})
     if dropped_X is not None:
         est.labels_[plan.dropped] = np.argmax(est._proba(dropped_X), axis=1)
 

@@ -50,6 +50,28 @@ def sureness_sentence(summary: Mapping[str, Any]) -> str:
     return "How sure: " + "; ".join(parts) + "."
 
 
+def weights_words(summary: Mapping[str, Any], noun: str = "row") -> str:
+    """How the rows were weighted, to follow their number (``""`` without weights), e.g.
+    "4,526 as the column Freq counts them, a frequency table's" or "each weighted by the
+    column w, its likelihood raised to the weight"."""
+    weights = summary.get("weights") or {}
+    if not weights:
+        return ""
+    column = weights.get("column")
+    by = f"the column {column}" if column is not None else "their weights"
+    if weights.get("mode") == "repeat":
+        return (f"{_fmt_value(weights.get('n_model_rows'))} as {by} counts them"
+                + (", the table's counts of its rows" if weights.get("counted") else ""))
+    return f"each weighted by {by}, its likelihood raised to the weight"
+
+
+def counted_rows(summary: Mapping[str, Any], n: Any) -> Any:
+    """The rows the model holds: ``n``, or with whole-number weights (each row counted as
+    many rows) the count, which the cluster sizes and the 1 % share count in."""
+    weights = summary.get("weights") or {}
+    return weights.get("n_model_rows", n) if weights.get("mode") == "repeat" else n
+
+
 def finer_than_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
     """Why the partition shown has more clusters than any posterior draw, or ``""`` when
     it has not.  The expected-loss estimate (VI, Binder) gives a point a cluster of its own
@@ -112,7 +134,8 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     rankings = own is not None
     unit = "table" if ddcrp else "cluster"
     parts = [f"dpclust found <b>{_esc(_plural(K, unit))}</b>"]
-    large = sum(1 for c in sizes if n and c >= 0.01 * n)
+    counted = counted_rows(summary, n)
+    large = sum(1 for c in sizes if counted and c >= 0.01 * counted)
     if not ddcrp and sizes and 0 < large < K:  # small clusters (single points) besides
         parts.append(f" ({large} of them holding at least 1&nbsp;% of the "
                      f"{'rankings' if rankings else 'points'})")
@@ -144,6 +167,9 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
             detail.append(f"a random {_fmt_value(sub['n'])} of the {_fmt_value(sub['of'])}, "
                           f"drawn with seed {_esc(sub.get('seed'))}")
         parts.append(f" in <b>{_esc(_plural(n, 'ranking' if rankings else 'point'))}</b>")
+        weighted = weights_words(summary)
+        if weighted:
+            detail.insert(0, _esc(weighted))
         if detail:
             parts.append(f" ({', '.join(detail)})")
     if settings.get("sampler") is not None:

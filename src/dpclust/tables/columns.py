@@ -43,6 +43,9 @@ Rules, applied in order to each column that the user has not given a kind:
   unit, a person's id on each year's row): an identifier of units, left out likewise.  Its
   numbers name the units and do not measure them, and as categories its hundreds of levels
   would pull rows into small clusters as a label does;
+* a column named ``Freq`` of whole numbers beside columns of levels whose every
+  combination is on one row (R's data frame of a contingency table): the rows' counts, left
+  out, the rows weighing as many rows (:mod:`dpclust.tables.frequency`; ``Schema.weights``);
 * dates (a datetime column, or text whose every filled cell is an ISO 8601 date or time
   such as ``2007-11-09``): real numbers, the days since the first date (the column's
   ``origin``; the rule is counted), or with at most 12 distinct dates (survey waves, say)
@@ -67,7 +70,8 @@ import pandas as pd
 
 from ..utils.times import DAY_SECONDS, as_datetime
 from .copies import find_copies
-from .data import KINDS, Column, Schema, TableData
+from .data import KINDS, ROW_NAMES, Column, Schema, TableData
+from .frequency import FREQUENCY_REASON, frequency_column
 
 #: text that a spreadsheet or a statistics package writes for a missing cell
 MISSING_MARKERS = frozenset({"", "?", "-", ".", "na", "n/a", "nan", "null", "none", "missing",
@@ -91,8 +95,6 @@ ID_MIN_ROWS = 20
 LABEL_SHARE = 0.5
 #: a column of whole numbers may miss at most this share of its cells and still be an id
 ID_MAX_MISSING = 0.01
-#: the names R and pandas give the row names they write as a column
-ROW_NAMES = frozenset({"rownames", "row.names", "row_names", "unnamed: 0"})
 #: names of an id column, whatever their case
 ID_NAMES = ROW_NAMES | frozenset({"id", "uid", "uuid", "pid", "hid", "hhid", "key", "index",
                                   "rowid",
@@ -214,6 +216,8 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         raise ValueError(f"kinds were given for columns the table does not have: {unknown} "
                          f"(its columns: {names[:12]}{' ...' if len(names) > 12 else ''})")
     columns, dropped, rules, cells = [], [], {}, []
+    frequency = frequency_column(df, names, kinds)
+    weight = None if frequency is None else frequency[1]
     for name, col in zip(names, df.columns):
         values = df[col]
         chosen = kinds.get(name)
@@ -223,6 +227,12 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         if chosen == "drop":
             dropped.append((name, "left out as asked"))
             continue
+        if frequency is not None and name == frequency[0]:
+            dropped.append((name, FREQUENCY_REASON))
+            continue
+        if frequency is not None and chosen is None and name.strip().lower() in ROW_NAMES:
+            dropped.append((name, "an identifier (row names, one per cell of the table)"))
+            continue
         hole = _blank(values)
         if hole.all():
             if chosen is not None:
@@ -230,7 +240,7 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
                                  "values (every cell is missing)")
             dropped.append((name, "empty (every cell is missing)"))
             continue
-        found = _infer_one(name, values, hole, chosen, rules)
+        found = _infer_one(name, values, hole, chosen, rules, weight)
         if isinstance(found, Column):
             columns.append(found)
             cells.append(_cell_codes(values, hole))
@@ -248,11 +258,15 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
         raise ValueError("the table has no column left to cluster on: " + "; ".join(
             f"{name!r} is {why}" for name, why in dropped[:6])
             + ("; ..." if len(dropped) > 6 else ""))
-    return Schema(tuple(columns), tuple(dropped), rules)
+    return Schema(tuple(columns), tuple(dropped), rules,
+                  weights=None if frequency is None else frequency[0])
 
 
-def _infer_one(name, values, hole, chosen, rules) -> Column | str:
-    """The column's :class:`Column`, or why it is left out (an identifier)."""
+def _infer_one(name, values, hole, chosen, rules, weight=None) -> Column | str:
+    """The column's :class:`Column`, or why it is left out (an identifier).  ``weight``:
+    the rows' counts in a frequency table, by which its cells count towards the rules'
+    cells per level."""
+    n_seen = int((~hole).sum()) if weight is None else int(weight[~hole].sum())
     text = not (pd.api.types.is_numeric_dtype(values.dtype)
                 or pd.api.types.is_bool_dtype(values.dtype))
     if isinstance(values.dtype, pd.CategoricalDtype):
@@ -297,17 +311,16 @@ def _infer_one(name, values, hole, chosen, rules) -> Column | str:
             why = "booleans" if pd.api.types.is_bool_dtype(values.dtype) else "values 0 and 1"
             return Column(name, "bernoulli", (0, 1) if not pd.api.types.is_bool_dtype(
                 values.dtype) else (False, True), why)
-        if chosen is None and _two_values(present, int((~hole).sum())):
+        if chosen is None and _two_values(present, n_seen):
             levels = tuple(int(v) if v == round(v) else float(v) for v in present)
             return Column(name, "bernoulli", levels,
                           f"two values ({values.dtype})")
-        if chosen is None and _whole_levels(present, int((~hole).sum())):
+        if chosen is None and _whole_levels(present, n_seen):
             return Column(name, "categorical", tuple(int(v) for v in present),
                           f"{len(present)} whole-number levels (a scale or a code)")
         if chosen is None:
             return Column(name, "gaussian", None, f"numbers ({values.dtype})")
     levels = _levels(values, hole)
-    n_seen = int((~hole).sum())
     if chosen is None and numbers is None and len(levels) > ID_MIN_ROWS \
             and len(levels) > LABEL_SHARE * n_seen \
             and not isinstance(values.dtype, pd.CategoricalDtype):
@@ -557,7 +570,7 @@ def encode(X, schema: Schema, sample_weight=None, *, what: str = "X") -> TableDa
             rules[key] = rules.get(key, 0) + unseen
     weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     out_schema = schema if rules == schema.rules else Schema(schema.columns, schema.dropped,
-                                                             rules)
+                                                             rules, schema.weights)
     return TableData(real, code, count, weight, out_schema)
 
 

@@ -26,6 +26,10 @@ KINDS = {
 }
 
 
+#: the names R and pandas give the row names they write as a column
+ROW_NAMES = frozenset({"rownames", "row.names", "row_names", "unnamed: 0"})
+
+
 class Column(NamedTuple):
     """One column of the user's table as the model reads it.
 
@@ -51,6 +55,9 @@ class Schema:
     columns: tuple = ()
     dropped: tuple = ()  # (name, reason) pairs
     rules: dict = field(default_factory=dict)  # rule -> cells
+    #: the column of row counts of a frequency table (:mod:`dpclust.tables.frequency`),
+    #: one of ``dropped``, or None
+    weights: str | None = None
 
     def of_kind(self, *kinds) -> list[Column]:
         """The columns of the given kinds, in table order (the order of their arrays)."""

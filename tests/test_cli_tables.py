@@ -104,7 +104,9 @@ def test_auto_says_the_kinds_on_stderr(messy, tmp_path, capsys):
                          *FAST, "--n-iter", "4", "--out", tmp_path)
     assert status == 0, err
     lines = err.splitlines()
-    assert "dpclust: --family auto (the default) picked table" in lines[0]
+    assert ("dpclust: --family auto (the default) picked table (the table has columns of 2 "
+            "kinds (numbers and yes/no) and holes: the table family models each column by "
+            "its kind and the holes as missing; --family chooses another)") == lines[0]
     assert lines[1].startswith("dpclust: columns read as (--column-type NAME=KIND")
     kinds = {line.split()[1]: line.split()[2] for line in lines[2:5]}
     assert kinds == {"age": "gaussian", "smoker": "bernoulli", "id": "left"}

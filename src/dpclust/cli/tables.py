@@ -286,13 +286,24 @@ def kinds_lines(config: RunConfig, data) -> list[str]:
 
 
 def _why_family(data) -> str:
-    """Why ``auto`` picked ``data.family``: the family's own description, except for a
-    complete table of one kind that takes the table family only to leave columns out
-    (:func:`_pick_family`), which says so."""
+    """Why ``auto`` picked ``data.family``: for the table family, the table's columns of
+    several kinds or its holes, or, for a complete table of one kind that takes it only to
+    leave columns out (:func:`_pick_family`), those columns; else the family's own
+    description."""
     schema = data.schema
     kinds = {c.kind for c in schema.columns}
-    if (data.family != "table" or not schema.dropped or len(kinds) != 1
-            or bool(data.X[schema.names].isna().to_numpy().any())):
+    if data.family != "table":
+        return FAMILIES[data.family].describes
+    holes = bool(data.X[schema.names].isna().to_numpy().any())
+    if len(kinds) > 1 or holes:
+        words = {"gaussian": "numbers", "bernoulli": "yes/no", "categorical": "categories",
+                 "poisson": "counts"}
+        named = " and ".join(words[k] for k in words if k in kinds)
+        what = [f"columns of {len(kinds)} kinds ({named})"] if len(kinds) > 1 else []
+        return ("the table has " + " and ".join(what + (["holes"] if holes else []))
+                + ": the table family models each column by its kind"
+                + (" and the holes as missing" if holes else ""))
+    if not schema.dropped:
         return FAMILIES[data.family].describes
     names = [name for name, _ in schema.dropped]
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

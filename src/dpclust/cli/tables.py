@@ -298,7 +298,8 @@ def _why_family(data) -> str:
     if len(kinds) > 1 or holes:
         words = {"gaussian": "numbers", "bernoulli": "yes/no", "categorical": "categories",
                  "poisson": "counts"}
-        named = " and ".join(words[k] for k in words if k in kinds)
+        named = [words[k] for k in words if k in kinds]
+        named = ", ".join(named[:-1]) + " and " + named[-1]
         what = [f"columns of {len(kinds)} kinds ({named})"] if len(kinds) > 1 else []
         return ("the table has " + " and ".join(what + (["holes"] if holes else []))
                 + ": the table family models each column by its kind"

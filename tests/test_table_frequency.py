@@ -105,3 +105,22 @@ def test_a_frequency_table_run_resumes_with_its_counts(tmp_path):
         resumed = DPMixture.resume(path, frame, n_iter=20)
     assert len(resumed._model_labels) == 199
     np.testing.assert_array_equal(resumed.labels_, whole.labels_)
+
+
+def test_the_command_line_fits_a_large_frequency_table(tmp_path, capsys):
+    """A few rows counting more people than the co-clustering figure takes: the run ends
+    with its report (the figure left out), and says what it counted."""
+    from cli_helpers import run
+
+    rows = "\n".join(f"{i},{a},{b},{c}" for i, (a, b, c) in enumerate(
+        [("yes", "low", 700), ("yes", "high", 500), ("no", "low", 650),
+         ("no", "high", 450)], 1))
+    path = tmp_path / "table.csv"
+    path.write_text("rownames,Smoker,Income,Freq\n" + rows + "\n")
+    status, out, err = run(capsys, "fit", path, "--n-iter", "4", "--no-progress",
+                           "--out", tmp_path / "o")
+    assert status == 0, err
+    assert "in 4 rows (2,300 as the column Freq counts them" in out
+    assert "picked table (a frequency table: its column Freq counts its rows" in err
+    assert (tmp_path / "o" / "report.html").exists()
+    assert not (tmp_path / "o" / "similarity.png").exists()

@@ -736,11 +736,13 @@ class ChainEstimator(BaseEstimator):
         similarity : ndarray of shape (n_samples, n_samples)
         """
         check_is_fitted(self, "labels_")
-        if self._pool_draws is None:
+        if self._pool_draws is None:  # the model's rows: with weights, the rows' copies
+            model_labels = getattr(self, "_model_labels", None)
+            n = len(self.labels_ if model_labels is None else model_labels)
             raise ValueError(
-                f"the co-clustering matrix of {len(self.labels_):,} points would need "
-                f"{len(self.labels_) ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
-                f"{_MAX_SIMILARITY_SAMPLES:,} points")
+                f"the co-clustering matrix of the model's {n:,} rows would need "
+                f"{n ** 2 * 8 / 2**30:.1f} GiB; it is kept only for up to "
+                f"{_MAX_SIMILARITY_SAMPLES:,} rows")
         return posterior_similarity(self._pool_draws, max_samples=max_samples)
 
 

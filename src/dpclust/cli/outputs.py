@@ -85,8 +85,10 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         from ..report import write_report
 
         similarity = None
-        if data.info["n_samples"] <= MAX_SIMILARITY_SAMPLES and not config.distributed:
-            similarity = model.posterior_similarity()  # kept draws stay on a Dask cluster
+        # drawn for at most MAX_SIMILARITY_SAMPLES model rows (a weighted row's copies
+        # count), never on a Dask cluster, where the kept draws stay on the workers
+        if _n_model_rows(model) <= MAX_SIMILARITY_SAMPLES and not config.distributed:
+            similarity = model.posterior_similarity()
         X = data.X
         if getattr(model.family_, "schema_", None) is not None:
             X = model.family_.validate(X)  # a table's working form: the figures read it
@@ -134,14 +136,20 @@ def _fuse(config: RunConfig, model) -> str | None:
     return None
 
 
+def _n_model_rows(model) -> int:
+    """The rows the model holds: with whole-number weights, the rows' copies."""
+    rows = getattr(model, "_model_labels", None)
+    return len(model.labels_ if rows is None else rows)
+
+
 def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, command_line,
              resume_command_line, resumed_from, out_dir, fused_skipped=None) -> dict:
     """The run summary (:func:`~dpclust.estimators.summary.run_summary`) with what only
     the command line knows: the data's source, the options as given, the command lines."""
     warnings = list(data.warnings)
-    if data.info["n_samples"] > MAX_SIMILARITY_SAMPLES and config.plots:
+    if _n_model_rows(model) > MAX_SIMILARITY_SAMPLES and config.plots:
         warnings.append(f"the posterior co-clustering figure is left out for more than "
-                        f"{MAX_SIMILARITY_SAMPLES:,} points")
+                        f"{MAX_SIMILARITY_SAMPLES:,} points (a weighted row's copies count)")
     dask = ({"scheduler": config.scheduler, "workers": config.workers}
             if config.distributed else None)
     summary = run_summary(

@@ -304,6 +304,9 @@ def _why_family(data) -> str:
         return ("the table has " + " and ".join(what + (["holes"] if holes else []))
                 + ": the table family models each column by its kind"
                 + (" and the holes as missing" if holes else ""))
+    if schema.weights is not None:
+        return (f"a frequency table: its column {schema.weights} counts its rows, which "
+                "the table family weighs by their counts")
     if not schema.dropped:
         return FAMILIES[data.family].describes
     names = [name for name, _ in schema.dropped]

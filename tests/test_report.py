@@ -719,6 +719,9 @@ def test_the_lead_and_the_closing_line_say_why_the_estimate_is_finer_than_every_
     assert said in _lead_paragraph(summary, sizes)
     _print_done(Path("out"), summary)
     assert said in capsys.readouterr().out
+    summary["point_estimate"]["loss"] = "vi(a=0.5)"  # joins at three quarters of the draws
+    assert ("(none in as many as three quarters of them) in a cluster of its own, as the VI "
+            "(a = 0.5) estimate does") in _lead_paragraph(summary, sizes)
     summary["n_clusters_posterior"]["all"] = {"7": 1.0}
     assert "Each posterior draw" not in _lead_paragraph(summary, sizes)
     _print_done(Path("out"), summary)

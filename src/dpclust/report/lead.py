@@ -78,7 +78,8 @@ def finer_than_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
     when the draws put it with no one cluster in as many as about half of them: in VI's
     sweep a point joins cluster ``j`` only if ``2 E[g(c_s)] > g(m_j)`` with ``g(n) =
     (n + 1) log(n + 1) - n log n``, ``m_j`` the cluster's size and ``c_s`` its mates in
-    draw ``s`` that are in ``j``.  Chains that place many points differently, as chains
+    draw ``s`` that are in ``j`` (with a weight ``a``, ``(2 - a) g(m_j)``: a share
+    ``(2 - a) / 2`` of the draws).  Chains that place many points differently, as chains
     that have not met do, so leave many single points, e.g. "Each posterior draw has 125
     to 141 clusters; the partition shown has more because it puts each of the 412 points
     that the draws place in different clusters (none in as many as half of them) in a
@@ -93,13 +94,20 @@ def finer_than_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
     if K <= high or not single:
         return ""
     span = _plural(low, "cluster") if low == high else f"{low} to {high} clusters"
-    loss = str((summary.get("point_estimate") or {}).get("loss") or "vi").partition("(")[0]
+    loss = str((summary.get("point_estimate") or {}).get("loss") or "vi")
+    name, _, weight = loss.partition("(")
+    a = float(weight.rstrip(")").partition("=")[2]) if weight else 1.0
     which = (f"each of the {_plural(single, noun)}" if single > 1 else f"the one {noun}")
     because = "because" if K - single <= high else "in part because"
+    # VI and Binder join a point to a cluster holding it in about (2 - a) / 2 of the draws
+    share = {0.5: "half", 0.75: "three quarters"}.get((2 - a) / 2, f"{50 * (2 - a):g} %")
+    how = (f" (none in as many as {share} of them)" if name.strip() in ("vi", "binder")
+           else "")
+    short = {"vi": "VI", "binder": "Binder", "omari": "omARI", "nvi": "NVI", "nid": "NID"}
+    label = short.get(name.strip(), name.strip()) + (f" (a = {a:g})" if weight else "")
     return (f"Each posterior draw has {span}; the partition shown has more {because} it puts "
-            f"{which} that the draws place in different clusters (none in as many as half "
-            f"of them) in a cluster of its own, as the {loss.upper()} estimate does with "
-            f"such {noun}s.")
+            f"{which} that the draws place in different clusters{how} in a cluster of its "
+            f"own, as the {label} estimate does with such {noun}s.")
 
 
 def _learned_sentence(learned, family) -> str:

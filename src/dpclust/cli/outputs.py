@@ -147,9 +147,12 @@ def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, comma
     """The run summary (:func:`~dpclust.estimators.summary.run_summary`) with what only
     the command line knows: the data's source, the options as given, the command lines."""
     warnings = list(data.warnings)
-    if _n_model_rows(model) > MAX_SIMILARITY_SAMPLES and config.plots:
+    n_rows = _n_model_rows(model)
+    if n_rows > MAX_SIMILARITY_SAMPLES and config.plots:
+        copies = (f" (the model's {n_rows:,}, each weighted row's copies counted)"
+                  if n_rows != data.info["n_samples"] else "")
         warnings.append(f"the posterior co-clustering figure is left out for more than "
-                        f"{MAX_SIMILARITY_SAMPLES:,} points (a weighted row's copies count)")
+                        f"{MAX_SIMILARITY_SAMPLES:,} points{copies}")
     dask = ({"scheduler": config.scheduler, "workers": config.workers}
             if config.distributed else None)
     summary = run_summary(

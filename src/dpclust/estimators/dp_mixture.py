@@ -626,7 +626,10 @@ class DPMixture(MixtureEstimator):
         y : ignored
         sample_weight : array-like of shape (n_samples,), default=None
             Weights >= 0 of the rows, read as ``sample_weight_mode`` says (see the class's
-            "Sample weights").  None: every row once.
+            "Sample weights").  None: every row once, but for a frequency table (R's data
+            frame of a contingency table, its counts in a column ``Freq``;
+            :mod:`dpclust.tables.frequency`), whose rows count as many rows as ``Freq``
+            says.
 
         Returns
         -------

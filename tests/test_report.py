@@ -726,6 +726,19 @@ def test_the_lead_and_the_closing_line_say_why_the_estimate_is_finer_than_every_
     assert "Each posterior draw" not in _lead_paragraph(summary, sizes)
     _print_done(Path("out"), summary)
     assert "Each posterior draw" not in capsys.readouterr().out
+    # fewer clusters holding 1 % than every draw: the estimate joined clusters whose
+    # points the draws share out differently (a frequency table's copies, say)
+    coarse = {"n_clusters": 1, "cluster_sizes": [1000], "data": {"n_samples": 1000},
+              "settings": {"family": "table"},
+              "n_clusters_posterior": {"all": {"8": 0.5, "9": 0.5},
+                                       "large": {"4": 0.4, "5": 0.6}},
+              "point_estimate": {"loss": "vi", "expected_loss": 1.3}}
+    said = ("Each posterior draw has 4 to 5 clusters holding at least 1 % of the points; the "
+            "partition shown has 1, as the VI estimate joins clusters whose points the draws "
+            "share out differently from draw to draw.")
+    assert said in _lead_paragraph(coarse, [1000])
+    coarse["n_clusters_posterior"]["large"] = {"1": 0.2, "4": 0.8}
+    assert "Each posterior draw" not in _lead_paragraph(coarse, [1000])
 
 
 def test_the_lead_counts_the_features_modelled_and_the_columns_left_out():

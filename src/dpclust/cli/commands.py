@@ -436,7 +436,7 @@ def _verdict_in_summary():
 
 
 def _print_done(out_dir: Path, summary: dict) -> None:
-    from ..report.lead import counted_rows, finer_than_draws, weights_words
+    from ..report.lead import against_draws, counted_rows, weights_words
 
     n, k = summary["data"]["n_samples"], summary["n_clusters"]
     what = "table" if "ddcrp" in summary else "cluster"
@@ -455,9 +455,9 @@ def _print_done(out_dir: Path, summary: dict) -> None:
     files = "report.html, labels.csv, links.csv" if "ddcrp" in summary else (
         "report.html, labels.csv")
     print(f"{line}; results in {out_dir}{os.sep} ({files}, summary.json, trace.nc)")
-    finer = finer_than_draws(summary, point)
-    if finer:
-        print(f"{PROG}: {finer}")
+    drawn = against_draws(summary, point)
+    if drawn:
+        print(f"{PROG}: {drawn}")
     conv = summary.get("convergence")
     if conv is not None:
         from ..diagnostics import judged, quantity_name, separate_modes, settled_scale

@@ -72,42 +72,82 @@ def counted_rows(summary: Mapping[str, Any], n: Any) -> Any:
     return weights.get("n_model_rows", n) if weights.get("mode") == "repeat" else n
 
 
-def finer_than_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
-    """Why the partition shown has more clusters than any posterior draw, or ``""`` when
-    it has not.  The expected-loss estimate (VI, Binder) gives a point a cluster of its own
-    when the draws put it with no one cluster in as many as about half of them: in VI's
-    sweep a point joins cluster ``j`` only if ``2 E[g(c_s)] > g(m_j)`` with ``g(n) =
-    (n + 1) log(n + 1) - n log n``, ``m_j`` the cluster's size and ``c_s`` its mates in
-    draw ``s`` that are in ``j`` (with a weight ``a``, ``(2 - a) g(m_j)``: a share
-    ``(2 - a) / 2`` of the draws).  Chains that place many points differently, as chains
-    that have not met do, so leave many single points, e.g. "Each posterior draw has 125
-    to 141 clusters; the partition shown has more because it puts each of the 412 points
-    that the draws place in different clusters (none in as many as half of them) in a
-    cluster of its own, as the VI estimate does with such points." """
-    K, sizes = summary.get("n_clusters"), summary.get("cluster_sizes") or ()
-    posterior = (summary.get("n_clusters_posterior") or {}).get("all") or {}
-    if "ddcrp" in summary or not K or not posterior:
+def against_draws(summary: Mapping[str, Any], noun: str = "point") -> str:
+    """Why the partition shown has more clusters than every kept posterior draw
+    (:func:`_finer`), or fewer clusters holding 1 % of the points than every draw
+    (:func:`_coarser`); ``""`` when neither."""
+    posterior = summary.get("n_clusters_posterior") or {}
+    if "ddcrp" in summary or not summary.get("n_clusters") or not posterior.get("all"):
         return ""
-    ks = [int(k) for k in posterior]
+    return _finer(summary, noun) or _coarser(summary, noun)
+
+
+def _span(counts: Mapping[str, Any]) -> tuple[int, int, str]:
+    """The fewest and most clusters of the draws' counts (a posterior of K), and in words."""
+    ks = [int(k) for k in counts]
     low, high = min(ks), max(ks)
-    single = sum(1 for size in sizes if size == 1)
-    if K <= high or not single:
-        return ""
-    span = _plural(low, "cluster") if low == high else f"{low} to {high} clusters"
+    return low, high, (_plural(low, "cluster") if low == high else f"{low} to {high} clusters")
+
+
+def _loss_words(summary: Mapping[str, Any]) -> tuple[str, float, str]:
+    """The point estimate's loss: its name, its weight ``a`` (1 without one) and its label
+    for a reader (``"VI (a = 0.5)"``)."""
     loss = str((summary.get("point_estimate") or {}).get("loss") or "vi")
     name, _, weight = loss.partition("(")
     a = float(weight.rstrip(")").partition("=")[2]) if weight else 1.0
+    short = {"vi": "VI", "binder": "Binder", "omari": "omARI", "nvi": "NVI", "nid": "NID"}
+    return (name.strip(), a,
+            short.get(name.strip(), name.strip()) + (f" (a = {a:g})" if weight else ""))
+
+
+def _finer(summary: Mapping[str, Any], noun: str) -> str:
+    """The expected-loss estimate (VI, Binder) gives a point a cluster of its own when the
+    draws put it with no one cluster in as many as about half of them: in VI's sweep a
+    point joins cluster ``j`` only if ``2 E[g(c_s)] > g(m_j)`` with ``g(n) = (n + 1)
+    log(n + 1) - n log n``, ``m_j`` the cluster's size and ``c_s`` its mates in draw ``s``
+    that are in ``j`` (with a weight ``a``, ``(2 - a) g(m_j)``: a share ``(2 - a) / 2`` of
+    the draws).  Chains that place many points differently, as chains that have not met
+    do, so leave many single points, e.g. "Each posterior draw has 125 to 141 clusters; the
+    partition shown has more because it puts each of the 412 points that the draws place
+    in different clusters (none in as many as half of them) in a cluster of its own, as the
+    VI estimate does with such points." """
+    K, sizes = summary["n_clusters"], summary.get("cluster_sizes") or ()
+    low, high, span = _span(summary["n_clusters_posterior"]["all"])
+    single = sum(1 for size in sizes if size == 1)
+    if K <= high or not single:
+        return ""
+    name, a, label = _loss_words(summary)
     which = (f"each of the {_plural(single, noun)}" if single > 1 else f"the one {noun}")
     because = "because" if K - single <= high else "in part because"
     # VI and Binder join a point to a cluster holding it in about (2 - a) / 2 of the draws
     share = {0.5: "half", 0.75: "three quarters"}.get((2 - a) / 2, f"{50 * (2 - a):g} %")
-    how = (f" (none in as many as {share} of them)" if name.strip() in ("vi", "binder")
-           else "")
-    short = {"vi": "VI", "binder": "Binder", "omari": "omARI", "nvi": "NVI", "nid": "NID"}
-    label = short.get(name.strip(), name.strip()) + (f" (a = {a:g})" if weight else "")
+    how = f" (none in as many as {share} of them)" if name in ("vi", "binder") else ""
     return (f"Each posterior draw has {span}; the partition shown has more {because} it puts "
             f"{which} that the draws place in different clusters{how} in a cluster of its "
             f"own, as the {label} estimate does with such {noun}s.")
+
+
+def _coarser(summary: Mapping[str, Any], noun: str) -> str:
+    """Fewer clusters holding 1 % of the points in the partition shown than in every
+    draw: the estimate joins clusters whose points the draws share out among them
+    differently from draw to draw (the copies of a frequency table's row, say, which the
+    draws split among clusters as a latent class model does), e.g. "Each posterior draw
+    has 4 to 6 clusters holding at least 1 % of the points; the partition shown has 1, as
+    the VI estimate joins clusters whose points the draws share out differently from draw
+    to draw." """
+    large = summary["n_clusters_posterior"].get("large") or {}
+    sizes = summary.get("cluster_sizes") or ()
+    n = sum(sizes)
+    if not large or not n:
+        return ""
+    low, _, span = _span(large)
+    shown = sum(1 for size in sizes if size >= 0.01 * n)
+    if shown >= low:
+        return ""
+    _, _, label = _loss_words(summary)
+    return (f"Each posterior draw has {span} holding at least 1 % of the {noun}s; the "
+            f"partition shown has {shown}, as the {label} estimate joins clusters whose "
+            f"{noun}s the draws share out differently from draw to draw.")
 
 
 def _learned_sentence(learned, family) -> str:
@@ -241,9 +281,9 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
             sentence += f" (expected loss {_esc(_fmt_value(estimate['expected_loss']))})"
         sure = sureness_sentence(summary)
         sentence += ". " + _esc(sure) if sure else "."
-        finer = finer_than_draws(summary, "ranking" if rankings else "point")
-        if finer:
-            sentence += " " + _esc(finer)
+        drawn = against_draws(summary, "ranking" if rankings else "point")
+        if drawn:
+            sentence += " " + _esc(drawn)
     metrics = summary.get("metrics") or {}
     if metrics:
         scores = ", ".join(f"{_esc(str(k).upper())} {_esc(_fmt_value(v))}"

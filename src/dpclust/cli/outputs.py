@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..estimators.summary import chains_of, run_summary
+from ..estimators.summary import chains_of, model_labels, run_summary
 from ..report.html import json_default
 from .config import MAX_SIMILARITY_SAMPLES, MODEL_FILE, PROG, RunConfig
 from ..utils.checks import DataError
@@ -87,7 +87,7 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
         similarity = None
         # drawn for at most MAX_SIMILARITY_SAMPLES model rows (a weighted row's copies
         # count), never on a Dask cluster, where the kept draws stay on the workers
-        if _n_model_rows(model) <= MAX_SIMILARITY_SAMPLES and not config.distributed:
+        if len(model_labels(model)) <= MAX_SIMILARITY_SAMPLES and not config.distributed:
             similarity = model.posterior_similarity()
         X = data.X
         if getattr(model.family_, "schema_", None) is not None:
@@ -136,18 +136,12 @@ def _fuse(config: RunConfig, model) -> str | None:
     return None
 
 
-def _n_model_rows(model) -> int:
-    """The rows the model holds: with whole-number weights, the rows' copies."""
-    rows = getattr(model, "_model_labels", None)
-    return len(model.labels_ if rows is None else rows)
-
-
 def _summary(config: RunConfig, data: LoadedData, model, *, total_seconds, command_line,
              resume_command_line, resumed_from, out_dir, fused_skipped=None) -> dict:
     """The run summary (:func:`~dpclust.estimators.summary.run_summary`) with what only
     the command line knows: the data's source, the options as given, the command lines."""
     warnings = list(data.warnings)
-    n_rows = _n_model_rows(model)
+    n_rows = len(model_labels(model))
     if n_rows > MAX_SIMILARITY_SAMPLES and config.plots:
         copies = (f" (the model's {n_rows:,}, each weighted row's copies counted)"
                   if n_rows != data.info["n_samples"] else "")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..families import FAMILIES
+from ..partitions.losses import as_loss
 from .text import _esc, _fmt_seconds, _fmt_value, _plural, _rankings_block
 
 _LOSS_NAMES = {"vi": "Variation of Information (VI)", "binder": "Binder",
@@ -92,12 +93,10 @@ def _span(counts: Mapping[str, Any]) -> tuple[int, int, str]:
 def _loss_words(summary: Mapping[str, Any]) -> tuple[str, float, str]:
     """The point estimate's loss: its name, its weight ``a`` (1 without one) and its label
     for a reader (``"VI (a = 0.5)"``)."""
-    loss = str((summary.get("point_estimate") or {}).get("loss") or "vi")
-    name, _, weight = loss.partition("(")
-    a = float(weight.rstrip(")").partition("=")[2]) if weight else 1.0
+    loss = as_loss(str((summary.get("point_estimate") or {}).get("loss") or "vi"))
     short = {"vi": "VI", "binder": "Binder", "omari": "omARI", "nvi": "NVI", "nid": "NID"}
-    return (name.strip(), a,
-            short.get(name.strip(), name.strip()) + (f" (a = {a:g})" if weight else ""))
+    return (loss.name, loss.a,
+            short[loss.name] + (f" (a = {loss.a:g})" if loss.a != 1.0 else ""))
 
 
 def _finer(summary: Mapping[str, Any], noun: str) -> str:

@@ -65,10 +65,10 @@ def _fit(frame, seconds, family="auto", store_labels=False):
 
 
 def _kept_draws(model, max_draws=800) -> np.ndarray:
-    """The kept half of every chain's partitions of the people, at most ``max_draws``
-    evenly spaced."""
-    labels = np.asarray(model.trace_.labels)  # (chains, iterations, people)
-    draws = labels[:, labels.shape[1] // 2:, :].reshape(-1, labels.shape[2])
+    """Every chain's kept partitions of the people (``trace_.labels``, already past the
+    burn-in), at most ``max_draws`` evenly spaced."""
+    labels = np.asarray(model.trace_.labels)  # (chains, kept draws, people)
+    draws = labels.reshape(-1, labels.shape[2])
     return draws[np.unique(np.linspace(0, len(draws) - 1, min(len(draws), max_draws))
                            .astype(int))]
 
@@ -109,9 +109,9 @@ def frequency_tables(quick: bool, seconds: float) -> dict:
         model, model_s = _fit(frame, seconds, store_labels=True)
         model._X_frame = frame
         k, classes, peer_s = _stepmix(model)
-        draws = _kept_draws(model)
-        per_draw = [_large(z) for z in draws]
-        half, _ = point_estimate(draws, loss="vi", a=0.5, random_state=0, max_time=60)
+        per_draw = model.trace_.n_large_clusters[:, model.trace_.kept]  # every kept draw
+        half, _ = point_estimate(_kept_draws(model), loss="vi", a=0.5, random_state=0,
+                                 max_time=60)
         row = {"table": f"{package}::{item}", "rows": len(frame), "people": people,
                "cells: K": int(cells.n_clusters_),
                "cells: converged": bool(cells.convergence_["converged"]),
@@ -123,7 +123,7 @@ def frequency_tables(quick: bool, seconds: float) -> dict:
                "ARI dpclust-StepMix": round(float(adjusted_rand_score(model._model_labels,
                                                                       classes)), 3),
                "draws: K >= 1 % (mean, range)":
-                   f"{np.mean(per_draw):.2f} ({min(per_draw)}-{max(per_draw)})",
+                   f"{per_draw.mean():.2f} ({per_draw.min()}-{per_draw.max()})",
                "vi(a=0.5): K >= 1 %": _large(half),
                "ARI vi(a=0.5)-StepMix": round(float(adjusted_rand_score(half, classes)), 3)}
         print(row, flush=True)
@@ -141,15 +141,24 @@ def _markdown(record: dict, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _budget(text: str) -> float | None:
+    """``--seconds``: a number of seconds, or ``default`` (None: the estimator's budget)."""
+    if text == "default":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds or 'default', got {text!r}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", default="120",
+    parser.add_argument("--seconds", type=_budget, default=120.0,
                         help="each dpclust fit's max_time (default 120; 'default': the "
                              "estimator's own budget)")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    seconds = (10.0 if args.quick else None if args.seconds == "default"
-               else float(args.seconds))
+    seconds = 10.0 if args.quick else args.seconds
     run_parts(["frequency-tables"], lambda part: frequency_tables(args.quick, seconds),
               HERE / "results" / "frequency_tables", args.quick, lambda: None, _markdown)
 

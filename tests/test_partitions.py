@@ -376,6 +376,32 @@ def test_search_from_starts_only_and_from_random_runs_only():
         assert value == pytest.approx(exact, rel=1e-9)
 
 
+@pytest.mark.parametrize("loss", _SEARCH_LOSSES, ids=str)
+def test_grouped_search_reaches_the_exact_minimiser_over_group_partitions(loss):
+    """Nine rows repeated 1 to 4 times (26 points), draws that split the copies of a row:
+    with ``groups`` the search returns the minimiser over all 21,147 partitions that keep
+    each row's copies together, for every loss offered, and never splits a row."""
+    counts = np.array([1, 3, 2, 4, 1, 2, 4, 3, 2])
+    groups = np.repeat(np.arange(9), counts)
+    everything = _set_partitions(9)[:, groups]
+    for seed in range(3):
+        draws = _perturbed_draws(seed, p=0.3)[:, groups]
+        rng = np.random.default_rng(seed)
+        moved = rng.random(draws.shape) < 0.2  # copies of one row apart in a draw
+        draws[moved] = rng.integers(0, 4, size=int(moved.sum()))
+        exact = expected_loss(everything, draws, loss)
+        labels, value = point_estimate(draws, loss, random_state=seed, groups=groups + 7)
+        assert value == pytest.approx(exact.min(), rel=1e-9, abs=1e-12)
+        assert value == pytest.approx(expected_loss(labels[None, :], draws, loss)[0])
+        table = np.zeros((9, labels.max() + 1), dtype=int)
+        np.add.at(table, (groups, labels), 1)
+        assert ((table > 0).sum(axis=1) == 1).all()  # every row whole
+    with pytest.raises(ValueError, match="one integer per point"):
+        point_estimate(draws, loss, groups=groups[:-1])
+    with pytest.raises(ValueError, match="without groups"):
+        point_estimate(draws, loss, groups=groups, method="draws")
+
+
 def test_losses_hand_values_and_spellings():
     c = np.array([[0, 0, 1, 1]])
     z = np.array([[0, 1, 0, 1]])

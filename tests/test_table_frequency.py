@@ -79,6 +79,24 @@ def test_dpmixture_fits_the_people_of_a_frequency_table():
     assert len(given._model_labels) == 8 and not given._counted
 
 
+def test_the_estimate_keeps_the_copies_of_a_row_together():
+    """The draws split a row's people among clusters; the point estimate does not, even
+    under a loss that favours many clusters: at most one cluster per row."""
+    frame = hair_eye()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPMixture(n_chains=1, n_iter=60, random_state=0, progress=False,
+                          point_estimate="vi(a=0.5)", store_labels=True).fit(frame)
+    rows = model._model_rows
+    draws = np.asarray(model.trace_.labels)[0]
+    split = [len(np.unique(draw[rows == 0])) > 1 for draw in draws]
+    assert np.mean(split) > 0.2  # the draws do split the first row's 32 people
+    for r in range(8):
+        assert len(np.unique(model._model_labels[rows == r])) == 1
+    np.testing.assert_array_equal(model.label_share_, 1.0)
+    assert model.n_clusters_ <= 8
+
+
 def test_the_closing_line_counts_the_people(capsys):
     from dpclust.cli.commands import _print_done
 

@@ -24,7 +24,7 @@ from ..samplers.kmeans import kmeans_labels
 from ..priors import PartitionPrior, get_prior
 from ..tables.frequency import row_counts
 from .mixture import MixtureEstimator
-from .weights import (MODES, WeightedData, fold_fused, make_plan, row_similarity,
+from .weights import (WeightedData, check_mode, fold_fused, make_plan, row_similarity,
                       summarise_rows)
 
 
@@ -318,8 +318,8 @@ class DPMixture(MixtureEstimator):
         How the last ``fit``'s ``sample_weight`` was read (None: no weights).
     label_share_ : ndarray of shape (n_samples,) or None
         With ``sample_weight``: the share of each row's copies (model rows) in its cluster
-        of ``labels_``: 1 where all copies of a row sit together, 0 for rows of weight 0;
-        None without weights.
+        of ``labels_``: 1 under ``"repeat"``, whose estimate keeps a row's copies together,
+        0 for rows of weight 0; None without weights.
     transfer_ : dict
         Only on a Dask cluster: ``params_bytes`` (the cluster parameters sent for
         each data pass, once to every worker that runs a partition) and ``stats_bytes`` (the
@@ -356,16 +356,16 @@ class DPMixture(MixtureEstimator):
 
     A row of weight 0 is left out of the model under both (scikit-learn's convention).
     The family's data-driven hyperparameters are resolved from the model rows.  The
-    per-row outputs keep one entry per row of ``X``: ``labels_[i]`` is the cluster that
-    holds most of row ``i``'s copies (``label_share_`` says what share; a row of weight 0
-    gets the cluster :meth:`predict` gives it), ``certainty_[i]`` the mean over its copies
-    (NaN for weight 0), :meth:`posterior_similarity` compares a copy of each row.  Whatever
-    counts points counts the model rows: ``weights_``, ``cluster_params_``, the predictive
-    density of :meth:`score_samples` (that of the repeated data), ``trace_.labels`` (one
-    column per model row) and a checkpoint (:meth:`resume` takes the same
-    ``sample_weight``).  ``n_clusters_`` counts the clusters of the model rows' point
-    estimate: a cluster made only of some copies of rows that are mostly elsewhere has no
-    row in ``labels_``.
+    per-row outputs keep one entry per row of ``X``: ``labels_[i]`` is the cluster of row
+    ``i``'s copies (the point estimate's search moves a row's copies together, though a
+    draw may split them; a row of weight 0 gets the cluster :meth:`predict` gives it),
+    ``certainty_[i]`` the mean over its copies (NaN for weight 0),
+    :meth:`posterior_similarity` compares a copy of each row.  Whatever counts points
+    counts the model rows: ``weights_``, ``cluster_params_``, the predictive density of
+    :meth:`score_samples` (that of the repeated data), ``trace_.labels`` (one column per
+    model row) and a checkpoint (:meth:`resume` takes the same ``sample_weight``).  Under
+    ``"power"`` the labels are the point estimate's; ``n_clusters_`` counts its clusters
+    either way.
 
     References
     ----------
@@ -426,9 +426,7 @@ class DPMixture(MixtureEstimator):
         check_int(self.init_clusters, "init_clusters", 1)
         if self.init not in ("auto", "random", "kmeans"):
             raise ValueError(f"init must be 'auto', 'random' or 'kmeans', got {self.init!r}")
-        mode = getattr(self, "sample_weight_mode", "auto")
-        if mode not in MODES:
-            raise ValueError(f"sample_weight_mode must be one of {MODES}, got {mode!r}")
+        check_mode(getattr(self, "sample_weight_mode", "auto"))
         executor = getattr(self, "executor", None)
         if not (executor is None or executor in ("local", "dask") or _is_client(executor)):
             raise ValueError(f"executor must be None (this process), 'dask' (Dask's current "
@@ -560,9 +558,10 @@ class DPMixture(MixtureEstimator):
         return tuple(partition_rows(n_samples, self._partitions))
 
     def _make_model(self, family_, Xw, alpha_prior):
+        plan = getattr(self, "_weight_plan", None)
         return MixtureModel(family_, Xw, alpha_prior, prior=self._partition_prior(),
                             partition_rows=self._partition_rows(family_.n_points(Xw)),
-                            coarsening=self._alpha_c())
+                            coarsening=self._alpha_c(), groups=plan and plan.copies)
 
     def _dask_model(self, X, family, prior):
         """The data on the Dask cluster of ``client``, validated and summarised there."""

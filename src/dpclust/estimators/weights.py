@@ -70,6 +70,12 @@ class WeightPlan:
         return len(self.weight)
 
     @property
+    def copies(self) -> np.ndarray | None:
+        """The row each model row copies under ``"repeat"`` (the point estimate keeps a
+        row's copies in one cluster), None under ``"power"``."""
+        return self.rows if self.mode == "repeat" else None
+
+    @property
     def dropped(self) -> np.ndarray:
         """The rows of weight 0, which the model leaves out."""
         return np.flatnonzero(self.weight == 0)
@@ -113,11 +119,17 @@ def check_sample_weight(sample_weight) -> np.ndarray:
     return w
 
 
+def check_mode(mode) -> str:
+    """``sample_weight_mode``, checked."""
+    if mode not in MODES:
+        raise ValueError(f"sample_weight_mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
 def make_plan(sample_weight, mode: str, family) -> WeightPlan:
     """The plan for ``sample_weight`` under ``mode`` (``"auto"``: whole numbers repeat,
     others are a power) for ``family`` (which must take powers, for ``"power"``)."""
-    if mode not in MODES:
-        raise ValueError(f"sample_weight_mode must be one of {MODES}, got {mode!r}")
+    check_mode(mode)
     w = check_sample_weight(sample_weight)
     whole = np.floor(w) == w
     if mode == "auto":

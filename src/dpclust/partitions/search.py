@@ -16,6 +16,8 @@ manner of SALSO (Dahl, Johnson & Muller 2022):
 Several runs from random orders, and runs started from the best sampled partitions, go on
 threads under a time budget, and the best answer is returned.  Every step only lowers the
 expected loss, so the estimate is never worse than the best draw it started from.
+Points that must share a cluster (the copies of a repeated row) can be moved as groups
+(:mod:`dpclust.partitions.grouped`).
 
 Each move is scored from the contingency tables of the estimate with every draw, kept up to
 date as points move: moving point ``i`` to cluster ``j`` changes one cell of each draw's
@@ -39,6 +41,8 @@ from .draws import (
     _unique_rows,
     first_minimum,
 )
+from . import grouped
+from .grouped import _sums_loss, as_groups, group_entries, group_labels
 from .losses import _BINDER, _VI, Loss, _expected_loss_unique, as_loss, loss_value
 
 __all__ = ["point_estimate", "best_draw"]
@@ -95,15 +99,6 @@ def _remove(i, zr, f, labels, sizes, counts, bsize, s_z, s_cz, tot):
     sizes[j] = m - 1
     labels[i] = -1
     return j
-
-
-@njit(cache=True, nogil=True)
-def _state_loss(code, a, w, s_z, s_cz, tot):
-    """The expected loss of the placed points' partition."""
-    total = 0.0
-    for s in range(w.shape[0]):
-        total += w[s] * loss_value(code, a, tot[1], tot[0], s_z[s], s_cz[s])
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -222,6 +217,24 @@ class _Problem:
         self.loss = loss
         self.f = loss.table(zd.shape[1])
         self.max_k = int(kd.max())
+        self.n_items = zd.shape[1]  # what a run moves: points
+
+    def run(self, n_slots: int) -> "_Run":
+        return _Run(self, n_slots)
+
+
+class _GroupedProblem(_Problem):
+    """The draws as a run over groups reads them (:mod:`.grouped`): each group's entries;
+    ``groups`` numbers the points' groups ``0 .. G - 1``."""
+
+    def __init__(self, zd, kd, weights, loss: Loss, groups: np.ndarray):
+        super().__init__(zd, kd, weights, loss)
+        self.entries = group_entries(self.zr, groups, self.n_rows)
+        self.zr = None  # read only through the entries
+        self.n_items = int(groups.max()) + 1
+
+    def run(self, n_slots: int) -> "_GroupedRun":
+        return _GroupedRun(self, n_slots)
 
 
 class _Run:
@@ -229,7 +242,7 @@ class _Run:
 
     def __init__(self, problem: _Problem, n_slots: int):
         self.p = problem
-        n, n_draws = problem.zr.shape
+        n, n_draws = problem.n_items, problem.w.shape[0]
         self.labels = np.full(n, -1, dtype=np.int64)
         self.counts = np.zeros((problem.n_rows, n_slots), dtype=np.int32)
         self.sizes = np.zeros(n_slots, dtype=np.int64)
@@ -250,7 +263,7 @@ class _Run:
 
     def loss(self) -> float:
         p = self.p
-        return float(_state_loss(p.loss.code, p.loss.a, p.w, self.s_z, self.s_cz, self.tot))
+        return float(_sums_loss(p.loss.code, p.loss.a, p.w, self.s_z, self.s_cz, self.tot))
 
     def place(self, target):
         """Reset the state to the partition ``target``."""
@@ -260,6 +273,9 @@ class _Run:
         for array in self._arrays():
             array[...] = 0
         self.labels[:] = -1
+        self._fill(target)
+
+    def _fill(self, target):
         _place(target, self.p.zr, self.p.f, *self._arrays())
 
     def take_out(self, items):
@@ -295,15 +311,35 @@ class _Run:
                 return
 
 
+class _GroupedRun(_Run):
+    """The state of one search run over groups: ``labels`` has one entry per group."""
+
+    def allocate(self, items):
+        p = self.p
+        n_slots = self.sizes.size
+        return grouped._allocate(items, p.entries, p.w, p.f, p.loss.code, p.loss.a,
+                                 *self._arrays(), np.empty(n_slots + 1, dtype=np.int64),
+                                 np.empty(n_slots + 1))
+
+    def _fill(self, target):
+        grouped._place(target, self.p.entries, self.p.f, *self._arrays())
+
+    def take_out(self, items):
+        grouped._take_out(items, self.p.entries, self.p.f, *self._arrays())
+
+    def put_back(self, items, j: int):
+        grouped._put_back(items, j, self.p.entries, self.p.f, *self._arrays())
+
+
 def _one_run(problem: _Problem, start, seed, deadline: float, max_sweeps: int,
              max_zealous: int):
-    """One search run from ``start`` (a partition) or, if None, from sequential allocation
-    in a random order; returns its labels and expected loss."""
+    """One search run from ``start`` (a partition of the items a run moves) or, if None,
+    from sequential allocation in a random order; returns its labels and expected loss."""
     rng = np.random.default_rng(seed)
-    n = problem.zr.shape[0]
+    n = problem.n_items
     n_slots = min(n, max(16, 2 * problem.max_k + 4,
                          0 if start is None else int(start.max()) + 2))
-    run = _Run(problem, n_slots)
+    run = problem.run(n_slots)
     if start is None:  # a store that fills up leaves points in old clusters: sweeps grow it
         run.allocate(rng.permutation(n))
     else:
@@ -390,6 +426,7 @@ def point_estimate(
     max_time: float | None = 60.0,
     n_jobs: int | None = -1,
     starts=None,
+    groups=None,
 ) -> tuple[np.ndarray, float]:
     """Point estimate of the partition: the partition with least posterior expected loss.
 
@@ -399,7 +436,8 @@ def point_estimate(
     points, and zealous updates that destroy and re-allocate whole clusters, over
     ``n_runs`` random runs and runs started from the ``n_starts`` best sampled partitions,
     on threads, under a time budget.  Every step lowers the expected loss, so the estimate
-    is never worse than the best draw (``method="draws"``, Dahl 2006).
+    is never worse than the best draw (``method="draws"``, Dahl 2006) unless ``groups``
+    keeps points together that a draw splits.
 
     Parameters
     ----------
@@ -439,6 +477,10 @@ def point_estimate(
     starts : array-like of shape (n, n_samples) or None, default=None
         More partitions to start runs from (a previous estimate, a k-means partition),
         before the others.
+    groups : array-like of shape (n_samples,) of int, or None, default=None
+        Points that must share a cluster (the copies of a row that a whole-number weight
+        repeats): the search moves each group whole (:mod:`dpclust.partitions.grouped`),
+        from each start's cluster holding most of the group.
 
     Returns
     -------
@@ -470,29 +512,38 @@ def point_estimate(
     credible balls. *Bayesian Analysis* 13(2), 559-626.
     """
     loss = as_loss(loss, a)
-    if method == "draws":
+    if method == "draws" and groups is None:
         return best_draw(draws, loss, max_candidates, max_draws, n_jobs=n_jobs)
-    if method != "search":
-        raise ValueError(f"method must be 'search' or 'draws', got {method!r}")
-    _check_search(n_runs, n_starts, max_zealous, max_sweeps, max_time, starts)
+    _check_search(method, n_runs, n_starts, max_zealous, max_sweeps, max_time, starts)
     n_jobs = _check_n_jobs(n_jobs)
-    started = time.monotonic()
-    deadline = started + (np.inf if max_time is None else float(max_time))
+    deadline = time.monotonic() + (np.inf if max_time is None else float(max_time))
     zc, kc, first_c, zd, kd, counts_d = _prepared(draws, max_candidates, max_draws)
     n = zd.shape[1]
-    if zd.shape[0] == 1 or n == 1:  # one partition sampled: it is the answer
+    groups = None if groups is None else as_groups(groups, n)
+    if (zd.shape[0] == 1 or n == 1) and groups is None:  # one partition: the answer
         return zd[0].copy(), 0.0
     starts = _given_starts(starts, n) + _best_starts(
         zc[first_c], kc[first_c], zd, kd, counts_d, loss, n_starts, max_candidates, n_jobs)
-    problem = _Problem(zd, kd, counts_d, loss)
-    if problem.n_rows * 16 * 4 > _MAX_TABLE_BYTES:
-        raise ValueError(f"the draws have {problem.n_rows} clusters in all, too many to search "
-                         "(tables over 2 GiB); pass max_draws to use fewer draws")
+    problem, starts = _problem(zd, kd, counts_d, loss, groups, starts)
     best = _runs(problem, starts, n_runs, random_state, deadline, max_sweeps, max_zealous,
                  n_jobs)
-    z, k = _canonical_2d(best[None, :])
+    z, k = _canonical_2d((best if groups is None else best[groups])[None, :])
     value = _expected_loss_unique(z, k, zd, kd, counts_d, loss)[0]
     return z[0], float(value)
+
+
+def _problem(zd, kd, weights, loss, groups, starts):
+    """The problem the runs read (over points, or over ``groups`` when given) and the
+    ``starts`` as its partitions (of the groups: each start's cluster holding most of a
+    group)."""
+    if kd.sum() * 16 * 4 > _MAX_TABLE_BYTES:
+        raise ValueError(f"the draws have {kd.sum()} clusters in all, too many to search "
+                         "(tables over 2 GiB); pass max_draws to use fewer draws")
+    if groups is None:
+        return _Problem(zd, kd, weights, loss), starts
+    problem = _GroupedProblem(zd, kd, weights, loss, groups)
+    return problem, [_canonical_2d(group_labels(s, groups, problem.n_items)[None, :])[0][0]
+                     for s in starts]
 
 
 def _runs(problem, starts, n_runs, random_state, deadline, max_sweeps, max_zealous, n_jobs):
@@ -512,7 +563,10 @@ def _runs(problem, starts, n_runs, random_state, deadline, max_sweeps, max_zealo
     return results[first_minimum(values)][0]
 
 
-def _check_search(n_runs, n_starts, max_zealous, max_sweeps, max_time, starts):
+def _check_search(method, n_runs, n_starts, max_zealous, max_sweeps, max_time, starts):
+    if method != "search":
+        raise ValueError(f"method must be 'search' or 'draws' (without groups), got "
+                         f"{method!r}")
     for name, value, low in (("n_runs", n_runs, 0), ("n_starts", n_starts, 0),
                              ("max_zealous", max_zealous, 0), ("max_sweeps", max_sweeps, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:

@@ -67,17 +67,18 @@ class Estimate(NamedTuple):
     credible_ball: Any
 
 
-def searched_estimate(pool, loss, start, max_time: float = SEARCH_SECONDS) -> Estimate:
+def searched_estimate(pool, loss, start, max_time: float = SEARCH_SECONDS,
+                      groups=None) -> Estimate:
     """The point estimate (:func:`dpclust.partitions.point_estimate`) of the kept draws
     ``pool``, its runs started from ``start`` (the best draw) and from random orders at a
     fixed seed, so that the same draws give the same estimate in-process and on a Dask
-    cluster, within ``max_time`` seconds; the nearest draw and the credible ball around
-    it."""
+    cluster, within ``max_time`` seconds, each of ``groups`` (None: no groups) kept in one
+    cluster; the nearest draw and the credible ball around it."""
     from ..partitions import credible_ball, pair_losses, point_estimate
 
     labels, value = point_estimate(pool, loss=loss, random_state=0, n_starts=0,
                                    starts=np.asarray(start)[None, :],
-                                   max_time=max_time)
+                                   max_time=max_time, groups=groups)
     distances = pair_losses(labels, pool, loss)  # the nearest draw's and the ball's
     return Estimate(labels.astype(np.int64), value, int(np.argmin(distances)),
                     credible_ball(pool, labels, loss, distances=distances))
@@ -107,11 +108,13 @@ class ChainData:
 
     def point_estimate(self, draws, loss: str, max_time: float = SEARCH_SECONDS):
         """The :class:`Estimate`: the search over all partitions
-        (:func:`searched_estimate`) from the best kept draw, within ``max_time`` seconds."""
+        (:func:`searched_estimate`) from the best kept draw, within ``max_time`` seconds,
+        the copies of a repeated row (the model's ``groups``) kept together."""
         from ..partitions import best_draw
 
         pool = np.asarray(draws)
-        return searched_estimate(pool, loss, best_draw(pool, loss)[0], max_time)
+        return searched_estimate(pool, loss, best_draw(pool, loss)[0], max_time,
+                                 getattr(self, "groups", None))
 
     def cluster_stats(self, draw, n_clusters: int):
         """The family's statistics of the clusters of a kept draw."""
@@ -147,6 +150,9 @@ class MixtureModel(ChainData):
         combined in order, so the same partitions give the same chain here and on a Dask
         cluster (:mod:`dpclust.distributed`).
     summary : the family's data summary, when the caller has made it (else made on demand)
+    groups : ndarray of shape (n_samples,) or None
+        The row of the data each point copies, when whole-number weights repeat rows: the
+        point estimate keeps a row's copies in one cluster.  None: no copies.
     """
 
     family: ConjugateFamily
@@ -156,6 +162,7 @@ class MixtureModel(ChainData):
     summary: Any = field(default=None, kw_only=True)
     prior: PartitionPrior | None = field(default=None, kw_only=True)
     coarsening: float | None = field(default=None, kw_only=True)
+    groups: Any = field(default=None, kw_only=True)
 
     @cached_property
     def zeta(self) -> float:

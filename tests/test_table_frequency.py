@@ -63,6 +63,7 @@ def test_dpmixture_fits_the_people_of_a_frequency_table():
         warnings.simplefilter("ignore")
         model = DPMixture(n_chains=1, n_iter=30, random_state=0, progress=False).fit(frame)
     assert model.sample_weight_mode_ == "repeat"
+    assert model.loss_ == "vi(a=0.75)"  # the default for rows repeated as copies
     assert len(model._model_labels) == frame["Freq"].sum() == 199
     assert model.labels_.shape == (8,)
     block = weights_summary(model, None, 199)
@@ -77,6 +78,7 @@ def test_dpmixture_fits_the_people_of_a_frequency_table():
         given = DPMixture(n_chains=1, n_iter=5, random_state=0, progress=False).fit(
             frame, sample_weight=np.ones(8))
     assert len(given._model_labels) == 8 and not given._counted
+    assert given.loss_ == "vi"  # no row repeats
 
 
 def test_the_estimate_keeps_the_copies_of_a_row_together():

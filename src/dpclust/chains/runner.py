@@ -645,9 +645,12 @@ class ChainEstimator(BaseEstimator):
         """What any run gives (:func:`~dpclust.chains.result.chain_result`: the point
         estimate, the trace, alpha, the draws kept for prediction and the data), read onto
         the estimator in one place, then the convergence verdict."""
-        # "auto": the family's loss (VI; VI with a = 0.5 for rankings)
+        # "auto": the model's loss (the family's: VI, VI with a = 0.5 for rankings; VI
+        # with a = 0.75 for rows repeated as copies), else the family's
+        auto = getattr(model, "default_loss", None) or getattr(model.family, "default_loss",
+                                                               "vi")
         self.loss_ = str(as_loss(self.point_estimate if self.point_estimate != "auto"
-                                 else getattr(model.family, "default_loss", "vi")))
+                                 else auto))
         result = chain_result(model, progs, point_estimate=self.loss_,
                               store_labels=self.store_labels,
                               n_predictive_draws=self.n_predictive_draws,

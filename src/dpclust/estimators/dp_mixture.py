@@ -148,10 +148,10 @@ class DPMixture(MixtureEstimator):
         (:func:`dpclust.partitions.point_estimate`); ``"vi(a=0.5)"`` weighs the loss
         (``a < 1`` splits more, ``a > 1`` merges more).  ``"auto"``: the family's
         ``default_loss``, variation of information, for rankings ``"vi(a=0.5)"`` (a short
-        ballot says so little about its bloc that plain VI joins every bloc); ``loss_``
-        is the one used.  VI merges clusters whose points the
-        draws cannot tell apart; Binder and omARI keep them and add small clusters of
-        uncertain points; NVI lies between.
+        ballot says so little about its bloc that plain VI joins every bloc), with rows
+        repeated by whole-number weights ``"vi(a=0.75)"``; ``loss_`` is the one used.  VI
+        merges clusters whose points the draws cannot tell apart; Binder and omARI keep
+        them and add small clusters of uncertain points; NVI lies between.
     max_draws : int or "auto", default="auto"
         At most this many kept draws (evenly spaced) are held for the point estimate and the
         co-clustering matrix, which cost O(max_draws² × n) and O(max_draws × n) memory.

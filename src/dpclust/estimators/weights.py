@@ -72,8 +72,8 @@ class WeightPlan:
     @property
     def copies(self) -> np.ndarray | None:
         """The row each model row copies under ``"repeat"`` (the point estimate keeps a
-        row's copies in one cluster), None under ``"power"``."""
-        return self.rows if self.mode == "repeat" else None
+        row's copies in one cluster), None under ``"power"`` or where no row repeats."""
+        return self.rows if self.mode == "repeat" and self.weight.max() > 1 else None
 
     @property
     def dropped(self) -> np.ndarray:

@@ -592,7 +592,8 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     #: the loss whose searched minimiser ``point_estimate="auto"`` reports
     #: (:func:`dpclust.partitions.point_estimate`): variation of information, except where
     #: a family's points say so little each that VI's Bayes estimate joins every group
-    #: (rankings: ``"vi(a=0.5)"``)
+    #: (rankings: ``"vi(a=0.5)"``); where it is VI, rows repeated as copies take
+    #: :data:`~dpclust.samplers.base.COPIES_LOSS` (``MixtureModel.default_loss``)
     default_loss: str = "vi"
     #: from this many points on ``sampler="auto"`` picks the sub-cluster sampler (None: the
     #: samplers' :data:`~dpclust.samplers.AUTO_SUBCLUSTER_FROM`)

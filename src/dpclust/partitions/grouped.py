@@ -15,7 +15,9 @@ the search does).  Moving a group costs its number of entries, at most
 ``n_draws * min(group size, K_s)``, instead of ``n_draws * group size``.  The expected
 loss of each option is the loss of the whole state with the group in that cluster
 (:func:`~dpclust.partitions.losses.loss_value` for every draw), so any loss of
-:mod:`~dpclust.partitions.losses` works unchanged.
+:mod:`~dpclust.partitions.losses` works unchanged; for VI and Binder, which are linear in
+the sums, only the change of the sums that differ between the options is read, at the cost
+of the group's entries per option.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .losses import loss_value
+from .losses import _BINDER, _VI, loss_value
 
 __all__ = ["as_groups", "group_entries", "group_labels"]
 
@@ -99,6 +101,22 @@ def _sums_loss(code, a, w, s_z, s_cz, tot):
 
 
 @njit(cache=True, nogil=True)
+def _linear_scores(g, entries, w, f, a, sizes, counts, opts, n_opts, score):
+    """VI and Binder are linear in the sums, and only ``S_c`` and the draws' ``S_cz``
+    differ between the options for group ``g`` (taken out): each option's score is its
+    change of ``(2 - a) S_c - 2 sum_s w_s S_cz,s``, read from the group's entries."""
+    ptr, es, er, ec, wg = entries
+    for t in range(n_opts):
+        j = opts[t]
+        total = 0.0
+        for e in range(ptr[g], ptr[g + 1]):
+            c = counts[er[e], j]
+            total += w[es[e]] * (f[c + ec[e]] - f[c])
+        m = sizes[j]
+        score[t] = (2.0 - a) * (f[m + wg[g]] - f[m]) - 2.0 * total
+
+
+@njit(cache=True, nogil=True)
 def _allocate(items, entries, w, f, code, a, labels, sizes, counts, bsize, s_z, s_cz, tot,
               opts, score):
     """Put each group of ``items``, in order, in the cluster (or a new one) with least
@@ -126,17 +144,23 @@ def _allocate(items, entries, w, f, code, a, labels, sizes, counts, bsize, s_z, 
             n_opts += 1
         else:
             full = True
-        saved_z[:] = s_z
-        saved_cz[:] = s_cz
-        saved_tot[:] = tot
+        if code == _VI or code == _BINDER:
+            _linear_scores(g, entries, w, f, a, sizes, counts, opts, n_opts, score)
+        else:
+            saved_z[:] = s_z
+            saved_cz[:] = s_cz
+            saved_tot[:] = tot
+            for t in range(n_opts):  # each option scored on the whole state, then undone
+                _shift(g, opts[t], 1, entries, f, labels, sizes, counts, bsize, s_z, s_cz,
+                       tot)
+                score[t] = _sums_loss(code, a, w, s_z, s_cz, tot)
+                _shift(g, opts[t], -1, entries, f, labels, sizes, counts, bsize, s_z, s_cz,
+                       tot)
+                s_z[:] = saved_z  # the integer counts are restored exactly, the sums so
+                s_cz[:] = saved_cz
+                tot[:] = saved_tot
         best = 0
-        for t in range(n_opts):  # each option scored on the whole state, then undone
-            _shift(g, opts[t], 1, entries, f, labels, sizes, counts, bsize, s_z, s_cz, tot)
-            score[t] = _sums_loss(code, a, w, s_z, s_cz, tot)
-            _shift(g, opts[t], -1, entries, f, labels, sizes, counts, bsize, s_z, s_cz, tot)
-            s_z[:] = saved_z  # the integer counts are restored exactly, the sums so
-            s_cz[:] = saved_cz
-            tot[:] = saved_tot
+        for t in range(1, n_opts):
             if score[t] < score[best]:
                 best = t
         j = opts[best]

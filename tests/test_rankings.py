@@ -482,3 +482,22 @@ def test_load_dublin_west():
     assert r.to_lists()[0] == ["Tom Morrissey (P.D.)", "Sheila Terry (F.G.)",
                                "Joe Higgins (S.P.)", "Joan Burton (Lab)",
                                "John Thomas Smyth (C.C. Csp)"]
+
+
+def test_the_estimate_keeps_identical_ballots_together():
+    """Identical ballots are exchangeable: the draws may seat them apart, the point estimate
+    (VI with a = 0.5 for rankings) never does."""
+    from dpclust import DPMixture
+
+    X = load_dublin_west()[np.arange(400)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPMixture(family="plackett-luce", n_chains=1, n_iter=60, random_state=0,
+                          progress=False, store_labels=True).fit(X)
+    first, inverse = X.distinct()
+    repeated = np.flatnonzero(np.bincount(inverse) > 1)
+    draws = np.asarray(model.trace_.labels)[0]
+    apart = sum(len(np.unique(d[inverse == g])) > 1 for d in draws for g in repeated)
+    assert apart > 0  # the draws do seat some identical ballots apart
+    for g in repeated:
+        assert len(np.unique(model.labels_[inverse == g])) == 1

@@ -48,6 +48,9 @@ class DDCRPModel(MixtureModel):
     """
 
     candidates: LinkCandidates | None = None
+    #: identical rows at different places are not exchangeable under a ddCRP: none is
+    #: kept together
+    estimate_groups = None
 
     def __post_init__(self):
         if self.candidates is None:

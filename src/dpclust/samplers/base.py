@@ -117,12 +117,13 @@ class ChainData:
     def point_estimate(self, draws, loss: str, max_time: float = SEARCH_SECONDS):
         """The :class:`Estimate`: the search over all partitions
         (:func:`searched_estimate`) from the best kept draw, within ``max_time`` seconds,
-        the copies of a repeated row (the model's ``groups``) kept together."""
+        identical rows (the model's ``estimate_groups``, where it has them) kept
+        together."""
         from ..partitions import best_draw
 
         pool = np.asarray(draws)
         return searched_estimate(pool, loss, best_draw(pool, loss)[0], max_time,
-                                 getattr(self, "groups", None))
+                                 getattr(self, "estimate_groups", None))
 
     def cluster_stats(self, draw, n_clusters: int):
         """The family's statistics of the clusters of a kept draw."""
@@ -171,6 +172,16 @@ class MixtureModel(ChainData):
     prior: PartitionPrior | None = field(default=None, kw_only=True)
     coarsening: float | None = field(default=None, kw_only=True)
     groups: Any = field(default=None, kw_only=True)
+
+    @cached_property
+    def estimate_groups(self) -> np.ndarray | None:
+        """The rows the point estimate keeps in one cluster: identical rows where the
+        family finds them (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: the
+        same ballot cast by many voters), else the copies of repeated rows (``groups``).
+        Identical rows are exchangeable in a mixture, so a reader could not tell why two
+        of them sit in different clusters, and the draws' splitting of them says only
+        that their cluster is uncertain."""
+        return self.distinct[1] if self.repeats else self.groups
 
     @property
     def default_loss(self) -> str:

@@ -101,6 +101,24 @@ def _sums_loss(code, a, w, s_z, s_cz, tot):
 
 
 @njit(cache=True, nogil=True)
+def _options(sizes, opts):
+    """Fill ``opts`` with the occupied clusters and the first empty slot; returns their
+    number and whether every slot was taken (no new cluster could be offered)."""
+    n_opts = 0
+    empty = -1
+    for j in range(sizes.shape[0]):
+        if sizes[j] > 0:
+            opts[n_opts] = j
+            n_opts += 1
+        elif empty < 0:
+            empty = j
+    if empty < 0:
+        return n_opts, True
+    opts[n_opts] = empty
+    return n_opts + 1, False
+
+
+@njit(cache=True, nogil=True)
 def _linear_scores(g, entries, w, f, a, sizes, counts, opts, n_opts, score):
     """VI and Binder are linear in the sums, and only ``S_c`` and the draws' ``S_cz``
     differ between the options for group ``g`` (taken out): each option's score is its
@@ -124,26 +142,14 @@ def _allocate(items, entries, w, f, code, a, labels, sizes, counts, bsize, s_z, 
     number of groups moved and whether a new cluster was wanted with every slot taken."""
     moves = 0
     full = False
-    n_slots = sizes.shape[0]
     saved_z, saved_cz, saved_tot = s_z.copy(), s_cz.copy(), tot.copy()
     for idx in range(items.shape[0]):
         g = items[idx]
         prev = labels[g]
         if prev >= 0:
             _shift(g, prev, -1, entries, f, labels, sizes, counts, bsize, s_z, s_cz, tot)
-        n_opts = 0
-        empty = -1
-        for j in range(n_slots):
-            if sizes[j] > 0:
-                opts[n_opts] = j
-                n_opts += 1
-            elif empty < 0:
-                empty = j
-        if empty >= 0:
-            opts[n_opts] = empty
-            n_opts += 1
-        else:
-            full = True
+        n_opts, no_slot = _options(sizes, opts)
+        full = full or no_slot
         if code == _VI or code == _BINDER:
             _linear_scores(g, entries, w, f, a, sizes, counts, opts, n_opts, score)
         else:

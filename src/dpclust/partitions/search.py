@@ -42,7 +42,7 @@ from .draws import (
     first_minimum,
 )
 from . import grouped
-from .grouped import _sums_loss, as_groups, group_entries, group_labels
+from .grouped import _options, _sums_loss, as_groups, group_entries, group_labels
 from .losses import _BINDER, _VI, Loss, _expected_loss_unique, as_loss, loss_value
 
 __all__ = ["point_estimate", "best_draw"]
@@ -152,25 +152,13 @@ def _allocate(items, zr, w, f, code, a, labels, sizes, counts, bsize, s_z, s_cz,
     cluster was wanted but every slot was taken (the caller then grows the store)."""
     moves = 0
     full = False
-    n_slots = sizes.shape[0]
     for idx in range(items.shape[0]):
         i = items[idx]
         prev = -1
         if labels[i] >= 0:
             prev = _remove(i, zr, f, labels, sizes, counts, bsize, s_z, s_cz, tot)
-        n_opts = 0
-        empty = -1
-        for j in range(n_slots):
-            if sizes[j] > 0:
-                opts[n_opts] = j
-                n_opts += 1
-            elif empty < 0:
-                empty = j
-        if empty >= 0:
-            opts[n_opts] = empty
-            n_opts += 1
-        else:
-            full = True
+        n_opts, no_slot = _options(sizes, opts)
+        full = full or no_slot
         j = _best_cluster(i, prev, zr, w, f, code, a, sizes, counts, bsize, s_z, s_cz, tot,
                           opts, n_opts, score)
         if j != prev:

@@ -119,9 +119,9 @@ def test_the_search_after_a_short_run_takes_a_quarter_of_its_budget(blobs, monke
     given = []
     real = base.searched_estimate
 
-    def recorded(pool, loss, start, max_time=base.SEARCH_SECONDS):
+    def recorded(pool, loss, start, max_time=base.SEARCH_SECONDS, groups=None):
         given.append(max_time)
-        return real(pool, loss, start, max_time)
+        return real(pool, loss, start, max_time, groups)
 
     monkeypatch.setattr(base, "searched_estimate", recorded)
     X, _ = blobs

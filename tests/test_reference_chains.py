@@ -1,7 +1,9 @@
 """Every DP chain is the chain it was: the reference chains of ``tests/reference_chains.py``
 (each sampler and family at a fixed seed, through the public API), stored before the layered
 redesign, rerun draw for draw.  ``labels_``, the point estimate, was stored again when it
-became a search over all partitions instead of the best draw (the chains did not change).
+became a search over all partitions instead of the best draw, and for ``mallows-beta-gibbs``
+again when the search began to keep identical rankings together (the chains did not
+change).
 
 Partitions, cluster counts, alpha and the accepted moves must match exactly; the log joint
 and log likelihood are sums whose order a refactor may change, so they match to 1e-9

@@ -177,11 +177,12 @@ class MixtureModel(ChainData):
     def estimate_groups(self) -> np.ndarray | None:
         """The rows the point estimate keeps in one cluster: identical rows where the
         family finds them (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: the
-        same ballot cast by many voters), else the copies of repeated rows (``groups``).
-        Identical rows are exchangeable in a mixture, so a reader could not tell why two
-        of them sit in different clusters, and the draws' splitting of them says only
-        that their cluster is uncertain."""
-        return self.distinct[1] if self.repeats else self.groups
+        same ballot cast by many voters, the same document, the same Gaussian row), else
+        the copies of repeated rows (``groups``).  Identical rows are exchangeable in a
+        mixture, so a reader could not tell why two of them sit in different clusters,
+        and the draws' splitting of them says only that their cluster is uncertain."""
+        _, inverse, counts = self.distinct
+        return inverse if len(counts) < self.n_samples else self.groups
 
     @property
     def default_loss(self) -> str:

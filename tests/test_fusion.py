@@ -197,6 +197,25 @@ def test_capped_blocks_still_give_exact_expected_losses(small):
     assert np.all(np.diff(f.within_share) <= 1e-12)
 
 
+def test_groups_stay_in_one_fused_cluster_and_losses_stay_exact(small):
+    """Points of a group (identical rows, a row's copies) go to one fused cluster although
+    the draws cut them; every cut's expected loss is still the naive sum over the points."""
+    X, fam, draws, params, D = small
+    groups = np.arange(60) // 4  # draws split these quadruples
+    assert any(len(np.unique(z[groups == g])) > 1 for z in draws for g in range(15))
+    f = fuse(draws, X, family=fam, params=params, omega=0.7, groups=groups)
+    assert not f.exact and len(f.block_sizes) <= 15
+    for k in range(1, 8):
+        labels = fuse(draws, X, family=fam, params=params, omega=0.7, groups=groups,
+                      n_clusters=k).labels
+        assert all(len(np.unique(labels[groups == g])) == 1 for g in range(15))
+        assert f.expected_loss[k - 1] == pytest.approx(_naive_loss(D, labels, 0.7), rel=1e-10)
+    # groups the blocks already keep whole change nothing
+    plain = fuse(draws, X, family=fam, params=params, omega=0.7)
+    same = fuse(draws, X, family=fam, params=params, omega=0.7, groups=plain.blocks)
+    assert same.exact and np.array_equal(same.labels, plain.labels)
+
+
 # --------------------------------------------------------------------- known answers
 def _two_split_groups(rng, n_per=300):
     """Two overlapping groups, each a mixture of three close Gaussians, and the piece."""

@@ -99,6 +99,21 @@ def test_the_estimate_keeps_the_copies_of_a_row_together():
     assert model.n_clusters_ <= 8
 
 
+def test_fused_clusters_keep_the_copies_of_a_row_together():
+    """Fusing goes by the draws' blocks, which split a row's people; the fused clusters
+    keep each row's people in one cluster, as the estimate does."""
+    frame = hair_eye()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPMixture(n_chains=1, n_iter=60, random_state=0, progress=False,
+                          point_estimate="vi(a=0.5)", store_labels=True).fit(frame)
+    fusion = model.fuse()
+    rows = model._model_rows
+    for r in range(int(rows.max()) + 1):
+        assert len(np.unique(fusion.labels[rows == r])) == 1
+    assert fusion.n_clusters <= model.n_clusters_
+
+
 def test_the_closing_line_counts_the_people(capsys):
     from dpclust.cli.commands import _print_done
 

@@ -44,9 +44,11 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .families.base import ConjugateFamily, take
 from .partitions import canonical_labels, point_estimate
+from .partitions.grouped import as_groups
 from .utils.checks import check_int, check_labels, check_positive, check_random_state
 
 #: the fine partition that fused clusters are unions of has at most this many blocks
@@ -84,7 +86,7 @@ class Fusion(NamedTuple):
     exact : bool
         Whether the blocks refine every draw: then the tree is the paper's average-linkage
         tree on the points (up to ties).  Otherwise the fused clusters are unions of blocks
-        that some draws cut (see :func:`fuse`, ``max_blocks``).
+        that some draws cut (see :func:`fuse`, ``max_blocks`` and ``groups``).
     n_draws : int
         Posterior draws averaged over.
     draw_n_clusters : ndarray of shape (n_draws,) or None
@@ -131,7 +133,8 @@ def _cut(cross, sizes, pairs, k):
 
 
 def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None,
-         max_clusters=None, start=None, max_blocks=MAX_BLOCKS, random_state=0) -> Fusion:
+         max_clusters=None, start=None, groups=None, max_blocks=MAX_BLOCKS,
+         random_state=0) -> Fusion:
     """Fused clusters of a posterior: the FOLD point estimate (Dombowsky & Dunson 2024).
 
     Parameters
@@ -162,6 +165,11 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
     start : array-like of shape (n_samples,), optional
         The partition the blocks refine: by default the estimator's ``labels_``, or the
         variation-of-information point estimate of the draws.
+    groups : array-like of shape (n_samples,), optional
+        One integer per point: points of a group go to one fused cluster (the blocks that
+        hold a group's points are joined).  An estimator's by default: the identical rows
+        and a row's copies that ``labels_`` keeps together
+        (:attr:`~dpclust.samplers.MixtureModel.estimate_groups`).
     max_blocks : int, default=1000
         Most blocks.  The blocks are the common refinement of ``start`` and every draw when
         it has at most ``max_blocks`` blocks (exact: ``Fusion.exact``).  Otherwise they are
@@ -226,19 +234,10 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
     rng = check_random_state(random_state)
     draws, params, X, family, start, chains = _inputs(source, X, family, params, start)
     n = draws.shape[1]
-    blocks, exact = _blocks(start, draws, max_blocks)
+    blocks, exact = _join_groups(*_blocks(start, draws, max_blocks), _groups(source, groups, n))
     m = int(blocks.max()) + 1
     sizes = np.bincount(blocks, minlength=m).astype(np.float64)
-    cross = np.zeros((m, m))
-    ones = np.ones(n)
-    per_draw = np.empty(len(draws), dtype=np.int64)
-    for s, (z, theta) in enumerate(zip(draws, params)):
-        zc, H = _draw_hellinger(family, X, z, theta, rng)
-        # T (n_blocks, K): points of each block in each component; T H T^T, sparse T
-        T = sp.csr_matrix((ones, (blocks, zc)), shape=(m, H.shape[0]))
-        cross += T @ np.asarray(T @ H).T
-        per_draw[s] = _fold_one_draw(H, np.bincount(zc, minlength=H.shape[0]), omega)
-    cross /= len(draws)  # cross[a, b]: sum of Dbar_ij over i in a, j in b (i != j)
+    cross, per_draw = _block_distances(blocks, draws, params, X, family, omega, rng)
     tree, pairs, gain = _average_linkage(cross, sizes)
     loss, share = _cut_losses(cross, sizes, gain, omega, n)
     k = _chosen_cut(loss, n_clusters, max_clusters, m)
@@ -247,6 +246,23 @@ def fuse(source, X=None, *, family=None, params=None, omega=1.0, n_clusters=None
                   expected_loss=loss, within_share=share, delta=delta, tree=tree,
                   blocks=blocks, block_sizes=sizes.astype(np.int64), exact=bool(exact),
                   n_draws=len(draws), draw_n_clusters=per_draw, draw_chain=chains)
+
+
+def _block_distances(blocks, draws, params, X, family, omega, rng):
+    """``(cross, per_draw)``: ``cross[a, b]`` the posterior mean of the Hellinger distances
+    ``Dbar_ij`` summed over points ``i`` of block ``a`` and ``j`` of block ``b`` (``i != j``),
+    and the number of fused clusters each draw alone gives."""
+    m = int(blocks.max()) + 1
+    cross = np.zeros((m, m))
+    ones = np.ones(len(blocks))
+    per_draw = np.empty(len(draws), dtype=np.int64)
+    for s, (z, theta) in enumerate(zip(draws, params)):
+        zc, H = _draw_hellinger(family, X, z, theta, rng)
+        # T (n_blocks, K): points of each block in each component; T H T^T, sparse T
+        T = sp.csr_matrix((ones, (blocks, zc)), shape=(m, H.shape[0]))
+        cross += T @ np.asarray(T @ H).T
+        per_draw[s] = _fold_one_draw(H, np.bincount(zc, minlength=H.shape[0]), omega)
+    return cross / len(draws), per_draw
 
 
 def _chosen_cut(loss, n_clusters, max_clusters, m: int) -> int:
@@ -464,6 +480,28 @@ def _blocks(start: np.ndarray, draws: np.ndarray, max_blocks: int):
     keep[np.argsort(-sizes, kind="stable")[: max(max_blocks - n_start, 0)]] = True
     code = np.where(keep[full], full, n_full + start)
     return canonical_labels(code).astype(np.int64), False
+
+
+def _groups(source, groups, n: int) -> np.ndarray | None:
+    """``groups`` checked, else an estimator's (the groups its ``labels_`` keeps)."""
+    if groups is None:
+        groups = getattr(source, "_estimate_groups", None) if hasattr(source, "labels_") \
+            else None
+    return None if groups is None else as_groups(groups, n)
+
+
+def _join_groups(blocks: np.ndarray, exact: bool, groups: np.ndarray | None):
+    """``(blocks, exact)`` with every two blocks that share a group joined (connected
+    components of the blocks linked through their points' groups); still exact when no
+    block was joined."""
+    if groups is None:
+        return blocks, exact
+    m, n_groups = int(blocks.max()) + 1, int(groups.max()) + 1
+    links = sp.csr_matrix((np.ones(len(blocks)), (blocks, m + groups)),
+                          shape=(m + n_groups, m + n_groups))
+    _, component = connected_components(links, directed=False)
+    joined = canonical_labels(component[blocks]).astype(np.int64)
+    return joined, bool(exact and int(joined.max()) + 1 == m)
 
 
 # ---------------------------------------------------------------------------- linkage

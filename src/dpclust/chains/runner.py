@@ -646,17 +646,16 @@ class ChainEstimator(BaseEstimator):
         estimate, the trace, alpha, the draws kept for prediction and the data), read onto
         the estimator in one place, then the convergence verdict."""
         # "auto": the model's loss (the family's: VI, VI with a = 0.5 for rankings; VI
-        # with a = 0.75 for rows repeated as copies), else the family's
-        auto = getattr(model, "default_loss", None) or getattr(model.family, "default_loss",
-                                                               "vi")
+        # with a = 0.75 for rows repeated as copies)
         self.loss_ = str(as_loss(self.point_estimate if self.point_estimate != "auto"
-                                 else auto))
+                                 else model.default_loss))
         result = chain_result(model, progs, point_estimate=self.loss_,
                               store_labels=self.store_labels,
                               n_predictive_draws=self.n_predictive_draws,
                               search_seconds=search_seconds(self._time_limit()))
         for name, value in result.attributes().items():
             setattr(self, name, value)
+        self._estimate_groups = model.estimate_groups  # fused clusters keep them too
         self._check_convergence()
 
     def _check_convergence(self):

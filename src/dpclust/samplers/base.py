@@ -98,6 +98,15 @@ class ChainData:
     this process; :class:`dpclust.distributed.DaskModel` answers the same on a Dask cluster,
     where labels and kept draws stay on the workers."""
 
+    #: points the point estimate keeps in one cluster (one integer each), or None
+    estimate_groups = None
+
+    @property
+    def default_loss(self) -> str:
+        """The loss ``point_estimate="auto"`` reports: the family's ``default_loss`` (VI;
+        VI with ``a = 0.5`` for rankings)."""
+        return getattr(self.family, "default_loss", "vi")
+
     def fingerprint(self) -> str:
         """A short hash of the data, stored in checkpoints."""
         return data_fingerprint(self.X)
@@ -123,7 +132,7 @@ class ChainData:
 
         pool = np.asarray(draws)
         return searched_estimate(pool, loss, best_draw(pool, loss)[0], max_time,
-                                 getattr(self, "estimate_groups", None))
+                                 self.estimate_groups)
 
     def cluster_stats(self, draw, n_clusters: int):
         """The family's statistics of the clusters of a kept draw."""
@@ -188,7 +197,7 @@ class MixtureModel(ChainData):
     def default_loss(self) -> str:
         """The loss ``point_estimate="auto"`` reports: the family's ``default_loss``, but
         :data:`COPIES_LOSS` where that is plain VI and rows repeat as copies (``groups``)."""
-        loss = getattr(self.family, "default_loss", "vi")
+        loss = ChainData.default_loss.fget(self)
         return COPIES_LOSS if loss == "vi" and self.groups is not None else loss
 
     @cached_property

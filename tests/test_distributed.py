@@ -477,3 +477,16 @@ def test_several_chains_on_a_cluster_are_the_in_process_chains(client, data):
     np.testing.assert_array_equal(there.labels_, here.labels_)
     assert there.certainty_ is None and here.certainty_ is not None
     assert set(there.convergence_) == set(here.convergence_)
+
+
+def test_identical_rows_on_different_workers_stay_together(client, data):
+    """Rows repeated across partitions (rows 0-999 again as 1000-1999): the workers find
+    them from the rows' digests, so the point estimate keeps them together as in-process
+    and is the in-process estimate."""
+    X = np.concatenate([data[0][:1000], data[0][:1000]])
+    ref = DPMixture(partitions=ROWS, **KW).fit(X)
+    m = DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
+    _same_chain(ref, m)
+    np.testing.assert_array_equal(m.labels_[:1000], m.labels_[1000:])
+    draws = np.asarray(m.trace_.labels)[0]
+    assert np.any(draws[:, :1000] != draws[:, 1000:])  # which the draws do not

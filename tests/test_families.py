@@ -1185,3 +1185,52 @@ def test_an_estimator_with_a_family_object_is_cloned_with_a_copy_of_it():
     fam = NormalInverseWishart(kappa=0.05, rounding="auto")
     copy = clone(DPMixture(family=fam, coarsening="auto")).family
     assert copy is not fam and copy.get_params() == fam.get_params()
+
+
+def _family_rows():
+    """Each family that finds identical rows, with rows that repeat (``-0.0`` beside
+    ``0.0`` in the Gaussian's; a top-2 ranking beside a full one that starts alike)."""
+    from dpclust.families import GeneralizedMallows, PlackettLuce
+    from dpclust.rankings import check_rankings
+
+    rankings = check_rankings([[0, 1, 2], [0, 1], [2, 1, 0], [0, 1, 2], [0, 1]], n_items=3)
+    docs = sp.csr_matrix(np.array([[1, 0, 2], [0, 0, 1], [1, 0, 2], [0, 3, 0]]))
+    gauss = np.array([[0.0, 1.0], [-0.0, 1.0], [0.5, 2.0], [0.5, 2.0], [1.0, 0.0]])
+    return [(NormalInverseWishart(), gauss, [0, 0, 1, 1, 2]),
+            (DirichletMultinomial(), docs, [0, 1, 0, 2]),
+            (GeneralizedMallows(), rankings, None), (PlackettLuce(), rankings, None)]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_row_keys_tell_apart_the_rows_distinct_tells_apart(case):
+    """``row_keys`` (what a Dask fit compares across workers) and ``distinct`` see the same
+    identical rows, and equal rows get equal digests."""
+    from dpclust.families.identical import distinct_keys, row_digests
+    from dpclust.partitions import canonical_labels
+
+    family, X, expected = _family_rows()[case]
+    X = family.validate(X)
+    _, inverse, counts = family.distinct(X)
+    keys = family.row_keys(X)
+    assert len(keys) == family.n_points(X) and all(isinstance(k, bytes) for k in keys)
+    np.testing.assert_array_equal(canonical_labels(distinct_keys(keys)[1]),
+                                  canonical_labels(inverse))
+    digests = row_digests(keys)
+    assert digests.dtype == np.dtype("S16")
+    np.testing.assert_array_equal(canonical_labels(np.unique(digests, return_inverse=True)[1]),
+                                  canonical_labels(inverse))
+    if expected is not None:
+        np.testing.assert_array_equal(canonical_labels(inverse), expected)
+    else:
+        assert len(counts) < family.n_points(X)
+
+
+def test_a_family_that_takes_every_row_as_distinct_has_no_keys():
+    """Mixed tables: every row is its own (a Dask fit then looks for no identical rows)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": [1.5, 1.5, 2.5], "b": ["x", "x", "y"]})
+    family = get_family("table")
+    X = family.validate(frame)
+    assert family.row_keys(X) is None
+    np.testing.assert_array_equal(family.distinct(X)[1], np.arange(3))

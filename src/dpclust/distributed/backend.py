@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from ..samplers import _partitioned as _p
-from ..samplers.base import SEARCH_SECONDS, MixtureModel
+from ..samplers.base import SEARCH_SECONDS, ChainData, MixtureModel
 from . import worker as _w
 
 
@@ -569,6 +569,12 @@ class DaskPartitions:
             out = fam.combine(out, p)
         return out
 
+    def row_digests(self) -> np.ndarray | None:
+        """Every row's digest, in order (:meth:`~dpclust.families.base.ConjugateFamily.row_keys`),
+        16 bytes a row; None for a family that takes every row as distinct."""
+        parts = self._gather([self._submit(_w.row_digests, part) for part in self.parts])
+        return None if parts[0] is None else np.concatenate(parts)
+
     def point_estimate(self, draws, loss: str):
         """The kept draw with least expected loss, from contingency tables made on the
         workers (the numbers of :func:`dpclust.partitions.point_estimate`, added in
@@ -731,7 +737,20 @@ class DaskModel:
 
         chosen, _ = self.partitions.point_estimate(draws, loss)
         pool = np.array([self.as_array(d) for d in draws])
-        return searched_estimate(pool, loss, pool[chosen], max_time)
+        return searched_estimate(pool, loss, pool[chosen], max_time, self.estimate_groups)
+
+    @cached_property
+    def estimate_groups(self) -> np.ndarray | None:
+        """Identical rows, which the point estimate keeps in one cluster as in-process
+        (:attr:`~dpclust.samplers.MixtureModel.estimate_groups`), found from the digests of
+        the rows on the workers; None where every row is distinct."""
+        digests = self.partitions.row_digests()
+        if digests is None:
+            return None
+        _, inverse, counts = np.unique(digests, return_inverse=True, return_counts=True)
+        return inverse.reshape(-1) if len(counts) < self.n_samples else None
+
+    default_loss = ChainData.default_loss
 
     def cluster_stats(self, draw, n_clusters: int):
         return self.partitions.cluster_stats(draw)

@@ -13,6 +13,7 @@ from functools import cached_property, wraps
 
 import numpy as np
 
+from ..families.identical import row_digests as digests_of
 from ..utils.checks import DataError
 from ..samplers import _partitioned as _p
 from ..samplers import _partitioned_moves as _m
@@ -279,6 +280,14 @@ def draw_tables(draws, n_clusters):
             code = draws[i].astype(np.int64) * kj + draws[j]
             tables[i, j] = np.bincount(code, minlength=ki * kj).reshape(ki, kj)
     return sizes, hashes, tables
+
+
+@on_worker_threads
+def row_digests(part: Part):
+    """Each row's 16-byte digest (:func:`~dpclust.families.base.row_digests` of the
+    family's ``row_keys``), or None for a family that takes every row as distinct."""
+    keys = part.family.row_keys(part.X)
+    return None if keys is None else digests_of(keys)
 
 
 @on_worker_threads

@@ -185,14 +185,6 @@ def log_normalise(log_x) -> np.ndarray:
     return log_x - (m + np.log(np.exp(log_x - m).sum(axis=-1, keepdims=True)))
 
 
-def distinct_rows(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(first, inverse, counts)`` of the distinct rows of a 2-D array
-    (:meth:`ConjugateFamily.distinct` for families whose data are one array)."""
-    _, first, inverse, counts = np.unique(np.asarray(a), axis=0, return_index=True,
-                                          return_inverse=True, return_counts=True)
-    return first, inverse.ravel(), counts
-
-
 def take(stats: NamedTuple, index) -> NamedTuple:
     """Select clusters ``index`` (int array, slice or boolean mask) from batched statistics."""
     return type(stats)(*(np.asarray(a)[index] for a in stats))
@@ -296,6 +288,13 @@ class CoarsenedHooks:
         row as distinct."""
         n = self.n_points(X)
         return np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
+
+    def row_keys(self, X) -> list[bytes] | None:
+        """One ``bytes`` key per row of ``X``, equal for exactly the rows :meth:`distinct`
+        counts as one, the same on any machine; None for a family that takes every row as
+        distinct (the default).  A Dask fit finds identical rows held by different workers
+        from the keys' digests (:func:`~dpclust.families.identical.row_digests`)."""
+        return None
 
     def divergence(self, params: NamedTuple) -> np.ndarray:
         """Symmetric KL (J-) divergence between every pair of components, shape (K, K).

@@ -24,8 +24,9 @@ from ._linalg import log_det_chol, lower_inverses, solve_lower
 from . import _gaussian_kernels as _k
 from ._gaussian_entry import ENTRY_POINTS, ENTRY_POINTS_2D
 from .base import (CLUSTER_PARAMS_FILE, ClusterColumn, ClusterSummary, ClusterTable,
-                   ConjugateFamily, FamilyKernel, HyperParameter, PassKernel, distinct_rows,
+                   ConjugateFamily, FamilyKernel, HyperParameter, PassKernel,
                    register_family)
+from .identical import array_row_keys, distinct_rows
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -502,6 +503,9 @@ class NormalInverseWishart(ConjugateFamily):
 
     def distinct(self, X):
         return distinct_rows(np.asarray(X, dtype=np.float64))
+
+    def row_keys(self, X) -> list[bytes]:
+        return array_row_keys(np.asarray(X, dtype=np.float64))
 
     def sample_data(self, params: GaussianParams, components, rng) -> np.ndarray:
         components = np.asarray(components, dtype=np.intp)

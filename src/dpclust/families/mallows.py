@@ -43,7 +43,8 @@ from ..kernels.mallows import model as _k
 from . import _mallows_soft as _soft
 from ._rankings_base import RankingsFamily, number_or_nan
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, HyperParameter,
-                   distinct_rows, positive_or_gamma, register_family, rounded)
+                   positive_or_gamma, register_family, rounded)
+from .identical import array_row_keys, distinct_rows
 
 #: the exact (permutation-summing) marginal likelihood is offered up to this many items
 MAX_EXACT_ITEMS = 8
@@ -406,6 +407,9 @@ class GeneralizedMallows(RankingsFamily):
 
     def distinct(self, X):
         return distinct_rows(X.orders)
+
+    def row_keys(self, X) -> list[bytes]:
+        return array_row_keys(X.orders)
 
     def initial_params(self, X, labels, n_components: int, rng):
         """Prior draws, with each cluster's central ranking its Borda order

@@ -29,6 +29,7 @@ from ._multinomial_entry import ENTRY_POINTS
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
                    FamilyKernel, HyperParameter, PassKernel, log_dirichlet,
                    positive_or_gamma, register_family, take)
+from .identical import distinct_keys
 
 #: words of each cluster that the run summary lists, most probable first
 N_TOP_WORDS = 10
@@ -371,16 +372,13 @@ class DirichletMultinomial(ConjugateFamily):
                 + ((conc - 1.0) * params.log_prob).sum(axis=1))
 
     def distinct(self, X):
+        return distinct_keys(self.row_keys(X))
+
+    def row_keys(self, X) -> list[bytes]:
+        """Each document's word ids and counts as bytes."""
         X = self._as_csr(X)
-        keys = [X.indices[a:b].tobytes() + X.data[a:b].tobytes()
+        return [X.indices[a:b].tobytes() + X.data[a:b].tobytes()
                 for a, b in zip(X.indptr[:-1], X.indptr[1:])]
-        seen: dict = {}
-        inverse = np.fromiter((seen.setdefault(k, len(seen)) for k in keys), dtype=np.int64,
-                              count=len(keys))
-        counts = np.bincount(inverse, minlength=len(seen))
-        first = np.full(len(seen), len(keys), dtype=np.int64)
-        np.minimum.at(first, inverse, np.arange(len(keys)))
-        return first, inverse, counts
 
     def sample_data(self, params: MultinomialParams, components, rng) -> sp.csr_matrix:
         """One document per entry, with a Poisson length of the training mean (at least 1)."""

@@ -76,6 +76,7 @@ from .base import (
     register_family,
     rounded,
 )
+from .identical import array_row_keys
 from .exposure import ExposureData, GammaExposure, RateParams
 
 #: the smallest worth shape a chain learns (the learned shape's Gamma prior is truncated
@@ -223,6 +224,10 @@ class PlackettLuce(RankingsFamily):
     def distinct(self, X):
         first, inverse = X.distinct()
         return first, inverse, np.bincount(inverse, minlength=len(first))
+
+    def row_keys(self, X) -> list[bytes]:
+        """Each ranking's length and order (what :meth:`dpclust.rankings.Rankings.distinct` compares)."""
+        return array_row_keys(np.concatenate([X.lengths[:, None], X.orders], axis=1))
 
     # ----------------------------------------------------------- statistics
     max_exact_items = MAX_EXACT_ITEMS

@@ -25,20 +25,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .draws import canonical_labels
 from .losses import _BINDER, _VI, loss_value
 
 __all__ = ["as_groups", "group_entries", "group_labels"]
 
 
 def as_groups(groups, n_samples: int) -> np.ndarray:
-    """``groups`` (one integer per point) numbered ``0 .. G - 1``, checked."""
+    """``groups`` (one integer per point) numbered ``0 .. G - 1`` in order of first
+    appearance, checked: the same groups give the same search however they are numbered
+    (in-process by the family's distinct rows, on a Dask cluster by the rows' digests)."""
     values = np.asarray(groups)
     if values.shape != (n_samples,):
         raise ValueError(f"groups must hold one integer per point, shape ({n_samples},); "
                          f"got shape {values.shape}")
     if values.size and not np.issubdtype(values.dtype, np.integer):
         raise ValueError(f"groups must be integers, got dtype {values.dtype}")
-    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    if not values.size:
+        return np.zeros(0, dtype=np.int64)
+    return canonical_labels(values).astype(np.int64)
 
 
 def group_entries(zr: np.ndarray, groups: np.ndarray, n_rows: int):

@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "09de575b635186e6a97e0ca4f0c8a56b3134c07b60468b2cb58fb7cd3215f64f"
+KERNEL_SOURCES = "6b7685a53dd57d0121194a69d23b44c31826fb5962ad1b7184b994f60d06d5bb"
 
 from numba import njit, prange
 

@@ -6,6 +6,8 @@
   draws from (SplitMix64, per-chunk seeds, per-point keys);
 * :mod:`~dpclust.kernels.subcluster` — the sub-cluster sampler's passes and sequential
   allocation;
+* :mod:`~dpclust.kernels.copies` — block moves of identical rows' copies between two
+  clusters (Gibbs+SAMS's ``copy_sweeps``);
 * :mod:`~dpclust.kernels.ddcrp` — link moves of the distance dependent CRP;
 * :mod:`~dpclust.kernels.mallows` — the Generalized Mallows model's operations and its
   samplers' sweeps, cluster updates and whole-cluster moves.

@@ -193,6 +193,22 @@ class MixtureModel(ChainData):
         _, inverse, counts = self.distinct
         return inverse if len(counts) < self.n_samples else self.groups
 
+    @cached_property
+    def copies(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rows, start)``: the points of each group of identical rows that has more than
+        one (``rows[start[r]:start[r + 1]]``, the groups of :attr:`estimate_groups`), which
+        the block moves of :mod:`dpclust.kernels.copies` move between clusters; None where
+        no row repeats."""
+        groups = self.estimate_groups
+        if groups is None:
+            return None
+        sizes = np.bincount(groups)
+        rows = np.argsort(groups, kind="stable")
+        keep = sizes[groups[rows]] > 1
+        rows = rows[keep].astype(np.int64)
+        start = np.concatenate([[0], np.cumsum(sizes[sizes > 1])]).astype(np.int64)
+        return (rows, start) if len(rows) else None
+
     @property
     def default_loss(self) -> str:
         """The loss ``point_estimate="auto"`` reports: the family's ``default_loss``, but

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import MixtureModel, StepInfo, relabel
+from ..kernels.copies import copies_round
 from ..kernels.subcluster import sams_round
 from .gibbs import CollapsedGibbs, GibbsState
 
@@ -65,11 +66,18 @@ class GibbsSAMS:
         allocation, accepted by its Metropolis-Hastings ratio (the number of clusters
         kept).  They move groups of points between clusters, which a split followed by a
         merge does only through an unlikely intermediate state.
+    copy_sweeps : int, default=0
+        Block moves of identical rows after the proposals, this many for each row that has
+        copies (a frequency table's people, ballots cast by many voters; the model's
+        :attr:`~dpclust.samplers.MixtureModel.copies`): how many of a row's copies each of
+        two clusters holds, drawn from its exact conditional in one step
+        (:mod:`dpclust.kernels.copies`), where single-point Gibbs moves them one at a time.
     """
 
     n_proposals: int = 1
     gibbs: CollapsedGibbs | None = CollapsedGibbs()
     n_reallocations: int = 0
+    copy_sweeps: int = 0
     name = "gibbs+sams"
     summary = ("collapsed Gibbs with Dahl's sequentially-allocated merge-split moves "
                "(Dahl 2003)")
@@ -83,7 +91,7 @@ class GibbsSAMS:
     moves_clusters = True
 
     def __post_init__(self):
-        for name in ("n_proposals", "n_reallocations"):
+        for name in ("n_proposals", "n_reallocations", "copy_sweeps"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
@@ -99,8 +107,9 @@ class GibbsSAMS:
             info = _info(model, state.labels, state.alpha)
         n_proposals = int(self.n_proposals)
         n_reallocations = int(self.n_reallocations)
+        copies = model.copies if self.copy_sweeps else None
         n = model.n_samples
-        if n_proposals + n_reallocations == 0 or n < 2:
+        if n_proposals + n_reallocations == 0 and copies is None or n < 2:
             return state, info._replace(n_accepted_splits=0, n_accepted_merges=0)
         labels = np.array(state.labels, dtype=np.int64)
         n_clusters = int(np.count_nonzero(np.bincount(labels)))
@@ -109,6 +118,11 @@ class GibbsSAMS:
         n_splits, n_merges, n_moved = sams_round(model.kernel, labels, n_clusters,
                                                  n_proposals, rng.integers(2**63), log_k,
                                                  log_w, n_reallocations)
+        if copies is not None:
+            labels = np.ascontiguousarray(relabel(labels)[0], dtype=np.int64)
+            n_moves = int(self.copy_sweeps) * (len(copies[1]) - 1)
+            n_moved += copies_round(model.kernel, labels, *copies, n_moves,
+                                    rng.integers(2**63), log_w)
         if n_splits or n_merges or n_moved:
             labels, _ = relabel(labels)
             # the cached statistics no longer match the labels: rebuild at the next sweep

@@ -60,6 +60,17 @@ def _kill_workers(client, how_many=1):
         os.kill(pid, 9)
 
 
+def _workers_back(client, n=2):
+    """The killed workers back: their nannies restart them; where a nanny gave up (seen
+    once under load: the resume then waited on no worker), the cluster starts new ones."""
+    try:
+        client.wait_for_workers(n, timeout=60)
+    except TimeoutError:
+        client.cluster.scale(0)
+        client.cluster.scale(n)
+        client.wait_for_workers(n, timeout=120)
+
+
 def _kill_once(client, at, how_many=1):
     """A callback that kills ``how_many`` workers after iteration ``at``, once (the
     iterations since the last recovery point run again, and call it again); a worker that
@@ -339,6 +350,7 @@ def test_a_lost_source_stops_with_a_checkpoint(client, data, local_fit, tmp_path
         DPMixture(executor=client, checkpoint=path, checkpoint_every=5,
                   callback=lose, **KW).fit(str(shards))
     moved.rename(shards)
+    _workers_back(client)
     m = DPMixture.resume(path, str(shards), client=client)
     _same_chain(local_fit, m)
 
@@ -490,3 +502,13 @@ def test_identical_rows_on_different_workers_stay_together(client, data):
     np.testing.assert_array_equal(m.labels_[:1000], m.labels_[1000:])
     draws = np.asarray(m.trace_.labels)[0]
     assert np.any(draws[:, :1000] != draws[:, 1000:])  # which the draws do not
+
+
+def test_a_cluster_without_workers_is_named_not_waited_on_for_ever():
+    from dpclust.distributed.loading import wait_for_workers
+
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as empty:
+        with pytest.raises(RuntimeError, match="no worker"):
+            wait_for_workers(empty, timeout=1)

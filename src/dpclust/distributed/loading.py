@@ -44,6 +44,25 @@ def partition_rows(n: int, partitions) -> list[int]:
     return rows
 
 
+#: seconds a fit or a resume waits for a Dask cluster with no worker before it says so
+WORKER_WAIT = 120
+
+
+def wait_for_workers(client, timeout: float = WORKER_WAIT) -> int:
+    """The number of the cluster's workers, once there is at least one: a cluster whose
+    workers are all gone (killed, or still starting) is waited for ``timeout`` seconds,
+    then named in a clear error, where Dask alone would wait for ever."""
+    workers = len(client.scheduler_info()["workers"])
+    if workers:
+        return workers
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        raise RuntimeError(f"the Dask cluster has no worker (waited {timeout:g} s for one): "
+                           "start workers, then fit or resume again") from None
+    return len(client.scheduler_info()["workers"])
+
+
 def load_partitions(client, X, family, partitions=None, columns=None, actors: bool = True):
     """Put the data on the cluster, one future a partition, validated on the workers.
 
@@ -61,6 +80,7 @@ def load_partitions(client, X, family, partitions=None, columns=None, actors: bo
     (DaskPartitions with the resolved family, the resolved family, fingerprint)
     """
     _dask()
+    n_workers = wait_for_workers(client)
     submit = client.submit
     block_futures = None
     if hasattr(X, "dask") and hasattr(X, "chunks") and hasattr(X, "to_delayed"):
@@ -76,7 +96,7 @@ def load_partitions(client, X, family, partitions=None, columns=None, actors: bo
         Xw = family.validate(X)
         n = family.n_points(Xw)
         if partitions is None:
-            partitions = max(1, min(len(client.scheduler_info()["workers"]), n))
+            partitions = max(1, min(n_workers, n))
         rows = partition_rows(n, partitions)
         edges = np.concatenate([[0], np.cumsum(rows)])
         sources = [InMemory(family.subset(Xw, np.arange(a, b)), f"rows {a}-{b - 1}")

@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "6b7685a53dd57d0121194a69d23b44c31826fb5962ad1b7184b994f60d06d5bb"
+KERNEL_SOURCES = "394f716422694a0e1fbd9f176fa4fb4e346b4f46936f97095fd534042ff14786"
 
 from numba import njit, prange
 

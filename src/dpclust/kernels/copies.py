@@ -36,6 +36,7 @@ from numba import njit
 
 from .gibbs import dispatch
 from .streams import next_uniform
+from .subcluster.sequential import _draw_pair
 
 
 @njit(_nrt=False)
@@ -69,12 +70,7 @@ def copies_moves(kdata, kstats, khyper, labels, counts, n_clusters, rows, start,
     for _ in range(n_moves):
         state, u = next_uniform(state)
         r = min(int(u * n_rows), n_rows - 1)
-        state, u = next_uniform(state)
-        k = min(int(u * n_clusters), n_clusters - 1)
-        state, u = next_uniform(state)
-        k2 = min(int(u * (n_clusters - 1)), n_clusters - 2)
-        if k2 >= k:
-            k2 += 1
+        state, k, k2 = _draw_pair(state, n_clusters)
         m = 0
         for t in range(start[r], start[r + 1]):
             i = rows[t]

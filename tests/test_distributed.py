@@ -4,6 +4,7 @@ worker, a lost source and a resume, and from the command line."""
 import itertools
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -62,13 +63,24 @@ def _kill_workers(client, how_many=1):
 
 def _workers_back(client, n=2):
     """The killed workers back: their nannies restart them; where a nanny gave up (seen
-    once under load: the resume then waited on no worker), the cluster starts new ones."""
+    under load: the next fit then waited on no worker), the cluster starts new ones."""
     try:
         client.wait_for_workers(n, timeout=60)
     except TimeoutError:
         client.cluster.scale(0)
+        deadline = time.monotonic() + 60
+        while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.2)
         client.cluster.scale(n)
         client.wait_for_workers(n, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def _both_workers(request):
+    """Every test on the module's cluster starts with both of its workers, whatever the
+    test before it killed."""
+    if "client" in request.fixturenames:
+        _workers_back(request.getfixturevalue("client"))
 
 
 def _kill_once(client, at, how_many=1):

@@ -121,6 +121,25 @@ def write_results(name: str, quick: bool, payload: dict, title: str, body: list)
     stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
+def table_lines(rows: list) -> list[str]:
+    """A Markdown table of ``rows`` (dicts), one column per key of the first row."""
+    keys = list(rows[0])
+    return (["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+            + ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows])
+
+
+def rows_markdown(part: str, title: str):
+    """A ``write_markdown`` for :func:`run_parts` whose one part returns ``{"rows": [...]}``:
+    the title, then the rows as a table."""
+
+    def write(record: dict, path: Path) -> None:
+        rows = (record.get(part) or {}).get("rows") or []
+        lines = [f"# {title}", ""] + (table_lines(rows) if rows else [])
+        path.write_text("\n".join(lines) + "\n")
+
+    return write
+
+
 def run_parts(parts, run_part, stem: Path, quick: bool, warm_up, write_markdown,
               record=None) -> None:
     """Warm up, run each named part with ``run_part(part) -> result dict or None``, note

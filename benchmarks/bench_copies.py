@@ -28,7 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import run_parts  # noqa: E402
+from _common import rows_markdown, run_parts  # noqa: E402
 
 #: (package, item) of frequency tables: a small one that converges, a large one that does not
 TABLES = (("datasets", "UCBAdmissions"), ("vcdExtra", "Yamaguchi87"))
@@ -88,16 +88,6 @@ def copies(quick: bool, seconds: float) -> dict:
     return {"rows": rows}
 
 
-def _markdown(record: dict, path: Path) -> None:
-    rows = (record.get("copies") or {}).get("rows") or []
-    lines = ["# Frequency tables: Gibbs+SAMS with and without the copies move", ""]
-    if rows:
-        keys = list(rows[0])
-        lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-        lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=90.0,
@@ -106,7 +96,8 @@ def main():
     args = parser.parse_args()
     seconds = 10.0 if args.quick else args.seconds
     run_parts(["copies"], lambda part: copies(args.quick, seconds),
-              HERE / "results" / "copies", args.quick, _warm_up, _markdown)
+              HERE / "results" / "copies", args.quick, _warm_up,
+              rows_markdown("copies", "Frequency tables: Gibbs+SAMS with and without the copies move"))
 
 
 if __name__ == "__main__":

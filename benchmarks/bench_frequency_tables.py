@@ -39,7 +39,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import run_parts  # noqa: E402
+from _common import rows_markdown, run_parts  # noqa: E402
 
 #: (package, item) of frequency tables whose other columns are all levels
 TABLES = (("datasets", "HairEyeColor"), ("datasets", "UCBAdmissions"),
@@ -139,16 +139,6 @@ def frequency_tables(quick: bool, seconds: float) -> dict:
     return {"rows": rows}
 
 
-def _markdown(record: dict, path: Path) -> None:
-    rows = (record.get("frequency-tables") or {}).get("rows") or []
-    lines = ["# Frequency tables: the defaults beside a latent class model", ""]
-    if rows:
-        keys = list(rows[0])
-        lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-        lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def _budget(text: str) -> float | None:
     """``--seconds``: a number of seconds, or ``default`` (None: the estimator's budget)."""
     if text == "default":
@@ -168,7 +158,8 @@ def main():
     args = parser.parse_args()
     seconds = 10.0 if args.quick else args.seconds
     run_parts(["frequency-tables"], lambda part: frequency_tables(args.quick, seconds),
-              HERE / "results" / "frequency_tables", args.quick, lambda: None, _markdown)
+              HERE / "results" / "frequency_tables", args.quick, lambda: None,
+              rows_markdown("frequency-tables", "Frequency tables: the defaults beside a latent class model"))
 
 
 if __name__ == "__main__":

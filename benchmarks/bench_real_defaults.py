@@ -88,7 +88,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from _common import run_parts  # noqa: E402
+from _common import run_parts, table_lines  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
 FASHION = Path("/usr/share/datasets/fashion-mnist")
@@ -691,9 +691,7 @@ def _markdown(record: dict, path: Path) -> None:
         lines += [f"## {part}", ""]
         rows = result.get("rows") if isinstance(result, dict) else None
         if rows:
-            keys = list(rows[0])
-            lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-            lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+            lines += table_lines(rows)
         else:
             lines += [f"- {k}: {v}" for k, v in result.items() if k != "started"]
         lines.append("")

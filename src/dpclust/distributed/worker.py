@@ -284,7 +284,7 @@ def draw_tables(draws, n_clusters):
 
 @on_worker_threads
 def row_digests(part: Part):
-    """Each row's 16-byte digest (:func:`~dpclust.families.base.row_digests` of the
+    """Each row's 16-byte digest (:func:`~dpclust.families.identical.row_digests` of the
     family's ``row_keys``), or None for a family that takes every row as distinct."""
     keys = part.family.row_keys(part.X)
     return None if keys is None else digests_of(keys)

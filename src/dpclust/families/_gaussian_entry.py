@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "394f716422694a0e1fbd9f176fa4fb4e346b4f46936f97095fd534042ff14786"
+KERNEL_SOURCES = "4b67812807c89d4e8ddef184e6c7471d91c23fe38492a4a8da6cc73b47011e37"
 
 from numba import njit, prange
 

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .gibbs import dispatch
+from .gibbs import categorical_from_logs, dispatch
 from .streams import next_uniform
 from .subcluster.sequential import _draw_pair
 
@@ -93,26 +93,11 @@ def copies_moves(kdata, kstats, khyper, labels, counts, n_clusters, rows, start,
                     log_predictive)
         lo = 1 if n_k == 0 else 0
         hi = m - 1 if n_k2 == 0 else m
-        best = -np.inf
         for c in range(lo, hi + 1):
-            v = (math.lgamma(m + 1.0) - math.lgamma(c + 1.0) - math.lgamma(m - c + 1.0)
-                 + f[c] + g[m - c])
-            logp[c] = v
-            if v > best:
-                best = v
-        total = 0.0
-        for c in range(lo, hi + 1):
-            logp[c] = math.exp(logp[c] - best)
-            total += logp[c]
+            logp[c - lo] = (math.lgamma(m + 1.0) - math.lgamma(c + 1.0)
+                            - math.lgamma(m - c + 1.0) + f[c] + g[m - c])
         state, u = next_uniform(state)
-        target = u * total
-        c = hi
-        acc = 0.0
-        for cc in range(lo, hi + 1):
-            acc += logp[cc]
-            if acc >= target:
-                c = cc
-                break
+        c = lo + categorical_from_logs(logp, hi - lo + 1, u)
         # a uniformly random c of the m copies go to k (a partial Fisher-Yates shuffle)
         for a in range(c):
             state, u = next_uniform(state)

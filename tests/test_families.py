@@ -20,6 +20,7 @@ import math
 import tracemalloc
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy import stats as st
@@ -1196,12 +1197,14 @@ def _family_rows():
     rankings = check_rankings([[0, 1, 2], [0, 1], [2, 1, 0], [0, 1, 2], [0, 1]], n_items=3)
     docs = sp.csr_matrix(np.array([[1, 0, 2], [0, 0, 1], [1, 0, 2], [0, 3, 0]]))
     gauss = np.array([[0.0, 1.0], [-0.0, 1.0], [0.5, 2.0], [0.5, 2.0], [1.0, 0.0]])
+    table = pd.DataFrame({"a": [1.5, 1.5, np.nan, 2.5, np.nan], "b": ["x", "x", "y", "y", "y"]})
     return [(NormalInverseWishart(), gauss, [0, 0, 1, 1, 2]),
             (DirichletMultinomial(), docs, [0, 1, 0, 2]),
-            (GeneralizedMallows(), rankings, None), (PlackettLuce(), rankings, None)]
+            (GeneralizedMallows(), rankings, None), (PlackettLuce(), rankings, None),
+            (get_family("table"), table, [0, 0, 1, 2, 1])]
 
 
-@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("case", range(5))
 def test_row_keys_tell_apart_the_rows_distinct_tells_apart(case):
     """``row_keys`` (what a Dask fit compares across workers) and ``distinct`` see the same
     identical rows, and equal rows get equal digests."""
@@ -1226,11 +1229,37 @@ def test_row_keys_tell_apart_the_rows_distinct_tells_apart(case):
 
 
 def test_a_family_that_takes_every_row_as_distinct_has_no_keys():
-    """Mixed tables: every row is its own (a Dask fit then looks for no identical rows)."""
-    import pandas as pd
+    """Counts with continuous exposures: every row is its own (a Dask fit then looks for no
+    identical rows)."""
+    from dpclust.families.exposure import ExposureData, GammaExposure
 
-    frame = pd.DataFrame({"a": [1.5, 1.5, 2.5], "b": ["x", "x", "y"]})
-    family = get_family("table")
-    X = family.validate(frame)
+    X = ExposureData(np.array([[1.0], [1.0], [2.0]]), np.array([[0.5], [0.5], [1.0]]))
+    family = GammaExposure()
     assert family.row_keys(X) is None
     np.testing.assert_array_equal(family.distinct(X)[1], np.arange(3))
+
+
+def test_a_table_finds_its_identical_rows_holes_and_weights_included():
+    """Rows of a mixed table that agree in every cell (a hole equal to a hole) and in
+    weight are one distinct row: a frequency table's people, a survey's identical answers;
+    the samplers that score parameters score each once, and the point estimate keeps
+    them together."""
+    from dpclust.partitions import canonical_labels
+    from dpclust.samplers.base import MixtureModel
+
+    frame = pd.DataFrame({"a": [1.5, 1.5, np.nan, np.nan, 1.5, -0.0, 0.0],
+                          "b": ["x", "x", None, None, "y", "x", "x"],
+                          "c": [1, 1, 0, 0, 1, 1, 1]})
+    family = get_family("table")
+    X = family.validate(frame)
+    family = family.resolve(X)
+    _, inverse, counts = family.distinct(X)
+    np.testing.assert_array_equal(canonical_labels(inverse), [0, 0, 1, 1, 2, 3, 3])
+    np.testing.assert_array_equal(counts, [2, 2, 1, 2])
+    heavier = X.with_weight(np.array([1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(canonical_labels(family.distinct(heavier)[1]),
+                                  [0, 1, 2, 2, 3, 4, 4])
+    model = MixtureModel(family, X, None)
+    assert model.repeats
+    np.testing.assert_array_equal(canonical_labels(model.estimate_groups),
+                                  [0, 0, 1, 1, 2, 3, 3])

@@ -41,6 +41,7 @@ from .gaussian import MAX_SUMMARY_FEATURES, NormalInverseWishart
 from .base import (CLUSTER_PARAMS_FILE, ClusterSummary, ConjugateFamily, FamilyKernel,
                    HyperParameter, PassKernel, positive_or_gamma, register_family, rounded, take)
 from ._table_math import TableParams, TableStats
+from .identical import array_row_keys, distinct_keys
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -334,6 +335,16 @@ class TableFamily(ConjugateFamily):
 
     def subset(self, X, index):
         return X[np.asarray(index) if not isinstance(index, slice) else index]
+
+    def distinct(self, X):
+        return distinct_keys(self.row_keys(X))
+
+    def row_keys(self, X) -> list[bytes]:
+        """Each row's cells and weight as bytes, a hole equal to a hole in the same column:
+        the people of a frequency table's row, or a survey's identical answers."""
+        cells = np.hstack([X.real, X.code.astype(np.float64), X.count,
+                           np.asarray(X.weight, dtype=np.float64)[:, None]])
+        return array_row_keys(np.where(np.isnan(cells), np.nan, cells))
 
     def stack_rows(self, parts: list) -> TableData:
         return TableData.stack(parts)

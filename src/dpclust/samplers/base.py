@@ -190,7 +190,7 @@ class MixtureModel(ChainData):
         the copies of repeated rows (``groups``).  Identical rows are exchangeable in a
         mixture, so a reader could not tell why two of them sit in different clusters,
         and the draws' splitting of them says only that their cluster is uncertain."""
-        _, inverse, counts = self.distinct
+        _, inverse, counts = self.distinct_index
         return inverse if len(counts) < self.n_samples else self.groups
 
     @cached_property
@@ -225,19 +225,28 @@ class MixtureModel(ChainData):
         return float(self.coarsening) / (float(self.coarsening) + self.n_samples)
 
     @cached_property
+    def distinct_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, inverse, counts)`` of
+        :meth:`~dpclust.families.base.ConjugateFamily.distinct`, found once: the first row of
+        each distinct row, every row's distinct row and each distinct row's multiplicity
+        (float), without a copy of the data."""
+        first, inverse, counts = self.family.distinct(self.X)
+        return (np.asarray(first, dtype=np.int64), np.asarray(inverse, dtype=np.int64),
+                np.asarray(counts, dtype=np.float64))
+
+    @cached_property
     def distinct(self):
         """``(X_distinct, inverse, counts)``: the distinct rows of the data (in the family's
         working form), each row's distinct row and each distinct row's multiplicity
         (:meth:`~dpclust.families.base.ConjugateFamily.distinct`)."""
-        first, inverse, counts = self.family.distinct(self.X)
-        return (self.family.subset(self.X, first), np.asarray(inverse, dtype=np.int64),
-                np.asarray(counts, dtype=np.float64))
+        first, inverse, counts = self.distinct_index
+        return self.family.subset(self.X, first), inverse, counts
 
     @cached_property
     def repeats(self) -> bool:
         """Whether some rows of the data repeat and the family counts them once
         (:meth:`~dpclust.families.base.ConjugateFamily.distinct`: ballots)."""
-        return len(self.family.distinct(self.X)[0]) < self.n_samples
+        return len(self.distinct_index[0]) < self.n_samples
 
     @cached_property
     def partition_prior(self) -> PartitionPrior:

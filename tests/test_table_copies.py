@@ -117,3 +117,46 @@ def test_a_table_of_numbers_with_a_copy_is_read_a_column_at_a_time():
     assert choose_family(df.drop(columns="fahrenheit")).name == "gaussian"
     assert choose_family(df).name == "table"
     assert [name for name, _ in columns_left_out(df)] == ["fahrenheit"]
+
+
+def test_dummies_of_a_column_of_categories_are_left_out_in_either_order():
+    """``Stat2Data::LostLetter``'s ``DesMoines``, ``GrinnellTown`` … beside ``Location``,
+    and a panel's year dummies written before the year: each marks one level of a column
+    of categories, which says it already."""
+    rng = np.random.default_rng(4)
+    place = rng.choice(["DesMoines", "GrinnellTown", "GrinnellCampus"], size=N_ROWS)
+    year = rng.choice([81, 82, 83, 84], size=N_ROWS)
+    df = pd.DataFrame({"y82": (year == 82).astype(int), "place": place,
+                       "returned": rng.integers(0, 2, size=N_ROWS), "year": year,
+                       "desmoines": np.where(place == "DesMoines", "yes", "no"),
+                       "not_town": (place != "GrinnellTown").astype(int)})
+    schema = infer_schema(df)
+    assert kinds_of(schema) == {"place": "categorical", "returned": "bernoulli",
+                                "year": "categorical"}
+    assert schema.dropped == tuple(
+        (name, f"an indicator of one of the {m} levels of {of!r} (its value tells that "
+               "level's rows from the others, which that column says already)")
+        for name, m, of in (("y82", 4, "year"), ("desmoines", 3, "place"),
+                            ("not_town", 3, "place")))
+    # a kind given keeps a dummy
+    assert "y82" in kinds_of(infer_schema(df, kinds={"y82": "bernoulli"}))
+
+
+def test_a_yes_no_column_that_is_not_a_dummy_is_kept():
+    """Kept: a yes/no column that takes both values within a level, one whose odd value is
+    on fewer than five rows (a chance match with a level of that size), and one whose holes
+    differ from the categories'."""
+    from dpclust.tables.copies import INDICATOR_MIN_ROWS
+
+    levels = np.repeat(["a", "b", "c"], N_ROWS // 3)
+    odd = INDICATOR_MIN_ROWS - 1
+    site = np.array(["z"] * odd + list(np.tile(["p", "q", "r"], N_ROWS))[:N_ROWS - odd])
+    holed = (levels == "a").astype(float)
+    holed[-1] = np.nan
+    df = pd.DataFrame({"site": site, "group": levels, "mixed": np.tile([0, 1], N_ROWS // 2),
+                       "rare": (site == "z").astype(int), "holed": holed})
+    assert infer_schema(df).dropped == ()
+    # one more row of that level, and the match is no longer left to chance
+    site = np.array(["z"] * (odd + 1) + list(np.tile(["p", "q", "r"], N_ROWS))[:N_ROWS - odd - 1])
+    more = df.assign(site=site, rare=(site == "z").astype(int))
+    assert [name for name, _ in infer_schema(more).dropped] == ["rare"]

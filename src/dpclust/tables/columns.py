@@ -54,7 +54,9 @@ Rules, applied in order to each column that the user has not given a kind:
   numbers in the same or the reverse order (``wage`` after ``logwage``) or levels that
   repeat (a label beside its code, a 0/1 column beside its complement): a copy, left out
   likewise, the earlier column kept (:mod:`dpclust.tables.copies` says why a copy holds
-  chains apart).
+  chains apart);
+* a yes/no column that marks one level of a column of categories (a dummy such as ``y85``
+  beside ``year``, before or after it): an indicator, left out likewise.
 
 Missing cells are NaN, None, ``pandas.NA``, empty or blank strings and the markers of
 :data:`MISSING_MARKERS`, those of :data:`NUMBERS_ONLY_MARKERS` (the text ``None``) only in a
@@ -69,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils.times import DAY_SECONDS, as_datetime
-from .copies import find_copies
+from .copies import find_copies, find_indicators
 from .data import KINDS, ROW_NAMES, Column, Schema, TableData
 from .frequency import FREQUENCY_REASON, frequency_column
 
@@ -249,6 +251,8 @@ def infer_schema(X, kinds: dict | None = None) -> Schema:
     copies = find_copies([c.name for c in columns], [c for c, _ in cells],
                          [x for _, x in cells],
                          [c.kind in ("bernoulli", "categorical") for c in columns], set(kinds))
+    copies.update(find_indicators([c.name for c in columns], [c for c, _ in cells],
+                                  [c.kind for c in columns], set(kinds) | set(copies)))
     if copies:
         dropped += [(c.name, copies[c.name]) for c in columns if c.name in copies]
         order = {name: j for j, name in enumerate(names)}

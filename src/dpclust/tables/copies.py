@@ -17,6 +17,12 @@ city's median income beside its population, repeated on the rows of each city, p
 to one with it, but its values place the cities otherwise.  So are distinct values in no
 common order, which pair one to one with any other column of distinct values.
 
+A yes/no column that marks one level of a column of categories (``DesMoines`` beside
+``Location``, the year dummies ``y81`` … ``y93`` of a panel beside ``year``) is an
+*indicator* of it, in either order: 1 (or 0) on exactly the rows of that level, holes in
+the same rows, each value on at least :data:`INDICATOR_MIN_ROWS` rows.  The categories say
+it already, and the indicator is left out.
+
 The earlier column is kept and the copy left out.  A model that reads both counts the same
 information twice, and under a cluster family with independent columns (or a covariance
 fitted per cluster) a smooth transform of a real column lets thin clusters follow the curve
@@ -32,6 +38,10 @@ import numpy as np
 COPY_MAX_SHARE = 0.5
 #: columns of at most this many filled cells are not compared (a pairing could be chance)
 COPY_MIN_ROWS = 20
+#: an indicator marks a level of at least this many rows and leaves as many (a yes/no
+#: column with one odd row matches a level of one row by chance: a fingerprint bit, a
+#: site's one record)
+INDICATOR_MIN_ROWS = 5
 
 
 def find_copies(names: list, codes: list, numbers: list, coded=None, keep=frozenset()) -> dict:
@@ -110,3 +120,55 @@ def _same_order(x, y, hole: np.ndarray) -> bool:
     order = np.argsort(x[~hole], kind="stable")
     step = np.diff(y[~hole][order])
     return bool(np.all(step >= 0) or np.all(step <= 0))
+
+
+def find_indicators(names: list, codes: list, kinds: list, keep=frozenset()) -> dict:
+    """The yes/no columns that mark one level of a column of categories (the module notes).
+
+    Parameters
+    ----------
+    names, codes : as :func:`find_copies`
+    kinds : list of str
+        Each column's kind (``"bernoulli"``, ``"categorical"``, ...).
+    keep : set of str
+        Columns never left out (those the user gave a kind).
+
+    Returns
+    -------
+    dict of str to str
+        For each indicator, by name, why it is left out (naming the column it marks).
+    """
+    found = {}
+    wide = [i for i, kind in enumerate(kinds) if kind == "categorical"
+            and int(codes[i].max()) + 1 >= 3]
+    for j, kind in enumerate(kinds):
+        if kind != "bernoulli" or names[j] in keep:
+            continue
+        b = codes[j]
+        if int((b >= 0).sum()) <= COPY_MIN_ROWS:
+            continue
+        for i in wide:
+            m = int(codes[i].max()) + 1
+            if _marks_one_level(codes[i], b, m):
+                found[names[j]] = (f"an indicator of one of the {m:,} levels of {names[i]!r} "
+                                   "(its value tells that level's rows from the others, "
+                                   "which that column says already)")
+                break
+    return found
+
+
+def _marks_one_level(a: np.ndarray, b: np.ndarray, m: int) -> bool:
+    """Whether the two-valued column ``b`` (codes 0, 1; -1 in a hole) takes one value on
+    the rows of a single level of ``a`` (``m`` levels) and the other on the rest, holes in
+    the same rows."""
+    hole = a < 0
+    if not np.array_equal(hole, b < 0):
+        return False
+    pairs = np.unique(a[~hole].astype(np.int64) * 2 + b[~hole])
+    if len(pairs) != m:  # some level of a meets both values of b
+        return False
+    ones = int((pairs % 2).sum())
+    if ones != 1 and ones != m - 1:
+        return False
+    fewer = min(int((b == 1).sum()), int((b == 0).sum()))
+    return fewer >= INDICATOR_MIN_ROWS

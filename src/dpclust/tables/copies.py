@@ -139,8 +139,8 @@ def find_indicators(names: list, codes: list, kinds: list, keep=frozenset()) -> 
         For each indicator, by name, why it is left out (naming the column it marks).
     """
     found = {}
-    wide = [i for i, kind in enumerate(kinds) if kind == "categorical"
-            and int(codes[i].max()) + 1 >= 3]
+    levels = [int(c.max()) + 1 for c in codes]
+    wide = [i for i, kind in enumerate(kinds) if kind == "categorical" and levels[i] >= 3]
     for j, kind in enumerate(kinds):
         if kind != "bernoulli" or names[j] in keep:
             continue
@@ -148,7 +148,7 @@ def find_indicators(names: list, codes: list, kinds: list, keep=frozenset()) -> 
         if int((b >= 0).sum()) <= COPY_MIN_ROWS:
             continue
         for i in wide:
-            m = int(codes[i].max()) + 1
+            m = levels[i]
             if _marks_one_level(codes[i], b, m):
                 found[names[j]] = (f"an indicator of one of the {m:,} levels of {names[i]!r} "
                                    "(its value tells that level's rows from the others, "

@@ -62,10 +62,11 @@ def _kill_workers(client, how_many=1):
 
 
 def _workers_back(client, n=2):
-    """The killed workers back: their nannies restart them; where a nanny gave up (seen
-    under load: the next fit then waited on no worker), the cluster starts new ones."""
+    """The killed workers back: their nannies restart them (in a second or two); where a
+    nanny gave up (seen under load: the next fit then waited on no worker, and in one
+    module run in two a wait of a minute ended so), the cluster starts new ones."""
     try:
-        client.wait_for_workers(n, timeout=60)
+        client.wait_for_workers(n, timeout=15)
     except TimeoutError:
         client.cluster.scale(0)
         deadline = time.monotonic() + 60
@@ -274,7 +275,8 @@ def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, da
     X, _ = data
     DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
     records, names = client.run_on_scheduler(_span_records_and_key_names)
-    assert len(records) > 50 and names > 500  # what a 14-iteration run leaves unfolded
+    unfolded = len(records)
+    assert unfolded > 50 and names > 500  # what a 14-iteration run leaves unfolded
     monkeypatch.setattr(backend, "FOLD_EVERY", 1)
     calls = []
     fold = backend.DaskPartitions._fold_span_metadata
@@ -282,9 +284,11 @@ def test_the_client_folds_what_the_scheduler_keeps_of_its_submissions(client, da
                         lambda self: calls.append(1) or fold(self))
     DPMixture(executor=client, partitions=ROWS, **KW).fit(X)
     records, names = client.run_on_scheduler(_span_records_and_key_names)
-    assert calls and len(records) < 20 and names < 500, (len(calls), len(records), names)
+    assert calls and names < 500, (len(calls), names)
     # folded at each round trip: what is left is the kinds of record (the module's other
-    # tests submit dask arrays too) and the few submitted after the last round trip
+    # tests submit dask arrays too) and the few submitted after the last round trip (fewer than
+    # 20 in most runs, 21 in one whole-suite run), not one per submission
+    assert len(records) < min(30, unfolded / 2), (unfolded, len(records))
     assert "Future" in {r["type"] for r in records}
 
 

@@ -57,7 +57,7 @@ def test_the_test_has_power(key):
 
 @pytest.mark.parametrize("key, sampler, steps", [
     ("pitman-yor discount", CollapsedGibbs(), 20_000),                      # 6 s
-    ("pitman-yor discount", SubclusterSplitMerge(), 8_000),                 # 13 s
+    ("pitman-yor discount", SubclusterSplitMerge(), 6_000),  # 12 s (TV 0.028, KS 0.008)
     ("mfm gamma", CollapsedGibbs(), 10_000),                                # 8 s
     ("mfm poisson_mu", CollapsedGibbs(), 10_000),                           # 8 s
     pytest.param("mfm gamma", SubclusterSplitMerge(), 15_000, marks=pytest.mark.slow),

@@ -214,12 +214,14 @@ def tv_under_prior(sampler, family, prior, n_steps=30_000, seed=0):
     return total_variation(partition_frequencies(draws, parts), exact)
 
 
-#: the default run: every sampler, family and prior at least once (the rest are slow)
+#: the default run: every sampler, family and prior at least once (the rest are slow).  The
+#: sub-cluster sampler runs once (27 s; under the MFM, its slow case, 28 s): its split ratio
+#: reads the prior's contract as every other prior's does (test_split_terms_are_the_split_ratio)
 DEFAULT_CASES = [("gibbs", "gaussian", "pitman-yor"), ("gibbs", "gaussian", "mfm"),
                  ("gibbs", "multinomial", "pitman-yor"), ("gibbs", "multinomial", "mfm"),
                  ("explicit", "gaussian", "pitman-yor"), ("explicit", "multinomial", "mfm"),
                  ("gibbs+sams", "gaussian", "mfm"), ("gibbs+sams", "multinomial", "pitman-yor"),
-                 ("subcluster", "gaussian", "mfm"), ("subcluster", "multinomial", "pitman-yor")]
+                 ("subcluster", "multinomial", "pitman-yor")]
 #: the sub-cluster sampler's instantiated data pass (its default on partitioned data; on five
 #: points the default pass is the collapsed one)
 ALL_CASES = [(s, f, p) for s in ("gibbs", "explicit", "gibbs+sams", "subcluster",

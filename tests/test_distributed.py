@@ -63,8 +63,8 @@ def _kill_workers(client, how_many=1):
 
 def _workers_back(client, n=2):
     """The killed workers back: their nannies restart them (in a second or two); where a
-    nanny gave up (seen under load: the next fit then waited on no worker, and in one
-    module run in two a wait of a minute ended so), the cluster starts new ones."""
+    nanny gave up (seen under load: the next fit then waited on no worker; two whole-suite
+    runs waited out a minute's timeout so), the cluster starts new ones."""
     try:
         client.wait_for_workers(n, timeout=15)
     except TimeoutError:

@@ -55,9 +55,11 @@ def test_the_test_has_power(key):
     assert kolmogorov_distance([hp.sample(rng) for _ in range(5000)], grid, cdf) > 0.1
 
 
+# the sub-cluster sampler's case measured TV 0.028 and KS 0.008 at 6,000 steps (0.029 and
+# 0.007 at 8,000)
 @pytest.mark.parametrize("key, sampler, steps", [
     ("pitman-yor discount", CollapsedGibbs(), 20_000),                      # 6 s
-    ("pitman-yor discount", SubclusterSplitMerge(), 6_000),  # 12 s (TV 0.028, KS 0.008)
+    ("pitman-yor discount", SubclusterSplitMerge(), 6_000),                 # 12 s
     ("mfm gamma", CollapsedGibbs(), 10_000),                                # 8 s
     ("mfm poisson_mu", CollapsedGibbs(), 10_000),                           # 8 s
     pytest.param("mfm gamma", SubclusterSplitMerge(), 15_000, marks=pytest.mark.slow),

@@ -215,8 +215,9 @@ def tv_under_prior(sampler, family, prior, n_steps=30_000, seed=0):
 
 
 #: the default run: every sampler, family and prior at least once (the rest are slow).  The
-#: sub-cluster sampler runs once (27 s; under the MFM, its slow case, 28 s): its split ratio
-#: reads the prior's contract as every other prior's does (test_split_terms_are_the_split_ratio)
+#: sub-cluster sampler runs once, under Pitman-Yor (27 s; its MFM case, 28 s, is slow): it
+#: reads the split ratio from the prior's contract, which test_split_terms_are_the_split_ratio
+#: checks for every prior
 DEFAULT_CASES = [("gibbs", "gaussian", "pitman-yor"), ("gibbs", "gaussian", "mfm"),
                  ("gibbs", "multinomial", "pitman-yor"), ("gibbs", "multinomial", "mfm"),
                  ("explicit", "gaussian", "pitman-yor"), ("explicit", "multinomial", "mfm"),

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import gammaln, multigammaln
 
 from ..utils.checks import check_dense, check_scale
+from ..utils.threads import serial_when_small
 from ._grid import grid_widths
 from ._linalg import log_det_chol, lower_inverses, solve_lower
 from . import _gaussian_kernels as _k
@@ -557,17 +558,16 @@ class NormalInverseWishart(ConjugateFamily):
         return FamilyKernel(data=(np.ascontiguousarray(X, dtype=np.float64),), hyper=hyper,
                             alloc=alloc, reset=_k._niw_reset, add=_k._niw_add,
                             remove=_k._niw_remove, log_predictive=_k._niw_log_predictive,
-                            log_marginal=_k._niw_log_marginal,
-                            entry_points=ENTRY_POINTS,
+                            log_marginal=_k._niw_log_marginal, entry_points=ENTRY_POINTS,
                             log_join_gain=_k._niw_log_join_gain)
 
     def partition_kernel(self, X, n_total: int) -> FamilyKernel:
         return self.kernel(X, n_max=n_total)
 
     def gathered_kernel(self, kern: FamilyKernel, rows) -> FamilyKernel:
-        X = kern.data[0]
-        out = np.empty((len(rows), X.shape[1]))
-        _k.gather_rows(X, np.ascontiguousarray(rows, dtype=np.int64), out)
+        X, out = kern.data[0], np.empty((len(rows), kern.data[0].shape[1]))
+        with serial_when_small(len(rows)):
+            _k.gather_rows(X, np.ascontiguousarray(rows, dtype=np.int64), out)
         return kern._replace(data=(out,))
 
     def pass_kernel(self, X, summary=None) -> PassKernel:

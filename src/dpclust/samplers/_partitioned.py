@@ -28,6 +28,7 @@ import numpy as np
 
 from ..kernels import subcluster as _sk
 from ..kernels.entry_points import entry_point
+from ..utils.threads import SERIAL_ROWS, serial_when_small
 from .kmeans import kmeans_centres
 
 #: the accumulators of one pass are kept under this many bytes by using fewer chunks
@@ -288,10 +289,11 @@ def select_partition(labels, thresholds, anchors, key: int, key2: int, row0: int
     mask = np.zeros(n, dtype=np.bool_)
     best_key = np.full((n_chunks, K), 2.0)
     best_row = np.full((n_chunks, K), -1, dtype=np.int64)
-    _sk.select_points(np.asarray(labels, dtype=np.int64),
-                      np.ascontiguousarray(thresholds, dtype=np.float64),
-                      np.ascontiguousarray(anchors, dtype=np.int64), np.uint64(key),
-                      np.uint64(key2), int(row0), bounds, mask, best_key, best_row)
+    with serial_when_small(n):
+        _sk.select_points(np.asarray(labels, dtype=np.int64),
+                          np.ascontiguousarray(thresholds, dtype=np.float64),
+                          np.ascontiguousarray(anchors, dtype=np.int64), np.uint64(key),
+                          np.uint64(key2), int(row0), bounds, mask, best_key, best_row)
     j = np.argmin(best_key, axis=0)
     cols = np.arange(K)
     return np.flatnonzero(mask), best_key[j, cols], best_row[j, cols]
@@ -445,9 +447,7 @@ class LocalPartitions:
     def _threads(self):
         """``n_jobs`` threads, or one on a few thousand points, where a parallel region
         costs more than its work (the thread count never changes a result)."""
-        from ._partitioned_moves import SERIAL_ROWS
-
-        return threads(1 if self.row0[-1] < SERIAL_ROWS else self._n_jobs)
+        return threads(self._n_jobs, int(self.row0[-1]))
 
     def start(self, key: int, n_clusters: int, labels=None, n_slots: int = 4):
         """Starting labels and sub-labels (whole data set)."""
@@ -652,21 +652,31 @@ class LocalPartitions:
 
 
 class threads:
-    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all), with BLAS on
-    one thread inside them: the blocked passes call BLAS from every numba thread, and a
-    BLAS that started threads of its own there would oversubscribe the cores."""
+    """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all; one when the
+    work covers fewer than :data:`~dpclust.utils.threads.SERIAL_ROWS` rows, ``n_rows``:
+    :mod:`dpclust.utils.threads`), with BLAS on one thread
+    inside them: the blocked passes call BLAS from every numba thread, and a BLAS that
+    started threads of its own there would oversubscribe the cores.  The thread count never
+    changes a result."""
 
-    def __init__(self, n_jobs):
+    def __init__(self, n_jobs, n_rows: int | None = None):
+        if n_rows is not None and n_rows < SERIAL_ROWS:
+            n_jobs = 1
         self.n = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(
             int(n_jobs), numba.config.NUMBA_NUM_THREADS)
 
     def __enter__(self):
         self.old = numba.get_num_threads()
         numba.set_num_threads(self.n)
-        self.blas = _blas_controller().limit(limits=1, user_api="blas")
+        self.blas = [(lib, lib.num_threads) for lib in _blas_libraries()]
+        for lib, n in self.blas:
+            if n != 1:
+                lib.set_num_threads(1)
 
     def __exit__(self, *exc: object):
-        self.blas.restore_original_limits()
+        for lib, n in self.blas:
+            if n != 1:
+                lib.set_num_threads(n)
         numba.set_num_threads(self.old)
 
 
@@ -677,3 +687,10 @@ def _blas_controller():
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_libraries() -> tuple:
+    """The BLAS libraries' controllers (setting their thread count directly costs a
+    microsecond; ``ThreadpoolController.limit`` asks every library for its state first)."""
+    return tuple(_blas_controller().select(user_api="blas").lib_controllers)

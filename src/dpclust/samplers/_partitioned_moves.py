@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from ..kernels import subcluster as _sk
+from ..utils.threads import serial_when_small
 
 
 #: a round's sequential moves collect their points on the workers that allocate them while
@@ -57,29 +58,6 @@ def data_bytes(X) -> int:
     import pickle
 
     return len(pickle.dumps(X, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-#: hops over fewer rows than this run on one thread (a parallel region costs more than
-#: the work: 5 points, 6,000 steps of the moves alone took 45 s on one thread against over
-#: 600 s on two busy cores)
-SERIAL_ROWS = 4096
-
-
-class _serial_when_small:
-    """Run numba's parallel regions on one thread while the work is below
-    :data:`SERIAL_ROWS` rows (the thread count never changes a result)."""
-
-    def __init__(self, n_rows: int):
-        self.small = n_rows < SERIAL_ROWS
-
-    def __enter__(self):
-        if self.small:
-            self.old = numba.get_num_threads()
-            numba.set_num_threads(1)
-
-    def __exit__(self, *exc: object):
-        if self.small:
-            numba.set_num_threads(self.old)
 
 
 class SequentialSpec(NamedTuple):
@@ -210,7 +188,7 @@ def seed_carry(kern, spec: SequentialSpec, pin_rows) -> Carry:
     S = int(spec.n_sides.sum())
     empty = Carry(moves, tuple(np.zeros((S,) + a.shape[1:]) for a in kern.alloc(0)),
                   np.zeros((B, width)), np.zeros(B), states)
-    with _serial_when_small(len(pin_rows)):
+    with serial_when_small(len(pin_rows)):
         carry, _ = _run(kern, spec, empty, pin_rows, start, fixed, seed=True)
     return carry
 
@@ -245,7 +223,7 @@ def move_rows(spec: SequentialSpec, labels, row0: int, p: int, moves):
     fixed = np.ascontiguousarray(spec.side_of[labels[rows]], dtype=np.int64)
     if len(rows):
         seeds = _sk.chunk_seeds(spec.key, (P + 1) * B)[p * B + np.asarray(moves, np.int64)]
-        with _serial_when_small(len(rows)):
+        with serial_when_small(len(rows)):
             lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
             _sk.shuffle_moves(rows, fixed, start, seeds, *lanes)
     return rows, start, fixed
@@ -271,7 +249,7 @@ def _allocate_rows(family, kern, spec: SequentialSpec, carry: Carry, krows, star
     the family makes one: ``(carry, sides as int8)``."""
     if len(krows) == 0:
         return carry, np.zeros(0, np.int8)
-    with _serial_when_small(len(krows)):
+    with serial_when_small(len(krows)):
         gathered = family.gathered_kernel(kern, krows)
         if gathered is not None:
             kern, krows = gathered, np.arange(len(krows), dtype=np.int64)
@@ -419,7 +397,7 @@ def sequential_finish(family, X, spec: SequentialSpec, labels, codes, pieces, ro
     slot_of[pins[b, a]] = slot0[b] + a
     rows = np.flatnonzero(slot_of >= 0)  # increasing, without a sort
     slots = slot_of[rows]
-    with _serial_when_small(len(rows)):
+    with serial_when_small(len(rows)):
         stats = family.stats_at(X, rows + base, slots, S)
     # rows are increasing: a slot's first row is where it first appears
     at = first_rows(slots, S, 0)

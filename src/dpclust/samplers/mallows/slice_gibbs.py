@@ -10,6 +10,7 @@ import numpy as np
 from ...kernels.mallows import model as gmk
 from ...families.mallows import cumulative_log_psi
 from ...kernels.mallows import slice_gibbs as _k
+from ...utils.threads import serial_when_small
 from ._helpers import _grow, _grow_columns, _SweepArrays
 from .step import _MallowsGibbs
 
@@ -73,8 +74,9 @@ class SliceGibbs(_MallowsGibbs):
         if len(first) <= _TABLE_SHARE * len(inverse):
             # repeated rankings (ballots): score each distinct one once, in parallel
             table = np.empty((len(first), len(counts)))
-            _k.score_table(X.orders, X.lengths, first, sw.rankT, thetaT, neg_cumT, counts,
-                           table)
+            with serial_when_small(table.size):
+                _k.score_table(X.orders, X.lengths, first, sw.rankT, thetaT, neg_cumT,
+                               counts, table)
         fresh = np.zeros(len(counts), dtype=np.bool_)
         while True:
             pos, state = _k.slice_gibbs_sweep(

@@ -14,6 +14,7 @@ import numpy as np
 from ...families.mallows import MallowsParams
 from ...kernels.streams import chunk_seeds
 from ...kernels.mallows import cluster_update as _k
+from ...utils.threads import serial_when_small
 from ..base import MixtureModel, initial_labels, relabel
 from ._helpers import _check_family, _n1_cdf, _ranks
 from .birth_death import _BirthDeath
@@ -21,6 +22,9 @@ from .likelihood import instantiated_log_likelihood
 from .split_merge import _SplitMerge
 
 _SIGMA_STEPS = {"mh": _k.SIGMA_MH, "stagewise": _k.SIGMA_STAGEWISE}
+#: the clusters' parameter updates run on one thread below this many rankings (a cluster's
+#: update sweeps its members many times: parallel pays from a few hundred rankings)
+SERIAL_RANKINGS = 256
 
 
 class MallowsState(NamedTuple):
@@ -154,8 +158,9 @@ class _MallowsGibbs:
         rank = _ranks(order)
         accepted = np.zeros(k, dtype=np.int64)
         seeds = chunk_seeds(int(rng.integers(0, 2**63 - 1)), k)
-        _k.update_clusters(X.orders, X.lengths, members, starts, order, rank, theta,
-                           fam.nu_r_, float(fam.nu), self.n_gibbs, self.n_slices,
-                           _SIGMA_STEPS[self.sigma_step], self._theta_mode,
-                           _n1_cdf(fam), seeds, accepted)
+        with serial_when_small(len(labels), SERIAL_RANKINGS):
+            _k.update_clusters(X.orders, X.lengths, members, starts, order, rank, theta,
+                               fam.nu_r_, float(fam.nu), self.n_gibbs, self.n_slices,
+                               _SIGMA_STEPS[self.sigma_step], self._theta_mode,
+                               _n1_cdf(fam), seeds, accepted)
         return accepted

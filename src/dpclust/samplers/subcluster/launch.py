@@ -217,6 +217,6 @@ class _SubsampleRows:
     def launch_pass(self, spec, labels, codes=None):
         bounds = chunk_bounds(len(labels), SUBSAMPLE_CHUNK, 2 * spec.n_moves,
                               self.pass_kernel.n_stats)
-        with threads(self.n_threads):
+        with threads(self.n_threads, len(labels)):
             return launch_partition(self.pass_kernel, spec,
                                     np.asarray(labels, dtype=np.int64), 0, bounds, 0, codes)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...families.base import take
 from ...kernels import subcluster as _sk
+from ...utils.threads import serial_when_small
 from .._partitioned import threads
 from .slots import _pair_rows
 from .state import LaunchResult
@@ -34,12 +35,13 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
         for c in moves[b].members:
             move_of[c] = a
     spins = np.ascontiguousarray(pins[seq], dtype=np.int64)
-    rows, start, fixed = _sk.rows_by_move(np.asarray(labels, dtype=np.int64), move_of,
-                                          np.asarray(side_of, dtype=np.int64), spins)
+    with serial_when_small(len(labels)):
+        rows, start, fixed = _sk.rows_by_move(np.asarray(labels, dtype=np.int64), move_of,
+                                              np.asarray(side_of, dtype=np.int64), spins)
     B = len(seq)
     order_seeds = _sk.chunk_seeds(int(rng.integers(2**63)), B)
     seeds = _sk.chunk_seeds(int(rng.integers(2**63)), B)
-    with threads(cfg.n_threads):
+    with threads(cfg.n_threads, len(rows)):
         lanes = _sk.move_lanes(np.diff(start), numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, order_seeds, *lanes)
         kern, local_rows, local_pins, copied = _copied_rows(model, rows, spins)

@@ -115,6 +115,19 @@ def _word_terms(counts, k, beta):
     return s, t
 
 
+@njit(cache=True, _nrt=False)
+def _union_terms(counts, a, b, beta):
+    """:func:`_word_terms` of the row ``counts[a] + counts[b]``, without making it."""
+    s = 0.0
+    t = 0.0
+    for w in range(counts.shape[1]):
+        c = counts[a, w] + counts[b, w]
+        if c != 0.0:
+            t += c
+            s += _word_term(beta[w], c)
+    return s, t
+
+
 @njit(cache=True, parallel=True)
 def log_marginal_words(counts, beta, out, total):
     """:func:`_word_terms` of every row of ``counts`` (``out``, ``total``), in parallel."""
@@ -122,22 +135,27 @@ def log_marginal_words(counts, beta, out, total):
         out[k], total[k] = _word_terms(counts, k, beta)
 
 
+@njit(cache=True)
+def log_marginal_words_serial(counts, beta, out, total):
+    """:func:`log_marginal_words` on one thread (a few clusters: a parallel region would
+    cost more than the sums)."""
+    for k in range(counts.shape[0]):
+        out[k], total[k] = _word_terms(counts, k, beta)
+
+
 @njit(cache=True, parallel=True)
 def union_words(counts, first, second, beta, out, total):
-    """:func:`_word_terms` of the rows ``counts[first[t]] + counts[second[t]]`` (the same
-    sums as of the added rows), in parallel, without making them."""
+    """:func:`_union_terms` of the pairs ``(first[t], second[t])`` (the same sums as of the
+    added rows), in parallel."""
     for t in prange(first.shape[0]):
-        a = first[t]
-        b = second[t]
-        s = 0.0
-        tt = 0.0
-        for w in range(counts.shape[1]):
-            c = counts[a, w] + counts[b, w]
-            if c != 0.0:
-                tt += c
-                s += _word_term(beta[w], c)
-        out[t] = s
-        total[t] = tt
+        out[t], total[t] = _union_terms(counts, first[t], second[t], beta)
+
+
+@njit(cache=True)
+def union_words_serial(counts, first, second, beta, out, total):
+    """:func:`union_words` on one thread."""
+    for t in range(first.shape[0]):
+        out[t], total[t] = _union_terms(counts, first[t], second[t], beta)
 
 
 @njit(cache=True, _nrt=False)

@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "4b67812807c89d4e8ddef184e6c7471d91c23fe38492a4a8da6cc73b47011e37"
+KERNEL_SOURCES = "ac7ea490b581f308046924960f30dd3faa92c26e1175d7b2c72eb5454787cf71"
 
 from numba import njit, prange
 

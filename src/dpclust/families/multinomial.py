@@ -24,7 +24,6 @@ from scipy.special import gammaln
 
 from ..priors import GammaPrior
 from ..utils.checks import check_counts
-from ..utils.threads import serial_when_small
 from . import _multinomial_kernels as _k
 from ._multinomial_entry import ENTRY_POINTS
 from .base import (ClusterColumn, ClusterSummary, ClusterTable, ConjugateFamily,
@@ -34,7 +33,8 @@ from .identical import distinct_keys
 
 #: words of each cluster that the run summary lists, most probable first
 N_TOP_WORDS = 10
-#: the word sums of fewer cells (clusters × words) than this run on one thread
+#: the word sums over fewer cells (clusters × words) than this run on one thread: a parallel
+#: region would cost more than the sums, and its idle threads spin between regions
 SERIAL_CELLS = 65_536
 
 
@@ -297,9 +297,9 @@ class DirichletMultinomial(ConjugateFamily):
         # holds a few thousand of tens of thousands of words)
         words = np.empty(counts.shape[0])
         total = np.empty(counts.shape[0])
-        with serial_when_small(counts.size, SERIAL_CELLS):
-            _k.log_marginal_words(counts, np.ascontiguousarray(beta, dtype=np.float64), words,
-                                  total)
+        fn = (_k.log_marginal_words if counts.size >= SERIAL_CELLS
+              else _k.log_marginal_words_serial)
+        fn(counts, np.ascontiguousarray(beta, dtype=np.float64), words, total)
         return stats.log_mult + gammaln(B) - gammaln(B + total) + words
 
     def log_marginal_unions(self, stats: CountStats, i, j) -> np.ndarray:
@@ -310,9 +310,10 @@ class DirichletMultinomial(ConjugateFamily):
         B = self.beta.sum()
         words = np.empty(len(i))
         total = np.empty(len(i))
-        with serial_when_small(len(i) * stats.counts.shape[1], SERIAL_CELLS):
-            _k.union_words(np.ascontiguousarray(stats.counts, dtype=np.float64), i, j,
-                           np.ascontiguousarray(self.beta, dtype=np.float64), words, total)
+        fn = (_k.union_words if len(i) * stats.counts.shape[1] >= SERIAL_CELLS
+              else _k.union_words_serial)
+        fn(np.ascontiguousarray(stats.counts, dtype=np.float64), i, j,
+           np.ascontiguousarray(self.beta, dtype=np.float64), words, total)
         log_mult = np.asarray(stats.log_mult)
         return log_mult[i] + log_mult[j] + gammaln(B) - gammaln(B + total) + words
 

@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 from test_samplers_exact import gaussian_family, multinomial_family
 
-from dpclust.exact import canonical_index, exact_posterior, partition_frequencies, run_chain, total_variation
+from dpclust.exact import canonical_index, exact_posterior, partition_frequencies, total_variation
+from split_chains import run_chain
 from dpclust.priors import PitmanYor
 from dpclust.samplers import GibbsSAMS, MixtureModel
 

@@ -16,7 +16,8 @@ from dpclust.datasets import make_gaussian_mixture
 from dpclust.ddcrp import (Constant, DDCRPGibbs, DDCRPModel, Exponential, Logistic, Window,
                            link_candidates, links_to_labels, parse_decay, sample_prior)
 from dpclust.exact import (ddcrp_partition_log_prior, exact_posterior, partition_frequencies,
-                           run_chain, set_partitions, total_variation)
+                           set_partitions, total_variation)
+from split_chains import run_chain
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.samplers import GammaPrior, crp_log_prior
 

@@ -14,8 +14,9 @@ from dpclust.ddcrp import (Constant, DDCRPLanguageModel, DDCRPMixture, Exponenti
                            link_candidates)
 from dpclust.ddcrp.evidence import bayes_factor, log_evidence
 from dpclust.ddcrp.language import same_word_candidates
-from dpclust.exact import (ddcrp_partition_log_prior, partition_frequencies, run_chain,
-                           set_partitions, total_variation)
+from dpclust.exact import (ddcrp_partition_log_prior, partition_frequencies, set_partitions,
+                           total_variation)
+from split_chains import run_chain
 from dpclust.samplers import GammaPrior
 
 WORDS = np.array([0, 1, 0, 0, 1, 0])

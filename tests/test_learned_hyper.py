@@ -15,7 +15,8 @@ import scipy.sparse as sp
 
 from dpclust import DPMixture
 from dpclust.exact import (exact_learned_posterior, exact_posterior, kolmogorov_distance,
-                           partition_frequencies, run_chain, total_variation)
+                           partition_frequencies, total_variation)
+from split_chains import run_chain
 from dpclust.families import DirichletMultinomial, NormalInverseWishart, TableFamily
 from dpclust.samplers import CollapsedGibbs, GammaPrior, MixtureModel, SubclusterSplitMerge
 from dpclust.utils.slice import slice_log

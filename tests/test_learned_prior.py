@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 from dpclust import BetaPrior, DPMixture, GammaPrior
 from dpclust.exact import (exact_posterior, exact_prior_learned_posterior, kolmogorov_distance,
-                           partition_frequencies, run_chain, total_variation)
+                           partition_frequencies, total_variation)
+from split_chains import run_chain
 from dpclust.families import DirichletMultinomial
 from dpclust.priors import MixtureOfFiniteMixtures, PitmanYor, get_prior
 from dpclust.samplers import CollapsedGibbs, MixtureModel, SubclusterSplitMerge

@@ -16,9 +16,9 @@ from scipy import integrate, stats
 from dpclust.exact import (
     exact_posterior,
     partition_frequencies,
-    run_chain,
     total_variation,
 )
+from split_chains import run_chain
 from dpclust.kernels.mallows import model as gmk
 from dpclust.families.mallows import (
     GeneralizedMallows,

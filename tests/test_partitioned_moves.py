@@ -9,7 +9,8 @@ from test_samplers_exact import FAMILIES, X_DOCS, X_GAUSS
 
 from dpclust import DPMixture
 from dpclust.datasets import make_gaussian_mixture
-from dpclust.exact import exact_posterior, partition_frequencies, run_chain, total_variation
+from dpclust.exact import exact_posterior, partition_frequencies, total_variation
+from split_chains import run_chain
 from dpclust.metrics import nmi
 from dpclust.samplers import MixtureModel, SubclusterSplitMerge
 from dpclust.samplers._partitioned_moves import (combine_first, combine_members, first_rows,

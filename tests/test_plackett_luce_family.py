@@ -18,7 +18,8 @@ import pytest
 from scipy import stats as sps
 
 from dpclust import DPMixture
-from dpclust.exact import exact_posterior, partition_frequencies, run_chain, total_variation
+from dpclust.exact import exact_posterior, partition_frequencies, total_variation
+from split_chains import run_chain
 from dpclust.families import PlackettLuce
 from dpclust.families import _plackett_luce as pl
 from dpclust.families._pl_kernels import log_pl_table, soft_sums

@@ -182,7 +182,8 @@ def test_prior_specs_and_errors():
 # ------------------------------------------------------------ samplers against the exact
 # posterior over the partitions of 5 points, under each prior other than the DP (whose
 # cases are in test_samplers_exact.py)
-from dpclust.exact import exact_posterior, partition_frequencies, run_chain, total_variation  # noqa: E402
+from dpclust.exact import exact_posterior, partition_frequencies, total_variation  # noqa: E402
+from split_chains import run_chain  # noqa: E402
 from dpclust.families import DirichletMultinomial, NormalInverseWishart  # noqa: E402
 from dpclust.samplers import (CollapsedGibbs, ExplicitGibbs, FiniteSymmetricDirichlet,  # noqa: E402
                               GibbsSAMS, MixtureModel, SubclusterSplitMerge)

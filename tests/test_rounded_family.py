@@ -12,7 +12,8 @@ from scipy import stats as st
 from scipy.special import logsumexp
 
 from dpclust import DPMixture
-from dpclust.exact import partition_frequencies, run_chain, set_partitions, total_variation
+from dpclust.exact import partition_frequencies, set_partitions, total_variation
+from split_chains import run_chain
 from dpclust.families import NormalInverseWishart, choose_family
 from dpclust.families.gaussian_rounded import RoundedGaussian, grid_widths
 from dpclust.samplers import MixtureModel, crp_log_prior, get_sampler

@@ -13,8 +13,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.integrate import quad
 
-from dpclust.exact import (exact_posterior, partition_frequencies, run_chain, set_partitions,
+from dpclust.exact import (exact_posterior, partition_frequencies, set_partitions,
                            total_variation)
+from split_chains import run_chain
 from dpclust.families import DirichletMultinomial, NormalInverseWishart
 from dpclust.samplers import (CollapsedGibbs, ExplicitGibbs, FiniteSymmetricDirichlet,
                               GammaPrior, MixtureModel, crp_log_prior,

@@ -11,7 +11,8 @@ from scipy.special import logsumexp
 
 from niw_marginals import niw_log_marginal_batched as _niw_log_marginal_batched
 
-from dpclust.exact import partition_frequencies, run_chain, set_partitions, total_variation
+from dpclust.exact import partition_frequencies, set_partitions, total_variation
+from split_chains import run_chain
 from dpclust.families import TableFamily
 from dpclust.families.gaussian import NormalInverseWishart
 from dpclust.families.gaussian_table_holes import GaussianTableHoles, missing_patterns

@@ -9,6 +9,11 @@ every sampler runs on one thread, so the halves take the two cores a test machin
 The worker is started once (``spawn``: it imports dpclust afresh) and kept for the session;
 a test pays its start only once. Each half has its own stream, spawned from the test's
 generator, so a test's draws depend on its seed alone.
+
+A test that patches the code under test (the exactness tests' power checks break a term
+with ``monkeypatch``) runs its chains in this process only: the worker would run the code
+unpatched.  ``conftest.py`` sets :data:`ONE_PROCESS` for every test that uses
+``monkeypatch``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ def _without_caches(model):
     return model
 
 
+#: run the chain here, in one piece (set while a test patches the code under test)
+ONE_PROCESS = False
+
+
 @functools.lru_cache(maxsize=1)
 def _worker() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
@@ -43,6 +52,9 @@ def run_chain(sampler, model, rng, n_steps: int, *, burn_in: int = 100, thin: in
               init_kwargs: dict | None = None):
     """:func:`dpclust.exact.run_chain`'s draws (``n_steps - burn_in`` kept, before
     thinning) from two chains of half the length, the second in the worker process."""
+    if ONE_PROCESS:
+        return _one_chain(sampler, model, rng, n_steps, burn_in=burn_in, thin=thin,
+                          init_kwargs=init_kwargs)
     kept = n_steps - burn_in
     first, second = rng.spawn(2)
     lengths = (burn_in + (kept + 1) // 2, burn_in + kept // 2)

@@ -200,9 +200,12 @@ def test_collapsed_samplers_given_the_missing_cells_match_the_exact_posterior_sh
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gibbs", "gibbs+sams", "subcluster"])
 def test_collapsed_samplers_given_the_missing_cells_match_the_exact_posterior(name):
+    # the sub-cluster sampler's imputed cells mix slowest: TV 0.034 at 20,000 steps of one
+    # chain, 0.045 of two halves, 0.032 at 30,000 in two halves (HOLES, seed 2)
+    steps = 30_000 if name == "subcluster" else 20_000
     for df, seed in ((HOLES, 2), (MIXED, 3)):
         fam, X = resolved(df)
-        assert _tv(get_sampler(name, 5, fam), fam, X, 20_000, seed=seed,
+        assert _tv(get_sampler(name, 5, fam), fam, X, steps, seed=seed,
                    log_prior=lambda s: crp_log_prior(s, 1.0)) < 0.04, df.columns
 
 

@@ -30,7 +30,6 @@ nothing else should run meanwhile: the figures need both cores).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import sys
 import time
@@ -42,6 +41,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
+
+from _common import machine_info, write_results  # noqa: E402
 
 CASES = {"subcluster-gaussian": 3_000, "gibbs-documents-learned": 20_000,
          "mallows-slice-gibbs": 10_000}
@@ -104,17 +105,13 @@ def main(argv=None):
                          "beside_s": round(beside, 2), "slowdown": round(beside / alone, 2),
                          "cpu_per_thread": round(cpu, 2)})
             print(rows[-1], flush=True)
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
-    stem = "small_data_threads" + ("_quick" if args.quick else "")
-    (out / f"{stem}.json").write_text(json.dumps(rows, indent=1) + "\n")
     lines = ["| case | steps | alone (s) | beside a second process (s) | slowdown | "
              "CPU / main-thread CPU |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['case']} | {r['steps']:,} | {r['alone_s']} | {r['beside_s']} | "
               f"{r['slowdown']} | {r['cpu_per_thread']} |" for r in rows]
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    write_results("small_data_threads", args.quick, {"machine": machine_info(), "rows": rows},
+                  "A chain on a few points, alone and beside a second process", lines)
     print("\n".join(lines))
-
 
 if __name__ == "__main__":
     main()

@@ -654,10 +654,9 @@ class LocalPartitions:
 class threads:
     """Run numba's parallel regions on ``n_jobs`` threads (None or -1: all; one when the
     work covers fewer than :data:`~dpclust.utils.threads.SERIAL_ROWS` rows, ``n_rows``:
-    :mod:`dpclust.utils.threads`), with BLAS on one thread
-    inside them: the blocked passes call BLAS from every numba thread, and a BLAS that
-    started threads of its own there would oversubscribe the cores.  The thread count never
-    changes a result."""
+    :mod:`dpclust.utils.threads`), with BLAS on one thread inside them: the blocked passes
+    call BLAS from every numba thread, and a BLAS that started threads of its own there
+    would oversubscribe the cores.  The thread count never changes a result."""
 
     def __init__(self, n_jobs, n_rows: int | None = None):
         if n_rows is not None and n_rows < SERIAL_ROWS:
@@ -681,16 +680,11 @@ class threads:
 
 
 @functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """The process's BLAS libraries (found once: the search walks the loaded libraries)."""
+def _blas_libraries() -> tuple:
+    """The process's BLAS libraries' controllers, found once (the search walks the loaded
+    libraries); setting their thread count directly costs a microsecond, where
+    ``ThreadpoolController.limit`` asks every library for its state first."""
     import scipy.linalg  # noqa: F401  (loads the BLAS that numba's np.dot calls)
     from threadpoolctl import ThreadpoolController
 
-    return ThreadpoolController()
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_libraries() -> tuple:
-    """The BLAS libraries' controllers (setting their thread count directly costs a
-    microsecond; ``ThreadpoolController.limit`` asks every library for its state first)."""
-    return tuple(_blas_controller().select(user_api="blas").lib_controllers)
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)

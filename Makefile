@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	$(BIN)/python -m dpclust.cli.warmup  # numba's kernels compiled now, not at the first fit
+	$(BIN)/python -m dpclust.cli.warmup --all  # every kernel compiled now (one process a core), not at the first fit
 	touch $(STAMP)
 
 demo: install

@@ -150,3 +150,25 @@ def test_kernels_pickle_their_compiled_functions_by_name(tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("same")
+
+
+def test_share_out_keeps_a_family_together_and_balances_the_jobs():
+    from dpclust.cli.warmup import MORE_CASES, share_out
+
+    cases = DEFAULT_CASES + MORE_CASES
+    jobs = share_out(cases, 2)
+    assert len(jobs) == 2
+    assert sorted(c[0] for job in jobs for c in job) == sorted(c[0] for c in cases)
+    for family in {c[1] for c in cases}:  # each family's kernels compiled by one process
+        assert sum(any(c[1] == family for c in job) for job in jobs) == 1
+    assert abs(len(jobs[0]) - len(jobs[1])) <= 3
+    assert len(share_out(cases[:2], 8)) == 1  # never more processes than families
+
+
+def test_the_cases_warm_up_in_two_processes():
+    from dpclust.cli.warmup import warm_up_in_processes
+
+    cases = (DEFAULT_CASES[0], DEFAULT_CASES[5])  # a Gaussian case and a documents one
+    took = warm_up_in_processes(cases, n_jobs=2)
+    assert set(took) == {c[0] for c in cases}
+    assert all(isinstance(t, float) for t in took.values()), took

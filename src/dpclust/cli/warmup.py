@@ -5,18 +5,22 @@ module's ``__pycache__``), so that later processes load it instead.  A fresh ins
 cache, and its first fit waits for the compiler (about half a minute on the demo).  This
 runs a few iterations of each path a default fit takes, on small data made here (the
 bundled ballots for rankings), so that the compiled kernels are on disk before a user's
-first fit; ``make install`` runs it.  ``--all`` covers every family and sampler.
+first fit; ``make install`` runs it with ``--all``, which covers every family and sampler.
 
-Each case runs in this process, one after another; a case that fails is reported and the
-others go on (the warm-up never stops an install).
+Compiling runs on one core, so the cases run in ``--jobs`` processes (one per core by
+default), each taking whole families: a family's cases share kernels, which one process then
+compiles once.  A case that fails is reported and the others go on (the warm-up never stops
+an install).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 
 def _gaussian(n=120, d=2):
@@ -46,6 +50,25 @@ def _whole_numbers():
     import numpy as np
 
     return np.rint(3.0 * _gaussian())
+
+
+def _numbers_with_ids():
+    """A table of numbers with a respondent id: ``family="auto"`` reads a table (ids left out)."""
+    import numpy as np
+    import pandas as pd
+
+    X = _gaussian(80)
+    return pd.DataFrame({"RespondentID": 1000 + 7 * np.arange(80), "a": X[:, 0], "b": X[:, 1]})
+
+
+def _counted_rows():
+    """A frequency table: distinct rows of categories and how many people gave each."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"sex": rng.choice(["f", "m"], 40), "class": rng.choice(list("abc"), 40)})
+    return X, {"sample_weight": rng.integers(1, 30, size=40)}
 
 
 def _ballots():
@@ -90,22 +113,35 @@ MORE_CASES = (
     ("whole numbers (rounded values), subcluster", "auto", "subcluster", _whole_numbers),
     ("rankings, mallows", "mallows", "auto", _ballots),
     ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),
+    ("table of numbers with ids, gibbs+sams", "auto", "gibbs+sams", _numbers_with_ids),
+    ("frequency table (counted rows), gibbs+sams", "auto", "gibbs+sams", _counted_rows),
+    ("gaussian, ddcrp", "gaussian", "ddcrp", lambda: _gaussian(40)),
+    ("documents, ddcrp", "multinomial", "ddcrp", _documents),
+    ("table with holes, ddcrp", "auto", "ddcrp", _table),
 )
 
 
-def warm_up(cases=DEFAULT_CASES, out=sys.stdout) -> dict:
-    """Run each case (a few iterations); returns ``{name: seconds or the error}``."""
-    from ..estimators import DPMixture
+def _estimator(family, sampler):
+    from ..estimators import DDCRPMixture, DPMixture
 
+    if sampler == "ddcrp":
+        return DDCRPMixture(family=family, n_iter=4, n_chains=1, random_state=0)
+    return DPMixture(family=family, sampler=sampler() if callable(sampler) else sampler,
+                     n_iter=4, n_chains=1, random_state=0)
+
+
+def warm_up(cases=DEFAULT_CASES, out=sys.stdout) -> dict:
+    """Run each case (a few iterations) in this process; returns ``{name: seconds or the
+    error}``."""
     took = {}
     for name, family, sampler, data in cases:
         t0 = time.perf_counter()
         try:
-            X = data()
+            made = data()
+            X, fit_kw = made if isinstance(made, tuple) else (made, {})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a few iterations never converge
-                DPMixture(family=family, sampler=sampler() if callable(sampler) else sampler,
-                          n_iter=4, n_chains=1, random_state=0).fit(X)
+                _estimator(family, sampler).fit(X, **fit_kw)
             took[name] = time.perf_counter() - t0
             print(f"  {name}: {took[name]:.1f} s", file=out, flush=True)
         except Exception as err:  # noqa: BLE001 - a warm-up never stops an install
@@ -114,16 +150,54 @@ def warm_up(cases=DEFAULT_CASES, out=sys.stdout) -> dict:
     return took
 
 
+def share_out(cases, n_jobs: int) -> list[list]:
+    """The cases in at most ``n_jobs`` lists: each family's cases together, the families
+    with most cases first, each to the list with fewest cases so far."""
+    families = {}
+    for case in cases:
+        families.setdefault(case[1], []).append(case)
+    jobs = [[] for _ in range(max(1, min(n_jobs, len(families))))]
+    for group in sorted(families.values(), key=len, reverse=True):
+        min(jobs, key=len).extend(group)
+    return jobs
+
+
+def _warm_named(names) -> dict:
+    """The worker's side of :func:`warm_up_in_processes` (a case's data is a function,
+    which does not pickle: the worker finds the cases by name)."""
+    known = {case[0]: case for case in DEFAULT_CASES + MORE_CASES}
+    return warm_up(tuple(known[name] for name in names))
+
+
+def warm_up_in_processes(cases=DEFAULT_CASES, n_jobs: int | None = None) -> dict:
+    """:func:`warm_up` with the cases shared out (:func:`share_out`) among ``n_jobs``
+    fresh processes (default: one per core); the cases must be this module's own."""
+    import multiprocessing
+
+    jobs = share_out(cases, n_jobs or os.cpu_count() or 1)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(len(jobs), mp_context=context) as pool:
+        done = pool.map(_warm_named, [[case[0] for case in job] for job in jobs])
+        return {name: took for part in done for name, took in part.items()}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m dpclust.cli.warmup",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--all", action="store_true", help="every family and sampler")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="processes compiling at once (default: one per core)")
     args = p.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        p.error(f"--jobs must be at least 1, got {args.jobs}")
     cases = DEFAULT_CASES + (MORE_CASES if args.all else ())
     print("dpclust: compiling the kernels of a first fit (kept on disk for later runs)",
           flush=True)
     t0 = time.perf_counter()
-    warm_up(cases)
+    if (args.jobs or os.cpu_count() or 1) > 1:
+        warm_up_in_processes(cases, args.jobs)
+    else:
+        warm_up(cases)
     print(f"dpclust: compiled in {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 

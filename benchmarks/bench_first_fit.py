@@ -8,8 +8,8 @@ fresh install; *warm*: the same command again, the cache now filled.  The demo r
 fit of the bundled demo data (1,500 points) with a fixed amount of work, one chain of 200
 iterations (the default before the defaults ran four chains until they converge, whose
 time, set by the sampling, ``bench_defaults.py`` measures): cold, then after the
-install-time warm-up (``python -m dpclust.cli.warmup``, which ``make install`` runs) in a
-fresh cache, then warm.
+install-time warm-up (``python -m dpclust.cli.warmup --all``, which ``make install`` runs)
+in a fresh cache, then warm.
 
 Results: ``benchmarks/results/first_fit.{json,md}``.
 Run: ``.venv/bin/python benchmarks/bench_first_fit.py [--all]``.
@@ -85,7 +85,7 @@ def main(argv=None):
         cold = _timed(DEMO, Path(tmp))
         t0 = time.perf_counter()
         env = dict(os.environ, NUMBA_CACHE_DIR=tmp2, PYTHONPATH=str(HERE.parent / "src"))
-        subprocess.run([sys.executable, "-m", "dpclust.cli.warmup"], env=env, check=True,
+        subprocess.run([sys.executable, "-m", "dpclust.cli.warmup", "--all"], env=env, check=True,
                        capture_output=True, timeout=3600)
         install = time.perf_counter() - t0
         after = _timed(DEMO, Path(tmp2))

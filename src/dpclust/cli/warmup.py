@@ -113,6 +113,8 @@ MORE_CASES = (
     ("whole numbers (rounded values), subcluster", "auto", "subcluster", _whole_numbers),
     ("rankings, mallows", "mallows", "auto", _ballots),
     ("rankings, mallows beta-gibbs", "mallows", "beta-gibbs", _ballots),
+    ("rankings, plackett-luce gibbs+sams (exposure rows)", "plackett-luce", "gibbs+sams",
+     _ballots),
     ("table of numbers with ids, gibbs+sams", "auto", "gibbs+sams", _numbers_with_ids),
     ("frequency table (counted rows), gibbs+sams", "auto", "gibbs+sams", _counted_rows),
     ("gaussian, ddcrp", "gaussian", "ddcrp", lambda: _gaussian(40)),

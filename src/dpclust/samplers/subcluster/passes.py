@@ -23,7 +23,6 @@ from scipy.sparse.csgraph import connected_components
 from ...families.base import concatenate, log_dirichlet, take
 from ...kernels import gibbs as _kernels
 from ...kernels import subcluster as _sk
-from ...utils.threads import serial_when_small
 from .._partitioned import PassSpec, threads
 from .ratios import PASS_WEIGHT_OFFSET, _log_pass_weight
 from .reference import _reference_pass
@@ -200,9 +199,6 @@ def collapsed_pass(cfg, rng, model, state):
     size = np.bincount(group, minlength=P)
     move_of = np.where(size[group] > 1, group, -1).astype(np.int64)
     pins = np.full((P, 2), -1, dtype=np.int64)
-    with serial_when_small(len(labels)):
-        rows, start, fixed = _sk.rows_by_move(labels, move_of, np.zeros(K, dtype=np.int64),
-                                              pins)
     members = np.argsort(group, kind="stable").astype(np.int64)
     mstart = np.searchsorted(group[members], np.arange(P + 1)).astype(np.int64)
     seeds = rng.integers(2**63, size=(2, P)).astype(np.uint64)
@@ -211,6 +207,8 @@ def collapsed_pass(cfg, rng, model, state):
     rebuild, fns = _kernels.dispatch(kern, "rebuild_stats")
     rebuild(kern.data, kstats, kern.hyper, labels, counts, *fns)
     with threads(cfg.n_threads, len(labels)):
+        rows, start, fixed = _sk.rows_by_move(labels, move_of, np.zeros(K, dtype=np.int64),
+                                              pins)
         lanes = _sk.move_lanes(np.diff(start) * np.maximum(size, 1),
                                numba.get_num_threads())
         _sk.shuffle_moves(rows, fixed, start, seeds[0], *lanes)

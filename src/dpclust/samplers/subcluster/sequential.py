@@ -15,7 +15,6 @@ import numpy as np
 
 from ...families.base import take
 from ...kernels import subcluster as _sk
-from ...utils.threads import serial_when_small
 from .._partitioned import threads
 from .slots import _pair_rows
 from .state import LaunchResult
@@ -35,7 +34,7 @@ def sequential_proposal(cfg, rng, model, data, labels, run, moves, seq, side_of,
         for c in moves[b].members:
             move_of[c] = a
     spins = np.ascontiguousarray(pins[seq], dtype=np.int64)
-    with serial_when_small(len(labels)):
+    with threads(cfg.n_threads, len(labels)):  # all rows read; the moves' rows below
         rows, start, fixed = _sk.rows_by_move(np.asarray(labels, dtype=np.int64), move_of,
                                               np.asarray(side_of, dtype=np.int64), spins)
     B = len(seq)

@@ -172,3 +172,25 @@ def test_the_cases_warm_up_in_two_processes():
     took = warm_up_in_processes(cases, n_jobs=2)
     assert set(took) == {c[0] for c in cases}
     assert all(isinstance(t, float) for t in took.values()), took
+
+
+def test_a_worker_that_dies_leaves_the_cases_to_this_process(monkeypatch):
+    """The warm-up never stops an install: a broken pool of processes falls back to
+    running the cases here."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import dpclust.cli.warmup as warmup
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            raise BrokenProcessPool("a worker died")
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(warmup, "ProcessPoolExecutor", Broken)
+    took = warmup.warm_up_in_processes((DEFAULT_CASES[0],), n_jobs=2)
+    assert isinstance(took[DEFAULT_CASES[0][0]], float)

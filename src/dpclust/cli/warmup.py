@@ -173,14 +173,21 @@ def _warm_named(names) -> dict:
 
 def warm_up_in_processes(cases=DEFAULT_CASES, n_jobs: int | None = None) -> dict:
     """:func:`warm_up` with the cases shared out (:func:`share_out`) among ``n_jobs``
-    fresh processes (default: one per core); the cases must be this module's own."""
+    fresh processes (default: one per core); the cases must be this module's own.  Where
+    the processes cannot start or one dies, the cases run here, one after another."""
     import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
 
     jobs = share_out(cases, n_jobs or os.cpu_count() or 1)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(len(jobs), mp_context=context) as pool:
-        done = pool.map(_warm_named, [[case[0] for case in job] for job in jobs])
-        return {name: took for part in done for name, took in part.items()}
+    try:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(len(jobs), mp_context=context) as pool:
+            done = pool.map(_warm_named, [[case[0] for case in job] for job in jobs])
+            return {name: took for part in done for name, took in part.items()}
+    except (BrokenProcessPool, OSError) as err:
+        print(f"  the processes stopped ({type(err).__name__}: {err}); the cases run here",
+              flush=True)
+        return warm_up(cases)
 
 
 def main(argv=None) -> int:

@@ -173,12 +173,15 @@ def _warm_named(names) -> dict:
 
 def warm_up_in_processes(cases=DEFAULT_CASES, n_jobs: int | None = None) -> dict:
     """:func:`warm_up` with the cases shared out (:func:`share_out`) among ``n_jobs``
-    fresh processes (default: one per core); the cases must be this module's own.  Where
-    the processes cannot start or one dies, the cases run here, one after another."""
+    fresh processes (default: one per core); the cases must be this module's own.  With
+    one process to use (one core, or one family), or where the processes cannot start or
+    one dies, the cases run here, one after another."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     jobs = share_out(cases, n_jobs or os.cpu_count() or 1)
+    if len(jobs) == 1:
+        return warm_up(cases)
     try:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(len(jobs), mp_context=context) as pool:
@@ -203,10 +206,7 @@ def main(argv=None) -> int:
     print("dpclust: compiling the kernels of a first fit (kept on disk for later runs)",
           flush=True)
     t0 = time.perf_counter()
-    if (args.jobs or os.cpu_count() or 1) > 1:
-        warm_up_in_processes(cases, args.jobs)
-    else:
-        warm_up(cases)
+    warm_up_in_processes(cases, args.jobs)
     print(f"dpclust: compiled in {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 

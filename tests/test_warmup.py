@@ -194,3 +194,14 @@ def test_a_worker_that_dies_leaves_the_cases_to_this_process(monkeypatch):
     monkeypatch.setattr(warmup, "ProcessPoolExecutor", Broken)
     took = warmup.warm_up_in_processes((DEFAULT_CASES[0],), n_jobs=2)
     assert isinstance(took[DEFAULT_CASES[0][0]], float)
+
+
+def test_a_case_may_end_with_the_estimators_options():
+    from dpclust.cli.warmup import MORE_CASES, _estimator
+
+    with_options = [case for case in MORE_CASES if len(case) == 5]
+    assert {"prior", "partitions"} <= {k for case in with_options for k in case[4]}
+    for _, family, sampler, _, options in with_options:
+        params = _estimator(family, sampler, options).get_params()
+        assert all(params[k] == v for k, v in options.items())
+    assert all(len(case) in (4, 5) for case in MORE_CASES)

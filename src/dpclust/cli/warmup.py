@@ -71,6 +71,14 @@ def _counted_rows():
     return X, {"sample_weight": rng.integers(1, 30, size=40)}
 
 
+def _read_only():
+    """Gaussian points in a read-only array, as ``numpy.load(..., mmap_mode="r")`` gives
+    them: numba compiles its kernels again for arrays it may not write."""
+    X = _gaussian()
+    X.setflags(write=False)
+    return X
+
+
 def _ballots():
     from ..datasets import load_dublin_west
 
@@ -103,7 +111,7 @@ DEFAULT_CASES = (
     ("whole numbers (rounded values), gibbs+sams", "auto", "gibbs+sams", _whole_numbers),
     ("rankings, plackett-luce", "plackett-luce", "auto", _ballots),
 )
-#: the rest of ``--all``
+#: the rest of ``--all`` (a case may end with keyword arguments of the estimator)
 MORE_CASES = (
     ("gaussian, explicit", "gaussian", "explicit", _gaussian),
     ("gaussian, fsd", "gaussian", "fsd", _gaussian),
@@ -120,30 +128,41 @@ MORE_CASES = (
     ("gaussian, ddcrp", "gaussian", "ddcrp", lambda: _gaussian(40)),
     ("documents, ddcrp", "multinomial", "ddcrp", _documents),
     ("table with holes, ddcrp", "auto", "ddcrp", _table),
+    ("table of numbers (full covariance), ddcrp", "auto", "ddcrp", _numbers_with_ids),
+    ("gaussian in a read-only array (a memory-mapped file), gibbs+sams", "gaussian",
+     "gibbs+sams", _read_only),
+    ("gaussian, subcluster under a Pitman-Yor prior", "gaussian",
+     lambda: _subcluster(data_pass="collapsed"), _gaussian, {"prior": "pitman-yor:0.25,1"}),
+    ("documents, subcluster under a Pitman-Yor prior", "multinomial", "subcluster",
+     _documents, {"prior": "pitman-yor:0.25,1"}),
+    ("gaussian, subcluster on partitions (the Dask path)", "gaussian", "subcluster",
+     _gaussian, {"partitions": (60, 60)}),
+    ("documents, subcluster on partitions (the Dask path)", "multinomial", "subcluster",
+     _documents, {"partitions": (40, 40)}),
 )
 
 
-def _estimator(family, sampler):
+def _estimator(family, sampler, options=None):
     from ..estimators import DDCRPMixture, DPMixture
 
     if sampler == "ddcrp":
         return DDCRPMixture(family=family, n_iter=4, n_chains=1, random_state=0)
     return DPMixture(family=family, sampler=sampler() if callable(sampler) else sampler,
-                     n_iter=4, n_chains=1, random_state=0)
+                     n_iter=4, n_chains=1, random_state=0, **(options or {}))
 
 
 def warm_up(cases=DEFAULT_CASES, out=sys.stdout) -> dict:
     """Run each case (a few iterations) in this process; returns ``{name: seconds or the
     error}``."""
     took = {}
-    for name, family, sampler, data in cases:
+    for name, family, sampler, data, *options in cases:
         t0 = time.perf_counter()
         try:
             made = data()
             X, fit_kw = made if isinstance(made, tuple) else (made, {})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a few iterations never converge
-                _estimator(family, sampler).fit(X, **fit_kw)
+                _estimator(family, sampler, *options).fit(X, **fit_kw)
             took[name] = time.perf_counter() - t0
             print(f"  {name}: {took[name]:.1f} s", file=out, flush=True)
         except Exception as err:  # noqa: BLE001 - a warm-up never stops an install

@@ -4,7 +4,9 @@ An exact test compares the frequencies of a long chain's partitions with the enu
 posterior. Two independent chains of half the length, each after its own burn-in, estimate
 the same frequencies (no worse: their draws are less correlated than one chain's), and the
 second half runs in a worker process while this process runs the first. On five points
-every sampler runs on one thread, so the halves take the two cores a test machine has.
+every sampler runs on one thread, so the halves take the two cores a test machine has
+(under ``make test`` each of its workers, one a core, has a half of its own: the suite's
+other tests fill the cores between the exact ones).
 
 The worker is started once (``spawn``: it imports dpclust afresh) and kept for the session;
 a test pays its start only once. Each half has its own stream, spawned from the test's

@@ -17,6 +17,7 @@ import numpy as np
 from .. import __version__
 from ..estimators.summary import chains_of, model_labels, run_summary
 from ..report.html import json_default
+from ..tables.axes import as_given
 from .config import MAX_SIMILARITY_SAMPLES, MODEL_FILE, PROG, RunConfig
 from ..utils.checks import DataError
 from .loaded import LoadedData
@@ -91,7 +92,8 @@ def _write_outputs(out_dir: Path, config: RunConfig, data: LoadedData, model, *,
             similarity = model.posterior_similarity()
         X = data.X
         if getattr(model.family_, "schema_", None) is not None:
-            X = model.family_.validate(X)  # a table's working form: the figures read it
+            # a table's working form, its real columns as given: the figures read it
+            X = as_given(model.family_.validate(X))
         write_report(out_dir, summary, trace_dict, X, labels, similarity=similarity,
                      positions=data.positions, fused_labels=fused_labels,
                      credible_ball=getattr(model, "credible_ball_", None))

@@ -190,7 +190,7 @@ class DDCRPMixture(MixtureEstimator):
                 terms = np.concatenate([np.log(alpha) + prior_pred[:, None],
                                         np.log(table_w) + logp], axis=1)
             out.append(logsumexp(terms, axis=1) - np.log(alpha + W.sum(axis=1)))
-        return logsumexp(np.array(out), axis=0) - np.log(len(out))
+        return logsumexp(np.array(out), axis=0) - np.log(len(out)) + fam.log_jacobian
 
 
 class DDCRPLanguageModel(ChainEstimator):

@@ -23,6 +23,8 @@ from ..families import ConjugateFamily, get_family
 from ..families.base import concatenate
 from ..priors.base import split_learned
 from ..fusion import Fusion, fuse
+from ..tables import TableData
+from ..tables.axes import as_given
 from ..samplers import MixtureModel
 from ..samplers.base import summarize_partitions
 from ..chains import ChainEstimator
@@ -267,7 +269,8 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
                 logw = np.append(*self._log_weights(sizes, a))
                 logp = np.column_stack([fam.log_likelihood(Xw, params), prior])
                 per_draw.append(logsumexp(logp + logw[None, :], axis=1))
-            return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
+            return (logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
+                    + fam.log_jacobian)
         # each draw's learned hyperparameters (none learned: the family's own, every draw)
         learned = getattr(self, "_predictive_hyper", None) or itertools.repeat({})
         for (st, a), hyper in zip(self._predictive_stats or self._draw_stats(), learned):
@@ -276,7 +279,7 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
             logw = np.append(*self._log_weights(fam.count(st), a, prior_h))
             st = concatenate(st, fam.empty_stats(1))
             per_draw.append(logsumexp(fam_s.log_predictive(Xw, st) + logw[None, :], axis=1))
-        return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw))
+        return logsumexp(np.stack(per_draw), axis=0) - math.log(len(per_draw)) + fam.log_jacobian
 
     def _draw_stats(self):
         """Statistics of the predictive draws' clusters, from the training data, one draw at
@@ -321,13 +324,13 @@ class MixtureEstimator(ClusterMixin, DensityMixin, ChainEstimator):
         n_new = len(sizes) - self.n_clusters_
         if not _collapsible(fam):  # the chosen draw's parameters
             params = self._labels_params
-            if n_new:
-                params = concatenate(params, fam.sample_prior(rng, n_new))
-            return fam.sample_data(params, y, rng), y
-        params = fam.sample_posterior(self._labels_stats, rng)
+        else:
+            params = fam.sample_posterior(self._labels_stats, rng)
         if n_new:
             params = concatenate(params, fam.sample_prior(rng, n_new))
-        return fam.sample_data(params, y, rng), y
+        drawn = fam.sample_data(params, y, rng)
+        # a table's rows with their real columns as given (not in their principal axes)
+        return (as_given(drawn) if isinstance(drawn, TableData) else drawn), y
 
     # --------------------------------------------------------- fused clusters
     def fuse(self, omega=1.0, **kwargs) -> Fusion:

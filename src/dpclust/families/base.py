@@ -619,6 +619,10 @@ class ConjugateFamily(InstantiatedHooks, CoarsenedHooks, RowHandling, LearnedHyp
     report_sentence: str = ""
     #: the hint under the family's own panel of the report (HTML; "": none)
     report_hint: str = ""
+    #: what a log density of the working form gains to be one of the data as given
+    #: (``score_samples`` adds it): 0, except where the working form is a linear map of the
+    #: data (a table's real columns in their principal axes, :mod:`dpclust.tables.axes`)
+    log_jacobian: float = 0.0
     #: whether the kernel face's cluster statistics hold prior terms (a Gaussian's
     #: posterior scale), so that a sampler's cached statistics are made again when a learned
     #: hyperparameter changes; False where they are plain sums (word totals)

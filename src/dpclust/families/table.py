@@ -33,6 +33,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..tables import Schema, TableData, check_table
+from ..tables.axes import PrincipalAxes, turned
 from ..utils.checks import check_scale
 from . import _table_kernels as _k
 from . import _table_math as _m
@@ -101,6 +102,14 @@ class TableFamily(ConjugateFamily):
         prior: how wide clusters are, from the data.  None: the factor is 1.
     count_shape : float, default=1.0
         Shape of the Gamma prior on a count column's rate; its mean is the column's mean.
+    axes : {None, "principal"}, default=None
+        ``"principal"``: the real columns standardised and turned to their principal axes
+        before they are clustered (:mod:`dpclust.tables.axes`; complete rows only, diagonal
+        covariance).  Every cluster then shares the data's orientation, with its own
+        spread along each axis: where the columns grow together, diagonal clusters no
+        longer have to cut the one elongated cloud into slices.  Cluster means, variances
+        (and ``cluster_params_["covariances"]``) and densities are reported in the columns
+        as given.
 
     Notes
     -----
@@ -130,14 +139,19 @@ class TableFamily(ConjugateFamily):
         HyperParameter("concentration", positive_or_gamma, default=1.0, metavar="BETA",
                        help="prior Dirichlet concentration of each category or yes/no "
                             "column, per level (default: 1.0; gamma:SHAPE,RATE learns it)"),
+        HyperParameter("axes", lambda text: _axes_option(text), metavar="principal",
+                       help="'principal': the real columns standardised and turned to their "
+                            "principal axes (complete rows; diagonal clusters sharing the "
+                            "data's orientation); default: the columns as given"),
     )
     supports_weights = True
 
     learnable = ("kappa", "scale", "concentration")
 
     def __init__(self, kinds=None, covariance="auto", kappa=None, shape=1.5, concentration=1.0,
-                 count_shape=1.0, scale=None):
+                 count_shape=1.0, scale=None, axes=None):
         self.kinds = kinds
+        self.axes = axes
         self.covariance = covariance
         self.scale = scale
         self.kappa = kappa
@@ -150,7 +164,7 @@ class TableFamily(ConjugateFamily):
     def get_params(self, deep: bool = True) -> dict:
         return {"kinds": self.kinds, "covariance": self.covariance, "kappa": self.kappa,
                 "shape": self.shape, "concentration": self.concentration,
-                "count_shape": self.count_shape, "scale": self.scale}
+                "count_shape": self.count_shape, "scale": self.scale, "axes": self.axes}
 
     # ------------------------------------------------------------------ set-up
     def validate(self, X, *, what="X") -> TableData:
@@ -160,7 +174,22 @@ class TableFamily(ConjugateFamily):
             data = check_table(X, kinds=self.kinds, kind=self.kind, what=what)
         # the real columns' sums of squares, as the Gaussian family's
         check_scale(data.real, what=what, names=[c.name for c in data.schema.real])
-        return data
+        return data if self.axes is None else self._turned(data, what)
+
+    def _turned(self, data: TableData, what: str) -> TableData:
+        """``data`` with its real columns in their principal axes: this family's once
+        resolved, else the axes of ``data`` itself (the training rows)."""
+        if self.axes != "principal":
+            raise ValueError(f"axes must be None or 'principal', got {self.axes!r}")
+        if data.schema.axes is not None:  # already turned
+            return data
+        fitted = None if self.schema_ is None else self.schema_.axes
+        return turned(data, fitted if fitted is not None else PrincipalAxes.of(data.real, what))
+
+    @property
+    def log_jacobian(self) -> float:
+        return 0.0 if self.schema_ is None or self.schema_.axes is None \
+            else self.schema_.axes.log_jacobian
 
     @property
     def is_resolved(self) -> bool:
@@ -190,6 +219,9 @@ class TableFamily(ConjugateFamily):
     def merge_summaries(self, a: TableSummary, b: TableSummary) -> TableSummary:
         if not a.schema.same_columns(b.schema):
             raise ValueError("parts of the data have different columns or levels")
+        if a.schema.axes is not b.schema.axes:
+            raise ValueError("principal axes (axes='principal') are found from every row at "
+                             "once; parts of the data validated apart have axes of their own")
         one = _m.combine(*(_m.TableStats(np.array([s.n], float), s.gn[None], s.gmean[None],
                                          s.gm2[None], np.zeros((1, 0)), np.zeros((1, 0)),
                                          s.pn[None], s.ps[None], np.zeros(1)) for s in (a, b)))
@@ -222,6 +254,10 @@ class TableFamily(ConjugateFamily):
 
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
         if self.full_covariance(summary):
+            if self.axes is not None:
+                raise ValueError("axes='principal' turns real columns for diagonal clusters; "
+                                 "give covariance='diagonal' (or use the full covariance "
+                                 "without axes)")
             # the full-covariance families build on this module, which so imports neither:
             # ``dpclust.families`` imports them, and they register their resolver
             return self._keep_hyperpriors(FULL_COVARIANCE["resolve"](self, summary))
@@ -404,9 +440,14 @@ class TableFamily(ConjugateFamily):
         conc = self.hyper.alpha + stats.cc
         probs = conc / _m.segment_sums(conc, self.hyper.offsets)[:, _m.level_column(
             self.hyper.offsets)]
-        return {"means": mn, "variances": bn / np.maximum(an - 1.0, 0.5),
-                "probabilities": probs,
-                "rates": (self.hyper.shape + stats.ps) / (self.hyper.rate + stats.pn)}
+        out = {"means": mn, "variances": bn / np.maximum(an - 1.0, 0.5),
+               "probabilities": probs,
+               "rates": (self.hyper.shape + stats.ps) / (self.hyper.rate + stats.pn)}
+        axes = None if self.schema_ is None else self.schema_.axes
+        if axes is not None:  # in the columns as given
+            out.update(means=axes.backward(mn), variances=axes.column_variances(out["variances"]),
+                       covariances=axes.covariances(out["variances"]))
+        return out
 
     # ---------------------------------------------------------------- kernels
     def _kdata(self, X: TableData) -> tuple:
@@ -567,6 +608,12 @@ class TableFamily(ConjugateFamily):
         block.update(file=f"{CLUSTER_PARAMS_FILE} ({', '.join(arrays)})",
                      n_features=n_columns, features_listed=MAX_SUMMARY_FEATURES)
         return ClusterSummary(block, arrays)
+
+
+def _axes_option(text: str) -> str:
+    if text != "principal":
+        raise ValueError(f"expected 'principal', got {text!r}")
+    return text
 
 
 def _standardise(a: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:

@@ -223,6 +223,9 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
         parts.append(f" with the {sampler_words(settings['sampler'])}")
     if settings.get("family") is not None:
         parts.append(f" and a {_esc(settings['family'])} mixture")
+        if settings.get("axes") == "principal":
+            parts.append(" in the data's principal axes (the real columns standardised and "
+                         "turned; every cluster shares that orientation)")
     if settings.get("prior") is not None:
         parts.append(f" under a {_esc(settings['prior'])} prior")
     if settings.get("alpha") is not None:

@@ -66,6 +66,7 @@ column whose other cells are numbers (:func:`marked_cells`).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -573,8 +574,9 @@ def encode(X, schema: Schema, sample_weight=None, *, what: str = "X") -> TableDa
             key = "levels not seen in fitting, read as missing (cells)"
             rules[key] = rules.get(key, 0) + unseen
     weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    out_schema = schema if rules == schema.rules else Schema(schema.columns, schema.dropped,
-                                                             rules, schema.weights)
+    # the cells as given: a schema's principal axes are the family's to apply
+    out_schema = (schema if rules == schema.rules and schema.axes is None
+                  else replace(schema, rules=rules, axes=None))
     return TableData(real, code, count, weight, out_schema)
 
 

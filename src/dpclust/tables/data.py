@@ -58,6 +58,9 @@ class Schema:
     #: the column of row counts of a frequency table (:mod:`dpclust.tables.frequency`),
     #: one of ``dropped``, or None
     weights: str | None = None
+    #: the real columns' principal axes (:class:`~dpclust.tables.axes.PrincipalAxes`) when
+    #: the working form holds them turned (a family's ``axes="principal"``), or None
+    axes: object = None
 
     def of_kind(self, *kinds) -> list[Column]:
         """The columns of the given kinds, in table order (the order of their arrays)."""

@@ -226,3 +226,15 @@ def test_a_numbered_yes_is_the_yes_level():
     df = table(scattered(), "income").assign(insured=["1. Yes", "2. No", "2. No"] * 10)
     insured = next(c for c in infer_schema(df).columns if c.name == "insured")
     assert insured.levels == ("2. No", "1. Yes")
+
+
+def test_a_family_of_one_kind_leaves_a_tables_ids_out_too():
+    """``family="diagonal"`` (every column real) on an R export: its row names are still
+    an identifier, left out and said; an array's columns are all data."""
+    from dpclust.families import DiagonalGaussian
+
+    df = table(np.arange(1, N_ROWS + 1), name="rownames")
+    data = DiagonalGaussian().validate(df)
+    assert [c.name for c in data.schema.columns] == ["height"]
+    assert data.schema.dropped == (("rownames", NAMED),)
+    assert DiagonalGaussian().validate(df.to_numpy()).real.shape == (N_ROWS, 2)

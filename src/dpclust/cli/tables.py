@@ -90,10 +90,10 @@ def _read_kinds(config: RunConfig, data, path: str) -> None:
     if not issubclass(cls, TableFamily):  # auto picked a family of plain numbers
         data.X = data.X.to_numpy(dtype=np.float64)
         return
-    from ..tables import encode, infer_schema
+    from ..tables import encode, infer_schema, one_kind
     from ..utils.checks import check_scale
 
-    kinds = data.kinds if cls.kind is None else {name: cls.kind for name in data.X.columns}
+    kinds = data.kinds if cls.kind is None else one_kind(data.X, cls.kind)
     try:
         data.schema = infer_schema(data.X, kinds)
     except ValueError as exc:

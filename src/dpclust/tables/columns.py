@@ -469,6 +469,15 @@ def numbered_ids(X) -> list[tuple[str, str]]:
     return found
 
 
+def one_kind(df: pd.DataFrame, kind: str, named: bool = True) -> dict:
+    """The kinds :func:`infer_schema` takes for a family of one kind (``"diagonal"``,
+    ...): ``kind`` for every column of data.  A named table's identifiers (row names, a
+    running number: :func:`numbered_ids`) get none, so the rules leave them out as ever,
+    and say so; an array's columns (``named=False``) are all data."""
+    ids = {name for name, _ in numbered_ids(df)} if named else set()
+    return {str(c): kind for c in df.columns if str(c) not in ids}
+
+
 def columns_left_out(X) -> list[tuple[str, str]]:
     """The columns of a table that :func:`infer_schema` leaves out, given no kinds, as
     identifiers (:func:`numbered_ids`) or as copies of an earlier column of numbers (the
@@ -644,7 +653,7 @@ def check_table(X, schema: Schema | None = None, *, kinds: dict | None = None,
         if schema is None:
             df = as_frame(X, kind)
             if kind is not None:
-                kinds = {str(c): kind for c in df.columns}
+                kinds = one_kind(df, kind, named=isinstance(X, pd.DataFrame))
             schema = infer_schema(df, kinds)
             X = df
         data = encode(X, schema, sample_weight, what=what)

@@ -170,6 +170,30 @@ def _learned_sentence(learned, family) -> str:
     return " Learned from the data (posterior mean): " + "; ".join(groups) + "."
 
 
+def _model_words(settings: Mapping[str, Any], ddcrp: bool) -> str:
+    """The lead sentence's words for the model: its family (in the data's principal axes
+    where so), prior, concentration and rounded columns (HTML)."""
+    parts = []
+    if settings.get("family") is not None:
+        parts.append(f" and a {_esc(settings['family'])} mixture")
+        if settings.get("axes") == "principal":
+            parts.append(" in the data's principal axes (the real columns standardised and "
+                         "turned; every cluster shares that orientation)")
+    if settings.get("prior") is not None:
+        parts.append(f" under a {_esc(settings['prior'])} prior")
+    if settings.get("alpha") is not None:
+        alpha = settings["alpha"]
+        sep = ": " if isinstance(alpha, str) else " = "
+        name = "self-link weight" if ddcrp else "concentration"
+        parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
+    rounding = settings.get("rounding")
+    if isinstance(rounding, list) and any(w > 0 for w in rounding):
+        n_rounded = sum(1 for w in rounding if w > 0)
+        parts.append(f", of values rounded to a grid in {n_rounded} of {len(rounding)} "
+                     "columns (each recorded value a cell, its exact value latent)")
+    return "".join(parts)
+
+
 def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
     settings = summary.get("settings") or {}
     data = summary.get("data") or {}
@@ -221,23 +245,7 @@ def _lead_paragraph(summary: Mapping[str, Any], sizes: list[int]) -> str:
             parts.append(f" ({', '.join(detail)})")
     if settings.get("sampler") is not None:
         parts.append(f" with the {sampler_words(settings['sampler'])}")
-    if settings.get("family") is not None:
-        parts.append(f" and a {_esc(settings['family'])} mixture")
-        if settings.get("axes") == "principal":
-            parts.append(" in the data's principal axes (the real columns standardised and "
-                         "turned; every cluster shares that orientation)")
-    if settings.get("prior") is not None:
-        parts.append(f" under a {_esc(settings['prior'])} prior")
-    if settings.get("alpha") is not None:
-        alpha = settings["alpha"]
-        sep = ": " if isinstance(alpha, str) else " = "
-        name = "self-link weight" if ddcrp else "concentration"
-        parts.append(f" ({name} α{sep}{_esc(_fmt_value(alpha))})")
-    rounding = settings.get("rounding")
-    if isinstance(rounding, list) and any(w > 0 for w in rounding):
-        n_rounded = sum(1 for w in rounding if w > 0)
-        parts.append(f", of values rounded to a grid in {n_rounded} of {len(rounding)} "
-                     "columns (each recorded value a cell, its exact value latent)")
+    parts.append(_model_words(settings, ddcrp))
     sentence = "".join(parts) + "." + _learned_sentence(summary.get("learned"),
                                                          settings.get("family"))
     answer = _answer_sentences(summary, K, n)

@@ -38,6 +38,16 @@ def test_the_map_and_its_inverse():
     assert axes.log_jacobian == pytest.approx(-np.log(X.to_numpy().std(axis=0)).sum())
 
 
+def test_fewer_rows_than_columns_keep_every_axis():
+    rng = np.random.default_rng(2)
+    real = rng.normal(size=(6, 10)) + rng.normal(size=(6, 1))
+    axes = PrincipalAxes.of(real)
+    np.testing.assert_allclose(axes.rotation.T @ axes.rotation, np.eye(10), atol=1e-10)
+    np.testing.assert_allclose(axes.backward(axes.forward(real)), real, atol=1e-10)
+    z = axes.forward(real)
+    assert np.all(np.diff(z.var(axis=0)) <= 1e-10)  # by decreasing variance
+
+
 def test_new_rows_are_turned_by_the_training_axes():
     X, _ = _elongated()
     fam = DiagonalGaussian(axes="principal")

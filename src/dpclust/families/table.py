@@ -75,6 +75,13 @@ class TableSummary(NamedTuple):
     complete_real: Any = None
 
 
+def _axes_option(text: str) -> str:
+    """The command line's ``--axes``: only ``principal``."""
+    if text != "principal":
+        raise ValueError(f"expected 'principal', got {text!r}")
+    return text
+
+
 @register_family
 class TableFamily(ConjugateFamily):
     """Rows of a table whose columns are independent within a cluster, each with its
@@ -139,7 +146,7 @@ class TableFamily(ConjugateFamily):
         HyperParameter("concentration", positive_or_gamma, default=1.0, metavar="BETA",
                        help="prior Dirichlet concentration of each category or yes/no "
                             "column, per level (default: 1.0; gamma:SHAPE,RATE learns it)"),
-        HyperParameter("axes", lambda text: _axes_option(text), metavar="principal",
+        HyperParameter("axes", _axes_option, metavar="principal",
                        help="'principal': the real columns standardised and turned to their "
                             "principal axes (complete rows; diagonal clusters sharing the "
                             "data's orientation); default: the columns as given"),
@@ -608,12 +615,6 @@ class TableFamily(ConjugateFamily):
         block.update(file=f"{CLUSTER_PARAMS_FILE} ({', '.join(arrays)})",
                      n_features=n_columns, features_listed=MAX_SUMMARY_FEATURES)
         return ClusterSummary(block, arrays)
-
-
-def _axes_option(text: str) -> str:
-    if text != "principal":
-        raise ValueError(f"expected 'principal', got {text!r}")
-    return text
 
 
 def _standardise(a: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:

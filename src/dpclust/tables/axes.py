@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..utils.pca import flip_signs
 from .data import TableData
 
 
@@ -59,10 +60,10 @@ class PrincipalAxes(NamedTuple):
         mean = real.mean(axis=0)
         sd = real.std(axis=0)
         sd = np.where(sd > 0, sd, 1.0)
-        _, _, vt = np.linalg.svd((real - mean) / sd, full_matrices=False)
-        rotation = vt.T if vt.shape[0] == real.shape[1] else np.eye(real.shape[1])
-        big = np.argmax(np.abs(rotation), axis=0)
-        rotation = rotation * np.sign(rotation[big, np.arange(rotation.shape[1])])
+        z = (real - mean) / sd
+        # the correlation matrix's eigenvectors: every axis, with fewer rows than columns too
+        variances, vectors = np.linalg.eigh(z.T @ z / len(z))
+        rotation = flip_signs(vectors[:, np.argsort(variances)[::-1]].T).T
         return cls(mean, sd, np.ascontiguousarray(rotation))
 
     @property

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ...utils.pca import flip_signs
 from ...utils.plotting import import_matplotlib, new_figure, save_figure, style_axes
 from .colours import CLUSTER_PALETTE, OTHER_COLOUR, colours_by_size
 from .common import (MAX_PLOT_POINTS, SUBSAMPLE_SEED, as_labels, clusters_by_size,
@@ -24,13 +25,6 @@ __all__ = ["plot_cluster_sizes", "plot_clusters", "plot_similarity"]
 
 
 # --------------------------------------------------------------------------- projections
-
-
-def _svd_flip(components: np.ndarray) -> np.ndarray:
-    """Sign-fix principal axes so the largest loading of each is positive (deterministic)."""
-    signs = np.sign(components[np.arange(components.shape[0]), np.argmax(np.abs(components), 1)])
-    signs[signs == 0] = 1.0
-    return components * signs[:, None]
 
 
 def _project_2d(X: Any, idx: np.ndarray):
@@ -58,7 +52,7 @@ def _project_2d(X: Any, idx: np.ndarray):
     centre = X.mean(axis=0)
     # PCA by SVD of the centred (subsampled) data.
     _, s, vt = np.linalg.svd(Xs - centre, full_matrices=False)
-    W = _svd_flip(vt[:2]).T
+    W = flip_signs(vt[:2]).T
     total = float(np.sum(s**2))
     share = s[:2] ** 2 / total if total > 0 else np.zeros(2)
     axis_labels = tuple(f"PC{j + 1} ({100 * share[j]:.0f}% of variance)" for j in range(2))

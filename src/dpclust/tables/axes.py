@@ -55,8 +55,9 @@ class PrincipalAxes(NamedTuple):
         if real.ndim != 2 or real.shape[1] < 2:
             raise ValueError(f"{what}: principal axes need at least two real columns")
         if np.isnan(real).any():
-            raise ValueError(f"{what} has holes in its real columns: principal axes need "
-                             "complete rows (leave axes=None to keep the holes out exactly)")
+            raise ValueError(f"{what} has holes in its real columns: principal axes "
+                             "(axes='principal', --axes principal) need complete rows; "
+                             "without them the holes are left out exactly")
         mean = real.mean(axis=0)
         sd = real.std(axis=0)
         sd = np.where(sd > 0, sd, 1.0)

@@ -117,3 +117,21 @@ def test_the_command_line_option(tmp_path):
                  "--out", str(out)]) == 0
     lead = (out / "report.html").read_text()
     assert "principal axes" in lead
+
+
+def test_auto_turns_a_few_row_table_of_numbers():
+    """``family="auto"`` on complete numbers with fewer rows than columns squared (and at
+    least three a column) fits diagonal clusters in the principal axes, and finds the two
+    groups along the columns' common growth (one axis of evidence, not eight copies of it:
+    at 5 and 8 standard deviations apart it keeps one cluster, at 12 it finds both)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(5)
+    z = np.repeat([0, 1], 20)
+    size = rng.normal(size=40) + 12.0 * z
+    X = np.column_stack([a + b * size for a, b in zip(range(8), np.linspace(0.5, 2, 8))])
+    X = X + 0.3 * rng.normal(size=X.shape)
+    fit = DPMixture(n_iter=100, n_chains=2, random_state=0, progress=False).fit(X)
+    assert type(fit.family_).__name__ == "DiagonalGaussian" and fit.family_.axes == "principal"
+    assert adjusted_rand_score(z, fit.labels_) > 0.9
+    assert fit.cluster_params_["means"].shape[1] == 8  # in the columns as given

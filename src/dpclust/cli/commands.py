@@ -126,6 +126,11 @@ def _checkpointing(out_dir: Path) -> bool:
         return False
 
 
+def _distributed(config: RunConfig) -> bool:
+    """Whether the run's data are clustered on a Dask cluster."""
+    return bool(config.scheduler or config.workers)
+
+
 def _dask_client(config: RunConfig):
     """The Dask client of a run (None in-process); a local cluster closes with it."""
     if config.scheduler:
@@ -401,6 +406,10 @@ def _estimator(config: RunConfig, data: LoadedData, out_dir: Path, *, progress: 
     if config.family == AUTO and family == NormalInverseWishart.name:
         # as family="auto" reads a table of numbers: values on a grid are rounded values
         given.setdefault("rounding", NUMBERS_ROUNDING)
+    if config.family == AUTO and family in ("table", "diagonal") and not _distributed(config):
+        # as family="auto" reads a table: few rows of complete numbers in their principal
+        # axes (found from every row at once, so not on a Dask cluster)
+        given.setdefault("axes", "auto")
     if given:  # the family's defaults but those given
         family = FAMILIES[family](**given)
     checkpoint = None

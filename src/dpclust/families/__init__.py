@@ -19,6 +19,7 @@ from .table import (BetaBernoulli, DiagonalGaussian, DirichletCategorical, Gamma
 from .gaussian_table import GaussianTable
 from .gaussian_table_holes import GaussianTableHoles
 from .gaussian_rounded import RoundedGaussian  # NormalInverseWishart(rounding=...) resolves to it
+from ..tables.axes import AXES_ROWS_PER_COLUMN, takes_axes
 
 
 def get_family(family, X=None) -> ConjugateFamily:
@@ -63,7 +64,9 @@ def choose_family(X) -> ConjugateFamily:
       :class:`~dpclust.families.gaussian_rounded.RoundedGaussian`);
     * any other table -- text or categorical columns, booleans, 0/1 columns, columns of two
       values, columns of 3 to 12 whole numbers (a rating scale, a code), holes: the
-      ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`).
+      ``table`` family, a kind per column (:func:`dpclust.tables.infer_schema`), its real
+      columns by the same rule (``axes="auto"``: in their principal axes where they are
+      complete and :func:`~dpclust.tables.axes.takes_axes` holds).
     """
     import scipy.sparse as sp
 
@@ -89,15 +92,7 @@ def choose_family(X) -> ConjugateFamily:
         if type(family) is NormalInverseWishart:  # whole numbers, ties: rounded values
             family = NormalInverseWishart(rounding=NUMBERS_ROUNDING)
         return family
-    return TableFamily()
-
-
-#: how many rows a column ``family="auto"`` asks of a table of numbers before it turns the
-#: columns to their principal axes for diagonal clusters (:func:`numbers_family`): the
-#: correlation matrix the axes come from has ``d (d - 1) / 2`` entries, and with fewer rows
-#: its smallest eigenvalues come out too small, which a held-out row pays for (standard
-#: normal data, 60 columns: -149 nats a row at 70 rows against -86 for the columns as given)
-AXES_ROWS_PER_COLUMN = 3
+    return TableFamily(axes="auto")
 
 
 def numbers_family(n_samples: int, n_features: int, *, turn: bool = True) -> ConjugateFamily:
@@ -145,7 +140,7 @@ def numbers_family(n_samples: int, n_features: int, *, turn: bool = True) -> Con
         return DiagonalGaussian()
     if n_samples >= n_features ** 2:
         return NormalInverseWishart()
-    if turn and n_features >= 2 and n_samples >= AXES_ROWS_PER_COLUMN * n_features:
+    if turn and takes_axes(n_samples, n_features):
         return DiagonalGaussian(axes="principal")
     return DiagonalGaussian()
 

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..tables import Schema, TableData, check_table
-from ..tables.axes import PrincipalAxes, turned
+from ..tables.axes import PrincipalAxes, takes_axes, turned
 from ..utils.checks import check_scale
 from . import _table_kernels as _k
 from . import _table_math as _m
@@ -75,10 +75,11 @@ class TableSummary(NamedTuple):
     complete_real: Any = None
 
 
-def _axes_option(text: str) -> str:
-    """The command line's ``--axes``: only ``principal``."""
-    if text != "principal":
-        raise ValueError(f"expected 'principal', got {text!r}")
+def _axes_option(text: str) -> str | None:
+    """The command line's ``--axes``: ``principal``, ``auto`` or ``none`` (the columns as
+    given)."""
+    if text not in ("principal", "auto", "none"):
+        raise ValueError(f"expected 'principal', 'auto' or 'none', got {text!r}")
     return text
 
 
@@ -109,14 +110,18 @@ class TableFamily(ConjugateFamily):
         prior: how wide clusters are, from the data.  None: the factor is 1.
     count_shape : float, default=1.0
         Shape of the Gamma prior on a count column's rate; its mean is the column's mean.
-    axes : {None, "principal"}, default=None
+    axes : {None, "none", "principal", "auto"}, default=None
         ``"principal"``: the real columns standardised and turned to their principal axes
         before they are clustered (:mod:`dpclust.tables.axes`; complete rows only, diagonal
         covariance).  Every cluster then shares the data's orientation, with its own
         spread along each axis: where the columns grow together, diagonal clusters no
         longer have to cut the one elongated cloud into slices.  Cluster means, variances
         (and ``cluster_params_["covariances"]``) and densities are reported in the columns
-        as given.
+        as given.  ``"auto"`` (what ``family="auto"`` gives a table): the principal axes
+        where the training rows' real columns are complete, their covariance diagonal, and
+        :func:`~dpclust.tables.axes.takes_axes` holds (2 to 150 columns, at least three
+        rows a column and fewer than the columns squared); else the columns as given.
+        ``"none"`` is None (the command line's ``--axes none``).
 
     Notes
     -----
@@ -146,10 +151,12 @@ class TableFamily(ConjugateFamily):
         HyperParameter("concentration", positive_or_gamma, default=1.0, metavar="BETA",
                        help="prior Dirichlet concentration of each category or yes/no "
                             "column, per level (default: 1.0; gamma:SHAPE,RATE learns it)"),
-        HyperParameter("axes", _axes_option, metavar="principal",
+        HyperParameter("axes", _axes_option, metavar="principal|auto|none",
                        help="'principal': the real columns standardised and turned to their "
                             "principal axes (complete rows; diagonal clusters sharing the "
-                            "data's orientation); default: the columns as given"),
+                            "data's orientation); 'auto' (with --family auto): so where the "
+                            "real columns are complete, with 3 to d-1 rows a column for d "
+                            "of them; 'none' (otherwise the default): the columns as given"),
     )
     supports_weights = True
 
@@ -181,17 +188,38 @@ class TableFamily(ConjugateFamily):
             data = check_table(X, kinds=self.kinds, kind=self.kind, what=what)
         # the real columns' sums of squares, as the Gaussian family's
         check_scale(data.real, what=what, names=[c.name for c in data.schema.real])
-        return data if self.axes is None else self._turned(data, what)
+        return self._turned(data, what) if self._takes_axes(data) else data
+
+    def _takes_axes(self, data: TableData) -> bool:
+        """Whether ``data``'s real columns are turned: ``axes="principal"``; under
+        ``"auto"`` as the resolved family was, or before it is resolved (the training rows)
+        where :func:`~dpclust.tables.axes.takes_axes` holds of complete real columns fitted
+        with diagonal clusters."""
+        if self.axes not in (None, "none", "principal", "auto"):
+            raise ValueError(f"axes must be None ('none'), 'principal' or 'auto', got "
+                             f"{self.axes!r}")
+        if self.axes != "auto":
+            return self.axes == "principal"
+        if self.schema_ is not None:
+            return self.schema_.axes is not None
+        return (self.covariance in ("auto", "diagonal") and not np.isnan(data.real).any()
+                and takes_axes(*data.real.shape))
 
     def _turned(self, data: TableData, what: str) -> TableData:
         """``data`` with its real columns in their principal axes: this family's once
         resolved, else the axes of ``data`` itself (the training rows)."""
-        if self.axes != "principal":
-            raise ValueError(f"axes must be None or 'principal', got {self.axes!r}")
         if data.schema.axes is not None:  # already turned
             return data
         fitted = None if self.schema_ is None else self.schema_.axes
         return turned(data, fitted if fitted is not None else PrincipalAxes.of(data.real, what))
+
+    def settings(self) -> dict:
+        """The base class's, with ``axes="auto"`` shown as the fit resolved it
+        (``"principal"`` or None)."""
+        out = super().settings()
+        if self.axes == "auto" and self.schema_ is not None:
+            out["axes"] = "principal" if self.schema_.axes is not None else None
+        return out
 
     @property
     def log_jacobian(self) -> float:
@@ -261,7 +289,7 @@ class TableFamily(ConjugateFamily):
 
     def resolve_summary(self, summary: TableSummary) -> "TableFamily":
         if self.full_covariance(summary):
-            if self.axes is not None:
+            if summary.schema.axes is not None:
                 raise ValueError("axes='principal' turns real columns for diagonal clusters; "
                                  "give covariance='diagonal' (or use the full covariance "
                                  "without axes)")

@@ -49,10 +49,8 @@ class DPMixture(MixtureEstimator):
         (:class:`~dpclust.families.TableFamily`: a kind per column, real columns together
         in one full-covariance Gaussian when they are complete, else independent
         Normal-Gamma columns; yes/no Beta-Bernoulli, categories Dirichlet-categorical,
-        declared counts Gamma-Poisson; missing cells left out exactly; complete real
-        columns in their principal axes under the same rule as an array's,
-        ``TableFamily(axes="auto")``); a dict of column
-        kinds, ``{"visits": "poisson", "zip": "categorical"}``, is that family with those
+        declared counts Gamma-Poisson; holes left out exactly; real columns turned as an
+        array's, ``axes="auto"``); a dict of column kinds, ``{"zip": "categorical"}``, is that family with those
         columns' kinds given.  ``"diagonal"``, ``"bernoulli"``, ``"categorical"`` and
         ``"poisson"`` are the table family with every column of one kind.  ``"gaussian"`` is
         :class:`~dpclust.families.NormalInverseWishart` with data-driven defaults,

@@ -131,11 +131,12 @@ def test_coarsened_matches_importance_sampling(name):
     fam, X = CASES[name]()
     n = fam.n_points(X)
     coarsening = 1.0  # zeta = 1 / (1 + n) = 0.2
-    accepted = np.zeros(5, dtype=np.int64)
+    accepted = np.zeros(6, dtype=np.int64)
     model, labels, loglik = _chain(fam, X, coarsening, 4000, seed=2, accepted=accepted)
     assert model.zeta == pytest.approx(1.0 / (1.0 + n))
-    # every allocation-free move took part (1-3, 6 and 7; 4 is off below zeta = 0.3)
-    assert accepted[0] == 0 and np.all(accepted[1:] > 200), accepted
+    # every allocation-free move took part (1-3, 6 and 7; 4 is off below zeta = 0.3; 8
+    # needs a vacant component, which a share of 1e-9 leaves rare at K = 2)
+    assert accepted[0] == 0 and np.all(accepted[1:5] > 200), accepted
     probs, mean_loglik, ess = _reference(fam, X, model.zeta, 200_000, seed=3)
     assert ess > 5_000
     freq = np.bincount(_partition_index(labels), minlength=len(probs)) / len(labels)
@@ -145,6 +146,24 @@ def test_coarsened_matches_importance_sampling(name):
     # the same chain without coarsening is told apart (the test has power)
     _, exact_lab, exact_ll = _chain(fam, X, None, 2000, seed=4)
     assert abs(exact_ll.mean() - mean_loglik) > 0.3 * sd
+
+
+@pytest.mark.parametrize("name", ["gaussian", pytest.param("multinomial",
+                                                         marks=pytest.mark.slow)])
+def test_merges_and_splits_keep_the_coarsened_posterior(name):
+    """Move 8 (a merge or a split) in a whole chain at ``zeta = 0.2``: with a vacant share
+    of 0.3 a component is vacant in a fair share of the states, the move is accepted
+    thousands of times, and the chain's partitions and log-likelihood still match
+    importance sampling."""
+    fam, X = CASES[name]()
+    accepted = np.zeros(6, dtype=np.int64)
+    model, labels, loglik = _chain(fam, X, 1.0, 4000, seed=2, accepted=accepted,
+                                   sampler=CoarsenedMixture(vacant_share=0.3))
+    assert accepted[5] > 1000, accepted
+    probs, mean_loglik, _ = _reference(fam, X, model.zeta, 200_000, seed=3)
+    freq = np.bincount(_partition_index(labels), minlength=len(probs)) / len(labels)
+    assert total_variation(freq, probs) < 0.05
+    assert abs(loglik.mean() - mean_loglik) < 0.15 * loglik.std()
 
 
 @pytest.mark.slow
@@ -206,16 +225,18 @@ def _target_draws(fam, X, zeta, n_draws, seed):
     return [(log_v[m], [m * K + k for k in range(K)]) for m in pick], params
 
 
-@pytest.mark.parametrize("move", ["joint", "pair"])
-def test_moves_six_and_seven_keep_the_coarsened_posterior(move):
-    """One application of move 6 (a component's weight and parameters) or 7 (weight
-    passed between two components) to draws of the coarsened posterior leaves it
-    unchanged: the mean change of the log-likelihood, of a log weight and of a parameter
-    is zero within Monte Carlo error (a kernel that does not keep the target shifts them:
-    without its reverse proposal density move 6 fails this test)."""
+@pytest.mark.parametrize("move", ["joint", "pair", "split-merge"])
+def test_moves_six_to_eight_keep_the_coarsened_posterior(move):
+    """One application of move 6 (a component's weight and parameters), 7 (weight passed
+    between two components) or 8 (a merge or a split, with a vacant share of 0.2 so that
+    one component is vacant in a fair share of the draws) to draws of the coarsened
+    posterior leaves it unchanged: the mean change of the log-likelihood, of a log weight
+    and of a parameter is zero within Monte Carlo error (a kernel that does not keep the
+    target shifts them: without its reverse proposal density move 6 fails this test)."""
     from dpclust.families.base import take
     from dpclust.kernels import coarsened as ck
     from dpclust.samplers.coarsened.sampler import CoarsenedState, _Work
+    from dpclust.samplers.coarsened.split_merge import split_merge
 
     fam, X = _multinomial()
     model = MixtureModel(fam, X, prior=FiniteDirichlet(K, ALPHA), coarsening=1.0)
@@ -237,11 +258,14 @@ def test_moves_six_and_seven_keep_the_coarsened_posterior(move):
         theta = take(params, idx)
         state = CoarsenedState(np.zeros(len(Xu), dtype=np.int64), ALPHA, theta,
                                np.array(log_v), fam.log_likelihood(Xu, theta),
-                               np.zeros(5, dtype=np.int64))
+                               np.zeros(6, dtype=np.int64))
         w = _Work.of(state, fam)
         before = stats(w)
         if move == "pair":
             accepted += sampler._pair_move(rng, fam, Xu, c, zeta, ALPHA / K, w, 0)
+        elif move == "split-merge":
+            accepted += split_merge(rng, fam, Xu, fam.init_features(Xu), c, zeta, ALPHA / K,
+                                    w, 0.2)
         else:
             rest, resp, resp_new = np.empty(D), np.empty(D), np.empty(D)
             ck.rest_sums(w.P, w.v, 0, rest)

@@ -139,6 +139,7 @@ from ...families.base import ConjugateFamily, log_dirichlet, take
 from ...kernels import coarsened as _ck
 from ...priors import FiniteDirichlet
 from ..base import MixtureModel, StepInfo, initial_labels, relabel
+from . import split_merge as _sm
 
 class CoarsenedState(NamedTuple):
     """The chain's state, ``(w, theta)``, with what the next step reuses.
@@ -195,6 +196,9 @@ class CoarsenedMixture:
         The sd of move 7's step of ``log(v_k / v_j)``; 0 turns move 7 off.
     partner_share : float, default=1e-3
         The share of the weight a component needs to take part in move 7.
+    split_merge : int, default=2
+        Merge-or-split attempts (move 8, :mod:`.split_merge`) per sweep, for families with
+        a soft proposal and k-means features; 0 turns move 8 off.
 
     Notes
     -----
@@ -214,6 +218,7 @@ class CoarsenedMixture:
     augment_above: float = 0.3
     pair_scale: float = 2.0
     partner_share: float = 1e-3
+    split_merge: int = 2
     name = "coarsened"
     summary = ("the coarsened posterior of a finite mixture (Miller & Dunson 2019) by "
                "allocation-free Metropolis-Hastings; with coarsening")
@@ -256,7 +261,7 @@ class CoarsenedMixture:
         log_v = np.log(sizes + gamma) - math.log(sizes.sum() + gamma * K)
         log_lik = fam.log_likelihood(Xu, params)
         state = CoarsenedState(labels, float(model.partition_prior.alpha), params, log_v,
-                               log_lik, np.zeros(2, dtype=np.int64))
+                               log_lik, np.zeros(6, dtype=np.int64))
         labels, components = relabel(_Work.of(state, fam).allocate(rng, inverse))
         return state._replace(labels=labels, components=components)
 
@@ -271,18 +276,29 @@ class CoarsenedMixture:
                  if model.zeta >= self.augment_above else 0)
         n_theta, n_weights, n_joint, n_pair = self._free_sweep(rng, fam, Xu, c, model.zeta,
                                                                gamma, w)
+        n_sm = self._split_merge_sweep(rng, fam, Xu, c, model.zeta, gamma, w)
         labels, components = relabel(w.allocate(rng, inverse))
         log_lik = float(_ck.log_mixture(w.P, w.m, w.v, c))
         log_joint = (float((gamma * w.log_v - np.exp(w.log_v)).sum())  # log Gamma(v) |dv/du|
                      + float(w.log_prior.sum()) + model.zeta * log_lik)
         new_state = CoarsenedState(labels, state.alpha, w.params, w.log_v, w.L,
-                                   np.array([n_aug, n_theta, n_weights, n_joint, n_pair],
-                                            dtype=np.int64),
+                                   np.array([n_aug, n_theta, n_weights, n_joint, n_pair,
+                                             n_sm], dtype=np.int64),
                                    components)
         return new_state, StepInfo(log_joint, int(labels.max()) + 1, state.alpha,
                                    n_accepted_splits=n_aug + n_theta,
-                                   n_accepted_merges=n_weights + n_joint + n_pair,
+                                   n_accepted_merges=n_weights + n_joint + n_pair + n_sm,
                                    log_likelihood=log_lik)
+
+    def _split_merge_sweep(self, rng, fam, Xu, c, zeta, gamma, w) -> int:
+        """Move 8: ``split_merge`` merge-or-split attempts; returns the accepted ones."""
+        if self.split_merge <= 0 or "soft" not in _proposal_kinds(fam, self.n_walk):
+            return 0
+        feats = fam.init_features(Xu)
+        if feats is None:
+            return 0
+        return sum(_sm.split_merge(rng, fam, Xu, feats, c, zeta, gamma, w, self.vacant_share)
+                   for _ in range(self.split_merge))
 
     def _augmented_sweep(self, rng, fam, Xu, inverse, c, zeta, gamma, w) -> int:
         """Moves 4 and 5 (module notes): allocations drawn from the responsibilities, then

@@ -109,6 +109,12 @@ posterior of the finite mixture).
    states.  This is the move that lets a cluster grow out of another or fold back into it:
    on the ballots at ``alpha_c = 300`` (four clusters, one of 14 % that now and then
    empties) it is accepted 11 % of the time.
+8. **A merge or a split** (:mod:`.split_merge`): a reversible-jump pair between two live
+   components and one live and one vacant, the split cutting the live component's points
+   at the hyperplane normal to their first principal axis.  Moves 1-7 change the number
+   of components that describe data only by small steps, which in many dimensions do not
+   happen: on 7,000 images in 50 dimensions chains kept the 5 or 30 components they
+   started with.
 5. **The partition reported** is not part of the chain: after each sweep every point is
    allocated to a component with probability ``r_ik`` (its posterior allocation given the
    current ``w, theta``), so the kept partitions are draws of the allocation under the

@@ -148,8 +148,8 @@ def test_coarsened_matches_importance_sampling(name):
     assert abs(exact_ll.mean() - mean_loglik) > 0.3 * sd
 
 
-@pytest.mark.parametrize("name", ["gaussian", pytest.param("multinomial",
-                                                         marks=pytest.mark.slow)])
+@pytest.mark.slow  # (60 s) move 8 is in the default run's enumeration and one-step tests
+@pytest.mark.parametrize("name", ["gaussian", "multinomial"])
 def test_merges_and_splits_keep_the_coarsened_posterior(name):
     """Move 8 (a merge or a split) in a whole chain at ``zeta = 0.2``: with a vacant share
     of 0.3 a component is vacant in a fair share of the states, the move is accepted

@@ -277,3 +277,30 @@ def test_moves_six_to_eight_keep_the_coarsened_posterior(move):
     assert accepted > 0.1 * len(draws)
     z = diffs.mean(axis=0) / (diffs.std(axis=0) / np.sqrt(len(diffs)))
     assert np.all(np.abs(z) < 4.0), z
+
+
+def test_split_halves_cut_two_groups_apart():
+    """Move 8's split cuts a component's points at their first principal axis: two groups
+    along a diagonal fall in different halves (whatever the scale of the weights, and on
+    sparse features too), and a component no point is responsible for gives two empty
+    halves without a warning."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    from dpclust.samplers.coarsened.split_merge import _halves
+
+    rng = np.random.default_rng(0)
+    group = np.repeat([0, 1], 50)
+    X = rng.normal(size=(100, 3)) * 0.3 + np.where(group[:, None] == 1, 4.0, 0.0)
+    weights = rng.uniform(0.5, 1.0, size=100)
+    for feats in (X, sp.csr_matrix(np.abs(X))):
+        A, B = _halves(feats, 0.01 * weights)
+        assert np.allclose(A + B, 0.01 * weights)
+        side = B > 0
+        assert side[group == 0].all() != side[group == 1].all()
+        assert len(np.unique(side[group == 0])) == 1 and len(np.unique(side[group == 1])) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        A, B = _halves(X, np.zeros(100))
+    assert not A.any() and not B.any()

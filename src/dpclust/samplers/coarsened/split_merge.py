@@ -236,8 +236,9 @@ def _halves(feats, weights) -> tuple[np.ndarray, np.ndarray]:
     """``weights`` cut in two by the hyperplane through the weighted mean of the rows of
     ``feats`` (dense or sparse) normal to their first principal axis: ``(A, B)``.  Rows
     weighing less than ``TRIM`` of the heaviest are in neither half."""
-    rows = np.flatnonzero(weights > TRIM * weights.max()) if weights.max() > 0 else \
-        np.arange(len(weights))
+    if not weights.max() > 0.0:  # a live component no point is responsible for
+        return weights.copy(), weights.copy()
+    rows = np.flatnonzero(weights > TRIM * weights.max())
     F, wt = feats[rows], weights[rows]
     mean = np.asarray(F.T @ wt).ravel() / float(wt.sum())
     dots = np.asarray(F @ mean).ravel()

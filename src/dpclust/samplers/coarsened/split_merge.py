@@ -88,15 +88,18 @@ def split_merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau) -> int:
         _ck.column_terms(rest, w.m, w.L[:, j], w.log_v[j] - w.shift, c, r_j)
         probs = _partner_probs(w.L, c * r_j, live, j)
         k = int(rng.choice(len(probs), p=probs))
-        return _merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k)
+        log_choice = _log_merge_choice(live, probs, k)
+        return _merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k, log_choice)
     if live.all() or not live.any():
         return 0
     j, k = int(rng.choice(np.flatnonzero(live))), int(rng.choice(np.flatnonzero(~live)))
     return _split(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k)
 
 
-def _merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k) -> int:
-    """Components ``j`` and ``k`` (both live) merged into ``j``; ``k`` left vacant."""
+def _merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k, log_choice) -> int:
+    """Components ``j`` and ``k`` (both live) merged into ``j``; ``k`` left vacant.
+    ``log_choice`` is the log probability that the pair was chosen
+    (:func:`_log_merge_choice`)."""
     D = len(c)
     rest, rj, rk, rj2, rk2 = (np.empty(D) for _ in range(5))
     _ck.rest_sums2(w.P, w.v, j, k, rest)
@@ -118,8 +121,7 @@ def _merge(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k) -> int:
                                  old)
     log_a = _log_merge_ratio(
         c, zeta, gamma, u, u_new, _log_mixture(here, w.v, c), _log_mixture(there, v_new, c),
-        (w.log_prior[j], w.log_prior[k]), lp_new[0], v_new >= tau * v_new.sum(),
-        _log_merge_choice(w.L, c * rj, w.v >= tau * w.v.sum(), j, k),
+        (w.log_prior[j], w.log_prior[k]), lp_new[0], v_new >= tau * v_new.sum(), log_choice,
         log_q_split, log_q_merge, log_t)
     if math.log(rng.random()) < log_a:
         _accept(w, j, k, u_new, (new_j, new_k), lp_new, Lj, Lk, rest)
@@ -160,7 +162,8 @@ def _split(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k) -> int:
     log_merge = _log_merge_ratio(
         c, zeta, gamma, u, u_now, _log_mixture(here, v_new, c), _log_mixture(there, w.v, c),
         lp_new, float(w.log_prior[j]), w.v >= tau * w.v.sum(),
-        _log_merge_choice(L_new, c * rj, live_new, j, k), log_q_split, log_q_merge, log_t)
+        _log_merge_choice(live_new, _partner_probs(L_new, c * rj, live_new, j), k),
+        log_q_split, log_q_merge, log_t)
     if math.log(rng.random()) < -log_merge:
         _accept(w, j, k, u, (new_j, new_k), lp_new, Lj, Lk, rest)
         return 1
@@ -170,7 +173,7 @@ def _split(rng, fam, Xu, feats, c, zeta, gamma, w, tau, j, k) -> int:
 def _log_merge_ratio(c, zeta, gamma, u, u_new, log_lik, log_lik_new, lp, lp_j_new,
                      live_new, log_choice, log_q_split, log_q_merge, log_t) -> float:
     """``log A_merge`` (module notes) from a state with two live components ``j``, ``k``
-    (log latent weights ``u``, tempered-free log mixture likelihood ``log_lik``, log prior
+    (log latent weights ``u``, untempered log mixture likelihood ``log_lik``, log prior
     densities ``lp``) to the merged state (``u_new``, ``log_lik_new``, ``lp_j_new`` of
     ``theta_j'``; ``live_new`` its live components).  ``log_choice`` is the merge's log
     probability of choosing the pair, ``log_q_split`` the split's log density of the
@@ -225,11 +228,10 @@ def _partner_probs(L, weights, live, j) -> np.ndarray:
     return probs / probs.sum()
 
 
-def _log_merge_choice(L, weights, live, j, k) -> float:
-    """The merge's log probability of choosing ``(j, k)``: ``j`` uniform among the live,
-    ``k`` by :func:`_partner_probs`; the move's 1/2 included."""
-    return (math.log(0.5) - math.log(live.sum())
-            + math.log(_partner_probs(L, weights, live, j)[k]))
+def _log_merge_choice(live, probs, k) -> float:
+    """The merge's log probability of choosing ``(j, k)``: ``j`` uniform among the
+    ``live``, ``k`` with ``probs`` (:func:`_partner_probs`); the move's 1/2 included."""
+    return math.log(0.5) - math.log(live.sum()) + math.log(probs[k])
 
 
 def _halves(feats, weights) -> tuple[np.ndarray, np.ndarray]:
@@ -238,7 +240,7 @@ def _halves(feats, weights) -> tuple[np.ndarray, np.ndarray]:
     weighing less than ``TRIM`` of the heaviest are in neither half."""
     if not weights.max() > 0.0:  # a live component no point is responsible for
         return weights.copy(), weights.copy()
-    rows = np.flatnonzero(weights > TRIM * weights.max())
+    rows = _kept(weights)
     F, wt = feats[rows], weights[rows]
     mean = np.asarray(F.T @ wt).ravel() / float(wt.sum())
     dots = np.asarray(F @ mean).ravel()
@@ -274,12 +276,17 @@ def _split_density(fam, Xu, halves, given, params) -> float:
     return float(np.logaddexp(q[0][0] + q[1][1], q[0][1] + q[1][0])) - math.log(2.0)
 
 
+def _kept(weights) -> np.ndarray:
+    """The rows weighing more than ``TRIM`` of the heaviest (all of them when none weighs
+    anything): the only rows this move's halves and soft proposals see (a choice fixed by
+    the state, the same in both directions, so the move stays exact)."""
+    top = weights.max()
+    return np.flatnonzero(weights > TRIM * top) if top > 0 else np.arange(len(weights))
+
+
 def _rows(fam, Xu, weights):
-    """The rows of ``Xu`` with weight above ``TRIM`` of the largest, and their weights as a
-    column: the soft proposals of this move see only those (a choice fixed by the state,
-    the same in both directions, so the move stays exact)."""
-    rows = np.flatnonzero(weights > TRIM * weights.max()) if weights.max() > 0 else \
-        np.arange(len(weights))
+    """The rows :func:`_kept` keeps of ``Xu``, and their weights as a column."""
+    rows = _kept(weights)
     return fam.subset(Xu, rows), np.ascontiguousarray(weights[rows])[:, None]
 
 

@@ -32,7 +32,13 @@ def client():
     c = distributed.Client(cluster)
     yield c
     c.close()
-    cluster.close()
+    try:
+        cluster.close()
+    except KeyError:
+        # distributed's SpecCluster watcher looks up a removed worker by address; the
+        # tests kill workers and their nannies start new ones, so the address it is told
+        # to remove can be one it never listed: a race in closing, after every test ran
+        pass
 
 
 @pytest.fixture(scope="module")

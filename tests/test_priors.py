@@ -331,3 +331,15 @@ def test_a_broken_prior_ratio_is_caught_in_the_subcluster_sampler():
     tv = tv_under_prior(SubclusterSplitMerge(), "gaussian", _WrongRatio(0.6, 0.3),
                         n_steps=10_000, seed=7)
     assert tv > 0.06, tv
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 63, 64, 65, 1000])
+def test_log_counts_are_the_c_library_logs_of_every_count(n):
+    """The seating tables points seated one at a time read (``sample`` asks for every n in
+    turn): ``log c`` for c = 0..n exactly, read-only, whichever n asks first."""
+    from dpclust.priors.base import log_counts
+
+    for m in (n, 2 * n + 3, n):
+        out = log_counts(m)
+        assert out.shape == (m + 1,) and out[0] == -math.inf and not out.flags.writeable
+        assert all(out[c] == math.log(c) for c in range(1, m + 1))

@@ -16,7 +16,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import gammaln, multigammaln
+from scipy.special import gammaln
 
 from ..utils.checks import check_dense, check_scale
 from ..utils.threads import serial_when_small
@@ -394,7 +394,7 @@ class NormalInverseWishart(ConjugateFamily):
         logdet_n = 2.0 * np.log(np.diagonal(post.scale_chol, axis1=1, axis2=2)).sum(axis=1)
         logdet_0 = np.linalg.slogdet(S0)[1]
         return (-0.5 * stats.n * d * _LOG_PI
-                + multigammaln_vec(0.5 * post.dof, d) - multigammaln(0.5 * nu0, d)
+                + multigammaln_vec(0.5 * post.dof, d) - float(multigammaln_vec(0.5 * nu0, d))
                 + 0.5 * nu0 * logdet_0 - 0.5 * post.dof * logdet_n
                 + 0.5 * d * (np.log(kappa0) - np.log(post.kappa)))
 
@@ -488,7 +488,7 @@ class NormalInverseWishart(ConjugateFamily):
         post = self.posterior(stats)
         d = post.mean.shape[1]
         chol = np.asarray(params.chol, dtype=np.float64)
-        out = np.empty(len(chol))
+        out, log_gamma_d = np.empty(len(chol)), multigammaln_vec(0.5 * post.dof, d)
         for k in range(len(chol)):
             logdet_sigma = 2.0 * np.log(np.diag(chol[k])).sum()
             logdet_scale = 2.0 * np.log(np.diag(post.scale_chol[k])).sum()
@@ -496,7 +496,7 @@ class NormalInverseWishart(ConjugateFamily):
             y = _solve_lower(chol[k], (params.mean[k] - post.mean[k])[:, None])[:, 0]
             nu, kappa = post.dof[k], post.kappa[k]
             out[k] = (0.5 * nu * logdet_scale - 0.5 * nu * d * math.log(2.0)
-                      - multigammaln(0.5 * nu, d) - 0.5 * (nu + d + 1.0) * logdet_sigma
+                      - log_gamma_d[k] - 0.5 * (nu + d + 1.0) * logdet_sigma
                       - 0.5 * float((A * A).sum())
                       - 0.5 * d * _LOG_2PI + 0.5 * d * math.log(kappa) - 0.5 * logdet_sigma
                       - 0.5 * kappa * float(y @ y))

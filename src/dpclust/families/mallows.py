@@ -347,6 +347,8 @@ class GeneralizedMallows(RankingsFamily):
         # before[p, i, i'] = 1 when permutation p ranks i' before i
         before = (ranks[:, None, :] < ranks[:, :, None]).astype(np.float64)
         log_z0 = self.log_prior_normalisers()
+        # at a learned nu every call asks at new values: the compiled quadrature (as above)
+        integral = _k.log_theta_integral if self.hyperpriors() else log_theta_integral
         out = np.empty(len(stats.n))
         for k in range(len(stats.n)):
             logs = np.zeros(len(perms))
@@ -356,7 +358,7 @@ class GeneralizedMallows(RankingsFamily):
                     continue
                 S = np.einsum("pab,ab->p", before, stats.R[k, j])
                 a0 = self.nu_r_[j]
-                logs += np.array([log_theta_integral(round(a0 + s, 9), nu + nj, n - 1 - j)
+                logs += np.array([integral(round(a0 + s, 9), nu + nj, n - 1 - j)
                                   for s in S]) - log_z0[j]
             out[k] = _logmeanexp(logs)
         return out

@@ -427,13 +427,22 @@ def log_gamma_counts(n: int, shift: float = 0.0) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=8)
 def log_counts(n: int) -> np.ndarray:
-    """``log c`` for c = 0..n (entry 0 is ``-inf``; read-only, cached per n), each by the C
-    library's ``log`` as the compiled sweeps computed it themselves before the tables
-    (NumPy's vectorised ``log`` differs from it in the last bit for a few integers)."""
-    out = np.empty(n + 1)
+    """``log c`` for c = 0..n (entry 0 is ``-inf``; read-only), each by the C library's
+    ``log`` as the compiled sweeps computed it themselves before the tables (NumPy's
+    vectorised ``log`` differs from it in the last bit for a few integers).
+
+    A view of one table for the next power of two above ``n``: points seated one at a
+    time (``sample``, ``sample_partition``) ask for every n in turn, and each costs a
+    slice, not a new table."""
+    n = int(n)
+    return _log_counts_table(max(64, 1 << n.bit_length()))[: n + 1]
+
+
+@functools.lru_cache(maxsize=8)
+def _log_counts_table(size: int) -> np.ndarray:
+    out = np.empty(size + 1)
     out[0] = -math.inf
-    out[1:] = [math.log(c) for c in range(1, n + 1)]
+    out[1:] = [math.log(c) for c in range(1, size + 1)]
     out.flags.writeable = False
     return out

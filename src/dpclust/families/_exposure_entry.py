@@ -13,7 +13,7 @@ again (its caches with it) whenever one of them changes.
 from __future__ import annotations
 
 #: sha256 of the package's compiled kernels' sources when this module was written
-KERNEL_SOURCES = "ac7ea490b581f308046924960f30dd3faa92c26e1175d7b2c72eb5454787cf71"
+KERNEL_SOURCES = "6a7b47dda2b485f525dc1ebe4c94589ffbbc92d56ebd793f0f7bd0f8597ba86f"
 
 from numba import njit, prange
 
